@@ -39,7 +39,8 @@ class Operand:
       ``symbol``     a variable, function or parameter name (``name``)
       ``label``      a branch target (``name``)
       ``address``    ``[base+offset]``: ``base`` is an Operand (register, symbol or immediate),
-                     ``offset`` an int (``[%rd1+-12]`` gives -12)
+                     ``offset`` an int (``[%rd1+-12]`` gives -12); ``elements`` holds any
+                     further comma-separated parts (``[tex, {%f1, %f2}]``: the coordinates)
       ``vector``     ``{%f1, %f2}``: ``elements`` holds the parts (``_`` is a ``placeholder``)
       ``placeholder`` the sink ``_``
       ``pair``       ``%r17|%p3`` destination pair: ``elements`` holds both registers
@@ -61,7 +62,9 @@ class Operand:
         if self.kind in ("register", "predicate"):
             return (self.name,) if self.name else ()
         if self.kind == "address":
-            return self.base.registers() if self.base is not None else ()
+            # ``elements`` holds the extra parts of a multi-part address (``[tex, {%f1, %f2}]``).
+            head = self.base.registers() if self.base is not None else ()
+            return head + tuple(r for element in self.elements for r in element.registers())
         if self.kind in ("vector", "pair", "list"):
             out: list[str] = []
             for element in self.elements:

@@ -1,0 +1,397 @@
+"""Loop trip counts from the exit test, the induction register and uniform bounds.
+
+For each natural loop we look for its single exiting branch ``@p bra`` whose predicate comes from
+``setp.<cmp>.<int type> p, a, b``. One side must be an *induction value*: a register that, read
+at the ``setp``, equals ``phi + offset`` where ``phi`` is a register carried around the back edge
+(``add r, r, step``, possibly through ``mov``s between registers, as nvcc writes rotated loops)
+and ``offset`` the updates already done in this iteration. The other side, the step and the
+initial value of ``phi`` (its definitions from outside the loop) must be uniform (see
+:mod:`engine.analysis.values`). The first iteration ``k`` at which the test leaves the loop then
+has a closed form for ``< <= > >= != ==``.
+
+The reported value is the number of iterations per entry of the loop that run its body: the
+number of times the header runs (``k + 1``), except for a top-tested loop whose header is nothing
+but the test (``k``: the last pass only tests). With several exits (``break``), the earliest one
+wins, provided it runs on every iteration.
+Loops that uniform branch decisions never reach (nvcc's unrolled main loop when ``n < 4``,
+a loop behind ``if (n > 0)``) get 0. A user override always wins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from engine.analysis.cfg import ControlFlowGraph, Loop
+from engine.analysis.defuse import DefUseGraph, build_def_use
+from engine.analysis.values import (
+    LaunchValues,
+    UniformEvaluator,
+    Value,
+    as_type,
+    atom_definition,
+    from_linear,
+    instruction_type,
+)
+from engine.ptx.model import Function, Operand
+
+Source = Literal["inferred", "override", "unknown"]
+_MAX_TRIPS = 1 << 31  # more than this means wrap-around or a misread loop: do not trust it
+_MIRROR = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "lo": "hi", "ls": "hs", "hi": "lo",
+           "hs": "ls", "eq": "eq", "ne": "ne"}
+_NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "lo": "hs", "ls": "hi", "hi": "ls",
+           "hs": "lo", "eq": "ne", "ne": "eq"}
+# Instructions a bare loop test is made of (integer bookkeeping, the compare, the branch).
+_TEST_OPCODES = {"setp", "bra", "mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor",
+                 "not", "selp", "cvt", "min", "max", "neg"}
+_TEXT = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "lo": "<", "ls": "<=", "hi": ">", "hs": ">=",
+         "eq": "==", "ne": "!="}
+
+
+@dataclass(frozen=True)
+class TripCount:
+    value: int | None
+    source: Source
+    reason: str
+    expression: str = ""
+
+    @property
+    def known(self) -> bool:
+        return self.value is not None
+
+
+class _Fail(Exception):
+    """Why a loop's trip count cannot be inferred (the message is shown to the user)."""
+
+
+@dataclass(frozen=True)
+class _Affine:
+    """``phi + offset`` (``phi`` a loop-carried register) or a loop-invariant ``value``."""
+
+    phi: str | None
+    offset: int = 0
+    value: Value | None = None
+
+
+class _LoopAnalysis:
+    def __init__(self, function: Function, cfg: ControlFlowGraph, defuse: DefUseGraph,
+                 ev: UniformEvaluator, loop: Loop) -> None:
+        self.body = function.instructions
+        self.cfg, self.defuse, self.ev, self.loop = cfg, defuse, ev, loop
+        self.exit: tuple[int, int] | None = None  # (iteration that leaves, exiting block)
+
+    def exit_value(self, reg: str) -> Value:
+        """``reg`` as it leaves the loop (after ``infer`` succeeded)."""
+        assert self.exit is not None
+        k, block = self.exit
+        branch = self.cfg.blocks[block].end - 1
+        a = self.register(reg, branch, set())
+        if a.phi is None:
+            assert a.value is not None
+            return a.value
+        step, init = self.step_and_init(a.phi)
+        offset, terms = init.linear  # type: ignore[misc]  # step_and_init checked it
+        return from_linear(offset + step * k + a.offset, terms,
+                           f"{reg} after {k + 1} passes of {self.loop.key}", init.reason)
+
+    def _in_loop(self, index: int) -> bool:
+        return self.cfg.block_of(index).index in self.loop.body
+
+    def operand(self, operand: Operand, at: int) -> _Affine:
+        if operand.kind == "register" and operand.name:
+            return self.register(operand.name, at, set())
+        return _Affine(None, value=self.ev.operand(operand, at))
+
+    def register(self, reg: str, at: int, seen: set[tuple[int, str]]) -> _Affine:
+        defs = self.ev.defs(reg, at)
+        if not any(self._in_loop(d) for d in defs):
+            return _Affine(None, value=self.ev.merge(reg, defs, at))
+        # Definitions made earlier in this same iteration (not through the back edge).
+        same = [d for d in defs if self._in_loop(d) and not self.defuse.is_loop_carried(d, at, reg)]
+        if not same:
+            return _Affine(reg)  # nothing in this iteration has redefined it yet: the carried value
+        if len(defs) != 1:
+            raise _Fail(f"{reg} is updated on some paths through the loop only")
+        return self.transfer(defs[0], reg, seen)
+
+    def transfer(self, d: int, reg: str, seen: set[tuple[int, str]]) -> _Affine:
+        """The value definition ``d`` gives ``reg``, in terms of a carried register."""
+        if (d, reg) in seen:
+            raise _Fail(f"{reg} is defined in a cycle inside one iteration")
+        seen = seen | {(d, reg)}
+        instr = self.body[d]
+        text = f"{instr.full_opcode} at line {instr.location.line}"
+        if instr.guard is not None:
+            raise _Fail(f"{reg} is updated conditionally ({text})")
+        ops = instr.operands[1:]
+        if instr.opcode == "mov" and len(ops) == 1 and ops[0].kind == "register":
+            return self.register(ops[0].name or "", d, seen)
+        if instr.opcode in ("add", "sub") and len(ops) == 2 and _is_int(instruction_type(instr)):
+            a = self._operand_in(ops[0], d, seen)
+            b = self._operand_in(ops[1], d, seen)
+            sign = 1 if instr.opcode == "add" else -1
+            if a.phi is not None and b.phi is None:
+                return _Affine(a.phi, a.offset + sign * self._constant(b, reg))
+            if b.phi is not None and a.phi is None and sign == 1:
+                return _Affine(b.phi, b.offset + self._constant(a, reg))
+        value = self.ev.definition(d, reg)
+        if value.linear is not None and all(
+                (i := atom_definition(name)) is None or not self._in_loop(i) for name, _ in value.terms):
+            return _Affine(None, value=value)  # recomputed each iteration, but always the same
+        raise _Fail(f"{reg} is updated by {text}, which is not an add/sub of a uniform step")
+
+    def _operand_in(self, operand: Operand, at: int, seen: set[tuple[int, str]]) -> _Affine:
+        if operand.kind == "register" and operand.name:
+            return self.register(operand.name, at, seen)
+        return _Affine(None, value=self.ev.operand(operand, at))
+
+    @staticmethod
+    def _constant(a: _Affine, reg: str) -> int:
+        v = a.value
+        if v is None or not v.known:
+            raise _Fail(f"the step of {reg} is not uniform: {v.reason if v else 'unknown'}")
+        if not isinstance(v.value, int):
+            raise _Fail(f"the step of {reg} is not an integer")
+        return v.value
+
+    def step_and_init(self, phi: str) -> tuple[int, Value]:
+        steps = set()
+        for latch in self.loop.latches:
+            defs = [d for d in self.defuse.reaching_at_exit(latch, phi) if self._in_loop(d)]
+            outside = [d for d in self.defuse.reaching_at_exit(latch, phi) if not self._in_loop(d)]
+            if len(defs) != 1 or outside:
+                raise _Fail(f"{phi} is not updated exactly once per iteration")
+            a = self.transfer(defs[0], phi, set())
+            if a.phi != phi:
+                raise _Fail(f"{phi} is not an induction register (it takes {a.phi}'s value)")
+            steps.add(a.offset)
+        if len(steps) != 1:
+            raise _Fail(f"{phi} steps by different amounts on different paths")
+        init_defs = [d for d in self.defuse.reaching_at_entry(self.loop.header_block, phi)
+                     if not self._in_loop(d)]
+        if self.ev.feasible is not None:
+            init_defs = [d for d in init_defs if self.cfg.block_of(d).index in self.ev.feasible]
+        init = self.ev.merge(phi, init_defs, self.cfg.blocks[self.loop.header_block].start)
+        if init.linear is None:
+            raise _Fail(f"the initial value of {phi} is not uniform: {init.reason}")
+        return steps.pop(), init
+
+    def infer(self) -> TripCount:
+        loop, cfg = self.loop, self.cfg
+        exiting = [b for b in loop.body if any(s not in loop.body for s in cfg.blocks[b].successors)]
+        if not exiting:
+            raise _Fail("the loop has no exit")
+        # Header first, then program order: at equal k the earlier test in the iteration wins.
+        exiting.sort(key=lambda b: (b != loop.header_block, cfg.blocks[b].start))
+        results = [(self._exit_iteration(b), order, b) for order, b in enumerate(exiting)]
+        finite = [(r[0], order, b, r) for r, order, b in results if r[0] is not None]
+        if not finite:
+            raise _Fail(results[0][0][2])
+        k, _, block, (_, expression, reason) = min(finite)
+        if k > _MAX_TRIPS:
+            raise _Fail(f"implausible trip count {k} ({reason}): wrap-around?")
+        if len(exiting) > 1 and not all(cfg.dominates(block, latch) for latch in loop.latches):
+            raise _Fail(f"the first exit ({cfg.blocks[block].name}) does not run on every iteration")
+        self.exit = (k, block)
+        # The pass that leaves from a header that is nothing but the loop test ran none of the
+        # body (a top-tested loop); any other last pass did real work and counts.
+        header = cfg.blocks[loop.header_block]
+        top_tested = (block == loop.header_block and block not in loop.latches
+                      and all(i.opcode in _TEST_OPCODES
+                              for i in self.body[header.start:header.end]))
+        if len(exiting) > 1:
+            reason += f" (first of {len(exiting)} exits)"
+        return TripCount(k if top_tested else k + 1, "inferred", reason, expression)
+
+    def _exit_iteration(self, exiting_block: int) -> tuple[int | None, str, str]:
+        """The iteration (0-based) whose test in ``exiting_block`` leaves the loop, or None
+        when it never does; with the loop-control expression and a human-readable reason."""
+        block = self.cfg.blocks[exiting_block]
+        branch = self.body[block.end - 1]
+        where = f"the exit at line {branch.location.line}"
+        if branch.opcode != "bra" or branch.guard is None:
+            raise _Fail(f"{where} is not a conditional branch")
+        target = self.cfg.function.labels.get(branch.branch_target or "")
+        taken_stays = target is not None and target < len(self.body) and self._in_loop(target)
+        # The loop continues while (guard is true) == taken_stays (xor the guard's negation).
+        stay_if_true = taken_stays != branch.guard_negated
+
+        setp_defs = self.ev.defs(branch.guard, branch.index)
+        if len(setp_defs) != 1 or not self._in_loop(setp_defs[0]):
+            raise _Fail(f"the predicate {branch.guard} of {where} is not set once inside the loop")
+        setp = self.body[setp_defs[0]]
+        cmp = next((m for m in setp.modifiers if m in _MIRROR), None)
+        t = instruction_type(setp)
+        if setp.opcode != "setp" or cmp is None or len(setp.operands) != 3 or setp.guard is not None:
+            raise _Fail(f"the predicate of {where} comes from {setp.full_opcode}, not a plain setp")
+        if not _is_int(t):
+            raise _Fail(f"{where} compares {t} values (only integer induction is inferred)")
+        dest = setp.operands[0]
+        if dest.kind == "pair" and len(dest.elements) == 2 and dest.elements[1].name == branch.guard:
+            stay_if_true = not stay_if_true
+        a = self.operand(setp.operands[1], setp.index)
+        b = self.operand(setp.operands[2], setp.index)
+        if a.phi is None and b.phi is not None:
+            a, b, cmp = b, a, _MIRROR[cmp]
+        if a.phi is None:
+            why = next((v.reason for v in (a.value, b.value) if v is not None and not v.known), "")
+            raise _Fail(f"{where} does not test an induction register{': ' + why if why else ''}")
+        if b.phi is not None:
+            raise _Fail(f"{where} compares two induction registers")
+        bound = b.value
+        if bound is None or bound.linear is None:
+            raise _Fail(f"the loop bound is not uniform: {bound.reason if bound else 'unknown'}")
+        step, init = self.step_and_init(a.phi)
+        stay_cmp = cmp if stay_if_true else _NEGATE[cmp]
+        if bound.known and init.known:
+            v0 = _typed(int(init.value) + a.offset, t)
+            limit = _typed(int(bound.value), t)
+        else:
+            # Only the distance matters; it must not depend on the non-uniform parts.
+            (b_off, b_terms), (i_off, i_terms) = bound.linear, init.linear
+            if b_terms != i_terms:
+                culprit = bound if b_terms else init
+                raise _Fail(f"the loop bound is not uniform: {culprit.reason}")
+            v0, limit = 0, b_off - i_off - a.offset
+        k = _first_exit(v0, step, stay_cmp, limit)
+        off = f" {a.offset:+d}" if a.offset else ""
+        start = init.value if init.known else init.expr
+        expression = (f"{a.phi} = {init.expr}; while {a.phi}{off} {_TEXT[stay_cmp]} {bound.expr}; "
+                      f"{a.phi} += {step}")
+        reason = (f"{a.phi} from {start} step {step:+d} while {a.phi}{off} {_TEXT[stay_cmp]} "
+                  f"{bound.value if bound.known else bound.expr}")
+        if k is None:
+            reason = f"{a.phi} never leaves the loop ({reason}): wrap-around or an infinite loop"
+        return k, expression, reason
+
+
+def _is_int(t: str | None) -> bool:
+    return t is not None and t[0] in "bsu"
+
+
+def _typed(v: int, t: str | None) -> int:
+    return int(as_type(v, t))
+
+
+def _first_exit(v0: int, step: int, cmp: str, bound: int) -> int | None:
+    """Smallest k >= 0 for which ``v0 + k*step <cmp> bound`` is false; None if never."""
+    if cmp in ("le", "ls"):
+        return _first_exit(v0, step, "lt", bound + 1)
+    if cmp in ("ge", "hs"):
+        return _first_exit(v0, step, "gt", bound - 1)
+    if cmp in ("lt", "lo"):
+        if v0 >= bound:
+            return 0
+        return None if step <= 0 else -(-(bound - v0) // step)  # ceil division on ints
+    if cmp in ("gt", "hi"):
+        if v0 <= bound:
+            return 0
+        return None if step >= 0 else -(-(v0 - bound) // -step)
+    if cmp == "ne":
+        if v0 == bound:
+            return 0
+        diff = bound - v0
+        if step == 0 or diff % step or diff // step < 0:
+            return None
+        return diff // step
+    # eq: stays only while equal
+    if v0 != bound:
+        return 0
+    return 1 if step != 0 else None
+
+
+def feasible_region(cfg: ControlFlowGraph, ev: UniformEvaluator) -> tuple[set[int], set[tuple[int, int]]]:
+    """Blocks reachable when every branch whose predicate is uniform goes its one way, and the
+    edges such branches never take."""
+    if cfg.entry is None:
+        return set(), set()
+    body = cfg.function.instructions
+    seen = {cfg.entry}
+    stack = [cfg.entry]
+    dead: set[tuple[int, int]] = set()
+    while stack:
+        b = cfg.blocks[stack.pop()]
+        last = body[b.end - 1]
+        succ = b.successors
+        if last.opcode == "bra" and last.guard is not None:
+            g = ev.register(last.guard, last.index)
+            if g.known:
+                taken = bool(g.value) != last.guard_negated
+                target = cfg.function.labels.get(last.branch_target or "")
+                if taken:
+                    succ = [s for s in succ if cfg.blocks[s].start == target]
+                else:
+                    succ = [b.index + 1] if b.index + 1 < len(cfg.blocks) else []
+                dead.update((b.index, s) for s in b.successors if s not in succ)
+        for s in succ:
+            if s not in seen:
+                seen.add(s)
+                stack.append(s)
+    return seen, dead
+
+
+class _Solver:
+    """Trip counts of all loops, computed on demand so that a loop can use the exit value of an
+    earlier loop's induction register (nvcc's remainder-first unrolled loops need that)."""
+
+    def __init__(self, function: Function, cfg: ControlFlowGraph, defuse: DefUseGraph,
+                 ev: UniformEvaluator, feasible: set[int]) -> None:
+        self.function, self.cfg, self.defuse, self.ev, self.feasible = function, cfg, defuse, ev, feasible
+        self.done: dict[int, tuple[TripCount, _LoopAnalysis | None]] = {}
+        self.active: set[int] = set()
+        ev.loop_exit = self.exit_value
+
+    def trip(self, loop: Loop) -> tuple[TripCount, _LoopAnalysis | None]:
+        h = loop.header_block
+        if h in self.done:
+            return self.done[h]
+        if h in self.active:
+            return TripCount(None, "unknown", "the loop bound depends on the loop itself"), None
+        self.active.add(h)
+        try:
+            if h not in self.feasible:
+                result = (TripCount(0, "inferred", "the loop is never entered with these launch values",
+                                    "skipped"), None)
+            else:
+                analysis = _LoopAnalysis(self.function, self.cfg, self.defuse, self.ev, loop)
+                result = (analysis.infer(), analysis)
+        except _Fail as fail:
+            result = (TripCount(None, "unknown", str(fail), ""), None)
+        finally:
+            self.active.discard(h)
+        self.done[h] = result
+        return result
+
+    def exit_value(self, loop: Loop, reg: str) -> Value:
+        tc, analysis = self.trip(loop)
+        if analysis is None or analysis.exit is None:
+            return Value(None, reg, f"{reg} is set in loop {loop.key}, whose trip count is unknown"
+                         f" ({tc.reason})")
+        try:
+            return analysis.exit_value(reg)
+        except _Fail as fail:
+            return Value(None, reg, f"{reg} leaves loop {loop.key} with an unknown value: {fail}")
+
+
+def infer_trip_counts(function: Function, cfg: ControlFlowGraph, defuse: DefUseGraph,
+                      values: Any = None) -> dict[str, TripCount]:
+    """Trip count of every natural loop, keyed by ``Loop.key`` (header label or ``B<index>``).
+
+    ``values`` is a :class:`LaunchValues`, a duck-typed launch, or None. Branches whose
+    predicate is uniform prune the CFG first, so definitions on paths this launch never takes
+    do not blur the values (def-use is recomputed over the feasible edges when needed)."""
+    values = LaunchValues.from_launch(values)
+    feasible, dead = feasible_region(cfg, UniformEvaluator(function, defuse, values))
+    if dead:
+        defuse = build_def_use(function, cfg, frozenset(dead))
+    solver = _Solver(function, cfg, defuse, UniformEvaluator(function, defuse, values, feasible), feasible)
+    out: dict[str, TripCount] = {}
+    for loop in sorted(cfg.loops, key=lambda lp: cfg.blocks[lp.header_block].start):
+        inferred, _ = solver.trip(loop)
+        override = values.trip_overrides.get(loop.key)
+        if override is not None:
+            was = inferred.value if inferred.known else "unknown"
+            inferred = TripCount(int(override), "override", f"set by the user (inferred: {was})",
+                                 inferred.expression)
+        out[loop.key] = inferred
+    return {loop.key: out[loop.key] for loop in cfg.loops}

@@ -1,0 +1,292 @@
+"""Kernel launch settings and ``samples/<name>.launch.toml`` files.
+
+A :class:`Launch` is plain data: grid and block shape, dynamic shared memory, an optional
+register count override, kernel argument values and loop trip-count overrides. Shape checks
+that need no GPU happen on construction; :func:`validate_launch` adds the profile's limits.
+
+Launch file format::
+
+    description = "..."
+    source = "hotspot.cu"                 # CUDA source, relative to the launch file
+    ptx = "ptx/hotspot.sm_90.ptx"         # PTX file, relative to the launch file
+
+    [[launch]]
+    name = "paper"                        # unique within the file
+    kernel = "_Z14calculate_tempiPfS_S_iiiiffffff"   # optional: the module's only kernel
+    grid = "43,43"                        # or [43, 43] or 43
+    block = "16,16"
+    smem_dynamic = 0                      # bytes, optional
+    regs_per_thread = 34                  # optional: else from ptxas / the estimate
+    reference_case = "hotspot/gtx760"     # optional: a worked case of 000
+    [launch.args]                         # kernel parameter values by index ("0", "1", ...)
+    "0" = 2
+    [launch.trip]                         # trip counts by loop header label
+    "$L__BB0_2" = 2
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import tomllib
+
+from engine.errors import LaunchError
+
+if TYPE_CHECKING:
+    from engine.profiles import Profile
+
+Dim3 = tuple[int, int, int]
+
+
+def parse_dim(value: str | int | list[int] | tuple[int, ...], what: str = "dimension") -> Dim3:
+    """``"16,16"`` / ``"16x16"`` / ``16`` / ``[16, 16]`` -> ``(16, 16, 1)``; LaunchError otherwise."""
+    if isinstance(value, bool):
+        raise LaunchError(f"{what}: expected 1 to 3 positive integers, got {value!r}")
+    if isinstance(value, int):
+        parts: list[Any] = [value]
+    elif isinstance(value, str):
+        text = value.strip().strip("()[]")
+        pieces = [p.strip() for p in text.replace("x", ",").replace("X", ",").split(",")]
+        try:
+            parts = [int(p) for p in pieces]
+        except ValueError:
+            raise LaunchError(
+                f"{what}: expected 1 to 3 positive integers such as '16,16', got {value!r}"
+            ) from None
+    elif isinstance(value, (list, tuple)):
+        parts = list(value)
+    else:
+        raise LaunchError(f"{what}: expected 1 to 3 positive integers, got {value!r}")
+    if not 1 <= len(parts) <= 3 or not all(isinstance(p, int) and not isinstance(p, bool) for p in parts):
+        raise LaunchError(f"{what}: expected 1 to 3 positive integers, got {value!r}")
+    if any(p <= 0 for p in parts):
+        raise LaunchError(f"{what}: every extent must be at least 1, got {value!r}")
+    padded = (parts + [1, 1])[:3]
+    return (padded[0], padded[1], padded[2])
+
+
+# The CUDA limits that hold on every GPU since compute capability 3.0; a profile may be stricter.
+MAX_GRID: Dim3 = (2**31 - 1, 65535, 65535)
+MAX_BLOCK: Dim3 = (1024, 1024, 64)
+MAX_THREADS_PER_BLOCK = 1024
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch. ``args`` maps parameter index (int) or name (str) to its value;
+    ``trip_overrides`` maps a loop header label to its trip count."""
+
+    grid: Dim3
+    block: Dim3
+    smem_dynamic: int = 0
+    regs_per_thread: int | None = None
+    args: dict[str | int, int | float] = field(default_factory=dict)
+    trip_overrides: dict[str, int] = field(default_factory=dict)
+    name: str = ""
+    kernel: str | None = None
+    reference_case: str | None = None
+
+    def __post_init__(self) -> None:
+        # Normalise shapes given as strings/lists and reject impossible launches early.
+        object.__setattr__(self, "grid", parse_dim(self.grid, "grid"))
+        object.__setattr__(self, "block", parse_dim(self.block, "block"))
+        for axis, (size, limit) in enumerate(zip(self.grid, MAX_GRID, strict=True)):
+            if size > limit:
+                raise LaunchError(f"grid: extent {size} along {'xyz'[axis]} exceeds the CUDA limit {limit}")
+        for axis, (size, limit) in enumerate(zip(self.block, MAX_BLOCK, strict=True)):
+            if size > limit:
+                raise LaunchError(f"block: extent {size} along {'xyz'[axis]} exceeds the CUDA limit {limit}")
+        if self.threads_per_block > MAX_THREADS_PER_BLOCK:
+            raise LaunchError(
+                f"block {self.block} has {self.threads_per_block} threads; "
+                f"at most {MAX_THREADS_PER_BLOCK} are allowed"
+            )
+        if not isinstance(self.smem_dynamic, int) or self.smem_dynamic < 0:
+            raise LaunchError(
+                f"smem_dynamic must be a non-negative integer (bytes), got {self.smem_dynamic!r}"
+            )
+        if self.regs_per_thread is not None and (
+            not isinstance(self.regs_per_thread, int) or not 0 < self.regs_per_thread <= 255
+        ):
+            raise LaunchError(
+                f"regs_per_thread must be an integer from 1 to 255, got {self.regs_per_thread!r}"
+            )
+        for label, count in self.trip_overrides.items():
+            if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+                raise LaunchError(
+                    f"trip count of loop {label!r} must be a non-negative integer, got {count!r}"
+                )
+
+    @property
+    def threads_per_block(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def n_blocks(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+    @property
+    def n_threads(self) -> int:
+        return self.threads_per_block * self.n_blocks
+
+    def warps_per_block(self, warp_size: int = 32) -> int:
+        return -(-self.threads_per_block // warp_size)
+
+
+def validate_launch(launch: Launch, profile: Profile, static_smem: int = 0) -> None:
+    """Check ``launch`` against a GPU's limits (threads, registers, shared memory per block).
+    ``static_smem`` is the kernel's static shared memory, which adds to ``smem_dynamic``."""
+    dev = profile.device
+    name = dev.name
+    if launch.threads_per_block > dev.max_threads_per_block:
+        raise LaunchError(
+            f"{launch.threads_per_block} threads per block exceed the {dev.max_threads_per_block} of {name}"
+        )
+    if launch.regs_per_thread is not None:
+        if launch.regs_per_thread > dev.max_registers_per_thread:
+            raise LaunchError(
+                f"{launch.regs_per_thread} registers per thread exceed the "
+                f"{dev.max_registers_per_thread} of {name}"
+            )
+        if launch.regs_per_thread * launch.threads_per_block > dev.max_registers_per_block:
+            raise LaunchError(
+                f"{launch.regs_per_thread} registers x {launch.threads_per_block} threads exceed the "
+                f"{dev.max_registers_per_block} registers a block may use on {name}"
+            )
+    smem = static_smem + launch.smem_dynamic
+    if smem > dev.max_smem_per_block_any:
+        raise LaunchError(
+            f"{smem} bytes of shared memory per block exceed the {dev.max_smem_per_block_any} of {name}"
+        )
+
+
+# ---------------------------------------------------------------------- launch files
+
+
+@dataclass(frozen=True)
+class LaunchFile:
+    """A parsed ``.launch.toml``: paths are resolved relative to the file."""
+
+    path: Path
+    description: str
+    source: Path | None
+    ptx: Path | None
+    launches: tuple[Launch, ...]
+
+    def get(self, name: str | None = None) -> Launch:
+        """The named launch, or the first when ``name`` is None."""
+        if name is None:
+            if not self.launches:
+                raise LaunchError(f"{self.path}: the file defines no [[launch]]")
+            return self.launches[0]
+        for launch in self.launches:
+            if launch.name == name:
+                return launch
+        names = ", ".join(launch.name for launch in self.launches)
+        raise LaunchError(f"{self.path}: no launch named {name!r} (defined: {names})")
+
+
+_TOP_KEYS = {"description", "source", "ptx", "launch"}
+_LAUNCH_KEYS = {
+    "name",
+    "kernel",
+    "grid",
+    "block",
+    "smem_dynamic",
+    "regs_per_thread",
+    "reference_case",
+    "args",
+    "trip",
+}
+
+
+def load_launch_file(path: str | os.PathLike[str]) -> LaunchFile:
+    """Read and validate a launch file; LaunchError names the file and the launch at fault."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise LaunchError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise LaunchError(f"{path}: not valid TOML: {exc}") from exc
+    return parse_launch_data(data, path)
+
+
+def parse_launch_data(data: dict[str, Any], path: Path) -> LaunchFile:
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        raise LaunchError(
+            f"{path}: unknown top-level key(s) {sorted(unknown)} (accepted: {sorted(_TOP_KEYS)})"
+        )
+    for key in ("description", "source", "ptx"):
+        if key in data and not isinstance(data[key], str):
+            raise LaunchError(f"{path}: {key!r} must be a string")
+    tables = data.get("launch", [])
+    if not isinstance(tables, list):
+        raise LaunchError(f"{path}: write each launch as a [[launch]] table")
+    launches: list[Launch] = []
+    seen: set[str] = set()
+    for i, table in enumerate(tables):
+        where = (
+            f"{path}: launch {table.get('name', i)!r}" if isinstance(table, dict) else f"{path}: launch {i}"
+        )
+        try:
+            launch = _launch_from_table(table, i)
+        except LaunchError as exc:
+            raise LaunchError(f"{where}: {exc}") from None
+        if launch.name in seen:
+            raise LaunchError(f"{where}: the name is used twice")
+        seen.add(launch.name)
+        launches.append(launch)
+    base = path.parent
+    return LaunchFile(
+        path=path,
+        description=data.get("description", ""),
+        source=base / data["source"] if "source" in data else None,
+        ptx=base / data["ptx"] if "ptx" in data else None,
+        launches=tuple(launches),
+    )
+
+
+def _launch_from_table(table: Any, index: int) -> Launch:
+    if not isinstance(table, dict):
+        raise LaunchError("must be a table")
+    unknown = set(table) - _LAUNCH_KEYS
+    if unknown:
+        raise LaunchError(f"unknown key(s) {sorted(unknown)} (accepted: {sorted(_LAUNCH_KEYS)})")
+    for key in ("grid", "block"):
+        if key not in table:
+            raise LaunchError(f"required key {key!r} is missing")
+    for key in ("name", "kernel", "reference_case"):
+        if key in table and not isinstance(table[key], str):
+            raise LaunchError(f"{key!r} must be a string")
+    args_table = table.get("args", {})
+    trip_table = table.get("trip", {})
+    if not isinstance(args_table, dict) or not isinstance(trip_table, dict):
+        raise LaunchError("[launch.args] and [launch.trip] must be tables")
+    args: dict[str | int, int | float] = {}
+    for key, value in args_table.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise LaunchError(f"argument {key!r} must be a number, got {value!r}")
+        # Parameter indices are written as strings ("0") because TOML keys are strings.
+        args[int(key) if key.isdigit() else key] = value
+    smem = table.get("smem_dynamic", 0)
+    if isinstance(smem, bool) or not isinstance(smem, int):
+        raise LaunchError(f"smem_dynamic must be an integer (bytes), got {smem!r}")
+    regs = table.get("regs_per_thread")
+    if regs is not None and (isinstance(regs, bool) or not isinstance(regs, int)):
+        raise LaunchError(f"regs_per_thread must be an integer, got {regs!r}")
+    return Launch(
+        grid=parse_dim(table["grid"], "grid"),
+        block=parse_dim(table["block"], "block"),
+        smem_dynamic=smem,
+        regs_per_thread=regs,
+        args=args,
+        trip_overrides=dict(trip_table),
+        name=table.get("name", f"launch{index}"),
+        kernel=table.get("kernel"),
+        reference_case=table.get("reference_case"),
+    )

@@ -1,0 +1,223 @@
+"""Construction of the BLOCK table (Table X-2) and of the level-2 split from an instruction table.
+
+000 builds these tables by hand and states no algorithm. The rules below are the ones that
+reproduce the nine printed tables best (agreement figures and every known miss are in
+``docs/manybsp.md``; ``tests/test_manybsp_construction.py`` measures them). With
+``wT = warp_size / T`` (the cycles one warp occupies a unit) and ``w`` warps per scheduler:
+
+* issue: ``w × issue_cycle`` for SP rows and barriers (the dispatcher sends a warp per cycle
+  whatever the SP width), ``w × wT × issue_cycle`` for DPU/SFU/LDST rows.
+* dual issue: an SP row is issued in the shadow of an adjacent DPU/SFU/LDST row (blank issue,
+  costing 0) when they do not depend on each other; it pairs with the previous row first, else with
+  the next one (never a branch); each non-SP row pairs once.
+* FU cell: plain ``w × wT`` (pipeline occupancy), or full ``lat + (w − 1) × wT`` (the latency of the
+  first warp exposed plus the occupancy of the others). For non-global LDST accesses with n_ma > 1
+  each transaction counts as a warp. No cell exceeds ``w × lat`` (warps run back to back instead of
+  pipelined; this is what the T = 1 rows of the 940MX/GTX 1070 tables print: 12, not 64).
+* global accesses have no FU cell; their comm is ``lat_comm × w × n_ma``. Barriers have none
+  either; their ovh is the barrier overhead.
+* level-2 split: a superstep ends at a barrier, a conditional branch, the end of a level-1
+  superstep, a global access (or the SP row dual-issued with it), and at the last producer ``m``
+  inside the superstep of the next row ``j`` that reads one, if ``m = j − 1`` or eq. (8)'s wait is
+  positive. The rows between ``m`` and ``j`` start the next superstep.
+* full latency: the first row of a superstep is full, except a global access or barrier; a
+  register-free row (``bra.uni``) passes it to the next row; rows that start a superstep as
+  fillers (between a producer and its waiting consumer), SP rows right after a branch, and
+  producer-free rows right after a global access stay plain. The first row of each other non-SP
+  column in the superstep is full too (the mm ``fma`` + ``ld.shared`` groups).
+* sync (eq. 8): the cell of the producer when the consumer is the next row, eq. (8) when rows lie
+  in between, 1 for a forced end (branch, barrier, global access, level-1 end), else 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.manybsp.rows import BlockRow, FuCell, InstructionRow, ManyBspParams
+
+# Why a level-2 superstep ends where it does (kept per superstep for the GUI and the docs).
+END_REASONS = ("dependency", "filler", "barrier", "branch", "level1", "global", "last")
+
+
+@dataclass
+class BlockConstruction:
+    """The BLOCK table plus the level-2 split the construction found (0-based row positions)."""
+
+    block: list[BlockRow]
+    level2: list[tuple[int, int]]            # (first, last) positions, inclusive
+    end_reasons: list[str]
+    full_rows: set[int] = field(default_factory=set)
+
+
+def _wt(row: InstructionRow, warp_size: int) -> float:
+    return warp_size / row.T if row.T > 0 else 0.0
+
+
+def _issue(rows: list[InstructionRow], params: ManyBspParams) -> tuple[list[float], list[bool]]:
+    """Issue cycles and the dual-issue (blank) flags."""
+    w, ic, ws = params.w, params.issue_cycle, params.warp_size
+    issue = [w * ic if (r.is_barrier or r.fu in (1, None)) else w * _wt(r, ws) * ic for r in rows]
+    blank = [False] * len(rows)
+    paired: set[int] = set()
+
+    def pairable(k: int) -> bool:
+        r = rows[k]
+        return r.fu in (2, 3, 4) and not r.is_barrier and k not in paired
+
+    for k, r in enumerate(rows):
+        if r.fu != 1:
+            continue
+        if k > 0 and pairable(k - 1) and rows[k - 1].index not in r.producers:
+            paired.add(k - 1)
+            blank[k] = True
+        elif (not r.is_branch and k + 1 < len(rows) and pairable(k + 1)
+              and r.index not in rows[k + 1].producers):
+            paired.add(k + 1)
+            blank[k] = True
+    return [0.0 if b else x for x, b in zip(issue, blank, strict=True)], blank
+
+
+def fu_cell(row: InstructionRow, params: ManyBspParams, full: bool) -> FuCell | None:
+    """The FU cell of one row (None for global accesses and barriers)."""
+    if row.is_barrier or row.is_global_access or row.fu is None:
+        return None
+    w = params.w
+    wt = _wt(row, params.warp_size)
+    warps = w * max(1, row.n_ma) if row.fu == 4 else w
+    cap = w * row.lat_comp if row.lat_comp > 0 else None
+    if full:
+        if cap is not None and cap < row.lat_comp + (warps - 1) * wt:
+            return FuCell(0.0, cap)
+        return FuCell(row.lat_comp, (warps - 1) * wt)
+    occupancy = warps * wt
+    return FuCell(0.0, min(occupancy, cap) if cap is not None else occupancy)
+
+
+def build_block_table(
+    rows: list[InstructionRow], params: ManyBspParams, level1_ends: set[int] | None = None
+) -> BlockConstruction:
+    """BLOCK table and level-2 split of ``rows`` (static order). ``level1_ends`` are the instruction
+    indices that close a level-1 superstep (a level-2 superstep never crosses one)."""
+    n = len(rows)
+    if n == 0:
+        return BlockConstruction([], [], [])
+    level1_ends = level1_ends or set()
+    pos = {r.index: k for k, r in enumerate(rows)}
+    producers = [sorted(pos[p] for p in r.producers if p in pos) for r in rows]
+    issue, blank = _issue(rows, params)
+    sync = [0.0] * n
+    full_rows: set[int] = set()
+    steps: list[tuple[int, int]] = []
+    reasons: list[str] = []
+
+    def first_full(l: int, kind: str) -> int | None:
+        r = rows[l]
+        if r.is_global_access or r.is_barrier:
+            return None
+        if r.is_branch and not r.producers:
+            # bra.uni reads and writes nothing: the next row carries the superstep's latency.
+            return l + 1 if l + 1 < n and not rows[l + 1].is_global_access else None
+        if kind == "filler" or (kind == "branch" and r.fu == 1):
+            return None
+        if kind == "global" and not r.producers:
+            return None
+        return l
+
+    def is_full(k: int, l: int, head: int | None) -> bool:
+        if k == head:
+            return True
+        r = rows[k]
+        if r.fu in (None, 1) or r.is_global_access or r.is_barrier:
+            return False
+        if head is None or rows[head].fu == r.fu:
+            # A superstep whose first row is plain (a filler) exposes no latency at all.
+            return False
+        return all(rows[x].fu != r.fu or rows[x].is_global_access for x in range(l, k))
+
+    def value(k: int, column: int, l: int, head: int | None) -> float:
+        r = rows[k]
+        if r.fu != column:
+            return 0.0
+        cell = fu_cell(r, params, is_full(k, l, head))
+        return cell.value if cell is not None else 0.0
+
+    def wait(l: int, m: int, j: int, head: int | None) -> float:
+        """Eq. (8): how long row j waits for producer m when the superstep starts at l."""
+        column = rows[m].fu
+        if column is None or rows[m].is_global_access:
+            return 1.0
+        produced = sum(value(k, column, l, head) for k in range(l, m + 1))
+        issued = sum(issue[k] for k in range(l + 1, j))
+        others = [sum(value(k, y, l, head) for k in range(l, j - 1)) for y in (1, 2, 3, 4) if y != column]
+        return produced - issued - max(others, default=0.0)
+
+    l = 0
+    head = first_full(0, "start")
+    j = 1
+
+    def close(end: int, reason: str, next_kind: str) -> None:
+        nonlocal l, head, j
+        for k in range(l, end + 1):
+            if is_full(k, l, head):
+                full_rows.add(k)
+        steps.append((l, end))
+        reasons.append(reason)
+        l = end + 1
+        head = first_full(l, next_kind) if l < n else None
+        j = l + 1
+
+    while l < n:
+        if j >= n:
+            close(n - 1, "last", "start")
+            break
+        q = rows[j - 1]
+        forced = None
+        if q.is_barrier:
+            forced = "barrier"
+        elif q.is_branch and q.producers:
+            forced = "branch"
+        elif q.index in level1_ends:
+            forced = "level1"
+        elif q.is_global_access and not blank[j]:
+            forced = "global"
+        elif j - 2 >= l and rows[j - 2].is_global_access and blank[j - 1]:
+            forced = "global"
+        if forced:
+            sync[j - 1] = 1.0
+            close(j - 1, forced, forced)
+            continue
+        inside = [p for p in producers[j] if l <= p < j]
+        if inside:
+            m = max(inside)
+            if m == j - 1:
+                cell = fu_cell(rows[m], params, is_full(m, l, head))
+                sync[m] = cell.value if cell is not None else 1.0
+                close(m, "dependency", "dependency")
+                continue
+            waited = wait(l, m, j, head)
+            if waited > 0:
+                sync[m] = waited
+                close(m, "filler", "filler")
+                continue
+        j += 1
+
+    block = []
+    for k, r in enumerate(rows):
+        cell = fu_cell(r, params, k in full_rows)
+        comm = r.lat_comm * params.w * max(1, r.n_ma) if r.is_global_access else 0.0
+        block.append(
+            BlockRow(
+                index=r.index,
+                op=r.opcode,
+                issue=None if blank[k] else issue[k],
+                fu={r.fu: cell} if cell is not None and r.fu is not None else {},
+                warp_over_T=_wt(r, params.warp_size) or None,
+                comm=comm,
+                ovh=r.lat_comp if r.is_barrier else 0.0,
+                sync=sync[k],
+                u=r.u,
+                d=r.d,
+                p=r.p,
+            )
+        )
+    return BlockConstruction(block, steps, reasons, full_rows)

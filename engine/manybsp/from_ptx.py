@@ -1,0 +1,193 @@
+"""From a parsed PTX kernel, a GPU profile and a launch to the Many-BSP instruction table, the
+level-1 ranges with their iteration counts, the case parameters and the prediction."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from engine.analysis import KernelAnalysis, analyze_kernel
+from engine.errors import LaunchError, ModelError
+from engine.launch import Launch
+from engine.manybsp.model import ManyBspResult, Overrides, run_manybsp
+from engine.manybsp.rows import InstructionRow, Level1Spec, ManyBspParams
+from engine.profiles import Profile
+from engine.ptx.model import Module
+from engine.units import MANYBSP_FU_COLUMN, Unit
+
+SEGMENT_BYTES = 128  # global-memory transaction size of the GPUs 000 models
+
+
+def _n_ma(width_bytes: int, warp_size: int) -> int:
+    """Transactions per warp access assuming a coalesced, aligned pattern: 1 for <= 4-byte
+    accesses, 2 for 8-byte, 4 for 16-byte (a later stage refines this with coalescing analysis)."""
+    return max(1, math.ceil(max(width_bytes, 1) * warp_size / SEGMENT_BYTES))
+
+
+def build_instruction_table(
+    analysis: KernelAnalysis, profile: Profile, launch: Launch, resources: Any = None
+) -> tuple[list[InstructionRow], list[Level1Spec], list[str]]:
+    """Instruction rows in static order, the level-1 ranges and the warnings found on the way.
+
+    Level-1 supersteps end at each barrier and at loop boundaries (a loop's first and last
+    instruction); a range inside loops runs the product of their trip counts. An unknown trip
+    count counts 1 and is flagged (``iterations_known=False`` and a warning), never silently.
+    """
+    function = analysis.function
+    instructions = function.instructions
+    if not instructions:
+        raise ModelError(f"kernel {function.name!r} has no instructions")
+    if profile.manybsp is None:
+        raise ModelError(f"profile {profile.name!r} has no [manybsp] section; Many-BSP cannot run on it")
+    warp_size = profile.device.warp_size
+    n_t = launch.threads_per_block
+    warnings: list[str] = []
+    rows: list[InstructionRow] = []
+    for i, instr in enumerate(instructions):
+        cls = analysis.classifications[i]
+        cost = profile.cost(instr, cls)
+        is_barrier = cls.is_barrier
+        is_global = cls.is_global_memory and (cls.is_load or cls.is_store or cls.is_atomic)
+        lat_comm = cost.lat_comm if is_global else 0.0
+        if is_global and lat_comm <= 0:
+            lat_comm = profile.manybsp.mem_lat
+        lat_comp = profile.barrier_overhead(n_t) if is_barrier else (0.0 if is_global else cost.lat_comp)
+        n_ma = _n_ma(cls.width_bytes, warp_size) if is_global else (1 if cls.is_memory else 0)
+        user = analysis.defuse.first_user(i)
+        # Only earlier rows count as producers: a value from a later row arrives over a loop's
+        # back edge, one iteration earlier, and cannot stall this pass through the body.
+        producers = tuple(p + 1 for p in analysis.defuse.producers(i) if p < i)
+        rows.append(
+            InstructionRow(
+                index=i + 1,
+                text=instr.text,
+                opcode=instr.full_opcode,
+                fu=None if is_barrier else MANYBSP_FU_COLUMN.get(cost.unit, 1),
+                n_fu=cost.n_fu,
+                T=cost.T,
+                n_ma=n_ma,
+                lat_comp=lat_comp,
+                lat_comm=lat_comm,
+                is_barrier=is_barrier,
+                is_global_access=is_global,
+                u=0 if user is None else user + 1,
+                d=int(user == i + 1),
+                p=0,
+                producers=producers,
+                is_branch=cls.is_branch or cost.unit is Unit.CONTROL and instr.opcode in ("bra", "brx"),
+                labels=instr.labels,
+                location=instr.location,
+                cuda_location=instr.cuda_location,
+                is_default_cost=cost.is_default,
+                cost_source=cost.source,
+            )
+        )
+    specs = _level1_specs(analysis, rows, launch, warnings)
+    return rows, specs, warnings
+
+
+def _level1_specs(analysis: KernelAnalysis, rows: list[InstructionRow], launch: Launch,
+                  warnings: list[str]) -> list[Level1Spec]:
+    n = len(rows)
+    starts = {0}
+    for k, r in enumerate(rows):
+        if r.is_barrier and k + 1 < n:
+            starts.add(k + 1)
+    for loop in analysis.loop_info:
+        starts.add(loop.first_instruction)
+        if loop.last_instruction + 1 < n:
+            starts.add(loop.last_instruction + 1)
+    ordered = sorted(s for s in starts if 0 <= s < n)
+    specs = []
+    for a, b in zip(ordered, ordered[1:] + [n], strict=True):
+        iterations, known, reasons, header = 1, True, [], None
+        for loop in analysis.loop_info:
+            if loop.first_instruction <= a and b - 1 <= loop.last_instruction:
+                trip = loop.trip_count
+                header = loop.key
+                if trip.known and trip.value is not None:
+                    iterations *= trip.value
+                    reasons.append(f"loop {loop.key}: {trip.value} ({trip.source})")
+                else:
+                    known = False
+                    reasons.append(f"loop {loop.key}: trip count unknown ({trip.reason})")
+        specs.append(Level1Spec(rows[a].index, rows[b - 1].index, iterations, known, "; ".join(reasons),
+                                header))
+    return specs
+
+
+def params_for(profile: Profile, launch: Launch, rows: list[InstructionRow], specs: list[Level1Spec],
+               registers: int, static_smem: int) -> ManyBspParams:
+    """The 26-entry parameter block of 000 for this kernel, launch and GPU."""
+    if launch.n_blocks <= 0 or launch.threads_per_block <= 0:
+        raise LaunchError(f"empty launch: grid {launch.grid}, block {launch.block}")
+    dev, mb = profile.device, profile.manybsp
+    if mb is None:
+        raise ModelError(f"profile {profile.name!r} has no [manybsp] section")
+    executed = global_ = barriers = 0
+    for spec in specs:
+        inside = [r for r in rows if spec.start <= r.index <= spec.end]
+        executed += spec.iterations * len(inside)
+        global_ += spec.iterations * sum(r.is_global_access for r in inside)
+        barriers += spec.iterations * sum(r.is_barrier for r in inside)
+    alu = profile.units.get(Unit.ALU)
+    return ManyBspParams(
+        n_b=launch.n_blocks,
+        n_t=launch.threads_per_block,
+        n_SM=dev.sm_count,
+        n_ws=dev.schedulers_per_sm,
+        warp_size=dev.warp_size,
+        issue_cycle=mb.issue_cycle,
+        mem_lat=mb.mem_lat,
+        warp_lnch_ovh=mb.warp_lnch_ovh,
+        block_lnch_ovh=mb.block_lnch_ovh,
+        mu=mb.mu,
+        l_c=executed - global_ - barriers,
+        l_m=global_,
+        max_thread_per_sm=dev.max_threads_per_sm,
+        n_reg=dev.registers_per_sm,
+        reg_per_thread=registers,
+        shmem_size=dev.max_shared_memory_per_block,
+        shmem_per_block=static_smem + launch.smem_dynamic,
+        d=3,
+        n_c=alu.per_sm if alu else 0,
+        h=len(rows),
+        l=executed,
+        l_b=barriers,
+        n_du=dev.dispatch_units_per_scheduler,
+        n_fu=4,
+        g0=mb.g0 or 0,
+        g1=mb.g1 or 0,
+        g2=mb.g2 or 0,
+    )
+
+
+def predict_manybsp(
+    module: Module,
+    kernel_name: str | None,
+    profile: Profile,
+    launch: Launch,
+    overrides: Overrides | None = None,
+    resources: Any = None,
+) -> ManyBspResult:
+    """One call: PTX module + kernel + profile + launch (+ overrides) -> ManyBspResult."""
+    try:
+        function = module.kernel(kernel_name)
+    except KeyError:
+        names = ", ".join(k.name for k in module.kernels) or "none"
+        raise ModelError(f"no kernel {kernel_name!r} in {module.filename} (kernels: {names})") from None
+    if launch.n_blocks <= 0 or launch.threads_per_block <= 0:
+        raise LaunchError(f"empty launch: grid {launch.grid}, block {launch.block}")
+    analysis = analyze_kernel(function, launch, module)
+    if resources is None:
+        from engine.resources import kernel_resources
+        resources = kernel_resources(module, function.name)
+    registers = launch.regs_per_thread or int(getattr(resources, "registers", 0) or 0)
+    static_smem = int(getattr(resources, "static_shared_bytes", 0) or 0)
+    rows, specs, warnings = build_instruction_table(analysis, profile, launch, resources)
+    if getattr(resources, "source", "") == "estimate":
+        warnings.append(f"registers/shared memory estimated, not from ptxas ({resources.reason})")
+    params = params_for(profile, launch, rows, specs, registers, static_smem)
+    result = run_manybsp(rows, params, specs, overrides, warnings)
+    result.kernel_name = function.name
+    return result

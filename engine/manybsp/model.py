@@ -1,0 +1,207 @@
+"""The Many-BSP pipeline on plain data: instruction rows -> BLOCK table -> supersteps -> eqs. 10-25,
+with user overrides applied to the inputs of each stage (never to computed results)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from engine.errors import ModelError
+from engine.manybsp.block import build_block_table
+from engine.manybsp.equations import Level1Input, Prediction, evaluate
+from engine.manybsp.reference import parse_fu_cell
+from engine.manybsp.rows import BlockRow, FuCell, InstructionRow, Level1Spec, ManyBspParams
+from engine.manybsp.supersteps import (
+    Level1Superstep,
+    Level2Superstep,
+    level1_supersteps,
+    level2_supersteps,
+    split_by_sync,
+)
+
+BLOCK_COLUMNS = ("issue", "fu1", "fu2", "fu3", "fu4", "comm", "ovh", "sync")
+LATENCY_KEYS = ("lat_comp", "lat_comm")
+
+
+@dataclass
+class Overrides:
+    """User edits, keyed by instruction index (``row``), level-1 index (1-based) or parameter name.
+
+    ``block_cells[(row, column)]``: column one of BLOCK_COLUMNS; FU values may be ``"16+1"``;
+    ``None`` blanks a cell. Editing a ``sync`` cell moves level-2 boundaries (a non-zero sync ends a
+    superstep). ``latencies[row] = {"lat_comp": .., "lat_comm": ..}`` and ``n_ma[row]`` change the
+    instruction table before the BLOCK table is built; ``iterations[i]`` a level-1 trip count;
+    ``params[name]`` any ManyBspParams field.
+    """
+
+    block_cells: dict[tuple[int, str], float | str | None] = field(default_factory=dict)
+    latencies: dict[int, dict[str, float]] = field(default_factory=dict)
+    n_ma: dict[int, int] = field(default_factory=dict)
+    iterations: dict[int, int] = field(default_factory=dict)
+    params: dict[str, float] = field(default_factory=dict)
+
+    def is_empty(self) -> bool:
+        return not (self.block_cells or self.latencies or self.n_ma or self.iterations or self.params)
+
+
+@dataclass
+class ManyBspResult:
+    """Everything a front end shows: inputs as used, the tables, the derivation, the warnings."""
+
+    params: ManyBspParams
+    rows: list[InstructionRow]
+    block: list[BlockRow]
+    level2: list[Level2Superstep]
+    level1: list[Level1Superstep]
+    prediction: Prediction
+    warnings: list[str] = field(default_factory=list)
+    overridden: set[str] = field(default_factory=set)   # "param:n_b", "cell:42:fu4", "iterations:2"...
+    kernel_name: str = ""
+
+    @property
+    def kernel_exec_cycle(self) -> float:
+        return self.prediction.kernel_exec_cycle
+
+
+def apply_param_overrides(params: ManyBspParams, values: dict[str, float], marks: set[str]) -> ManyBspParams:
+    names = {f.name: f for f in dataclasses.fields(ManyBspParams)}
+    changes = {}
+    for name, value in values.items():
+        if name not in names:
+            raise ModelError(f"Many-BSP override: unknown parameter {name!r} (known: {', '.join(names)})")
+        changes[name] = int(value) if names[name].type == "int" else value
+        marks.add(f"param:{name}")
+    return dataclasses.replace(params, **changes) if changes else params
+
+
+def _apply_row_overrides(rows: list[InstructionRow], ov: Overrides, marks: set[str]) -> list[InstructionRow]:
+    known = {r.index for r in rows}
+    for row in list(ov.latencies) + list(ov.n_ma):
+        if row not in known:
+            raise ModelError(f"Many-BSP override: no instruction {row}")
+    out = []
+    for r in rows:
+        changes: dict[str, float] = {}
+        for key, value in ov.latencies.get(r.index, {}).items():
+            if key not in LATENCY_KEYS:
+                raise ModelError(f"Many-BSP override of row {r.index}: {key!r} is not one of {LATENCY_KEYS}")
+            if value < 0:
+                raise ModelError(f"Many-BSP override of row {r.index}: negative latency {value}")
+            changes[key] = float(value)
+            marks.add(f"latency:{r.index}:{key}")
+        if r.index in ov.n_ma:
+            changes["n_ma"] = int(ov.n_ma[r.index])
+            marks.add(f"n_ma:{r.index}")
+        out.append(dataclasses.replace(r, **changes) if changes else r)
+    return out
+
+
+def _cell_value(row: int, column: str, value: float | str | None) -> float | FuCell | None:
+    if value is None or value == "":
+        return None
+    if column.startswith("fu"):
+        if isinstance(value, str):
+            return parse_fu_cell(value, "<override>", row, column)
+        return FuCell(0.0, float(value))
+    try:
+        return float(value)
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"Many-BSP override of row {row}, {column}: {value!r} is not a number") from exc
+
+
+def apply_block_overrides(
+    block: list[BlockRow], cells: dict[tuple[int, str], float | str | None], marks: set[str]
+) -> list[BlockRow]:
+    by_index = {b.index: k for k, b in enumerate(block)}
+    out = list(block)
+    for (row, column), value in cells.items():
+        if column not in BLOCK_COLUMNS:
+            raise ModelError(f"Many-BSP override: BLOCK column {column!r} is not one of {BLOCK_COLUMNS}")
+        if row not in by_index:
+            raise ModelError(f"Many-BSP override: the BLOCK table has no row {row}")
+        k = by_index[row]
+        cur = out[k]
+        parsed = _cell_value(row, column, value)
+        if column.startswith("fu"):
+            fu = dict(cur.fu)
+            if parsed is None:
+                fu.pop(int(column[2]), None)
+            else:
+                fu[int(column[2])] = parsed  # type: ignore[assignment]
+            out[k] = dataclasses.replace(cur, fu=fu)
+        elif column == "issue":
+            out[k] = dataclasses.replace(cur, issue=parsed)  # type: ignore[arg-type]
+        else:
+            out[k] = dataclasses.replace(cur, **{column: parsed or 0.0})
+        marks.add(f"cell:{row}:{column}")
+    return out
+
+
+def predict_from_block(
+    block: list[BlockRow],
+    params: ManyBspParams,
+    specs: list[Level1Spec],
+    overrides: Overrides | None = None,
+    rows: list[InstructionRow] | None = None,
+    warnings: list[str] | None = None,
+    marks: set[str] | None = None,
+) -> ManyBspResult:
+    """Supersteps and eqs. 10-25 from a BLOCK table (constructed, edited or imported)."""
+    ov = overrides or Overrides()
+    marks = set() if marks is None else marks
+    warnings = list(warnings or [])
+    if not block:
+        raise ModelError("Many-BSP: the kernel has no instructions")
+    params = apply_param_overrides(params, ov.params, marks)
+    block = apply_block_overrides(block, ov.block_cells, marks)
+    specs = list(specs)
+    for i, n in ov.iterations.items():
+        if not 1 <= i <= len(specs):
+            raise ModelError(f"Many-BSP override: no level-1 superstep {i} (there are {len(specs)})")
+        if n < 0:
+            raise ModelError(f"Many-BSP override: level-1 superstep {i} iterations {n} < 0")
+        specs[i - 1] = dataclasses.replace(specs[i - 1], iterations=int(n), iterations_known=True,
+                                           reason=(specs[i - 1].reason + " (overridden)").strip())
+        marks.add(f"iterations:{i}")
+    ends = {s.end for s in specs}
+    ranges = split_by_sync(block, ends)
+    level2 = level2_supersteps(block, ranges, ["sync" if block[b].sync else "level1/last" for _, b in ranges])
+    level1 = level1_supersteps(level2, specs)
+    for step in level1:
+        if not step.iterations_known:
+            warnings.append(
+                f"level-1 superstep {step.index} (instructions {step.start}-{step.end}): trip count "
+                f"unknown, 1 iteration assumed{': ' + step.reason if step.reason else ''}"
+            )
+    prediction = evaluate(
+        params,
+        [Level1Input(s.comp, s.comm, s.ovh, s.iterations) for s in level1],
+        level2[-1].comm if level2 else 0.0,
+    )
+    return ManyBspResult(params, rows or [], block, level2, level1, prediction, warnings, marks)
+
+
+def run_manybsp(
+    rows: list[InstructionRow],
+    params: ManyBspParams,
+    specs: list[Level1Spec],
+    overrides: Overrides | None = None,
+    warnings: list[str] | None = None,
+) -> ManyBspResult:
+    """Instruction table -> BLOCK table -> supersteps -> prediction, with overrides applied."""
+    if not rows:
+        raise ModelError("Many-BSP: the kernel has no instructions")
+    ov = overrides or Overrides()
+    marks: set[str] = set()
+    params = apply_param_overrides(params, ov.params, marks)
+    rows = _apply_row_overrides(rows, ov, marks)
+    construction = build_block_table(rows, params, {s.end for s in specs})
+    warnings = list(warnings or [])
+    defaults = [r.index for r in rows if r.is_default_cost]
+    if defaults:
+        warnings.append(
+            f"{len(defaults)} instruction(s) costed with the profile's default latency: "
+            + ", ".join(str(i) for i in defaults[:20]) + (" ..." if len(defaults) > 20 else "")
+        )
+    param_free = dataclasses.replace(ov, params={})
+    return predict_from_block(construction.block, params, specs, param_free, rows, warnings, marks)

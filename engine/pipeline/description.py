@@ -1,0 +1,232 @@
+"""Plain-data kernel description that the Pipeline-model simulator and the analytical peers read.
+
+A description holds three things, all independent of PTX:
+
+* the **static instructions**: subsystem, CPI λ and latency Λ (exact rationals), a memory flag
+  (memory latency vs computational latency, for stall causes and the peers) and a barrier flag;
+* the **dependences**: for each consumer the static producers it reads from. At run time a
+  consumer waits for the *latest executed instance* of each producer. Because every warp issues
+  in program order, that instance is exactly the reaching definition, including loop-carried
+  ones (a producer placed after its consumer in a loop body is the previous iteration's), so no
+  iteration distance needs to be stored;
+* the **dynamic paths**: what a warp executes, as a tree of runs of static instructions and
+  counted loops, so a loop of a million iterations costs one node, not a million objects.
+
+Time is exact: every λ/Λ and overhead becomes an integer number of ticks, with
+``ticks_per_cycle`` the least common multiple of their denominators.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from engine.errors import SimulationError
+
+# Rationals with a denominator above this are rounded to it: simulated time must stay exact and
+# the tick counts must fit comfortably in int64.
+MAX_DENOMINATOR = 10_000
+
+
+def to_fraction(value: float | int | Fraction, what: str) -> Fraction:
+    """An exact rational for a λ/Λ/overhead; NaN and infinity are refused with ``what`` named."""
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, float) and not math.isfinite(value):
+        raise SimulationError(f"{what} is {value}; it must be a finite number of cycles")
+    return Fraction(value).limit_denominator(MAX_DENOMINATOR)
+
+
+@dataclass(frozen=True)
+class Run:
+    """Static instructions ``instructions`` executed once, in this order."""
+
+    instructions: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Loop:
+    """``body`` executed ``count`` times (0 skips it)."""
+
+    body: tuple[Run | Loop, ...]
+    count: int
+
+
+PathNode = Run | Loop
+
+
+@dataclass(frozen=True)
+class StaticInstruction:
+    """One static instruction as the pipeline model sees it."""
+
+    name: str                 # what the user sees: ``mul.f32`` or the PTX text
+    unit: int                 # index into ``KernelDescription.subsystems``
+    lam: Fraction             # CPI: the subsystem is busy for λ cycles after an issue
+    Lam: Fraction             # latency: the result is available Λ cycles after the issue
+    memory: bool = False      # latency is a memory latency (stall cause, peers' α_mem)
+    barrier: bool = False     # block-wide barrier (bar.sync)
+    deps: tuple[int, ...] = ()  # static producers this instruction reads
+
+
+@dataclass(frozen=True)
+class KernelDescription:
+    """Everything the simulator and the peers need about one kernel on one SM.
+
+    ``paths`` are the dynamic paths; ``warp_path[i]`` says which one warp ``i`` of a block runs
+    (all warps run path 0 unless told otherwise: uniform control flow).
+    ``issue_limit`` is the most instructions the SM issues per cycle (``None``: unlimited).
+    ``warp_issue_interval`` is the least time between two issues of one warp (one per cycle on
+    every NVIDIA scheduler). Launch overheads delay a block's (and each next warp's) first issue.
+    """
+
+    instructions: tuple[StaticInstruction, ...]
+    subsystems: tuple[str, ...]
+    paths: tuple[tuple[PathNode, ...], ...]
+    warps_per_block: int
+    blocks: int                                  # blocks this SM runs in all
+    resident_blocks: int                         # γ: blocks resident at once
+    issue_limit: int | None = None
+    warp_path: tuple[int, ...] | None = None
+    warp_issue_interval: Fraction = Fraction(1)
+    block_launch_overhead: Fraction = Fraction(0)
+    warp_launch_overhead: Fraction = Fraction(0)
+    name: str = "kernel"
+    notes: tuple[str, ...] = field(default=())
+
+    # ---- derived figures -------------------------------------------------------------------
+    @property
+    def occupancy_warps(self) -> int:
+        """ω: warps resident at once."""
+        return min(self.resident_blocks, self.blocks) * self.warps_per_block
+
+    def path_of_warp(self, warp_in_block: int) -> int:
+        return 0 if self.warp_path is None else self.warp_path[warp_in_block]
+
+    def dynamic_counts(self, path: int = 0) -> np.ndarray:
+        """How often one warp on ``path`` executes each static instruction (int64 array)."""
+        counts = np.zeros(len(self.instructions), dtype=np.int64)
+
+        def walk(nodes: Sequence[PathNode], times: int) -> None:
+            for node in nodes:
+                if isinstance(node, Run):
+                    for i in node.instructions:
+                        counts[i] += times
+                else:
+                    walk(node.body, times * node.count)
+
+        walk(self.paths[path], 1)
+        return counts
+
+    def instructions_per_warp(self, path: int = 0) -> int:
+        return int(self.dynamic_counts(path).sum())
+
+    def total_warp_instructions(self) -> int:
+        """Warp instructions the whole SM share issues (every block, every warp)."""
+        per_path = [self.instructions_per_warp(p) for p in range(len(self.paths))]
+        per_block = sum(per_path[self.path_of_warp(w)] for w in range(self.warps_per_block))
+        return per_block * self.blocks
+
+    def with_changes(self, **changes: object) -> KernelDescription:
+        """A copy with some fields replaced (occupancy sweeps, overrides)."""
+        from dataclasses import replace
+
+        return replace(self, **changes)
+
+    # ---- exact time --------------------------------------------------------------------
+    def ticks_per_cycle(self) -> int:
+        """LCM of the denominators of every duration, so each becomes a whole number of ticks."""
+        denominators = [self.warp_issue_interval.denominator, self.block_launch_overhead.denominator,
+                        self.warp_launch_overhead.denominator]
+        for ins in self.instructions:
+            denominators += [ins.lam.denominator, ins.Lam.denominator]
+        ticks = 1
+        for d in denominators:
+            ticks = ticks * d // math.gcd(ticks, d)
+        if ticks > 10**6:
+            raise SimulationError(
+                f"the λ/Λ values need {ticks} ticks per cycle to be kept exact; round them to fewer "
+                "distinct fractions (e.g. multiples of 1/8 cycle)")
+        return ticks
+
+    def validate(self) -> None:
+        """Refuse inputs the simulator cannot run, naming the offending item."""
+        n = len(self.instructions)
+        if n == 0:
+            raise SimulationError(f"kernel {self.name!r} has no instructions")
+        if not self.subsystems:
+            raise SimulationError("no subsystems are defined")
+        for i, ins in enumerate(self.instructions):
+            where = f"instruction {i} ({ins.name})"
+            if not 0 <= ins.unit < len(self.subsystems):
+                raise SimulationError(f"{where}: subsystem index {ins.unit} is out of range")
+            if ins.lam <= 0:
+                raise SimulationError(f"{where}: λ (CPI) is {ins.lam}; it must be positive, or the "
+                                      "subsystem could issue infinitely many instructions at once")
+            if ins.Lam < 0:
+                raise SimulationError(f"{where}: Λ (latency) is {ins.Lam}; it cannot be negative")
+            for p in ins.deps:
+                if not 0 <= p < n:
+                    raise SimulationError(f"{where}: depends on instruction {p}, which does not exist")
+        if self.warps_per_block < 1:
+            raise SimulationError(f"a block needs at least one warp (got {self.warps_per_block})")
+        if self.blocks < 0:
+            raise SimulationError(f"negative number of blocks ({self.blocks})")
+        if self.resident_blocks < 1:
+            raise SimulationError(
+                f"occupancy of {self.resident_blocks} resident blocks is impossible: the kernel "
+                "does not fit on the SM (registers, shared memory or threads per block)")
+        if self.issue_limit is not None and self.issue_limit < 1:
+            raise SimulationError(f"issue limit {self.issue_limit} must be a positive integer or None")
+        if self.warp_issue_interval <= 0:
+            raise SimulationError("the warp issue interval must be positive")
+        if self.block_launch_overhead < 0 or self.warp_launch_overhead < 0:
+            raise SimulationError("launch overheads cannot be negative")
+        if not self.paths:
+            raise SimulationError("no dynamic path is given")
+        if self.warp_path is not None:
+            if len(self.warp_path) != self.warps_per_block:
+                raise SimulationError(f"warp_path names {len(self.warp_path)} warps, the block has "
+                                      f"{self.warps_per_block}")
+            for p in self.warp_path:
+                if not 0 <= p < len(self.paths):
+                    raise SimulationError(f"warp_path refers to path {p}, which does not exist")
+        for p, nodes in enumerate(self.paths):
+            _check_nodes(nodes, n, f"path {p}")
+
+
+def _check_nodes(nodes: Sequence[PathNode], n: int, where: str) -> None:
+    for node in nodes:
+        if isinstance(node, Run):
+            for i in node.instructions:
+                if not 0 <= i < n:
+                    raise SimulationError(f"{where}: instruction {i} does not exist")
+        elif isinstance(node, Loop):
+            if node.count < 0:
+                raise SimulationError(f"{where}: loop count {node.count} is negative")
+            if not _has_instruction(node.body):
+                raise SimulationError(f"{where}: a loop body executes no instruction")
+            _check_nodes(node.body, n, where)
+        else:
+            raise SimulationError(f"{where}: {node!r} is neither a Run nor a Loop")
+
+
+def _has_instruction(nodes: Sequence[PathNode]) -> bool:
+    for node in nodes:
+        if isinstance(node, Run) and node.instructions:
+            return True
+        if isinstance(node, Loop) and node.count > 0 and _has_instruction(node.body):
+            return True
+    return False
+
+
+def make_instruction(name: str, unit: int, lam: float | Fraction, Lam: float | Fraction, *,
+                     memory: bool = False, barrier: bool = False,
+                     deps: Sequence[int] = ()) -> StaticInstruction:
+    """Convenience constructor that turns floats into exact fractions."""
+    return StaticInstruction(name=name, unit=unit, lam=to_fraction(lam, f"λ of {name}"),
+                             Lam=to_fraction(Lam, f"Λ of {name}"), memory=memory, barrier=barrier,
+                             deps=tuple(int(d) for d in deps))

@@ -1,0 +1,36 @@
+"""PTX front end: ``parse_ptx`` (text) and ``load_ptx`` (file) produce an ``engine.ptx.model.Module``.
+
+The tokenizer is in :mod:`engine.ptx.lexer`, the grammar in :mod:`engine.ptx.parser` (and the modules
+it names), and the rule that decides which registers an instruction writes and reads (``dests`` /
+``srcs``) in the docstring of :mod:`engine.ptx.operands`.
+"""
+
+from __future__ import annotations
+
+import os
+
+from engine.errors import PtxSyntaxError, WarplineError
+from engine.ptx.model import Module
+from engine.ptx.parser import parse_ptx
+
+__all__ = ["load_ptx", "parse_ptx"]
+
+
+def load_ptx(path: str | os.PathLike[str]) -> Module:
+    """Read and parse a PTX file. Unreadable or non-text files raise a WarplineError."""
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise WarplineError(f"{name}: cannot read the PTX file: {exc.strerror or exc}") from exc
+    try:
+        text = data.decode("utf-8-sig")  # tolerate a byte-order mark that editors add
+    except UnicodeDecodeError as exc:
+        # Point at the first bad byte: the line is one plus the newlines before it.
+        before = data[: exc.start]
+        line = before.count(b"\n") + 1
+        column = exc.start - (before.rfind(b"\n") + 1) + 1
+        raise PtxSyntaxError("the file is not UTF-8 text", name, line, column,
+                             data[exc.start : exc.start + 8].hex(" ")) from exc
+    return parse_ptx(text, name)

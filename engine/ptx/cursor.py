@@ -1,0 +1,119 @@
+"""Token cursor shared by the PTX parser's parts: look-ahead, expectations, errors, skipping."""
+
+from __future__ import annotations
+
+from engine.errors import PtxSyntaxError
+from engine.ptx.lexer import Token, tokenize
+from engine.ptx.model import SourceLocation
+from engine.ptx.operands import decode_number
+
+CLOSERS = {"{": "}", "[": "]", "(": ")"}
+
+
+class TokenCursor:
+    """A position in the token list of one file, with the helpers every grammar rule needs."""
+
+    def __init__(self, text: str, filename: str) -> None:
+        self.text = text
+        self.file = filename
+        self.toks = tokenize(text, filename)
+        self.i = 0
+
+    def error(self, message: str, tok: Token | None = None, text: str | None = None) -> PtxSyntaxError:
+        if tok is None:
+            if self.toks:
+                last = self.toks[-1]
+                line = self.text.count("\n") + 1
+                column = len(self.text) - (self.text.rfind("\n") + 1) + 1
+                return PtxSyntaxError(message, self.file, line, column, text or last.text)
+            return PtxSyntaxError(message, self.file, 1, 1, text or "")
+        return PtxSyntaxError(message, self.file, tok.line, tok.column, tok.text if text is None else text)
+
+    def peek(self, ahead: int = 0) -> Token | None:
+        j = self.i + ahead
+        return self.toks[j] if j < len(self.toks) else None
+
+    def next(self, what: str) -> Token:
+        tok = self.peek()
+        if tok is None:
+            raise self.error(f"unexpected end of file, expected {what}")
+        self.i += 1
+        return tok
+
+    def at(self, text: str) -> bool:
+        tok = self.peek()
+        return tok is not None and tok.text == text and tok.kind == "punct"
+
+    def expect(self, text: str, context: str = "") -> Token:
+        tok = self.peek()
+        if tok is None:
+            raise self.error(f"unexpected end of file, expected {text!r}{context}")
+        if tok.text != text or tok.kind != "punct":
+            raise self.error(f"expected {text!r}{context}", tok)
+        self.i += 1
+        return tok
+
+    def expect_int(self, what: str) -> int:
+        tok = self.next(what)
+        value = decode_number(tok.text) if tok.kind == "num" else None
+        if not isinstance(value, int):
+            raise self.error(f"expected {what}", tok)
+        return value
+
+    def loc(self, tok: Token) -> SourceLocation:
+        return SourceLocation(self.file, tok.line, tok.column)
+
+    def skip_statement(self, start: Token) -> None:
+        """Skip to the ``;`` that ends the statement begun at ``start``, balancing brackets."""
+        stack: list[Token] = []
+        while True:
+            tok = self.peek()
+            if tok is None:
+                raise self.error("statement has no terminating ';'", start)
+            self.i += 1
+            if tok.kind != "punct":
+                continue
+            if tok.text in CLOSERS:
+                stack.append(tok)
+            elif tok.text in ("}", "]", ")"):
+                if not stack or CLOSERS[stack[-1].text] != tok.text:
+                    raise self.error(f"unbalanced {tok.text!r}", tok)
+                stack.pop()
+            elif tok.text == ";" and not stack:
+                return
+
+    def skip_group(self, open_tok: Token) -> None:
+        """Skip from just after ``open_tok`` (``{`` or ``(``) to its matching closer."""
+        stack = [open_tok]
+        while stack:
+            tok = self.peek()
+            if tok is None:
+                raise self.error(f"unclosed {stack[-1].text!r}", stack[-1])
+            self.i += 1
+            if tok.kind != "punct":
+                continue
+            if tok.text in CLOSERS:
+                stack.append(tok)
+            elif tok.text in ("}", "]", ")"):
+                if CLOSERS[stack[-1].text] != tok.text:
+                    raise self.error(f"unbalanced {tok.text!r}", tok)
+                stack.pop()
+
+    def line_args(self, directive: Token) -> list[Token]:
+        """The arguments of a line directive: its remaining tokens on the same line."""
+        args: list[Token] = []
+        while True:
+            tok = self.peek()
+            if tok is None or tok.line != directive.line:
+                break
+            if tok.kind == "punct" and tok.text == ";":
+                self.i += 1
+                break
+            if tok.kind == "word" and tok.text.startswith(".") and args and args[-1].text != ",":
+                break  # the next statement starts on the same line
+            if tok.kind == "punct" and tok.text in "{}":
+                break
+            args.append(tok)
+            self.i += 1
+        return args
+

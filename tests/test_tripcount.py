@@ -1,0 +1,333 @@
+"""Trip counts inferred from nvcc's loops and hand-written PTX; overrides; analyze_kernel."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from engine.analysis import LaunchValues, analyze_kernel
+from engine.analysis.cfg import build_cfg
+from engine.analysis.defuse import build_def_use
+from engine.analysis.tripcount import infer_trip_counts
+from engine.ptx.model import Function
+
+parse_ptx = pytest.importorskip("engine.ptx").parse_ptx
+
+CUDA = r"""
+extern "C" __global__ void simple(float *y, const float *x, int n) {
+    float acc = 0.f;
+    #pragma unroll 1
+    for (int i = 0; i < n; i++) acc += x[i];
+    y[threadIdx.x] = acc;
+}
+extern "C" __global__ void unrolled(float *y, const float *x, float a, int n) {
+    float acc = 0.f;
+    for (int i = 0; i < n; i++) acc += a * x[i];
+    y[threadIdx.x] = acc;
+}
+extern "C" __global__ void mm(const float *A, const float *B, float *C, int width) {
+    __shared__ float As[16][16]; __shared__ float Bs[16][16];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y*16+ty, col = blockIdx.x*16+tx;
+    float s = 0;
+    for (int t = 0; t < width/16; t++) {
+        As[ty][tx] = A[row*width + t*16+tx];
+        Bs[ty][tx] = B[(t*16+ty)*width + col];
+        __syncthreads();
+        for (int k = 0; k < 16; k++) s += As[ty][k]*Bs[k][tx];
+        __syncthreads();
+    }
+    C[row*width+col] = s;
+}
+extern "C" __global__ void down(float *y, int n) {
+    float acc = 1.f;
+    #pragma unroll 1
+    for (int i = n; i > 0; i -= 3) acc = acc * 1.5f + y[i];
+    y[0] = acc;
+}
+extern "C" __global__ void nest(float *y, int n, int m) {
+    float acc = 0;
+    #pragma unroll 1
+    for (int i = 0; i < n; i++) {
+      #pragma unroll 1
+      for (int j = 0; j < m; j++) acc += y[i*m+j];
+    }
+    y[threadIdx.x] = acc;
+}
+extern "C" __global__ void tidloop(float *y) {
+    float acc = 0;
+    #pragma unroll 1
+    for (int i = 0; i < threadIdx.x; i++) acc += y[i];
+    y[threadIdx.x] = acc;
+}
+extern "C" __global__ void blockdim(float *y) {
+    float acc = 0;
+    #pragma unroll 1
+    for (int i = 0; i < blockDim.x * 2; i += 4) acc += y[i];
+    y[threadIdx.x] = acc;
+}
+extern "C" __global__ void down_unrolled(float *y, int n) {
+    float acc = 1.f;
+    for (int i = n; i > 0; i -= 2) acc = acc * 1.5f + y[i];
+    y[0] = acc;
+}
+extern "C" __global__ void sdk_mm(float *C, const float *A, const float *B, int wA, int wB) {
+    __shared__ float As[16][16]; __shared__ float Bs[16][16];
+    int a_first = wA * 16 * blockIdx.y, a_last = a_first + wA - 1;
+    int b_first = 16 * blockIdx.x;
+    float s = 0;
+    for (int a = a_first, b = b_first; a <= a_last; a += 16, b += 16 * wB) {
+        As[threadIdx.y][threadIdx.x] = A[a + wA * threadIdx.y + threadIdx.x];
+        Bs[threadIdx.y][threadIdx.x] = B[b + wB * threadIdx.y + threadIdx.x];
+        __syncthreads();
+        for (int k = 0; k < 16; ++k) s += As[threadIdx.y][k] * Bs[k][threadIdx.x];
+        __syncthreads();
+    }
+    C[blockIdx.y * 16 * wB + threadIdx.y * wB + blockIdx.x * 16 + threadIdx.x] = s;
+}
+extern "C" __global__ void early_break(float *y, int iters) {
+    __shared__ float t[256];
+    t[threadIdx.x] = y[threadIdx.x];
+    for (int k = 0; k < iters; ++k) {
+        __syncthreads();
+        float v = t[(threadIdx.x + 1) % 256] * 0.5f;
+        __syncthreads();
+        if (k == iters - 1) break;
+        t[threadIdx.x] = v;
+    }
+    y[threadIdx.x] = t[threadIdx.x];
+}
+"""
+
+
+@dataclass
+class FakeLaunch:
+    """Duck-typed stand-in for engine.launch.Launch."""
+
+    grid: tuple[int, int, int] = (1, 1, 1)
+    block: tuple[int, int, int] = (32, 1, 1)
+    args: dict = field(default_factory=dict)
+    trip_overrides: dict = field(default_factory=dict)
+
+
+@pytest.fixture(scope="module")
+def module(tmp_path_factory: pytest.TempPathFactory):
+    if shutil.which("nvcc") is None:
+        pytest.skip("nvcc is not installed")
+    work: Path = tmp_path_factory.mktemp("trip")
+    (work / "k.cu").write_text(CUDA)
+    subprocess.run(["nvcc", "-ptx", "-arch=sm_90", "k.cu", "-o", "k.ptx"], cwd=work, check=True)
+    return parse_ptx((work / "k.ptx").read_text(), "k.ptx")
+
+
+def trips(function: Function, launch) -> list:
+    """Trip counts in loop order (outermost first, then program order)."""
+    a = analyze_kernel(function, launch)
+    return [info.trip_count for info in a.loop_info]
+
+
+@pytest.mark.parametrize("n", [1, 5, 1000])
+def test_simple_loop_with_argument_bound(module, n: int) -> None:
+    # ``n`` keyed by parameter index; the loop runs n times.
+    (tc,) = trips(module.kernel("simple"), FakeLaunch(args={2: n}))
+    assert (tc.value, tc.source) == (n, "inferred")
+    assert "param2" in tc.expression
+
+
+def test_argument_keyed_by_name_and_string_index(module) -> None:
+    (tc,) = trips(module.kernel("simple"), LaunchValues(args={"simple_param_2": 7}))
+    assert tc.value == 7
+    (tc,) = trips(module.kernel("simple"), LaunchValues(args={"2": 9}))
+    assert tc.value == 9
+
+
+def test_zero_iterations_when_precheck_skips(module) -> None:
+    (tc,) = trips(module.kernel("simple"), FakeLaunch(args={2: 0}))
+    assert (tc.value, tc.source) == (0, "inferred")
+
+
+def test_missing_argument_is_unknown_with_reason(module) -> None:
+    (tc,) = trips(module.kernel("simple"), FakeLaunch())
+    assert tc.value is None and tc.source == "unknown"
+    assert "argument 2" in tc.reason
+
+
+@pytest.mark.parametrize(("n", "main", "rest"), [(10, 2, 2), (3, 0, 3), (8, 2, 0), (4099, 1024, 3)])
+def test_unrolled_loop_and_remainder(module, n: int, main: int, rest: int) -> None:
+    # nvcc unrolls by 4: a main loop over n - n%4 elements and a remainder loop of n%4.
+    counts = trips(module.kernel("unrolled"), FakeLaunch(args={3: n}))
+    assert [c.value for c in counts] == [main, rest]
+
+
+@pytest.mark.parametrize("width", [16, 64, 1024])
+def test_tiled_mm_outer_loop(module, width: int) -> None:
+    counts = trips(module.kernel("mm"), FakeLaunch(grid=(4, 4, 1), block=(16, 16, 1), args={3: width}))
+    # the k loop is fully unrolled; the t loop runs width/16 times
+    assert [c.value for c in counts] == [width // 16]
+
+
+@pytest.mark.parametrize(("n", "expected"), [(1, 1), (3, 1), (4, 2), (10, 4), (0, 0), (-5, 0)])
+def test_countdown_loop(module, n: int, expected: int) -> None:
+    (tc,) = trips(module.kernel("down"), FakeLaunch(args={1: n}))
+    assert tc.value == expected, tc.reason
+
+
+def test_nested_loops(module) -> None:
+    a = analyze_kernel(module.kernel("nest"), FakeLaunch(args={1: 6, 2: 11}))
+    outer, inner = a.loop_info
+    assert (outer.depth, inner.depth) == (1, 2)
+    assert inner.parent == outer.key and outer.parent is None
+    assert (outer.trip_count.value, inner.trip_count.value) == (6, 11)
+    assert outer.first_instruction <= inner.first_instruction <= inner.last_instruction
+    assert inner.last_instruction <= outer.last_instruction
+    assert a.loop_key_of(inner.first_instruction) == inner.key
+    assert a.loop_key_of(0) is None
+
+
+def test_thread_dependent_bound_is_unknown(module) -> None:
+    (tc,) = trips(module.kernel("tidloop"), FakeLaunch())
+    assert tc.value is None and tc.source == "unknown"
+    assert "%tid.x" in tc.reason
+
+
+def test_block_dimension_bound(module) -> None:
+    (tc,) = trips(module.kernel("blockdim"), FakeLaunch(block=(128, 1, 1)))
+    assert tc.value == 64  # i = 0, 4, ..., 252
+    (tc,) = trips(module.kernel("blockdim"), LaunchValues())
+    assert tc.value is None and "%ntid.x" in tc.reason
+
+
+def test_override_wins(module) -> None:
+    f = module.kernel("tidloop")
+    key = analyze_kernel(f).loop_info[0].key
+    (tc,) = trips(f, FakeLaunch(trip_overrides={key: 17}))
+    assert (tc.value, tc.source) == (17, "override")
+    g = module.kernel("simple")
+    key = analyze_kernel(g).loop_info[0].key
+    (tc,) = trips(g, FakeLaunch(args={2: 5}, trip_overrides={key: 3}))
+    assert (tc.value, tc.source) == (3, "override") and "inferred: 5" in tc.reason
+
+
+def kernel(body: str) -> Function:
+    text = (".version 8.0\n.target sm_90\n.address_size 64\n"
+            ".visible .entry k(.param .u32 n)\n{\n.reg .pred %p<9>;\n.reg .b32 %r<40>;\n"
+            f"{body}\n}}\n")
+    return parse_ptx(text, "test.ptx").kernel("k")
+
+
+def counts_of(body: str, **args) -> dict:
+    f = kernel(body)
+    cfg = build_cfg(f)
+    return infer_trip_counts(f, cfg, build_def_use(f, cfg), LaunchValues(args=args))
+
+
+def test_top_tested_loop_counts_body_runs() -> None:
+    tc = counts_of("""
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, 0;
+HEAD:
+    setp.ge.s32 %p1, %r2, %r1;
+    @%p1 bra DONE;
+    add.s32 %r2, %r2, 2;
+    bra.uni HEAD;
+DONE:
+    ret;
+""", n=7)["HEAD"]
+    assert tc.value == 4  # r2 = 0, 2, 4, 6
+
+
+def test_copy_through_mov_register_pair() -> None:
+    # nvcc-style rotation: the increment lands in a new register, moved back before the branch.
+    tc = counts_of("""
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, 3;
+LOOP:
+    add.s32 %r3, %r2, 1;
+    mov.u32 %r2, %r3;
+    setp.le.u32 %p1, %r3, %r1;
+    @%p1 bra LOOP;
+    ret;
+""", n=10)["LOOP"]
+    assert tc.value == 8  # r3 = 4..10 continue, the 8th pass (r3 = 11) leaves
+
+
+def test_not_equal_that_never_hits_is_unknown() -> None:
+    tc = counts_of("""
+    mov.u32 %r2, 0;
+LOOP:
+    add.s32 %r2, %r2, 3;
+    setp.ne.s32 %p1, %r2, 10;
+    @%p1 bra LOOP;
+    ret;
+""")["LOOP"]
+    assert tc.value is None and "never leaves" in tc.reason
+
+
+def test_data_dependent_exit_is_unknown() -> None:
+    tc = counts_of("""
+    mov.u32 %r2, 0;
+LOOP:
+    ld.global.u32 %r3, [%r2];
+    add.s32 %r2, %r2, 1;
+    setp.ne.s32 %p1, %r3, 0;
+    @%p1 bra LOOP;
+    ret;
+""")["LOOP"]
+    assert tc.value is None and tc.source == "unknown"
+
+
+def test_analysis_of_5000_instructions_is_fast() -> None:
+    lines = ["ld.param.u32 %r1, [n];", "mov.u32 %r2, 0;", "LOOP:"]
+    lines += [f"add.s32 %r{3 + i % 30}, %r{3 + (i + 5) % 30}, {i};" for i in range(5000)]
+    lines += ["add.s32 %r2, %r2, 1;", "setp.lt.s32 %p1, %r2, %r1;", "@%p1 bra LOOP;", "ret;"]
+    f = kernel("\n".join(lines))
+    start = time.perf_counter()
+    a = analyze_kernel(f, LaunchValues(args={0: 12}))
+    assert time.perf_counter() - start < 0.5
+    assert a.trip_counts["LOOP"].value == 12 and len(a.classifications) == 5006
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 9, 10, 17, 100, 1001])
+def test_unrolled_countdown_uses_the_first_loops_exit_value(module, n: int) -> None:
+    # nvcc peels n%4-ish iterations into a first loop; the unrolled loop's counter starts from
+    # the first loop's final induction value.
+    prologue, main = trips(module.kernel("down_unrolled"), FakeLaunch(args={1: n}))
+    assert prologue.known and main.known, main.reason
+    assert prologue.value + 4 * main.value == len(range(n, 0, -2))
+
+
+@pytest.mark.parametrize(("wa", "expected"), [(16, 1), (320, 20), (1024, 64)])
+def test_block_dependent_bounds_with_uniform_distance(module, wa: int, expected: int) -> None:
+    # a runs from wA*16*blockIdx.y to a_first + wA - 1: neither end is uniform, the distance is.
+    (tc,) = trips(module.kernel("sdk_mm"), FakeLaunch(grid=(8, 8, 1), block=(16, 16, 1),
+                                                      args={3: wa, 4: 64}))
+    assert tc.value == expected, tc.reason
+    assert "%ctaid.y" in tc.expression
+
+
+@pytest.mark.parametrize("iters", [1, 2, 7])
+def test_loop_with_break_takes_the_first_exit(module, iters: int) -> None:
+    (tc,) = trips(module.kernel("early_break"), FakeLaunch(block=(256, 1, 1), args={1: iters}))
+    assert tc.value == iters, tc.reason
+
+
+def test_loop_left_by_thread_dependent_break_is_unknown() -> None:
+    tc = counts_of("""
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, 0;
+    mov.u32 %r5, %tid.x;
+LOOP:
+    setp.eq.s32 %p2, %r2, %r5;
+    @%p2 bra DONE;
+    add.s32 %r2, %r2, 1;
+    setp.lt.s32 %p1, %r2, %r1;
+    @%p1 bra LOOP;
+DONE:
+    ret;
+""", n=10)["LOOP"]
+    assert tc.value is None and "%tid.x" in tc.reason

@@ -99,7 +99,11 @@ def kernel_resources(
     ptxas: str | None = None,
 ) -> Resources:
     """Resources of ``kernel_name`` (None: the first kernel) in ``ptx`` (a path, PTX text or a
-    parsed Module). ``arch`` (``"sm_90"`` or 90) defaults to the module's ``.target``."""
+    parsed Module). ``arch`` (``"sm_90"`` or 90) defaults to the module's ``.target``.
+
+    A Module is assembled from its file on disk (``Module.filename``); pass the text instead
+    when it was edited since. ``use_ptxas=False`` forces the estimate; ``ptxas`` names the
+    executable (default: the one on PATH)."""
     module, text = _load(ptx)
     function = _find_kernel(module, kernel_name)
     arch_name = _arch_name(arch, module)

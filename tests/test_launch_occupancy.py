@@ -156,6 +156,7 @@ def test_missing_launch_file(tmp_path):
     (1024, 64, 0, 1, "registers"),
     (256, 255, 0, 1, "registers"),            # 8160 -> 8192 per warp: 2 warps per sub-partition
     (96, 16, 0, 21, "threads"),               # 3 warps: 64 // 3
+    (64, 40, 0, 24, "registers"),             # 1280 per warp: 12 per 16K slice, not 65536 // 1280 = 51
     (256, 0, 0, 8, "threads"),                # no registers: no register limit
     (512, 16, 100 * KB, 2, "shared_memory"),  # 101 KB x 2 <= 228 KB
     (1024, 16, 228 * KB, 0, "shared_memory"), # more than the 227 KB opt-in

@@ -11,6 +11,7 @@ import pytest
 
 from engine.errors import PtxSyntaxError, WarplineError
 from engine.ptx import load_ptx, parse_ptx
+from engine.ptx.model import CudaLocation
 from engine.ptx.lexer import tokenize
 
 DATA = Path(__file__).parent / "data" / "ptx"
@@ -377,6 +378,8 @@ def test_loc_maps_instructions_to_cuda_source():
     loc = add.cuda_location
     assert (loc.file, loc.line, loc.column) == ("/home/u/k.cu", 12, 5)
     assert (inlined.cuda_location.file, inlined.cuda_location.line) == ("/usr/include/cuda/header.h", 388)
+    assert inlined.cuda_location.inlined_at == CudaLocation("/home/u/k.cu", 7, 5)
+    assert add.cuda_location.inlined_at is None
     assert ret.cuda_location.file == "<file 3>"  # no .file 3: the index is kept visibly
 
 
@@ -671,3 +674,18 @@ def test_carry_chain_is_a_hidden_register():
     assert first.dests == ("%r1", "%cc") and first.srcs == ("%r2", "%r3")
     assert middle.dests == ("%r4", "%cc") and middle.srcs == ("%r5", "%r6", "%cc")
     assert last.dests == ("%r7",) and last.srcs == ("%cc",)
+
+
+def test_function_scope_extern_shared_and_escaped_file_names():
+    m = parse_ptx(HEADER + """
+.visible .entry k()
+{
+    .extern .shared .align 16 .b8 smem[];
+    ret;
+}
+.file 1 "C:\\\\src\\\\k.cu"
+.file 2 "/tmp/a \\"b\\".cu"
+""")
+    (smem,) = m.kernel().variables
+    assert (smem.name, smem.linkage, smem.state_space, smem.size_bytes) == ("smem", "extern", "shared", None)
+    assert m.files == {1: "C:\\src\\k.cu", 2: '/tmp/a "b".cu'}

@@ -12,6 +12,7 @@ iteration. That is found by running the same data flow a second time with those 
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -56,6 +57,10 @@ class DefUseGraph:
     _producers: dict[int, list[int]] = field(repr=False, default_factory=dict)
     _consumers: dict[int, list[int]] = field(repr=False, default_factory=dict)
     _carried: set[tuple[int, int, str]] = field(repr=False, default_factory=set)
+    _flat_in: list[int] = field(repr=False, default_factory=list)
+    # False for the reaching-definitions-only graphs of ``reaching_definitions``: those have no
+    # edge list and answer only ``reaching*`` / ``is_loop_carried``.
+    complete: bool = True
 
     _graph: nx.DiGraph | None = field(repr=False, default=None)
 
@@ -98,7 +103,20 @@ class DefUseGraph:
     def is_loop_carried(self, producer: int, consumer: int, register: str) -> bool:
         """True when ``producer``'s value of ``register`` reaches ``consumer`` only from an
         earlier iteration."""
-        return (producer, consumer, register) in self._carried
+        if self.complete:
+            return (producer, consumer, register) in self._carried
+        flat = self._walk(self._flat_in, consumer, register)
+        return not (flat >> producer) & 1
+
+    def _walk(self, block_in: list[int], index: int, register: str) -> int:
+        """Definitions of ``register`` live just before ``index``, as a bitset."""
+        block = self.cfg.block_of(index)
+        mask = block_in[block.index] & self._defs_mask.get(register, 0)
+        for instr in self.function.instructions[block.start:index]:
+            if register in instr.dests:
+                bit = 1 << instr.index
+                mask = bit if instr.guard is None else mask | bit
+        return mask
 
     def reaching(self, index: int, register: str) -> tuple[int, ...]:
         """Definitions of ``register`` that reach instruction ``index`` (whether it reads the
@@ -107,13 +125,7 @@ class DefUseGraph:
         if found is not None:
             return found
         # Not a recorded use: walk the block from its entry up to the instruction.
-        block = self.cfg.block_of(index)
-        mask = self._block_in[block.index] & self._defs_mask.get(register, 0)
-        for instr in self.function.instructions[block.start:index]:
-            if register in instr.dests:
-                bit = 1 << instr.index
-                mask = bit if instr.guard is None else mask | bit
-        return tuple(_bits(mask))
+        return tuple(_bits(self._walk(self._block_in, index, register)))
 
     def defs_of(self, register: str) -> tuple[int, ...]:
         return tuple(_bits(self._defs_mask.get(register, 0)))
@@ -151,24 +163,34 @@ def _retreating_edges(cfg: ControlFlowGraph) -> set[tuple[int, int]]:
 
 def _solve(cfg: ControlFlowGraph, gen: list[int], kill: list[int],
            skip: set[tuple[int, int]]) -> tuple[list[int], list[int]]:
-    """Forward may-analysis IN[b] = OR OUT[p]; OUT[b] = gen | (IN & ~kill), to a fixed point."""
+    """Forward may-analysis IN[b] = OR OUT[p]; OUT[b] = gen | (IN & ~kill), by a worklist in
+    reverse postorder (a block is revisited only when a predecessor's OUT changed)."""
     n = len(cfg.blocks)
     block_in = [0] * n
     block_out = list(gen)
+    if cfg.entry is None:
+        return block_in, block_out
+    keep = [~k for k in kill]
     preds = [[p for p in b.predecessors if (p, b.index) not in skip] for b in cfg.blocks]
-    order = (list(nx.dfs_preorder_nodes(cfg.graph, cfg.entry)) if cfg.entry is not None else [])
-    changed = True
-    while changed:
-        changed = False
-        for b in order:
-            new_in = 0
-            for p in preds[b]:
-                new_in |= block_out[p]
-            new_out = gen[b] | (new_in & ~kill[b])
-            block_in[b] = new_in
-            if new_out != block_out[b]:
-                block_out[b] = new_out
-                changed = True
+    succs = [[s for s in b.successors if (b.index, s) not in skip] for b in cfg.blocks]
+    order = list(reversed(list(nx.dfs_postorder_nodes(cfg.graph, cfg.entry))))
+    rank = {b: i for i, b in enumerate(order)}
+    pending = set(order)
+    heap = list(range(len(order)))  # ranks, already a valid min-heap
+    while heap:
+        b = order[heapq.heappop(heap)]
+        pending.discard(b)
+        new_in = 0
+        for p in preds[b]:
+            new_in |= block_out[p]
+        block_in[b] = new_in
+        new_out = gen[b] | (new_in & keep[b])
+        if new_out != block_out[b]:
+            block_out[b] = new_out
+            for s in succs[b]:
+                if s in rank and s not in pending:
+                    pending.add(s)
+                    heapq.heappush(heap, rank[s])
     return block_in, block_out
 
 
@@ -176,6 +198,18 @@ def build_def_use(function: Function, cfg: ControlFlowGraph,
                   skip_edges: frozenset[tuple[int, int]] = frozenset()) -> DefUseGraph:
     """Def-use edges of ``function``. ``skip_edges`` are CFG edges (block pairs) that cannot be
     taken (uniform branch decisions of a given launch); definitions do not flow along them."""
+    return _build(function, cfg, skip_edges, complete=True)
+
+
+def reaching_definitions(function: Function, cfg: ControlFlowGraph,
+                         skip_edges: frozenset[tuple[int, int]] = frozenset()) -> DefUseGraph:
+    """Only the data flow (no edge list): enough for ``reaching*`` and ``is_loop_carried``,
+    at a fraction of the cost. The trip-count pass uses it for launch-pruned CFGs."""
+    return _build(function, cfg, skip_edges, complete=False)
+
+
+def _build(function: Function, cfg: ControlFlowGraph, skip_edges: frozenset[tuple[int, int]],
+           complete: bool) -> DefUseGraph:
     body = function.instructions
     defs_mask: dict[str, int] = {}
     for instr in body:
@@ -209,6 +243,9 @@ def build_def_use(function: Function, cfg: ControlFlowGraph,
 
     edges: list[DefUseEdge] = []
     reaching: dict[tuple[int, str], tuple[int, ...]] = {}
+    if not complete:
+        return DefUseGraph(function=function, cfg=cfg, edges=edges, _defs_mask=defs_mask,
+                           _block_in=block_in, _block_out=block_out, _flat_in=flat_in, complete=False)
     for block in cfg.blocks:
         run: dict[str, int] = {}
         flat: dict[str, int] = {}
@@ -218,10 +255,17 @@ def build_def_use(function: Function, cfg: ControlFlowGraph,
                     mask = defs_mask.get(r, 0)
                     run[r] = block_in[block.index] & mask
                     flat[r] = flat_in[block.index] & mask
-                defs = _bits(run[r])
-                reaching[(instr.index, r)] = tuple(defs)
-                for d in defs:
-                    edges.append(DefUseEdge(d, instr.index, r, not (flat[r] >> d) & 1))
+                m = run[r]
+                if m & (m - 1) == 0:  # the common case: zero or one reaching definition
+                    defs: tuple[int, ...] = (m.bit_length() - 1,) if m else ()
+                else:
+                    defs = tuple(_bits(m))
+                reaching[(instr.index, r)] = defs
+                fm = flat[r]
+                if fm == m:  # every definition also reaches without a back edge
+                    edges.extend(DefUseEdge(d, instr.index, r, False) for d in defs)
+                else:
+                    edges.extend(DefUseEdge(d, instr.index, r, not (fm >> d) & 1) for d in defs)
             bit = 1 << instr.index
             for r in instr.dests:
                 if instr.guard is None:
@@ -248,4 +292,5 @@ def build_def_use(function: Function, cfg: ControlFlowGraph,
         _producers={k: sorted(v) for k, v in producers.items()},
         _consumers={k: sorted(v) for k, v in consumers.items()},
         _carried={(e.producer, e.consumer, e.register) for e in edges if e.loop_carried},
+        _flat_in=flat_in,
     )

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from engine.analysis.cfg import ControlFlowGraph, Loop
-from engine.analysis.defuse import DefUseGraph, build_def_use
+from engine.analysis.defuse import DefUseGraph, reaching_definitions
 from engine.analysis.values import (
     LaunchValues,
     UniformEvaluator,
@@ -383,7 +383,7 @@ def infer_trip_counts(function: Function, cfg: ControlFlowGraph, defuse: DefUseG
     values = LaunchValues.from_launch(values)
     feasible, dead = feasible_region(cfg, UniformEvaluator(function, defuse, values))
     if dead:
-        defuse = build_def_use(function, cfg, frozenset(dead))
+        defuse = reaching_definitions(function, cfg, frozenset(dead))
     solver = _Solver(function, cfg, defuse, UniformEvaluator(function, defuse, values, feasible), feasible)
     out: dict[str, TripCount] = {}
     for loop in sorted(cfg.loops, key=lambda lp: cfg.blocks[lp.header_block].start):

@@ -94,8 +94,9 @@ def _records(path: str | Path, required: list[str]) -> tuple[str, list[tuple[int
         if not any(v.strip() for v in values):
             continue
         if len(values) != len(header):
-            raise TableFormatError(f"{len(values)} cells, the header has {len(header)}", name, line_no,
-                                   header[min(len(values), len(header)) - 1] if values else "")
+            # Name the first missing column (too few cells) or the last one (too many).
+            at = header[len(values)] if len(values) < len(header) else header[-1]
+            raise TableFormatError(f"{len(values)} cells, the header has {len(header)}", name, line_no, at)
         out.append((line_no, dict(zip(header, (v.strip() for v in values), strict=True))))
     if not out:
         raise TableFormatError("no rows", name, 2, "")

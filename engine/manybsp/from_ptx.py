@@ -52,7 +52,9 @@ def build_instruction_table(
         if is_global and lat_comm <= 0:
             lat_comm = profile.manybsp.mem_lat
         lat_comp = profile.barrier_overhead(n_t) if is_barrier else (0.0 if is_global else cost.lat_comp)
-        n_ma = _n_ma(cls.width_bytes, warp_size) if is_global else (1 if cls.is_memory else 0)
+        fu = None if is_barrier else MANYBSP_FU_COLUMN.get(cost.unit, 1)
+        # n_ma counts memory transactions of LDST rows only (000 leaves it blank for ld.param).
+        n_ma = _n_ma(cls.width_bytes, warp_size) if is_global else (1 if cls.is_memory and fu == 4 else 0)
         user = analysis.defuse.first_user(i)
         # Only earlier rows count as producers: a value from a later row arrives over a loop's
         # back edge, one iteration earlier, and cannot stall this pass through the body.
@@ -62,7 +64,7 @@ def build_instruction_table(
                 index=i + 1,
                 text=instr.text,
                 opcode=instr.full_opcode,
-                fu=None if is_barrier else MANYBSP_FU_COLUMN.get(cost.unit, 1),
+                fu=fu,
                 n_fu=cost.n_fu,
                 T=cost.T,
                 n_ma=n_ma,

@@ -11,6 +11,9 @@ from engine.ptx.lexer import Token
 from engine.ptx.model import Function, Instruction, Operand
 from engine.ptx.operands import decode_number, dests_and_srcs, is_special_register
 
+# A ``.loc`` before its ``.file`` names are known: file index, line, column, inlined-at site.
+LocTuple = tuple[int, int, int, "LocTuple | None"]
+
 _MAX_NESTING = 32  # operand nesting bound, so that no input can exhaust the stack
 
 
@@ -21,7 +24,7 @@ class BodyState:
     function: Function
     register_names: set[str] = field(default_factory=set)
     register_ranges: list[tuple[str, int]] = field(default_factory=list)
-    cuda_loc: tuple[int, int, int] | None = None  # the last ``.loc``: file index, line, column
+    cuda_loc: LocTuple | None = None  # the last ``.loc``
     scope: tuple[int, ...] = ()  # ids of the open nested ``{ }`` scopes
     label_defs: list[tuple[Token, tuple[int, ...], int]] = field(default_factory=list)
     instruction_scopes: list[tuple[int, ...]] = field(default_factory=list)
@@ -55,7 +58,7 @@ class InstructionParser(DeclarationParser):
         super().__init__(text, filename)
         # (instruction, file index, line, column) for every instruction after a ``.loc``;
         # resolved at the end because ``.file`` lines come after the function bodies.
-        self.pending_locs: list[tuple[Instruction, int, int, int]] = []
+        self.pending_locs: list[tuple[Instruction, LocTuple]] = []
         self.depth = 0
         self.is_register = RegisterTest(set(), [])  # replaced per function body
         self.branch = False  # inside a bra/brx: bare names are labels
@@ -100,7 +103,7 @@ class InstructionParser(DeclarationParser):
             location=self.loc(first), guard=guard, guard_negated=negated,
         )
         if state.cuda_loc is not None:
-            self.pending_locs.append((instr, *state.cuda_loc))
+            self.pending_locs.append((instr, state.cuda_loc))
         assert function.body is not None
         function.body.append(instr)
         state.instruction_scopes.append(state.scope)

@@ -20,11 +20,16 @@ class SourceLocation:
 
 @dataclass(frozen=True)
 class CudaLocation:
-    """A ``.loc`` position: the CUDA (or other high-level) source file, line and column."""
+    """A ``.loc`` position: the CUDA (or other high-level) source file, line and column.
+
+    ``inlined_at`` is the call site when the code was inlined (``.loc 2 388 5, function_name
+    $L__info_string0, inlined_at 1 7 5``): usually the user's own kernel line.
+    """
 
     file: str
     line: int
     column: int
+    inlined_at: CudaLocation | None = None
 
 
 @dataclass(frozen=True)

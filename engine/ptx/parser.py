@@ -18,11 +18,12 @@ bodies, labels).
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from engine.ptx.cursor import CLOSERS
 from engine.ptx.declarations import LINKAGES, STATE_SPACES, base_space
-from engine.ptx.instructions import BodyState, InstructionParser, RegisterTest
+from engine.ptx.instructions import BodyState, InstructionParser, LocTuple, RegisterTest
 from engine.ptx.lexer import Token
 from engine.ptx.model import CudaLocation, Function, Module, Param
 from engine.ptx.operands import decode_number
@@ -32,6 +33,13 @@ _DECLARATION_STARTS = frozenset(
     ".version .target .address_size .file .section .entry .func .visible .extern .weak .weak_odr "
     ".common .global .shared .const .local .tex .pragma .alias".split()
 )
+_BODY_SPACES = frozenset({"shared", "local", "const", "global"})
+_ESCAPE = re.compile(r"\\(.)")
+
+
+def _unescape(text: str) -> str:
+    """C-style string content: ``\\x`` stands for ``x`` (enough for paths and quotes)."""
+    return _ESCAPE.sub(lambda m: m.group(1), text) if "\\" in text else text
 
 
 class _Parser(InstructionParser):
@@ -45,9 +53,8 @@ class _Parser(InstructionParser):
     def parse(self) -> Module:
         while self.i < len(self.toks):
             self.top_statement()
-        for instr, index, line, column in self.pending_locs:
-            name = self.module.files.get(index, f"<file {index}>")
-            instr.cuda_location = CudaLocation(name, line, column)
+        for instr, loc in self.pending_locs:
+            instr.cuda_location = self.cuda_location(loc)
         return self.module
 
     def top_statement(self) -> None:
@@ -143,7 +150,8 @@ class _Parser(InstructionParser):
             strings = [a for a in args if a.kind == "str"]
             if not isinstance(index, int) or not strings:
                 raise self.error("'.file' needs an index and a quoted file name", tok)
-            self.module.files[index] = strings[0].text[1:-1]
+            # Windows paths arrive escaped (``"C:\\src\\k.cu"``).
+            self.module.files[index] = _unescape(strings[0].text[1:-1])
         # ``.loc`` outside a body positions nothing: it is accepted and ignored.
 
     def section(self, tok: Token) -> None:
@@ -250,11 +258,7 @@ class _Parser(InstructionParser):
     def body_directive(self, state: BodyState, tok: Token) -> None:
         function = state.function
         if tok.text == ".loc":
-            args = self.line_args(tok)
-            nums = [decode_number(a.text) for a in args[:3] if a.kind == "num"]
-            if len(nums) < 2 or not all(isinstance(n, int) for n in nums):
-                raise self.error("'.loc' needs a file index, a line and a column", tok)
-            state.cuda_loc = (nums[0], nums[1], nums[2] if len(nums) > 2 else 0)  # type: ignore[assignment]
+            state.cuda_loc = self.loc_directive(tok, self.line_args(tok))
         elif tok.text in _LINE_DIRECTIVES:
             self.line_directive(tok, self.line_args(tok))
         elif tok.text == ".reg":
@@ -265,10 +269,36 @@ class _Parser(InstructionParser):
                     state.register_names.add(decl.name)
                 else:
                     state.register_ranges.append((decl.name, decl.count))
-        elif base_space(tok.text) in ("shared", "local", "const", "global"):
-            function.variables.extend(self.variables(tok, base_space(tok.text), None))
+        elif base_space(tok.text) in _BODY_SPACES or (
+            tok.text[1:] in LINKAGES and (nxt := self.peek()) is not None
+            and base_space(nxt.text) in _BODY_SPACES
+        ):
+            linkage = None
+            if tok.text[1:] in LINKAGES:  # ``.extern .shared .b8 smem[];`` inside a body
+                linkage, tok = tok.text[1:], self.next("a state space")
+            function.variables.extend(self.variables(tok, base_space(tok.text), linkage))
         else:
             self.skip_statement(tok)  # .param in call scopes, .pragma, unknown directives
+
+    def loc_directive(self, tok: Token, args: list[Token]) -> LocTuple:
+        """``.loc 1 12 5`` or ``.loc 2 388 5, function_name $L__info_string0, inlined_at 1 7 5``."""
+        head = self.loc_numbers(tok, args[:3])
+        inlined: LocTuple | None = None
+        for n, arg in enumerate(args):
+            if arg.text == "inlined_at":
+                inlined = self.loc_numbers(tok, args[n + 1 : n + 4])
+        return (*head[:3], inlined)
+
+    def loc_numbers(self, tok: Token, args: list[Token]) -> LocTuple:
+        nums = [decode_number(a.text) for a in args if a.kind == "num"]
+        if len(nums) < 2 or not all(isinstance(n, int) for n in nums):
+            raise self.error(f"'{tok.text}' needs a file index, a line and a column", tok)
+        return (nums[0], nums[1], nums[2] if len(nums) > 2 else 0, None)  # type: ignore[return-value]
+
+    def cuda_location(self, loc: LocTuple) -> CudaLocation:
+        index, line, column, inlined = loc
+        name = self.module.files.get(index, f"<file {index}>")
+        return CudaLocation(name, line, column, self.cuda_location(inlined) if inlined else None)
 
     def resolve_labels(self, state: BodyState) -> None:
         """Fill ``Function.labels`` and ``Instruction.labels``; rename scope-local duplicates.

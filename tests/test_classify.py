@@ -116,3 +116,33 @@ def test_cache_is_fast() -> None:
     units = [classify(i).unit for i in instrs]
     assert time.perf_counter() - start < 0.1
     assert units[:4] == [Unit.ALU, Unit.LDST, Unit.ALU, Unit.BARRIER]
+
+
+def test_analyze_kernel_resolves_generic_pointers() -> None:
+    parse_ptx = pytest.importorskip("engine.ptx").parse_ptx
+    from engine.analysis import analyze_kernel
+
+    text = """.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 p)
+{
+    .reg .b64 %rd<9>;
+    .reg .f32 %f<4>;
+    .shared .align 4 .b8 tile[1024];
+    ld.param.u64 %rd1, [p];
+    mov.u64 %rd2, tile;
+    cvta.shared.u64 %rd3, %rd2;
+    add.s64 %rd4, %rd3, 16;
+    ld.f32 %f1, [%rd4];
+    ld.f32 %f2, [%rd1];
+    st.global.f32 [%rd1], %f1;
+    ret;
+}
+"""
+    a = analyze_kernel(parse_ptx(text, "g.ptx").kernel("k"))
+    shared_generic, param_generic, store = a.classifications[4], a.classifications[5], a.classifications[6]
+    assert shared_generic.space is MemorySpace.GENERIC and not shared_generic.is_global_memory
+    assert param_generic.space is MemorySpace.GENERIC and param_generic.is_global_memory
+    assert store.is_global_memory and store.is_store
+    assert len(a.classifications) == len(a.function.instructions)

@@ -47,7 +47,7 @@ def test_corpus_inventory() -> None:
         counts[_group(path)][1] += len(_load(path).kernels)
     for group, (files, kernels) in sorted(counts.items()):
         print(f"{group:28s} {files:4d} files {kernels:5d} kernels")
-    if CORPUS.is_dir() and any(CORPUS.iterdir()):
+    if CORPUS.is_dir():  # tools/gen_corpus.py made it: an empty corpus means generation broke
         assert any(CORPUS.rglob("*.ptx")), f"{CORPUS} exists but holds no .ptx file"
 
 

@@ -123,10 +123,10 @@ def test_five_thousand_instructions_fast() -> None:
             lines.append(f"SKIP{i}:")
     lines += ["add.s32 %r1, %r1, 1;", "setp.lt.s32 %p2, %r1, 4;", "@%p2 bra LOOP;", "ret;"]
     f = kernel("\n".join(lines))
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: other test processes may share the machine
     cfg = build_cfg(f)
     du = build_def_use(f, cfg)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert len(f.instructions) > 5000 and len(cfg.loops) == 1
     assert elapsed < 0.5, f"{elapsed:.3f} s"
     assert len(du.edges) > 10000

@@ -46,7 +46,10 @@ def test_round_trip_gives_the_same_prediction(hotspot: tuple, tmp_path: Path) ->
     again = predict_from_block(block, params, import_level1_specs(tmp_path / "supersteps.csv"))
     assert block == result.block
     assert again.prediction.as_dict() == result.prediction.as_dict()
-    assert [(s.start, s.end, s.comp) for s in again.level2] == [(s.start, s.end, s.comp) for s in result.level2]
+    def steps(r: object) -> list[tuple]:
+        return [(s.start, s.end, s.comp) for s in r.level2]  # type: ignore[attr-defined]
+
+    assert steps(again) == steps(result)
 
 
 def test_edited_cell_changes_the_prediction(hotspot: tuple, tmp_path: Path) -> None:

@@ -101,3 +101,57 @@ def test_random_text_never_escapes_as_another_exception(text: str) -> None:
         check_module(parse_ptx(text, "noise.ptx"))
     except PtxSyntaxError as err:
         assert err.line >= 1 and err.column >= 1
+
+
+# ---------------------------------------------------------------------------- generated valid PTX
+_REG = st.builds(lambda p, n: f"%{p}{n}", st.sampled_from(["r", "rd", "f", "fd", "p"]), st.integers(0, 99))
+_IMM = st.sampled_from(["0", "-1", "42", "0x1F", "0f3F800000", "0d3FF0000000000000", "7U", "0fbf000000"])
+_GAP = st.sampled_from([" ", "\t", "  ", " /* c */ ", "\n\t", " \n "])
+
+
+@st.composite
+def _source_operand(draw) -> tuple[str, list[str]]:
+    """One source operand as text, and the registers it reads."""
+    choice = draw(st.integers(0, 4))
+    if choice == 0:
+        reg = draw(_REG)
+        return reg, [reg]
+    if choice == 1:
+        return draw(_IMM), []
+    if choice == 2:
+        reg, gap = draw(_REG), draw(_GAP)
+        offset = draw(st.sampled_from(["", "+4", "+-12", f"{gap}+{gap}0"]))
+        return f"[{reg}{offset}]", [reg]
+    if choice == 3:
+        regs = draw(st.lists(_REG, min_size=1, max_size=4))
+        return "{" + ", ".join(regs) + "}", regs
+    return draw(st.sampled_from(["%tid.x", "%ctaid.y", "%laneid", "sym", "[sym+8]"])), []
+
+
+@st.composite
+def _instruction(draw) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    opcode = draw(st.sampled_from(["add", "mad", "ld", "cvt", "frob", "shfl", "mma"]))
+    mods = draw(st.lists(st.sampled_from(["s32", "global", "v4", "shared::cta", "rn", "sync"]),
+                         max_size=4))
+    full = ".".join([opcode, *mods])
+    guard = draw(st.sampled_from(["", "@%p9 ", "@!%p8 "]))
+    dest = draw(st.one_of(_REG, st.builds(lambda a, b: f"{a}|{b}", _REG, _REG)))
+    sources = draw(st.lists(_source_operand(), max_size=4))
+    gap = draw(_GAP)
+    text = f"{guard}{full}{gap}{dest}" + "".join(f",{gap}{s}" for s, _ in sources) + ";"
+    srcs = ([guard.strip("@! ")] if guard else []) + [r for _, regs in sources for r in regs]
+    return text, tuple(dest.split("|")), tuple(dict.fromkeys(srcs))
+
+
+@settings(max_examples=200, derandomize=True, deadline=1000, database=None)
+@given(st.lists(_instruction(), min_size=1, max_size=12))
+def test_generated_instructions_round_trip(instructions) -> None:
+    decls = ".reg .b32 %r<100>;\n.reg .b64 %rd<100>;\n.reg .f32 %f<100>;\n"
+    text = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n" + decls
+    text += "\n".join(t for t, _, _ in instructions) + "\n}\n"
+    body = parse_ptx(text, "gen.ptx").kernel().instructions
+    assert len(body) == len(instructions)
+    for got, (source, dests, srcs) in zip(body, instructions, strict=True):
+        assert got.full_opcode == source.split("%")[0].split(None, 1)[-1].split()[0].strip("@!")
+        assert got.dests == tuple(dict.fromkeys(dests)), source
+        assert got.srcs == srcs, source

@@ -11,8 +11,8 @@ import pytest
 
 from engine.errors import PtxSyntaxError, WarplineError
 from engine.ptx import load_ptx, parse_ptx
-from engine.ptx.model import CudaLocation
 from engine.ptx.lexer import tokenize
+from engine.ptx.model import CudaLocation
 
 DATA = Path(__file__).parent / "data" / "ptx"
 HEADER = ".version 8.0\n.target sm_90\n.address_size 64\n"
@@ -105,6 +105,16 @@ def test_func_declarations_return_params_and_linkage():
     assert add.dests == ("r",) and add.srcs == ("a",)  # .reg params are registers without '%'
     assert nothing.linkage == "weak_odr" and noargs.params == [] and noargs.instructions[0].opcode == "ret"
     assert m.kernels == []
+
+
+def test_definition_supersedes_forward_declaration():
+    m = parse_ptx(HEADER + """
+.func (.param .b32 r) f(.param .b32 a);
+.extern .func g();
+.visible .entry k() { call.uni g, (); ret; }
+.func (.param .b32 r) f(.param .b32 a) { ret; }
+""")
+    assert [(f.name, f.is_definition) for f in m.functions] == [("g", False), ("k", True), ("f", True)]
 
 
 def test_callprototype_and_indirect_call():
@@ -421,6 +431,9 @@ def test_error_locations_inside_bodies(code, line, column, fragment):
         (HEADER + '.pragma "nounroll;\n', 4, 9, "unterminated string"),
         (HEADER + ".global .u32 x[4\n;", 5, 1, "expected ']'"),
         (".version\n", 1, 1, "'.version' needs"),
+        (HEADER + ".global .u32 x\n.global .u32 y;\n", 4, 15, "expected ';'"),
+        (HEADER + ".entry k() {\n.reg .b32 %r<4>\nret; }\n", 5, 16, "expected ';'"),
+        (HEADER + ".global .u32 x y;\n", 4, 16, "expected ';' after a declaration"),
     ],
 )
 def test_error_locations_at_module_level(text, line, column, fragment):

@@ -14,7 +14,9 @@ Front ends and what they need (no GPU is needed for any of them):
           plus -lineinfo (sm_90) and -G (sm_80) variants.
   nvrtc   NVRTC 12.x from the nvidia-cuda-nvrtc-cu12 wheel (driven through ctypes);
           tools/corpus_src/nvrtc/*.cu for compute_52/61/75/89, plus -lineinfo and -G variants.
-  numba   numba-cuda compile_ptx; tools/corpus_src/numba/numba_kernels.py at cc 7.5/8.0/9.0.
+  numba   numba-cuda compile_ptx; tools/corpus_src/numba/numba_kernels.py at cc 7.5/8.0/9.0,
+          and at cc 5.2/6.1 when a second environment .venv-gen12 (or GEN12_PY) with
+          "numba-cuda[cu12]" exists (the cu13 NVVM cannot target them).
   triton  Triton AOT compile (ASTSource + GPUTarget); tools/corpus_src/triton/triton_kernels.py
           at cc 80/90 (and 75 for the kernels without tl.dot). cc 90 matmul uses wgmma.
 
@@ -165,10 +167,27 @@ def gen_nvrtc() -> None:
 
 # --------------------------------------------------------------------------- numba
 NUMBA_CCS = [(7, 5), (8, 0), (9, 0)]
+# cc 5.2 / 6.1 need numba-cuda[cu12] (CUDA 12 NVVM); built in that environment when present
+NUMBA_OLD_CCS = [(5, 2), (6, 1)]
+GEN12_PY = os.environ.get("GEN12_PY", os.path.join(ROOT, ".venv-gen12", "bin", "python"))
 
 
 def gen_numba() -> None:
     _fresh("numba")
+    _numba_ccs(NUMBA_CCS)
+    if os.path.exists(GEN12_PY):
+        with tempfile.TemporaryDirectory() as tmp:
+            made = os.path.join(tmp, "made.json")
+            subprocess.run([GEN12_PY, os.path.abspath(__file__), "--numba-old-worker", made],
+                           check=True)
+            import json
+
+            _made.extend(tuple(r) for r in json.load(open(made)))
+    else:
+        print(f"  ({GEN12_PY} missing: numba cc 5.2/6.1 skipped)", file=sys.stderr)
+
+
+def _numba_ccs(ccs) -> None:
     sys.path.insert(0, os.path.join(SRC, "numba"))
     import numba
     from numba import cuda
@@ -177,7 +196,7 @@ def gen_numba() -> None:
     src = _rel(numba_kernels.__file__)
     version = getattr(numba_kernels.cuda, "__version__", None) or _dist_version("numba-cuda")
     for name, (fn, sig, device) in numba_kernels.KERNELS.items():
-        for cc in NUMBA_CCS:
+        for cc in ccs:
             lineinfo = name in ("axpy", "black_scholes") and cc == (9, 0)
             ptx, _ = cuda.compile_ptx(fn, sig, device=device, cc=cc, lineinfo=lineinfo)
             suffix = f"cc{cc[0]}{cc[1]}" + (".lineinfo" if lineinfo else "")
@@ -308,8 +327,9 @@ Front ends:
 - `nvrtc/`: NVRTC 12.x (PyPI `nvidia-cuda-nvrtc-cu12`) for compute_52/61/75/89 (older
   targets than nvcc 13 supports), plus `-lineinfo` and `-G` variants; `extern "C"` and
   templated (name-expression) kernels, inline PTX `asm`.
-- `numba/`: numba-cuda `compile_ptx` at cc 7.5/8.0/9.0 (one device function compiled with
-  `device=True`, two `lineinfo=True` builds).
+- `numba/`: numba-cuda `compile_ptx` at cc 7.5/8.0/9.0 (CUDA 13 NVVM, `.version 9.5`) and
+  cc 5.2/6.1 (numba-cuda[cu12], CUDA 12 NVVM); one device function compiled with
+  `device=True` (a `.visible .func` only), two `lineinfo=True` builds.
 - `triton/`: Triton ahead-of-time compile (`.version` 9.x, `.target sm_90a` at cc 90 with
   `wgmma`, `mma.sync` + `ldmatrix`/`cp.async` at cc 80).
 
@@ -356,7 +376,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("frontends", nargs="*", metavar="FRONTEND",
                     help=f"front ends to regenerate: {', '.join(FRONTENDS)} (default: all)")
     ap.add_argument("--check", action="store_true", help="assemble every file with ptxas")
+    ap.add_argument("--numba-old-worker", metavar="JSON", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.numba_old_worker:          # run inside .venv-gen12 by gen_numba()
+        import json
+
+        _numba_ccs(NUMBA_OLD_CCS)
+        json.dump(_made, open(args.numba_old_worker, "w"))
+        return 0
     unknown = [fe for fe in args.frontends if fe not in FRONTENDS]
     if unknown:
         ap.error(f"unknown front end(s): {', '.join(unknown)}")

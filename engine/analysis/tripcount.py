@@ -118,6 +118,8 @@ class _LoopAnalysis:
         """The value definition ``d`` gives ``reg``, in terms of a carried register."""
         if (d, reg) in seen:
             raise _Fail(f"{reg} is defined in a cycle inside one iteration")
+        if len(seen) > 100:
+            raise _Fail(f"{reg} is updated through too long a chain of copies")
         seen = seen | {(d, reg)}
         instr = self.body[d]
         text = f"{instr.full_opcode} at line {instr.location.line}"

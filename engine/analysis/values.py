@@ -138,6 +138,7 @@ def as_type(v: Number, type_name: str | None) -> Number:
     return v
 
 
+_MAX_DEPTH = 64  # definitions followed at once (about 6 frames each); real bounds are a few deep
 _SPECIAL_DIMS = {"ntid": "block", "nctaid": "grid"}
 _AXES = {"x": 0, "y": 1, "z": 2}
 _THREAD_DEPENDENT = ("tid", "laneid", "warpid", "lanemask", "clock", "globaltimer", "smid")
@@ -234,6 +235,8 @@ class UniformEvaluator:
     def operand(self, operand: Operand, at: int) -> Value:
         kind = operand.kind
         if kind == "immediate":
+            if operand.value is None:
+                return _unknown(f"cannot read the literal {operand.text!r}", operand.text)
             return Value(operand.value, operand.text or str(operand.value))
         if kind in ("register", "predicate"):
             v = self.register(operand.name or "", at)
@@ -253,6 +256,8 @@ class UniformEvaluator:
             return self._memo[key]
         if key in self._active:  # a cycle through a back edge: changes every iteration
             return _unknown(f"{register} changes on every iteration of a loop", register)
+        if len(self._active) > _MAX_DEPTH:  # keeps Python's recursion limit out of reach
+            return _unknown(f"{register} is computed by too long a chain of instructions", register)
         self._active.add(key)
         try:
             result = self._evaluate(self.function.instructions[index], register)
@@ -340,8 +345,16 @@ class UniformEvaluator:
                 x = float(x)
             return as_type(x, dst), e[0]
         if op == "setp":
-            cmp = next(m for m in mods if m in _CMP)
+            cmp = next((m for m in mods if m in _CMP), None)
+            if cmp is None:  # unordered float compares (ltu, nan, ...) are not bounds
+                raise ValueError(f"unsupported comparison {instr.full_opcode}")
             result = _CMP[cmp](as_type(a[0], t), as_type(a[1], t))
+            # setp.<cmp>.and/or/xor p, a, b, c combines the compare with predicate c.
+            combine = next((m for m in mods if m in ("and", "or", "xor")), None)
+            if combine is not None and len(a) >= 3:
+                c = bool(a[2])
+                result = (result and c) if combine == "and" else (result or c) if combine == "or" \
+                    else (result != c)
             return (1 if result else 0), f"({e[0]} {cmp} {e[1]})"
         xs = [as_type(v, t) for v in a]
         out_t = t

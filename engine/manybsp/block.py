@@ -123,50 +123,72 @@ def build_block_table(
             return None
         return l
 
-    def is_full(k: int, l: int, head: int | None) -> bool:
-        if k == head:
-            return True
-        r = rows[k]
-        if r.fu in (None, 1) or r.is_global_access or r.is_barrier:
-            return False
-        if head is None or rows[head].fu == r.fu:
-            # A superstep whose first row is plain (a filler) exposes no latency at all.
-            return False
-        return all(rows[x].fu != r.fu or rows[x].is_global_access for x in range(l, k))
+    plain = [fu_cell(r, params, False) for r in rows]
+    full = [fu_cell(r, params, True) for r in rows]
 
-    def value(k: int, column: int, l: int, head: int | None) -> float:
-        r = rows[k]
-        if r.fu != column:
-            return 0.0
-        cell = fu_cell(r, params, is_full(k, l, head))
-        return cell.value if cell is not None else 0.0
+    def cell_of(k: int, is_full: bool) -> FuCell | None:
+        return full[k] if is_full else plain[k]
 
-    def wait(l: int, m: int, j: int, head: int | None) -> float:
-        """Eq. (8): how long row j waits for producer m when the superstep starts at l."""
-        column = rows[m].fu
-        if column is None or rows[m].is_global_access:
-            return 1.0
-        produced = sum(value(k, column, l, head) for k in range(l, m + 1))
-        issued = sum(issue[k] for k in range(l + 1, j))
-        others = [sum(value(k, y, l, head) for k in range(l, j - 1)) for y in (1, 2, 3, 4) if y != column]
-        return produced - issued - max(others, default=0.0)
+    class Step:
+        """Running state of the open superstep: full-latency flags and per-column prefix sums,
+        extended one row at a time so the scan stays linear in the kernel size."""
 
-    l = 0
-    head = first_full(0, "start")
+        def __init__(self, l: int, head: int | None) -> None:
+            self.l, self.head = l, head
+            self.head_fu = rows[head].fu if head is not None else None
+            self.seen: set[int | None] = set()
+            self.flags: list[bool] = []
+            self.prefix = {c: [0.0] for c in (1, 2, 3, 4)}
+            self.issue_prefix = [0.0]
+
+        def add(self, k: int) -> None:
+            r = rows[k]
+            # Full latency: the head, and the first row of every other non-SP column (global
+            # accesses do not occupy a column).
+            flag = k == self.head or (
+                self.head is not None and r.fu in (2, 3, 4) and r.fu != self.head_fu
+                and not r.is_global_access and not r.is_barrier and r.fu not in self.seen)
+            if not r.is_global_access:
+                self.seen.add(r.fu)
+            self.flags.append(flag)
+            cell = cell_of(k, flag)
+            for c, sums in self.prefix.items():
+                sums.append(sums[-1] + (cell.value if cell is not None and r.fu == c else 0.0))
+            self.issue_prefix.append(self.issue_prefix[-1] + issue[k])
+
+        def column_sum(self, column: int, first: int, last: int) -> float:
+            sums = self.prefix[column]
+            return sums[last - self.l + 1] - sums[first - self.l]
+
+        def wait(self, m: int, j: int) -> float:
+            """Eq. (8): how long row j waits for producer m (rows l..j-1 are in the step)."""
+            column = rows[m].fu
+            if column is None or rows[m].is_global_access:
+                return 1.0
+            l = self.l
+            produced = self.column_sum(column, l, m)
+            issued = self.issue_prefix[j - l] - self.issue_prefix[1]
+            others = max(self.column_sum(y, l, j - 2) for y in (1, 2, 3, 4) if y != column)
+            return produced - issued - others
+
+    step = Step(0, first_full(0, "start"))
+    step.add(0)
     j = 1
 
     def close(end: int, reason: str, next_kind: str) -> None:
-        nonlocal l, head, j
-        for k in range(l, end + 1):
-            if is_full(k, l, head):
-                full_rows.add(k)
+        nonlocal step, j
+        l = step.l
+        full_rows.update(l + o for o, flag in enumerate(step.flags[: end - l + 1]) if flag)
         steps.append((l, end))
         reasons.append(reason)
-        l = end + 1
-        head = first_full(l, next_kind) if l < n else None
-        j = l + 1
+        nxt = end + 1
+        step = Step(nxt, first_full(nxt, next_kind) if nxt < n else None)
+        if nxt < n:
+            step.add(nxt)
+        j = nxt + 1
 
-    while l < n:
+    while step.l < n:
+        l = step.l
         if j >= n:
             close(n - 1, "last", "start")
             break
@@ -190,20 +212,21 @@ def build_block_table(
         if inside:
             m = max(inside)
             if m == j - 1:
-                cell = fu_cell(rows[m], params, is_full(m, l, head))
+                cell = cell_of(m, step.flags[m - l])
                 sync[m] = cell.value if cell is not None else 1.0
                 close(m, "dependency", "dependency")
                 continue
-            waited = wait(l, m, j, head)
+            waited = step.wait(m, j)
             if waited > 0:
                 sync[m] = waited
                 close(m, "filler", "filler")
                 continue
+        step.add(j)
         j += 1
 
     block = []
     for k, r in enumerate(rows):
-        cell = fu_cell(r, params, k in full_rows)
+        cell = cell_of(k, k in full_rows)
         comm = r.lat_comm * params.w * max(1, r.n_ma) if r.is_global_access else 0.0
         block.append(
             BlockRow(

@@ -43,9 +43,14 @@ def eq9_comp(rows: list[BlockRow]) -> float:
     """Eq. (9) over consecutive BLOCK rows."""
     if not rows:
         return 0.0
-    tail_issue = sum(r.issue_value for r in rows[1:])
-    columns = [sum(r.fu_value(c) for r in rows) for c in (1, 2, 3, 4)]
-    return rows[0].issue_value + max(tail_issue, *columns)
+    tail_issue = 0.0
+    columns = {1: 0.0, 2: 0.0, 3: 0.0, 4: 0.0}
+    for k, r in enumerate(rows):
+        if k:
+            tail_issue += r.issue_value
+        for column, cell in r.fu.items():
+            columns[column] = columns.get(column, 0.0) + cell.value
+    return rows[0].issue_value + max(tail_issue, *columns.values())
 
 
 def level2_supersteps(

@@ -60,6 +60,18 @@ class TokenCursor:
             raise self.error(f"expected {what}", tok)
         return value
 
+    def unterminated(self, tok: Token, message: str) -> PtxSyntaxError:
+        """The error for ``tok`` found where a ``;`` belongs (``tok`` was just consumed).
+
+        When ``tok`` starts a new line the statement before it simply lacks its ``;``: point
+        just past that statement's last token rather than at the next statement.
+        """
+        prev = self.toks[self.i - 2] if self.i >= 2 else None
+        if prev is not None and prev.line != tok.line:
+            return PtxSyntaxError("expected ';' at the end of the statement", self.file, prev.line,
+                                  prev.column + len(prev.text), prev.text)
+        return self.error(message, tok)
+
     def loc(self, tok: Token) -> SourceLocation:
         return SourceLocation(self.file, tok.line, tok.column)
 

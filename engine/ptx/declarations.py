@@ -84,7 +84,7 @@ class DeclarationParser(TokenCursor):
                 if name_tok.kind != "word":
                     raise self.error("expected a variable name", name_tok)
                 continue
-            raise self.error("expected ';' after a declaration", tok)
+            raise self.unterminated(tok, "expected ';' after a declaration")
 
     def initializer(self, eq: Token) -> str:
         """Initialiser text up to the ``,`` or ``;`` at depth 0, kept verbatim."""
@@ -168,7 +168,6 @@ class DeclarationParser(TokenCursor):
             pointer_space=pointer_space, pointer_align=pointer_align, state_space=space,
         )
 
-
     def directive_numbers(self) -> tuple[int, ...]:
         """``.maxntid 256, 1, 1`` -> (256, 1, 1); ``.explicitcluster`` -> ()."""
         values: list[int] = []
@@ -210,6 +209,6 @@ class DeclarationParser(TokenCursor):
             if tok.kind == "punct" and tok.text == ";":
                 return out
             if not (tok.kind == "punct" and tok.text == ","):
-                raise self.error("expected ';' after a register declaration", tok)
+                raise self.unterminated(tok, "expected ';' after a register declaration")
             tok = self.next("a register name")
 

@@ -48,9 +48,6 @@ class RegisterTest:
         return False
 
 
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
-
-
 class InstructionParser(DeclarationParser):
     """Grammar rules for one instruction statement inside a function body."""
 
@@ -59,7 +56,7 @@ class InstructionParser(DeclarationParser):
         # (instruction, file index, line, column) for every instruction after a ``.loc``;
         # resolved at the end because ``.file`` lines come after the function bodies.
         self.pending_locs: list[tuple[Instruction, LocTuple]] = []
-        self.depth = 0
+        self.depth = 0  # operand nesting depth, checked against _MAX_NESTING
         self.is_register = RegisterTest(set(), [])  # replaced per function body
         self.branch = False  # inside a bra/brx: bare names are labels
 
@@ -250,7 +247,7 @@ class InstructionParser(DeclarationParser):
                        elements=tuple(others))
 
 
-
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 
 
 def clean_statement(statement: str) -> str:

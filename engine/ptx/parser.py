@@ -200,7 +200,13 @@ class _Parser(InstructionParser):
                     function.directives[tok.text[1:]] = self.directive_numbers()
                 continue
             raise self.error(f"expected '{{' or ';' after the header of {name_tok.text}", tok)
-        self.module.functions.append(function)
+        functions = self.module.functions
+        if function.is_definition:
+            # nvcc declares a .func before its first caller and defines it later (with -G even
+            # after the kernel); the definition supersedes the forward declaration, so that a
+            # look-up by name finds the body.
+            functions[:] = [f for f in functions if f.name != function.name or f.is_definition]
+        functions.append(function)
 
     def body(self, function: Function, open_tok: Token) -> None:
         function.body = []

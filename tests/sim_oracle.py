@@ -1,0 +1,212 @@
+"""Reference Pipeline-model simulator, written only for the tests.
+
+Deliberately plain: exact ``Fraction`` times (no ticks), every warp's instruction list
+materialised, a heap of candidate event times, and every warp examined at every event. It shares
+no code with ``engine.pipeline`` beyond reading the description, so agreement is evidence.
+
+Rules (the same as docs/pipeline.md states for the engine):
+* at time t, one *round* visits the resident warps in policy order and issues every warp whose
+  next instruction has its producers completed, whose previous issue was at least the warp issue
+  interval ago, whose subsystem is free, while fewer than IL instructions issued in cycle floor(t);
+* LRR visits slots from the one after the last issuing slot; GTO visits the last issuing warp
+  first, then blocks from oldest to youngest, warps in index order;
+* barriers release at the latest completion of the block's barrier instruction; a block retires at
+  its warps' last completion, its successor starts a launch overhead later (launched at the start
+  of the next round, in retirement order, and it is then the youngest);
+* rounds repeat at the same time while some warp could still issue.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from engine.errors import SimulationError
+from engine.pipeline.description import KernelDescription, Loop, Run
+
+
+def expand(nodes) -> list[int]:
+    out: list[int] = []
+    for node in nodes:
+        if isinstance(node, Run):
+            out.extend(node.instructions)
+        else:
+            assert isinstance(node, Loop)
+            body = expand(node.body)
+            out.extend(body * node.count)
+    return out
+
+
+@dataclass(eq=False)
+class _Warp:
+    gid: int
+    program: list[int]
+    pc: int = 0
+    gap: Fraction = Fraction(0)
+    ready: Fraction = Fraction(0)
+    at_barrier: bool = False
+    done: bool = False
+    last_complete: Fraction = Fraction(0)
+    latest: dict[int, Fraction] = field(default_factory=dict)
+
+    def earliest(self) -> Fraction:
+        return max(self.gap, self.ready)
+
+
+@dataclass
+class OracleResult:
+    cycles: Fraction
+    issues: dict[int, list[tuple[int, Fraction]]]  # warp -> [(instr, issue time)]
+
+
+def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
+    ins = d.instructions
+    wpb = d.warps_per_block
+    gamma = min(d.resident_blocks, d.blocks)
+    programs = [expand(p) for p in d.paths]
+    il = d.issue_limit
+    sub_free = [Fraction(0)] * len(d.subsystems)
+    slots: list[_Warp | None] = [None] * (gamma * wpb)
+    age = list(range(gamma))           # block slots, oldest first
+    queue = list(range(gamma))         # block slots waiting for a block
+    start_of = [d.block_launch_overhead] * gamma
+    arrived = [0] * gamma
+    bar_max = [Fraction(0)] * gamma
+    finished = [0] * gamma
+    next_block = 0
+    issues: dict[int, list[tuple[int, Fraction]]] = {}
+    end = Fraction(0)
+    rr = 0
+    greedy: _Warp | None = None
+    cycle = -1
+    count = 0
+    events: list[Fraction] = [Fraction(0)]
+    t = Fraction(0)
+
+    def fetch(w: _Warp, base: Fraction) -> None:
+        """Called after w issued (or was released): compute when its next instruction is ready."""
+        w.ready = base
+        if w.pc < len(w.program):
+            for p in ins[w.program[w.pc]].deps:
+                w.ready = max(w.ready, w.latest.get(p, Fraction(0)))
+
+    while True:
+        t = heapq.heappop(events)
+        while events and events[0] == t:
+            heapq.heappop(events)
+        # launches
+        for b in queue:
+            if next_block >= d.blocks:
+                continue
+            arrived[b] = 0
+            bar_max[b] = Fraction(0)
+            finished[b] = 0
+            for wi in range(wpb):
+                gid = next_block * wpb + wi
+                w = _Warp(gid=gid, program=programs[d.path_of_warp(wi)])
+                w.gap = start_of[b] + wi * d.warp_launch_overhead
+                issues[gid] = []
+                slots[b * wpb + wi] = w
+            next_block += 1
+        queue = []
+        while True:  # rounds at time t
+            if math.floor(t) != cycle:
+                cycle = math.floor(t)
+                count = 0
+            if policy == "lrr":
+                order = [(rr + k) % len(slots) for k in range(len(slots))]
+            else:
+                order = []
+                if greedy is not None and not greedy.done and any(x is greedy for x in slots):
+                    order.append(next(k for k, x in enumerate(slots) if x is greedy))
+                for b in list(age):
+                    for wi in range(wpb):
+                        s = b * wpb + wi
+                        if s not in order:
+                            order.append(s)
+            first = last = None
+            for s in order:
+                if il is not None and count >= il:
+                    break
+                w = slots[s]
+                if w is None or w.done or w.at_barrier or w.earliest() > t:
+                    continue
+                i = w.program[w.pc]
+                u = ins[i].unit
+                if sub_free[u] > t:
+                    continue
+                # issue
+                count += 1
+                sub_free[u] = t + ins[i].lam
+                complete = t + ins[i].Lam
+                end = max(end, complete)
+                issues[w.gid].append((i, t))
+                w.latest[i] = complete
+                w.last_complete = max(w.last_complete, complete)
+                w.gap = t + d.warp_issue_interval
+                w.pc += 1
+                first = s if first is None else first
+                last = s
+                b = s // wpb
+                block = [slots[b * wpb + k] for k in range(wpb)]
+                if ins[i].barrier:
+                    w.at_barrier = True
+                    arrived[b] += 1
+                    bar_max[b] = max(bar_max[b], complete)
+                    if arrived[b] == wpb:
+                        release = bar_max[b]
+                        arrived[b] = 0
+                        bar_max[b] = Fraction(0)
+                        released = block
+                    elif arrived[b] + finished[b] == wpb:
+                        raise SimulationError("barrier deadlock")
+                    else:
+                        released = []
+                else:
+                    release = Fraction(0)
+                    released = [w]
+                for x in released:
+                    x.at_barrier = False
+                    if x.pc >= len(x.program):
+                        x.done = True
+                        finished[b] += 1
+                        if arrived[b] > 0 and arrived[b] + finished[b] == wpb:
+                            raise SimulationError("barrier deadlock")
+                        if finished[b] == wpb:
+                            start_of[b] = max(y.last_complete for y in block) + d.block_launch_overhead
+                            age.remove(b)
+                            age.append(b)
+                            queue.append(b)
+                    else:
+                        fetch(x, release)
+            if policy == "gto" and first is not None:
+                greedy = slots[first]
+            if policy == "lrr" and last is not None:
+                rr = (last + 1) % len(slots)
+            # next events
+            full = il is not None and count >= il
+            again = False
+            for w in slots:
+                if w is None or w.done or w.at_barrier:
+                    continue
+                e = max(w.earliest(), sub_free[ins[w.program[w.pc]].unit])
+                if full and e < cycle + 1:
+                    e = Fraction(cycle + 1)
+                if e <= t:
+                    again = True
+                else:
+                    heapq.heappush(events, e)
+            if again and queue:
+                heapq.heappush(events, t)  # launch first, then another round at t
+            if not again or queue:
+                break
+        for b in queue:
+            if next_block < d.blocks:
+                heapq.heappush(events, max(start_of[b], t))
+        if not events:
+            if next_block < d.blocks or any(w is not None and not w.done for w in slots):
+                raise SimulationError("stuck")
+            break
+    return OracleResult(cycles=end, issues=issues)

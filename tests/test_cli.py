@@ -1,0 +1,75 @@
+"""The headless command line: JSON shape, loop trip counts from arguments, clean errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+MM = ROOT / "samples" / "ptx" / "mm.sm_90.ptx"
+HOTSPOT = ROOT / "samples" / "ptx" / "hotspot.sm_90.ptx"
+
+
+def run_json(capsys, *argv: str) -> dict:
+    assert main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("width, tiles", [(2048, 128), (1024, 64), (256, 16)])
+def test_info_reports_tile_loop_trip_count_from_width_argument(capsys, width, tiles):
+    out = run_json(capsys, "info", str(MM), "--kernel", "matrixMulSquare", "--profile", "h100",
+                   "--grid", "8,8", "--block", "16,16", "--arg", f"3={width}", "--no-ptxas")
+    (kernel,) = out["kernels"]
+    outer = [loop for loop in kernel["loops"] if loop["depth"] == 1]
+    assert len(outer) == 1
+    assert outer[0]["trip_count"] == tiles
+    assert kernel["instructions"]["total"] > 0
+
+
+def test_info_reports_hotspot_pyramid_loop(capsys):
+    out = run_json(capsys, "info", str(HOTSPOT), "--profile", "gtx760", "--arg", "0=5", "--no-ptxas")
+    (kernel,) = out["kernels"]
+    assert kernel["instructions"]["barrier"] >= 2
+    assert [loop["trip_count"] for loop in kernel["loops"]] == [5]
+    assert kernel["occupancy"]["blocks_per_sm"] >= 1
+    assert kernel["occupancy"]["limiter"] in ("threads", "warps", "registers", "shared_memory", "block_slots")
+
+
+def test_info_lists_every_kernel_of_a_file(capsys):
+    out = run_json(capsys, "info", str(MM), "--no-ptxas")
+    names = [k["name"] for k in out["kernels"]]
+    assert len(names) == 3 and all(k["loops"] for k in out["kernels"])
+
+
+def test_unknown_trip_count_is_reported_unknown(tmp_path, capsys):
+    # A copy away from its launch file: the tile-loop bound is a parameter with no value.
+    ptx = tmp_path / "mm.ptx"
+    ptx.write_text(MM.read_text())
+    out = run_json(capsys, "info", str(ptx), "--kernel", "matrixMulSquare", "--no-ptxas")
+    outer = [loop for loop in out["kernels"][0]["loops"] if loop["depth"] == 1]
+    assert outer[0]["trip_count"] is None
+    assert outer[0]["trip_source"] == "unknown" and outer[0]["trip_reason"]
+
+
+def test_unknown_launch_configuration_is_refused(capsys):
+    assert main(["info", str(MM), "--launch", str(ROOT / "samples" / "mm.launch.toml"), "--config", "nope"]) == 2
+    assert "no launch named 'nope'" in capsys.readouterr().err
+
+
+def test_malformed_ptx_gives_location_and_exit_2(tmp_path, capsys):
+    bad = tmp_path / "bad.ptx"
+    bad.write_text(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(\n{\n  add.s32 %r1, %r2;\n")
+    assert main(["info", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.ptx:" in err and "Traceback" not in err
+
+
+def test_bad_option_values_are_refused(capsys):
+    assert main(["info", str(MM), "--grid", "0,4", "--block", "16"]) == 2
+    assert "grid" in capsys.readouterr().err
+    assert main(["info", str(MM), "--arg", "3=abc"]) == 2
+    assert "--arg" in capsys.readouterr().err

@@ -108,6 +108,11 @@ def test_flags() -> None:
     assert not classify(make("bar.warp.sync")).is_barrier  # warp-level: no block barrier
     assert not classify(make("membar.cta")).is_barrier
     assert classify(make("bra.uni")).is_branch and not classify(make("call.uni")).is_branch
+    copy = classify(make("cp.async.ca.shared.global"))
+    assert copy.is_load and copy.is_store and copy.unit is Unit.LDST
+    wait = classify(make("cp.async.wait_group"))
+    assert wait.unit is Unit.LDST and wait.space is MemorySpace.NONE
+    assert not (wait.is_load or wait.is_store or wait.is_global_memory)
 
 
 def test_cache_is_fast() -> None:

@@ -142,8 +142,8 @@ def test_bad_equation_inputs_raise_model_error() -> None:
         evaluate(_params_small(), [], 0)
     with pytest.raises(ModelError, match="empty launch"):
         evaluate(_params_small(n_b=0), [Level1Input(1, 0, 0, 1)], 0)
-    with pytest.raises(ModelError, match="l_m"):
-        evaluate(_params_small(l_m=1), [Level1Input(10, 800, 0, 1), Level1Input(10, 800, 0, 1)], 800)
+    one_access = evaluate(_params_small(l_m=1), [Level1Input(10, 800, 0, 1), Level1Input(10, 0, 0, 1)], 0)
+    assert one_access["warps_need"] == 4 and "l_m = 1" in one_access.notes[0]
     with pytest.raises(ModelError, match="negative"):
         evaluate(_params_small(), [Level1Input(1, 0, 0, -1)], 0)
 

@@ -161,7 +161,11 @@ def _classify_opcode(opcode: str, modifiers: tuple[str, ...]) -> Classification:
     unit = _unit_of(opcode, modifiers, types)
     is_mem = unit is Unit.LDST
     space = _space_of(opcode, modifiers, is_mem)
-    is_async_copy = opcode == "cp"
+    # cp.async copies global -> shared (a load and a store); cp.async.commit_group/wait_group
+    # name no state space and only order earlier copies.
+    is_async_copy = opcode == "cp" and space is not MemorySpace.GENERIC
+    if opcode == "cp" and not is_async_copy:
+        space = MemorySpace.NONE
     is_load = opcode in _LOADS or (opcode == "wmma" and "load" in modifiers) or is_async_copy
     is_store = opcode in _STORES or (opcode == "wmma" and "store" in modifiers) or is_async_copy
     return Classification(

@@ -85,7 +85,7 @@ class _LoopAnalysis:
         assert self.exit is not None
         k, block = self.exit
         branch = self.cfg.blocks[block].end - 1
-        a = self.register(reg, branch, set())
+        a = self.register(reg, branch, frozenset())
         if a.phi is None:
             assert a.value is not None
             return a.value
@@ -97,12 +97,12 @@ class _LoopAnalysis:
     def _in_loop(self, index: int) -> bool:
         return self.cfg.block_of(index).index in self.loop.body
 
-    def operand(self, operand: Operand, at: int) -> _Affine:
+    def operand(self, operand: Operand, at: int, seen: frozenset[tuple[int, str]] = frozenset()) -> _Affine:
         if operand.kind == "register" and operand.name:
-            return self.register(operand.name, at, set())
+            return self.register(operand.name, at, seen)
         return _Affine(None, value=self.ev.operand(operand, at))
 
-    def register(self, reg: str, at: int, seen: set[tuple[int, str]]) -> _Affine:
+    def register(self, reg: str, at: int, seen: frozenset[tuple[int, str]]) -> _Affine:
         defs = self.ev.defs(reg, at)
         if not any(self._in_loop(d) for d in defs):
             return _Affine(None, value=self.ev.merge(reg, defs, at))
@@ -114,7 +114,7 @@ class _LoopAnalysis:
             raise _Fail(f"{reg} is updated on some paths through the loop only")
         return self.transfer(defs[0], reg, seen)
 
-    def transfer(self, d: int, reg: str, seen: set[tuple[int, str]]) -> _Affine:
+    def transfer(self, d: int, reg: str, seen: frozenset[tuple[int, str]]) -> _Affine:
         """The value definition ``d`` gives ``reg``, in terms of a carried register."""
         if (d, reg) in seen:
             raise _Fail(f"{reg} is defined in a cycle inside one iteration")
@@ -129,8 +129,8 @@ class _LoopAnalysis:
         if instr.opcode == "mov" and len(ops) == 1 and ops[0].kind == "register":
             return self.register(ops[0].name or "", d, seen)
         if instr.opcode in ("add", "sub") and len(ops) == 2 and _is_int(instruction_type(instr)):
-            a = self._operand_in(ops[0], d, seen)
-            b = self._operand_in(ops[1], d, seen)
+            a = self.operand(ops[0], d, seen)
+            b = self.operand(ops[1], d, seen)
             sign = 1 if instr.opcode == "add" else -1
             if a.phi is not None and b.phi is None:
                 return _Affine(a.phi, a.offset + sign * self._constant(b, reg))
@@ -141,11 +141,6 @@ class _LoopAnalysis:
                 (i := atom_definition(name)) is None or not self._in_loop(i) for name, _ in value.terms):
             return _Affine(None, value=value)  # recomputed each iteration, but always the same
         raise _Fail(f"{reg} is updated by {text}, which is not an add/sub of a uniform step")
-
-    def _operand_in(self, operand: Operand, at: int, seen: set[tuple[int, str]]) -> _Affine:
-        if operand.kind == "register" and operand.name:
-            return self.register(operand.name, at, seen)
-        return _Affine(None, value=self.ev.operand(operand, at))
 
     @staticmethod
     def _constant(a: _Affine, reg: str) -> int:
@@ -163,7 +158,7 @@ class _LoopAnalysis:
             outside = [d for d in self.defuse.reaching_at_exit(latch, phi) if not self._in_loop(d)]
             if len(defs) != 1 or outside:
                 raise _Fail(f"{phi} is not updated exactly once per iteration")
-            a = self.transfer(defs[0], phi, set())
+            a = self.transfer(defs[0], phi, frozenset())
             if a.phi != phi:
                 raise _Fail(f"{phi} is not an induction register (it takes {a.phi}'s value)")
             steps.add(a.offset)

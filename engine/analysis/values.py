@@ -415,10 +415,9 @@ def _round(x: float, mods: tuple[str, ...]) -> int:
 def _linear_apply(instr: Instruction, ins: list[Value], reason: str) -> Value | None:
     """Integer add/sub/mul-by-constant/shl/neg/mov on linear values; None when not linear."""
     op, mods = instr.opcode, instr.modifiers
-    t = instruction_type(instr)
-    if t is None or t[0] not in "bsu" or "hi" in mods or (op == "cvt" and len(
-            [m for m in mods if m in TYPE_BYTES and m[0] not in "bsu"])):
-        return None
+    types = [m for m in mods if m in TYPE_BYTES]
+    if not types or any(x[0] not in "bsu" for x in types) or "hi" in mods:
+        return None  # floats (and cvt to/from them) and high halves are not linear
     lins = [v.linear for v in ins]
     if any(x is None for x in lins):
         return None

@@ -48,6 +48,7 @@ class Prediction:
 
     quantities: dict[str, Quantity] = field(default_factory=dict)
     branch: str = "eq. 24"
+    notes: list[str] = field(default_factory=list)   # where an equation needed a reading of ours
 
     def __getitem__(self, name: str) -> float:
         return self.quantities[name].value
@@ -135,11 +136,14 @@ def evaluate(params: ManyBspParams, level1: list[Level1Input], last_level2_comm:
     denominator = warp_comp * (l_m - 1)
     if wcd == 0:
         ratio = Fraction(0)
+    elif warp_comp <= 0:
+        raise ModelError("Many-BSP eq. 15: warp_comp is 0 while warp_comm_Δ > 0")
     elif denominator <= 0:
-        raise ModelError(
-            "Many-BSP eq. 15: warp_comp × (l_m − 1) is 0 while warp_comm_Δ > 0 "
-            f"(warp_comp={_fmt(warp_comp)}, l_m={_fmt(l_m)}); set l_m > 1 in the profile"
-        )
+        # l_m <= 1: one global access per warp, so no later access can hide it; eq. 15's
+        # per-access ratio is undefined and no extra warps help: take the ceil term as 0.
+        ratio = Fraction(0)
+        pred.notes.append(f"eq. 15: l_m = {_fmt(l_m)} (at most one global access), "
+                          "the ratio term is taken as 0")
     else:
         ratio = wcd * l_c / denominator
     wn_exact = params.n_ws * (ratio + 1)

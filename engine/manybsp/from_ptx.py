@@ -76,7 +76,7 @@ def build_instruction_table(
                 d=int(user == i + 1),
                 p=0,
                 producers=producers,
-                is_branch=cls.is_branch or cost.unit is Unit.CONTROL and instr.opcode in ("bra", "brx"),
+                is_branch=cls.is_branch or (cost.unit is Unit.CONTROL and instr.opcode in ("bra", "brx")),
                 labels=instr.labels,
                 location=instr.location,
                 cuda_location=instr.cuda_location,
@@ -84,38 +84,42 @@ def build_instruction_table(
                 cost_source=cost.source,
             )
         )
-    specs = _level1_specs(analysis, rows, launch, warnings)
+    specs = _level1_specs(analysis, rows)
     return rows, specs, warnings
 
 
-def _level1_specs(analysis: KernelAnalysis, rows: list[InstructionRow], launch: Launch,
-                  warnings: list[str]) -> list[Level1Spec]:
-    n = len(rows)
-    starts = {0}
-    for k, r in enumerate(rows):
-        if r.is_barrier and k + 1 < n:
-            starts.add(k + 1)
-    for loop in analysis.loop_info:
-        starts.add(loop.first_instruction)
-        if loop.last_instruction + 1 < n:
-            starts.add(loop.last_instruction + 1)
-    ordered = sorted(s for s in starts if 0 <= s < n)
-    specs = []
-    for a, b in zip(ordered, ordered[1:] + [n], strict=True):
-        iterations, known, reasons, header = 1, True, [], None
-        for loop in analysis.loop_info:
-            if loop.first_instruction <= a and b - 1 <= loop.last_instruction:
-                trip = loop.trip_count
-                header = loop.key
-                if trip.known and trip.value is not None:
-                    iterations *= trip.value
-                    reasons.append(f"loop {loop.key}: {trip.value} ({trip.source})")
-                else:
-                    known = False
-                    reasons.append(f"loop {loop.key}: trip count unknown ({trip.reason})")
-        specs.append(Level1Spec(rows[a].index, rows[b - 1].index, iterations, known, "; ".join(reasons),
-                                header))
+def _level1_specs(analysis: KernelAnalysis, rows: list[InstructionRow]) -> list[Level1Spec]:
+    """Cut the static order where the set of enclosing loops changes (a loop's first and last
+    instruction, also for loops whose blocks are not contiguous) and after each barrier."""
+    cfg = analysis.cfg
+    loops_by_block: dict[int, tuple] = {}
+    for block in cfg.blocks:
+        inside = [loop for loop in cfg.loops if block.index in loop.body]
+        loops_by_block[block.index] = tuple(sorted(inside, key=lambda lp: lp.depth))
+    nest = [loops_by_block[cfg.block_of(k).index] for k in range(len(rows))]
+    specs: list[Level1Spec] = []
+    start = 0
+    for k in range(len(rows)):
+        last = k == len(rows) - 1
+        if last or rows[k].is_barrier or nest[k + 1] != nest[k]:
+            specs.append(_spec(analysis, rows, start, k, nest[k]))
+            start = k + 1
     return specs
+
+
+def _spec(analysis: KernelAnalysis, rows: list[InstructionRow], a: int, b: int, loops: tuple) -> Level1Spec:
+    iterations, known, reasons = 1, True, []
+    for loop in loops:
+        trip = analysis.trip_counts.get(loop.key)
+        if trip is not None and trip.known and trip.value is not None:
+            iterations *= trip.value
+            reasons.append(f"loop {loop.key}: {trip.value} ({trip.source})")
+        else:
+            known = False
+            why = trip.reason if trip is not None else "not analysed"
+            reasons.append(f"loop {loop.key}: trip count unknown ({why})")
+    header = loops[-1].key if loops else None
+    return Level1Spec(rows[a].index, rows[b].index, iterations, known, "; ".join(reasons), header)
 
 
 def params_for(profile: Profile, launch: Launch, rows: list[InstructionRow], specs: list[Level1Spec],

@@ -145,8 +145,11 @@ def predict_from_block(
     rows: list[InstructionRow] | None = None,
     warnings: list[str] | None = None,
     marks: set[str] | None = None,
+    end_reasons: dict[int, str] | None = None,
 ) -> ManyBspResult:
-    """Supersteps and eqs. 10-25 from a BLOCK table (constructed, edited or imported)."""
+    """Supersteps and eqs. 10-25 from a BLOCK table (constructed, edited or imported).
+    ``end_reasons`` (instruction index -> why a superstep ends there) labels the level-2 supersteps;
+    without it a superstep is labelled by its sync cell."""
     ov = overrides or Overrides()
     marks = set() if marks is None else marks
     warnings = list(warnings or [])
@@ -165,7 +168,9 @@ def predict_from_block(
         marks.add(f"iterations:{i}")
     ends = {s.end for s in specs}
     ranges = split_by_sync(block, ends)
-    level2 = level2_supersteps(block, ranges, ["sync" if block[b].sync else "level1/last" for _, b in ranges])
+    labels = end_reasons or {}
+    level2 = level2_supersteps(block, ranges, [
+        labels.get(block[b].index, "sync" if block[b].sync else "level1/last") for _, b in ranges])
     level1 = level1_supersteps(level2, specs)
     for step in level1:
         if not step.iterations_known:
@@ -178,6 +183,7 @@ def predict_from_block(
         [Level1Input(s.comp, s.comm, s.ovh, s.iterations) for s in level1],
         level2[-1].comm if level2 else 0.0,
     )
+    warnings.extend(prediction.notes)
     return ManyBspResult(params, rows or [], block, level2, level1, prediction, warnings, marks)
 
 
@@ -204,4 +210,6 @@ def run_manybsp(
             + ", ".join(str(i) for i in defaults[:20]) + (" ..." if len(defaults) > 20 else "")
         )
     param_free = dataclasses.replace(ov, params={})
-    return predict_from_block(construction.block, params, specs, param_free, rows, warnings, marks)
+    reasons = {construction.block[b].index: why
+               for (_, b), why in zip(construction.level2, construction.end_reasons, strict=True)}
+    return predict_from_block(construction.block, params, specs, param_free, rows, warnings, marks, reasons)

@@ -1,0 +1,369 @@
+"""Qt-free facade that the desktop app drives: one call turns a kernel's inputs plus the user's
+state (launch, overrides, occupancy, scheduler policy) into everything the window shows.
+
+``Workbench.compute(inputs, state, cancel=..., progress=...)`` runs, in order: the kernel
+analysis (loops, inferred trip counts), the occupancy rules, the Many-BSP model
+(:func:`engine.manybsp.predict_manybsp`), the Pipeline-model simulation with its trace and the
+analytical peers (``engine.pipeline``), then the occupancy sweep of every model. Each stage that
+fails with a :class:`WarplineError` records its message and lets the others run, so one model
+that cannot evaluate (a profile without a ``[manybsp]`` section, say) never blanks the window.
+
+The state is immutable: every edit builds a new :class:`WorkbenchState`, so undo/redo and the
+session file only ever store snapshots, and a background computation never sees a half-edit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from engine.analysis import KernelAnalysis, analyze_kernel
+from engine.errors import WarplineError
+from engine.inputs import KernelInputs
+from engine.launch import Launch
+from engine.manybsp import ManyBspResult, Overrides, predict_manybsp
+from engine.occupancy import Occupancy, occupancy
+from engine.profiles import Profile, list_profiles, load_profile
+
+CancelCheck = Callable[[], bool]          # returns True when the caller wants the work stopped
+ProgressFn = Callable[[float, str], None]  # fraction done (0..1), what is running
+
+POLICIES = ("lrr", "gto")
+FALLBACK_PROFILE = "gtx1070"   # 000's worked cases (hotspot, knn, mm) run on it
+
+# Editable BLOCK-table columns and where an edit lands in engine.manybsp.Overrides.
+LATENCY_COLUMNS = ("lat_comp", "lat_comm")
+CELL_COLUMNS = ("issue", "fu1", "fu2", "fu3", "fu4", "comm", "ovh", "sync")
+EDITABLE_COLUMNS = (*LATENCY_COLUMNS, "n_ma", *CELL_COLUMNS)
+
+
+class Cancelled(Exception):
+    """The caller asked the running computation to stop (its result would be stale)."""
+
+
+# ---------------------------------------------------------------------------- state
+
+
+@dataclass(frozen=True)
+class WorkbenchState:
+    """What the user chose. ``occupancy`` None means "as many blocks as fit" (the launch's max).
+
+    ``overrides`` is treated as immutable: the ``with_*`` helpers copy it before changing it.
+    """
+
+    kernel: str
+    profile: str                       # shipped profile name or a .toml path
+    launch: Launch
+    overrides: Overrides = field(default_factory=Overrides)
+    occupancy: int | None = None
+    policy: str = "lrr"
+    measured_cycles: float | None = None
+
+    def with_launch(self, **changes: Any) -> WorkbenchState:
+        return replace(self, launch=replace(self.launch, **changes))
+
+    def with_overrides(self, edit: Callable[[Overrides], None]) -> WorkbenchState:
+        """A copy whose overrides went through ``edit`` (applied to a deep copy)."""
+        ov = copy_overrides(self.overrides)
+        edit(ov)
+        return replace(self, overrides=ov)
+
+
+def copy_overrides(ov: Overrides) -> Overrides:
+    return Overrides(
+        block_cells=dict(ov.block_cells),
+        latencies={k: dict(v) for k, v in ov.latencies.items()},
+        n_ma=dict(ov.n_ma),
+        iterations=dict(ov.iterations),
+        params=dict(ov.params),
+    )
+
+
+def parse_cell_value(column: str, text: str) -> float | str | None:
+    """Validate what the user typed into an editable cell; WarplineError says why it is refused.
+
+    FU cells take ``16+1`` (exposed latency + occupancy) or a plain number; ``issue`` may be left
+    blank (dual issue, costs 0); every other cell needs a non-negative number.
+    """
+    if column not in EDITABLE_COLUMNS:
+        raise WarplineError(f"column {column!r} cannot be edited")
+    value = text.strip()
+    if value == "":
+        if column == "issue" or column.startswith("fu"):
+            return None
+        raise WarplineError(f"{column}: a value is required (a non-negative number)")
+    if column.startswith("fu") and "+" in value:
+        parts = value.split("+")
+        if len(parts) != 2:
+            raise WarplineError(f"{column}: {value!r} is not 'latency+occupancy' such as 16+1")
+        for part in parts:
+            _non_negative(column, part)
+        return value.replace(" ", "")
+    number = _non_negative(column, value)
+    if column == "n_ma" and not float(number).is_integer():
+        raise WarplineError(f"n_ma: {value!r} must be a whole number of transactions")
+    return number
+
+
+def _non_negative(column: str, text: str) -> float:
+    try:
+        number = float(text)
+    except ValueError:
+        raise WarplineError(f"{column}: {text.strip()!r} is not a number") from None
+    if not math.isfinite(number):
+        raise WarplineError(f"{column}: {text.strip()!r} is not a finite number")
+    if number < 0:
+        raise WarplineError(f"{column}: {number:g} is negative; cycles and counts cannot be")
+    return number
+
+
+def with_cell_edit(state: WorkbenchState, row: int, column: str, value: float | str | None,
+                   reset: bool = False) -> WorkbenchState:
+    """The state with BLOCK-table cell (``row`` = 1-based instruction, ``column``) set or reset."""
+    if column not in EDITABLE_COLUMNS:
+        raise WarplineError(f"column {column!r} cannot be edited")
+
+    def edit(ov: Overrides) -> None:
+        if column in LATENCY_COLUMNS:
+            lat = ov.latencies.setdefault(row, {})
+            if reset:
+                lat.pop(column, None)
+            else:
+                lat[column] = float(value)  # type: ignore[arg-type]
+            if not lat:
+                ov.latencies.pop(row, None)
+        elif column == "n_ma":
+            if reset:
+                ov.n_ma.pop(row, None)
+            else:
+                ov.n_ma[row] = int(float(value))  # type: ignore[arg-type]
+        elif reset:
+            ov.block_cells.pop((row, column), None)
+        else:
+            ov.block_cells[(row, column)] = value
+
+    return state.with_overrides(edit)
+
+
+def with_iterations(state: WorkbenchState, level1: int, value: int | None) -> WorkbenchState:
+    """Level-1 superstep ``level1`` (1-based) runs ``value`` times; None drops the override."""
+    if value is not None and value < 0:
+        raise WarplineError(f"level-1 superstep {level1}: {value} iterations is negative")
+
+    def edit(ov: Overrides) -> None:
+        if value is None:
+            ov.iterations.pop(level1, None)
+        else:
+            ov.iterations[level1] = int(value)
+
+    return state.with_overrides(edit)
+
+
+def is_overridden(state: WorkbenchState, row: int, column: str) -> bool:
+    ov = state.overrides
+    if column in LATENCY_COLUMNS:
+        return column in ov.latencies.get(row, {})
+    if column == "n_ma":
+        return row in ov.n_ma
+    return (row, column) in ov.block_cells
+
+
+def default_profile_for(inputs: KernelInputs) -> str:
+    """A shipped profile of the PTX's own architecture with Many-BSP figures, else 000's GPU."""
+    target = inputs.module.sm_version
+    names = list_profiles()
+    for name in names:
+        try:
+            prof = load_profile(name)
+        except WarplineError:
+            continue
+        if prof.manybsp is not None and target is not None and prof.device.sm_version == target:
+            return name
+    return FALLBACK_PROFILE if FALLBACK_PROFILE in names else next(iter(names), FALLBACK_PROFILE)
+
+
+def initial_state(inputs: KernelInputs, profile: str | None = None) -> WorkbenchState:
+    """The state right after opening a file: its launch (sample launch file or a 1x32 guess)."""
+    launch = inputs.launch or Launch(grid=(1, 1, 1), block=(32, 1, 1), kernel=inputs.kernel_name)
+    name = profile or (inputs.profile.name if inputs.profile is not None else default_profile_for(inputs))
+    if inputs.profile is not None and inputs.profile.path is not None and profile is None:
+        name = str(inputs.profile.path) if inputs.profile.name not in list_profiles() else inputs.profile.name
+    return WorkbenchState(kernel=inputs.kernel_name, profile=name, launch=launch)
+
+
+# ---------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class ModelPrediction:
+    """One row of the results panel."""
+
+    model: str
+    cycles: float | None
+    microseconds: float | None
+    note: str = ""
+
+    def error_percent(self, measured: float | None) -> float | None:
+        if measured is None or measured <= 0 or self.cycles is None:
+            return None
+        return 100.0 * (self.cycles - measured) / measured
+
+
+@dataclass
+class WorkbenchResult:
+    """Everything the window shows for one state. Stage errors are messages, never exceptions."""
+
+    state: WorkbenchState
+    profile: Profile | None
+    analysis: KernelAnalysis | None
+    occupancy: Occupancy | None
+    resident_blocks: int                     # the occupancy the models ran at
+    manybsp: ManyBspResult | None = None
+    simulation: Any = None                   # engine.pipeline SimulationResult (with trace)
+    trace_names: list[str] = field(default_factory=list)     # instruction label per static index
+    trace_units: list[str] = field(default_factory=list)     # subsystem names
+    peers: dict[str, float] = field(default_factory=dict)   # analytical model -> cycles
+    sweep: dict[str, list[tuple[int, float]]] = field(default_factory=dict)  # model -> [(occ, cycles)]
+    predictions: list[ModelPrediction] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)    # stage -> message
+    warnings: list[str] = field(default_factory=list)
+    elapsed_s: float = 0.0
+    complete: bool = True                    # False for the early result sent before the sweep
+
+    @property
+    def max_blocks(self) -> int:
+        return self.occupancy.blocks_per_sm if self.occupancy is not None else 0
+
+
+# ---------------------------------------------------------------------------- the facade
+
+
+class Workbench:
+    """Runs the models; caches what does not change between edits (profiles, analyses)."""
+
+    def __init__(self) -> None:
+        self._profiles: dict[str, Profile] = {}
+        self._analyses: dict[tuple[int, str, str], KernelAnalysis] = {}
+
+    def profile(self, name: str) -> Profile:
+        if name not in self._profiles:
+            self._profiles[name] = load_profile(name)
+        return self._profiles[name]
+
+    def analysis(self, inputs: KernelInputs, launch: Launch) -> KernelAnalysis:
+        # The analysis reads the launch (argument values, trip overrides); the Launch repr
+        # covers every field, so equal launches share one analysis.
+        key = (id(inputs.function), inputs.kernel_name, repr(launch))
+        if key not in self._analyses:
+            if len(self._analyses) > 32:
+                self._analyses.clear()
+            self._analyses[key] = analyze_kernel(inputs.function, launch, inputs.module)
+        return self._analyses[key]
+
+    def compute(self, inputs: KernelInputs, state: WorkbenchState, *,
+                cancel: CancelCheck | None = None, progress: ProgressFn | None = None,
+                partial: Callable[[WorkbenchResult], None] | None = None,
+                sweep: bool = True) -> WorkbenchResult:
+        """Run every model for ``state``. ``cancel`` is polled between stages (and handed to the
+        simulator where it supports it): when it returns True, :class:`Cancelled` is raised.
+        ``partial`` receives the result before the occupancy sweep, so a window can redraw the
+        tables and the Gantt while the sweep (the slow part) still runs."""
+        started = time.perf_counter()
+
+        def step(fraction: float, what: str) -> None:
+            if cancel is not None and cancel():
+                raise Cancelled()
+            if progress is not None:
+                progress(fraction, what)
+
+        step(0.0, "analysis")
+        launch = state.launch
+        profile: Profile | None = None
+        analysis: KernelAnalysis | None = None
+        occ: Occupancy | None = None
+        errors: dict[str, str] = {}
+        try:
+            profile = self.profile(state.profile)
+        except WarplineError as exc:
+            errors["profile"] = str(exc)
+        try:
+            analysis = self.analysis(inputs, launch)
+        except WarplineError as exc:
+            errors["analysis"] = str(exc)
+        resources = inputs.resources
+        if launch.regs_per_thread is not None:
+            resources = replace(resources, registers=launch.regs_per_thread, source="override")
+        smem = resources.static_shared_bytes + launch.smem_dynamic
+        if profile is not None:
+            try:
+                occ = occupancy(profile, launch.threads_per_block, resources.registers, smem)
+            except WarplineError as exc:
+                errors["occupancy"] = str(exc)
+        max_blocks = occ.blocks_per_sm if occ is not None else 0
+        resident = max_blocks if state.occupancy is None else max(1, min(state.occupancy, max_blocks))
+        result = WorkbenchResult(state=state, profile=profile, analysis=analysis, occupancy=occ,
+                                 resident_blocks=resident, errors=errors)
+        if profile is None:
+            return self._finish(result, started)
+        if max_blocks == 0 and occ is not None:
+            errors["occupancy"] = (f"the block does not fit on an SM of {profile.device.name} "
+                                   f"(limited by {occ.limiter})")
+
+        step(0.1, "Many-BSP")
+        try:
+            result.manybsp = predict_manybsp(inputs.module, inputs.kernel_name, profile, launch,
+                                             state.overrides, resources)
+            result.warnings.extend(result.manybsp.warnings)
+        except WarplineError as exc:
+            errors["Many-BSP"] = str(exc)
+
+        step(0.3, "simulation")
+        if max_blocks > 0:
+            from engine import workbench_pipeline
+
+            workbench_pipeline.run(self, inputs, state, profile, resources, resident, result, cancel)
+        self._predictions(result)
+        if partial is not None and sweep:
+            result.complete = False
+            partial(dataclasses.replace(result, predictions=list(result.predictions)))
+            result.complete = True
+        if sweep and max_blocks > 0:
+            step(0.5, "occupancy sweep")
+            from engine import workbench_pipeline
+
+            workbench_pipeline.sweep(self, inputs, state, profile, resources, max_blocks, result, cancel,
+                                     lambda f: step(0.5 + 0.5 * f, "occupancy sweep"))
+        step(1.0, "done")
+        return self._finish(result, started)
+
+    @staticmethod
+    def _finish(result: WorkbenchResult, started: float) -> WorkbenchResult:
+        result.elapsed_s = time.perf_counter() - started
+        return result
+
+    @staticmethod
+    def _predictions(result: WorkbenchResult) -> None:
+        clock = result.profile.device.clock_mhz if result.profile is not None else 0.0
+
+        def row(model: str, cycles: float | None, note: str = "") -> ModelPrediction:
+            us = cycles / clock if cycles is not None and clock > 0 else None
+            return ModelPrediction(model, cycles, us, note)
+
+        rows = []
+        if result.manybsp is not None:
+            rows.append(row("Many-BSP", float(result.manybsp.kernel_exec_cycle),
+                            f"eq. {result.manybsp.prediction.branch.removeprefix('eq. ')}"))
+        else:
+            rows.append(row("Many-BSP", None, result.errors.get("Many-BSP", "")))
+        if result.simulation is not None:
+            rows.append(row("Pipeline simulation", float(result.simulation.cycles),
+                            f"{result.resident_blocks} blocks/SM, {result.state.policy}"))
+        else:
+            rows.append(row("Pipeline simulation", None, result.errors.get("simulation", "")))
+        for name, cycles in result.peers.items():
+            rows.append(row(name, cycles))
+        result.predictions = rows

@@ -316,16 +316,14 @@ class Workbench:
         step(0.1, "Many-BSP")
         try:
             result.manybsp = predict_manybsp(inputs.module, inputs.kernel_name, profile, launch,
-                                             state.overrides, resources)
+                                             _manybsp_overrides(state, launch), resources)
             result.warnings.extend(result.manybsp.warnings)
         except WarplineError as exc:
             errors["Many-BSP"] = str(exc)
 
         step(0.3, "simulation")
         if max_blocks > 0:
-            from engine import workbench_pipeline
-
-            workbench_pipeline.run(self, inputs, state, profile, resources, resident, result, cancel)
+            self._simulate(inputs, state, profile, resources, resident, result, cancel)
         self._predictions(result)
         if partial is not None and sweep:
             result.complete = False
@@ -333,10 +331,8 @@ class Workbench:
             result.complete = True
         if sweep and max_blocks > 0:
             step(0.5, "occupancy sweep")
-            from engine import workbench_pipeline
-
-            workbench_pipeline.sweep(self, inputs, state, profile, resources, max_blocks, result, cancel,
-                                     lambda f: step(0.5 + 0.5 * f, "occupancy sweep"))
+            self._sweep(inputs, state, profile, resources, max_blocks, result,
+                        lambda f: step(0.5 + 0.5 * f, "occupancy sweep"))
         step(1.0, "done")
         return self._finish(result, started)
 
@@ -367,3 +363,57 @@ class Workbench:
         for name, cycles in result.peers.items():
             rows.append(row(name, cycles))
         result.predictions = rows
+
+    # ------------------------------------------------------------------ pipeline stages
+
+    def _simulate(self, inputs: KernelInputs, state: WorkbenchState, profile: Profile, resources: Any,
+                  resident: int, result: WorkbenchResult, cancel: CancelCheck | None) -> None:
+        """The Pipeline-model simulation (with its trace) and the analytical peers."""
+        describe = _pipeline_frontend()
+        if describe is None:
+            result.errors["simulation"] = ("the Pipeline model's PTX front end is not available in this "
+                                           "build (engine.pipeline has no kernel builder yet)")
+            return
+        raise NotImplementedError  # replaced when engine.pipeline's PTX front end lands
+
+    def _sweep(self, inputs: KernelInputs, state: WorkbenchState, profile: Profile, resources: Any,
+               max_blocks: int, result: WorkbenchResult, progress: Callable[[float], None]) -> None:
+        """Cycles of every model at 1..max_blocks resident blocks per SM."""
+        if result.manybsp is not None:
+            result.sweep["Many-BSP"] = manybsp_sweep(result.manybsp, max_blocks)
+        progress(0.2)
+
+
+def _manybsp_overrides(state: WorkbenchState, launch: Launch) -> Overrides:
+    """The user's overrides, plus the chosen occupancy expressed as Many-BSP's ρ.
+
+    000's ρ (eq. 21) is min{⌊max_thread_per_sm / n_t⌋, register and shared-memory terms}; capping
+    ``max_thread_per_sm`` at γ·n_t makes ρ = min(γ, eq. 21) without touching the other terms, and
+    the derivation then shows the capped figure, so the user sees how the occupancy entered.
+    """
+    if state.occupancy is None:
+        return state.overrides
+    ov = copy_overrides(state.overrides)
+    ov.params.setdefault("max_thread_per_sm", state.occupancy * launch.threads_per_block)
+    return ov
+
+
+def manybsp_sweep(mb: ManyBspResult, max_blocks: int) -> list[tuple[int, float]]:
+    """Many-BSP's kernel cycles at ρ = 1..max_blocks: eqs. 10-25 re-evaluated on the same
+    supersteps with ``max_thread_per_sm`` capped at ρ·n_t (see :func:`_manybsp_overrides`)."""
+    from engine.manybsp import Level1Input, evaluate
+
+    steps = [Level1Input(s.comp, s.comm, s.ovh, s.iterations) for s in mb.level1]
+    last_comm = mb.level2[-1].comm if mb.level2 else 0.0
+    out = []
+    for blocks in range(1, max(1, max_blocks) + 1):
+        params = replace(mb.params, max_thread_per_sm=blocks * mb.params.n_t)
+        out.append((blocks, float(evaluate(params, steps, last_comm).kernel_exec_cycle)))
+    return out
+
+
+def _pipeline_frontend() -> Callable[..., Any] | None:
+    """engine.pipeline's PTX-to-simulation entry point, when this build has it."""
+    import engine.pipeline as pipeline
+
+    return getattr(pipeline, "simulate_kernel", None)

@@ -121,8 +121,13 @@ L1:
     mov.u32 %r2, 1;
     ret;
 """
-    cfg = build_cfg(kernel(body))
+    f = kernel(body)
+    cfg = build_cfg(f)
     assert sorted(cfg.blocks[0].successors) == [1, 2]
+    # With the table known (``Function.branch_targets``, when the parser provides it), only
+    # its labels are successors.
+    f.branch_targets = {"TABLE": ("L1",)}  # type: ignore[attr-defined]
+    assert build_cfg(f).blocks[0].successors == [2]
 
 
 def test_empty_kernel() -> None:

@@ -156,3 +156,60 @@ def test_known_rules_on_hotspot_gtx760() -> None:
     assert by[56].ovh == 173 and by[56].sync == 1                          # barrier
     assert by[59].sync == 129                                              # eq. 8 with rows between
     assert by[48].fu[4].text() == "41+2"
+
+
+def _random_rows(seed: int, n: int = 300) -> list:
+    import random
+
+    from engine.manybsp import InstructionRow
+
+    rng = random.Random(seed)
+    rows = []
+    for i in range(1, n + 1):
+        if rng.random() < 0.03:
+            rows.append(InstructionRow(i, "bar.sync 0;", "bar.sync", None, 0, 0, 0, 120, 0, True, False,
+                                       0, 0, 0))
+            continue
+        fu = rng.choice((1, 1, 1, 2, 3, 4))
+        glob = fu == 4 and rng.random() < 0.3
+        branch = fu == 1 and rng.random() < 0.05
+        picks = {rng.randint(max(1, i - 8), i - 1) for _ in range(rng.randint(0, 3))} if i > 1 else set()
+        rows.append(InstructionRow(i, "x", "bra" if branch else "op", fu, 32, rng.choice((1, 8, 16, 32)),
+                                   rng.randint(1, 2) if fu == 4 else 0,
+                                   0 if glob else rng.choice((6, 20, 400)), 400 if glob else 0, False, glob,
+                                   0, 0, 0, producers=tuple(sorted(picks)), is_branch=branch))
+    return rows
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_construction_invariants_on_random_kernels(seed: int) -> None:
+    from engine.manybsp import eq9_comp, split_by_sync
+
+    rows = _random_rows(seed)
+    params = ManyBspParams.from_dict(dict(n_b=64, n_t=256 * (1 + seed % 4), n_SM=4, n_ws=4, warp_size=32,
+                                          issue_cycle=1, mem_lat=400, warp_lnch_ovh=10, block_lnch_ovh=300,
+                                          mu=2.0, l_c=100, l_m=10, max_thread_per_sm=2048, n_reg=65536,
+                                          reg_per_thread=32, shmem_size=49152, shmem_per_block=0))
+    ends = {100, 200}
+    built = build_block_table(rows, params, ends)
+    # The level-2 supersteps partition the rows in order and never cross a level-1 end.
+    assert built.level2[0][0] == 0 and built.level2[-1][1] == len(rows) - 1
+    assert all(b + 1 == a for (_, b), (a, _) in zip(built.level2, built.level2[1:], strict=False))
+    assert all(not (rows[a].index <= e < rows[b].index) for a, b in built.level2 for e in ends)
+    assert split_by_sync(built.block, ends) == built.level2
+    w = params.w
+    for (a, b), block in ((r, built.block[r[0]: r[1] + 1]) for r in built.level2):
+        comp = eq9_comp(block)
+        assert comp >= sum(x.issue_value for x in block[1:])
+        assert all(comp >= sum(x.fu_value(c) for x in block) for c in (1, 2, 3, 4))
+        # A row never shares a superstep with a row it reads directly before it.
+        for k in range(a + 1, b + 1):
+            assert rows[k - 1].index not in rows[k].producers
+    for r, cell in zip(rows, built.block, strict=True):
+        warps = w * max(1, r.n_ma) if r.fu == 4 else w
+        for value in cell.fu.values():
+            bound = r.lat_comp + (warps - 1) * 32 / r.T if value.latency else warps * 32 / r.T
+            assert value.value <= bound + 1e-9
+            assert value.value <= w * r.lat_comp + 1e-9
+        if r.is_global_access:
+            assert cell.comm == r.lat_comm * w * max(1, r.n_ma) and not cell.fu

@@ -90,6 +90,18 @@ extern "C" __global__ void sdk_mm(float *C, const float *A, const float *B, int 
     }
     C[blockIdx.y * 16 * wB + threadIdx.y * wB + blockIdx.x * 16 + threadIdx.x] = s;
 }
+extern "C" __global__ void ptrloop(float *y, const float *a, int n) {
+    float acc = 0;
+    #pragma unroll 1
+    for (const float *p = a; p < a + n; p += 2) acc += *p;
+    y[threadIdx.x] = acc;
+}
+extern "C" __global__ void strided(float *y, int n) {
+    float acc = 0;
+    #pragma unroll 1
+    for (int i = threadIdx.x; i < n; i += blockDim.x) acc += y[i];
+    y[threadIdx.x] = acc;
+}
 extern "C" __global__ void early_break(float *y, int iters) {
     __shared__ float t[256];
     t[threadIdx.x] = y[threadIdx.x];
@@ -396,3 +408,16 @@ def test_sample_launch_files_drive_the_analysis() -> None:
             result = analyze_kernel(module.kernel(launch.kernel), launch, module)
             for info in result.loop_info:  # every loop gets a number or a reason
                 assert info.trip_count.known or info.trip_count.reason
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 9, 10])
+def test_pointer_induction_without_pointer_values(module, n: int) -> None:
+    # p runs from a to a + n with a unknown: the pre-check and the exit test compare pointers
+    # with the same unknown base, so both are decided by n alone.
+    (tc,) = trips(module.kernel("ptrloop"), FakeLaunch(args={2: n}))
+    assert tc.value == len(range(0, n, 2)), tc.reason
+
+
+def test_block_stride_loop_is_thread_dependent(module) -> None:
+    (tc,) = trips(module.kernel("strided"), FakeLaunch(block=(128, 1, 1), args={1: 4096}))
+    assert tc.value is None and "%tid.x" in tc.reason

@@ -1,20 +1,22 @@
 """Loop trip counts from the exit test, the induction register and uniform bounds.
 
-For each natural loop we look for its single exiting branch ``@p bra`` whose predicate comes from
+For each exiting branch ``@p bra`` of a natural loop, ``p`` must come from
 ``setp.<cmp>.<int type> p, a, b``. One side must be an *induction value*: a register that, read
 at the ``setp``, equals ``phi + offset`` where ``phi`` is a register carried around the back edge
 (``add r, r, step``, possibly through ``mov``s between registers, as nvcc writes rotated loops)
-and ``offset`` the updates already done in this iteration. The other side, the step and the
-initial value of ``phi`` (its definitions from outside the loop) must be uniform (see
-:mod:`engine.analysis.values`). The first iteration ``k`` at which the test leaves the loop then
-has a closed form for ``< <= > >= != ==``.
+and ``offset`` the updates already done in this iteration. The step must be uniform; the bound
+and the initial value of ``phi`` must be uniform or differ by a uniform amount (``a < a0 + n``
+with ``a0 = 16 * wA * blockIdx.y``, pointer loops; see :mod:`engine.analysis.values`). The first
+iteration ``k`` at which the test leaves the loop then has a closed form for ``< <= > >= != ==``.
+An initial value may be an earlier loop's exit value (nvcc's remainder-first unrolled loops).
 
 The reported value is the number of iterations per entry of the loop that run its body: the
 number of times the header runs (``k + 1``), except for a top-tested loop whose header is nothing
 but the test (``k``: the last pass only tests). With several exits (``break``), the earliest one
-wins, provided it runs on every iteration.
-Loops that uniform branch decisions never reach (nvcc's unrolled main loop when ``n < 4``,
-a loop behind ``if (n > 0)``) get 0. A user override always wins.
+wins, provided it runs on every iteration; an exit that cannot be analysed makes the count unknown.
+Branches whose predicate is uniform prune the CFG first: loops this launch never reaches (nvcc's
+unrolled main loop when ``n < 4``, a loop behind ``if (n > 0)``) get 0. A user override always
+wins.
 """
 
 from __future__ import annotations

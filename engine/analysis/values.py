@@ -143,7 +143,7 @@ _SPECIAL_DIMS = {"ntid": "block", "nctaid": "grid"}
 _AXES = {"x": 0, "y": 1, "z": 2}
 _THREAD_DEPENDENT = ("tid", "laneid", "warpid", "lanemask", "clock", "globaltimer", "smid")
 _INT_OPS = {"add", "sub", "mul", "mad", "div", "rem", "min", "max", "neg", "abs", "not", "and",
-            "or", "xor", "shl", "shr", "mov", "cvt", "selp", "setp"}
+            "or", "xor", "shl", "shr", "mov", "cvt", "cvta", "selp", "setp"}
 _CMP = {
     "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
     "lt": lambda a, b: a < b, "le": lambda a, b: a <= b,
@@ -292,6 +292,10 @@ class UniformEvaluator:
                 return _unknown(f"{register}'s guarded definition does not execute", register)
         if op in ("ld", "ldu"):
             return self._load(instr, register)
+        if op == "cvta" and "global" not in instr.modifiers:
+            # Shared/local windows move the number; global<->generic keeps it (handled as mov).
+            return atom(f"{register}@{instr.index}", f"{register} is a {instr.full_opcode} address",
+                        register)
         if op not in _INT_OPS:
             return _unknown(f"{register} comes from {instr.full_opcode} (line {instr.location.line})",
                             register)
@@ -305,6 +309,10 @@ class UniformEvaluator:
                 return c
             return ins[0] if c.value else ins[1]
         bad = next((v for v in ins if not v.known), None)
+        if bad is not None and op == "setp" and len(ins) == 2:
+            decided = _compare_linear(instr, ins[0], ins[1])
+            if decided is not None:
+                return Value(0 if decided == complement else 1, f"({ins[0].expr} ? {ins[1].expr})")
         if bad is not None:
             linear = _linear_apply(instr, ins, bad.reason)
             return linear if linear is not None else Value(None, bad.expr, bad.reason)
@@ -335,7 +343,7 @@ class UniformEvaluator:
     def _apply(self, instr: Instruction, a: list[Number], e: list[str]) -> tuple[Number, str]:
         op, mods = instr.opcode, instr.modifiers
         t = instruction_type(instr)
-        if op == "cvt" or op == "mov":
+        if op in ("cvt", "mov", "cvta"):
             src_t = [m for m in mods if m in TYPE_BYTES]
             x = as_type(a[0], src_t[-1] if src_t else t)
             dst = src_t[0] if src_t else t
@@ -432,7 +440,7 @@ def _linear_apply(instr: Instruction, ins: list[Value], reason: str) -> Value | 
             terms[a] = terms.get(a, 0) + c
         return x[0] + y[0], terms
 
-    if op in ("mov", "cvt") and len(lins) == 1:
+    if op in ("mov", "cvt", "cvta") and len(lins) == 1:
         r, expr = lins[0], exprs[0]
     elif op == "neg" and len(lins) == 1:
         r, expr = scaled(lins[0], -1), f"-{exprs[0]}"
@@ -458,3 +466,15 @@ def _linear_apply(instr: Instruction, ins: list[Value], reason: str) -> Value | 
     else:
         return None
     return from_linear(r[0], r[1], expr, reason)
+
+
+def _compare_linear(instr: Instruction, a: Value, b: Value) -> bool | None:
+    """``setp`` of two linear values with the same non-uniform part (``p < a + 4*n`` against
+    ``p = a``): only the offsets differ, so the outcome is uniform. None when undecidable."""
+    la, lb = a.linear, b.linear
+    if la is None or lb is None or la[1] != lb[1]:
+        return None
+    cmp = next((m for m in instr.modifiers if m in _CMP), None)
+    if cmp is None or any(m in ("and", "or", "xor") for m in instr.modifiers):
+        return None
+    return bool(_CMP[cmp](la[0], lb[0]))

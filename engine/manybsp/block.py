@@ -77,11 +77,12 @@ def _issue(rows: list[InstructionRow], params: ManyBspParams) -> tuple[list[floa
     return [0.0 if b else x for x, b in zip(issue, blank, strict=True)], blank
 
 
-def fu_cell(row: InstructionRow, params: ManyBspParams, full: bool) -> FuCell | None:
-    """The FU cell of one row (None for global accesses and barriers)."""
+def fu_cell(row: InstructionRow, params: ManyBspParams, full: bool, w: int | None = None) -> FuCell | None:
+    """The FU cell of one row (None for global accesses and barriers). ``w`` may be passed in to
+    spare recomputing eq. 6 per row."""
     if row.is_barrier or row.is_global_access or row.fu is None:
         return None
-    w = params.w
+    w = params.w if w is None else w
     wt = _wt(row, params.warp_size)
     warps = w * max(1, row.n_ma) if row.fu == 4 else w
     cap = w * row.lat_comp if row.lat_comp > 0 else None
@@ -111,6 +112,8 @@ def build_block_table(
     reasons: list[str] = []
 
     def first_full(l: int, kind: str) -> int | None:
+        """The row of a superstep starting at ``l`` that carries the full latency (None: none);
+        ``kind`` is why the previous superstep ended (see END_REASONS, "start" for the first)."""
         r = rows[l]
         if r.is_global_access or r.is_barrier:
             return None
@@ -123,8 +126,9 @@ def build_block_table(
             return None
         return l
 
-    plain = [fu_cell(r, params, False) for r in rows]
-    full = [fu_cell(r, params, True) for r in rows]
+    w = params.w
+    plain = [fu_cell(r, params, False, w) for r in rows]
+    full = [fu_cell(r, params, True, w) for r in rows]
 
     def cell_of(k: int, is_full: bool) -> FuCell | None:
         return full[k] if is_full else plain[k]
@@ -171,6 +175,20 @@ def build_block_table(
             others = max(self.column_sum(y, l, j - 2) for y in (1, 2, 3, 4) if y != column)
             return produced - issued - others
 
+    # Ends that depend on the row alone (and on whether the next row dual-issues with it).
+    static_end: list[str | None] = []
+    for k, q in enumerate(rows):
+        if q.is_barrier:
+            static_end.append("barrier")
+        elif q.is_branch and q.producers:
+            static_end.append("branch")
+        elif q.index in level1_ends:
+            static_end.append("level1")
+        elif q.is_global_access and k + 1 < n and not blank[k + 1]:
+            static_end.append("global")
+        else:
+            static_end.append(None)
+
     step = Step(0, first_full(0, "start"))
     step.add(0)
     j = 1
@@ -192,17 +210,8 @@ def build_block_table(
         if j >= n:
             close(n - 1, "last", "start")
             break
-        q = rows[j - 1]
-        forced = None
-        if q.is_barrier:
-            forced = "barrier"
-        elif q.is_branch and q.producers:
-            forced = "branch"
-        elif q.index in level1_ends:
-            forced = "level1"
-        elif q.is_global_access and not blank[j]:
-            forced = "global"
-        elif j - 2 >= l and rows[j - 2].is_global_access and blank[j - 1]:
+        forced = static_end[j - 1]
+        if forced is None and j - 2 >= l and rows[j - 2].is_global_access and blank[j - 1]:
             forced = "global"
         if forced:
             sync[j - 1] = 1.0
@@ -227,7 +236,7 @@ def build_block_table(
     block = []
     for k, r in enumerate(rows):
         cell = cell_of(k, k in full_rows)
-        comm = r.lat_comm * params.w * max(1, r.n_ma) if r.is_global_access else 0.0
+        comm = r.lat_comm * w * max(1, r.n_ma) if r.is_global_access else 0.0
         block.append(
             BlockRow(
                 index=r.index,

@@ -12,8 +12,10 @@ rounding error (``3.36`` is read as 336/100, not as the nearest double).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Protocol
 
 from engine.errors import ModelError
 from engine.manybsp.rows import ManyBspParams
@@ -35,6 +37,15 @@ class Quantity:
 @dataclass(frozen=True)
 class Level1Input:
     """What the equations need of a level-1 superstep: its costs and iteration count."""
+
+    comp: float
+    comm: float
+    ovh: float
+    iterations: int
+
+
+class Level1Like(Protocol):
+    """Level1Input or supersteps.Level1Superstep: anything with these four numbers."""
 
     comp: float
     comm: float
@@ -90,7 +101,7 @@ def _fmt(x: float | int | Fraction) -> str:
     return f"{x:g}" if isinstance(x, float) else str(x)
 
 
-def evaluate(params: ManyBspParams, level1: list[Level1Input], last_level2_comm: float) -> Prediction:
+def evaluate(params: ManyBspParams, level1: Sequence[Level1Like], last_level2_comm: float) -> Prediction:
     """Eqs. (4)-(25) for one kernel. ``last_level2_comm`` is the comm of the last level-2 superstep
     (the final global store), which block_comm_delta excludes because nothing can overlap it."""
     if not level1:

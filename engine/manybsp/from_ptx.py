@@ -82,6 +82,7 @@ def build_instruction_table(
                 cuda_location=instr.cuda_location,
                 is_default_cost=cost.is_default,
                 cost_source=cost.source,
+                loop=analysis.loop_key_of(i),
             )
         )
     specs = _level1_specs(analysis, rows)

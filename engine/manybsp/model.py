@@ -75,6 +75,8 @@ def apply_param_overrides(params: ManyBspParams, values: dict[str, float], marks
 
 
 def _apply_row_overrides(rows: list[InstructionRow], ov: Overrides, marks: set[str]) -> list[InstructionRow]:
+    if not ov.latencies and not ov.n_ma:
+        return rows
     known = {r.index for r in rows}
     for row in list(ov.latencies) + list(ov.n_ma):
         if row not in known:

@@ -47,6 +47,7 @@ class InstructionRow:
     cuda_location: CudaLocation | None = None
     is_default_cost: bool = False   # latency taken from the profile's default, not a measured entry
     cost_source: str = ""
+    loop: str | None = None         # key (header label) of the innermost loop holding the row
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ class SimulationResult:
     trace: Trace | None
     ticks_per_cycle: int
     scheduler_rounds: int = 0    # scheduling rounds the core ran (a cost figure for benchmarks)
+    description: KernelDescription | None = None  # set by the PTX front end (names, costs)
 
     @property
     def ipc(self) -> float:

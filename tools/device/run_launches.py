@@ -65,17 +65,64 @@ def kernel_arguments(cp, function, launch, buffers):
     return tuple(args)
 
 
+_DRIVER_ERROR_SHOWN = False
+
+
+def blocks_per_sm(cp, kernel, launch, smem: int) -> int:
+    """The driver's occupancy figure for this launch (-1 if the API is unavailable)."""
+    global _DRIVER_ERROR_SHOWN
+    threads = launch.block[0] * launch.block[1] * launch.block[2]
+    try:
+        return int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.ptr, threads, smem))
+    except Exception as exc:  # noqa: BLE001 - record "unknown" and say why, once
+        if not _DRIVER_ERROR_SHOWN:
+            print(f"driver occupancy API unavailable: {exc!r}", file=sys.stderr)
+            _DRIVER_ERROR_SHOWN = True
+        return -1
+
+
+def occupancy_variants(kernel, launch, profile) -> list[tuple[str, int]]:
+    """Dynamic shared-memory sizes that cut resident blocks per SM to about 1/2 and 1/4.
+
+    Sized with Warpline's own calculator; ncu then reports what the hardware did, so the
+    calculator is checked on shared-memory-limited launches too."""
+    from engine.occupancy import occupancy
+
+    threads = launch.block[0] * launch.block[1] * launch.block[2]
+    static = kernel.shared_size_bytes
+
+    def blocks(dynamic: int) -> int:
+        return occupancy(profile, threads, kernel.num_regs, static + dynamic).blocks_per_sm
+
+    natural = blocks(launch.smem_dynamic)
+    limit = profile.device.max_smem_per_block_any - static
+    out: list[tuple[str, int]] = []
+    for target in sorted({natural // 2, natural // 4} - {0, natural}, reverse=True):
+        # The smallest dynamic size (in 1 KB steps) that brings the figure down to the target.
+        dynamic = next((d for d in range(1024, limit + 1, 1024) if blocks(d) <= target), None)
+        if dynamic is not None and blocks(dynamic) >= 1:
+            out.append((f"{launch.name}@smem={dynamic}", dynamic))
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--list", help="write the launch order here (CSV)")
     parser.add_argument("--only", nargs="*", help="sample or sample/launch names")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--profile", default="h100", help="profile used to size occupancy variants")
+    parser.add_argument("--variants", action="store_true",
+                        help="also run each launch with dynamic shared memory that halves and quarters "
+                             "its resident blocks per SM (occupancy-limited configurations)")
     ns = parser.parse_args()
 
     import cupy as cp
 
     # Distinct buffers per pointer position so a kernel never reads what it writes.
+    from engine.profiles import load_profile
+
+    profile = load_profile(ns.profile)
     buffers = [cp.zeros(BUFFER_BYTES // 4, dtype=cp.float32) for _ in range(4)]
     rows = []
     modules: dict[Path, object] = {}
@@ -90,14 +137,23 @@ def main() -> int:
         if launch.smem_dynamic > 48 * 1024:
             kernel.max_dynamic_shared_size_bytes = launch.smem_dynamic
         args = kernel_arguments(cp, function, launch, buffers)
-        for repeat in range(ns.repeat):
-            kernel(launch.grid, launch.block, args, shared_mem=launch.smem_dynamic)
-            cp.cuda.runtime.deviceSynchronize()
-            rows.append({"order": len(rows), "key": key, "repeat": repeat, "kernel": function.name,
-                         "grid": "x".join(map(str, launch.grid)), "block": "x".join(map(str, launch.block)),
-                         "smem_dynamic": launch.smem_dynamic, "regs_func_attr": kernel.num_regs,
-                         "static_smem_func_attr": kernel.shared_size_bytes})
-        print(f"launched {key} ({function.name}) x{ns.repeat}", file=sys.stderr)
+        configs = [(key, launch.smem_dynamic)]
+        if ns.variants:
+            sample = key.split("/")[0]
+            configs += [(f"{sample}/{name}", smem) for name, smem in occupancy_variants(kernel, launch, profile)]
+        for config_key, smem in configs:
+            if smem > 48 * 1024:
+                kernel.max_dynamic_shared_size_bytes = smem
+            for repeat in range(ns.repeat):
+                kernel(launch.grid, launch.block, args, shared_mem=smem)
+                cp.cuda.runtime.deviceSynchronize()
+                rows.append({"order": len(rows), "key": config_key, "repeat": repeat, "kernel": function.name,
+                             "grid": "x".join(map(str, launch.grid)),
+                             "block": "x".join(map(str, launch.block)),
+                             "smem_dynamic": smem, "regs_func_attr": kernel.num_regs,
+                             "static_smem_func_attr": kernel.shared_size_bytes,
+                             "blocks_per_sm_driver": blocks_per_sm(cp, kernel, launch, smem)})
+            print(f"launched {config_key} ({function.name}) x{ns.repeat}", file=sys.stderr)
     if ns.list:
         with open(ns.list, "w", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=list(rows[0]))

@@ -1,0 +1,327 @@
+"""From a parsed PTX kernel to a :class:`KernelDescription`, and one-call simulation/prediction.
+
+* instructions: subsystem = the classification's unit; λ/Λ from ``Profile.cost`` (then a
+  pluggable memory-cost function for memory instructions, then the user's overrides);
+* dependences: the def-use edges of the analysis (the engine reads the latest executed instance of
+  each producer, which covers loop-carried edges);
+* dynamic path: a structural walk of the CFG from the entry; every natural loop becomes one
+  ``Loop`` node with its trip count (override > inferred > 1 with a note); a conditional branch
+  that is not a loop exit goes the way its uniform predicate says when the launch's argument
+  values decide it, else the way its taken probability favours (default 0.5: fall through);
+* launch: warps per block, the busiest SM's share of the blocks (ceil(blocks / SMs)), resident
+  blocks from the occupancy rules (overridable), the profile's issue limit and launch overheads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from engine.analysis import KernelAnalysis, LaunchValues, UniformEvaluator, analyze_kernel
+from engine.errors import ModelError, SimulationError, WarplineError
+from engine.pipeline.description import (
+    KernelDescription,
+    Loop,
+    PathNode,
+    Run,
+    StaticInstruction,
+    to_fraction,
+)
+from engine.pipeline.peers import ModelPrediction, all_peers
+from engine.pipeline.simulator import SimulationResult, simulate
+from engine.units import Unit
+
+# (instruction index, instruction, classification, profile cost) -> (λ, Λ)
+MemoryCost = Callable[[int, Any, Any, Any], tuple[float, float]]
+
+
+@dataclass
+class PipelineOverrides:
+    """User edits, all optional. ``costs`` keys: an instruction index (int), a full opcode or a
+    dotted prefix of one (``"ld.global"``), or a unit name (``"alu"``); most specific wins.
+    Values are ``(λ, Λ)`` with None keeping the computed figure."""
+
+    costs: dict[int | str, tuple[float | None, float | None]] = field(default_factory=dict)
+    resident_blocks: int | None = None
+    policy: str | None = None
+    branch_probability: dict[int | str, float] = field(default_factory=dict)  # index or target label
+    trip_counts: dict[str, int] = field(default_factory=dict)                # loop key
+    issue_limit: int | None = None
+    memory_cost: MemoryCost | None = None
+
+
+def _cost_override(ov: PipelineOverrides, index: int, full_opcode: str,
+                   unit: Unit) -> tuple[float | None, float | None]:
+    if index in ov.costs:
+        return ov.costs[index]
+    best: tuple[int, tuple[float | None, float | None]] | None = None
+    for key, value in ov.costs.items():
+        if not isinstance(key, str):
+            continue
+        if full_opcode == key or full_opcode.startswith(key + "."):
+            rank = 100 + key.count(".")
+        elif key == unit.value:
+            rank = 0
+        else:
+            continue
+        if best is None or rank > best[0]:
+            best = (rank, value)
+    return best[1] if best else (None, None)
+
+
+def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides
+                  ) -> tuple[tuple[StaticInstruction, ...], tuple[str, ...]]:
+    function = analysis.function
+    units: list[Unit] = []
+    for cls in analysis.classifications:
+        if cls.unit not in units:
+            units.append(cls.unit)
+    units.sort(key=lambda u: list(Unit).index(u))
+    deps: dict[int, set[int]] = {}
+    for edge in analysis.defuse.edges:
+        deps.setdefault(edge.consumer, set()).add(edge.producer)
+    out = []
+    for i, (instr, cls) in enumerate(zip(function.instructions, analysis.classifications)):
+        cost = profile.cost(instr, cls)
+        lam, Lam = cost.lam, cost.Lam
+        if cls.is_memory and ov.memory_cost is not None:
+            lam, Lam = ov.memory_cost(i, instr, cls, cost)
+        o_lam, o_Lam = _cost_override(ov, i, instr.full_opcode, cls.unit)
+        lam = lam if o_lam is None else o_lam
+        Lam = Lam if o_Lam is None else o_Lam
+        where = f"instruction {i} ({instr.text.strip()})"
+        out.append(StaticInstruction(
+            name=instr.text.strip() or instr.full_opcode, unit=units.index(cls.unit),
+            lam=to_fraction(lam, f"λ of {where}"), Lam=to_fraction(Lam, f"Λ of {where}"),
+            memory=cls.is_memory, barrier=cls.is_barrier, deps=tuple(sorted(deps.get(i, ())))))
+    return tuple(out), tuple(u.value for u in units)
+
+
+# ---- dynamic path ------------------------------------------------------------------------------------
+class _PathBuilder:
+    """Walks the CFG structurally: loops become Loop nodes, branches pick one side."""
+
+    MAX_STEPS = 100_000
+
+    def __init__(self, analysis: KernelAnalysis, launch: Any, ov: PipelineOverrides) -> None:
+        self.a = analysis
+        self.cfg = analysis.cfg
+        self.ov = ov
+        self.notes: list[str] = []
+        self.loops = {loop.header_block: loop for loop in self.cfg.loops}
+        self.steps = 0
+        try:
+            self.evaluator: UniformEvaluator | None = UniformEvaluator(
+                analysis.function, analysis.defuse, LaunchValues.from_launch(launch))
+        except WarplineError:
+            self.evaluator = None
+
+    def build(self) -> tuple[PathNode, ...]:
+        if self.cfg.entry is None:
+            raise ModelError(f"kernel {self.a.function.name}: no entry block")
+        return tuple(self._region(self.cfg.entry, None))
+
+    def _trip(self, loop: Any) -> int:
+        key = loop.key
+        if key in self.ov.trip_counts:
+            return int(self.ov.trip_counts[key])
+        trip = self.a.trip_counts.get(key)
+        if trip is not None and trip.value is not None:
+            return int(trip.value)
+        self.notes.append(f"loop {key}: trip count unknown ({trip.reason if trip else 'no analysis'}); "
+                          "assumed 1 - set it to simulate the real work")
+        return 1
+
+    def _exit_of(self, loop: Any) -> int | None:
+        if not loop.exits:
+            return None
+        from_latch = [e for e in loop.exits
+                      if any(e in self.cfg.blocks[latch].successors for latch in loop.latches)]
+        return min(from_latch) if from_latch else min(loop.exits)
+
+    def _region(self, start: int, loop: Any) -> list[PathNode]:
+        nodes: list[PathNode] = []
+        seen: set[int] = set()
+        b: int | None = start
+        while b is not None:
+            self.steps += 1
+            if self.steps > self.MAX_STEPS:
+                raise ModelError("the control flow is too large or irreducible to follow")
+            if loop is not None and b not in loop.body:
+                break                      # left the loop: its Loop node's count takes over
+            if b in seen:
+                break                      # back at the header: one iteration done
+            inner = self.loops.get(b)
+            if inner is not None and (loop is None or inner.header_block != loop.header_block):
+                count = self._trip(inner)
+                body = self._region(b, inner)
+                if count > 0 and _executes(body):
+                    nodes.append(Loop(tuple(body), count))
+                seen.add(b)
+                b = self._exit_of(inner)
+                continue
+            seen.add(b)
+            block = self.cfg.blocks[b]
+            if block.end > block.start:
+                nodes.append(Run(tuple(range(block.start, block.end))))
+            b = self._next(block, loop)
+        return nodes
+
+    def _next(self, block: Any, loop: Any) -> int | None:
+        succ = list(dict.fromkeys(block.successors))
+        if loop is not None:
+            inside = [s for s in succ if s in loop.body]
+            if len(inside) == 1 or (inside and len(succ) == 1):
+                return inside[0]
+            if not inside:
+                return None
+            succ = inside
+        if not succ:
+            return None
+        if len(succ) == 1:
+            return succ[0]
+        return self._decide(block, succ)
+
+    def _decide(self, block: Any, succ: list[int]) -> int:
+        """Which way a two-way branch goes (the block's last instruction is the branch)."""
+        index = block.end - 1
+        instr = self.a.function.instructions[index]
+        target = instr.branch_target
+        taken = next((s for s in succ if self.cfg.blocks[s].label == target), None)
+        fall = next((s for s in succ if s != taken), succ[0])
+        if taken is None:
+            return succ[0]
+        p = self.ov.branch_probability.get(index, self.ov.branch_probability.get(target or "", None))
+        if p is None and instr.guard and self.evaluator is not None:
+            try:
+                value = self.evaluator.register(instr.guard, index)
+            except (WarplineError, RecursionError, KeyError, ValueError):
+                value = None
+            if value is not None and value.known:
+                return taken if bool(value.value) != instr.guard_negated else fall
+        if p is None:
+            p = 0.5
+        return taken if p > 0.5 else fall
+
+
+def _executes(nodes: list[PathNode]) -> bool:
+    for node in nodes:
+        if isinstance(node, Run) and node.instructions:
+            return True
+        if isinstance(node, Loop) and node.count > 0 and _executes(list(node.body)):
+            return True
+    return False
+
+
+# ---- public API -------------------------------------------------------------------------------------
+def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
+                      overrides: PipelineOverrides | None = None,
+                      resident_blocks: int | None = None, module: Any = None) -> KernelDescription:
+    """The Pipeline-model input for one kernel launch on the profile's GPU (one SM's share).
+
+    ``module`` (the parsed PTX) lets the occupancy use the kernel's registers (ptxas when it is
+    installed, else an estimate) and static shared memory; without it 32 registers are assumed.
+    """
+    ov = overrides or PipelineOverrides()
+    instructions, subsystems = _instructions(analysis, profile, ov)
+    builder = _PathBuilder(analysis, launch, ov)
+    path = builder.build()
+    if not _executes(list(path)):
+        raise ModelError(f"kernel {analysis.function.name}: the path this launch takes executes nothing")
+    device = profile.device
+    warps_per_block = math.ceil(launch.threads_per_block / device.warp_size)
+    blocks = math.ceil(launch.n_blocks / device.sm_count)
+    resident = ov.resident_blocks or resident_blocks
+    notes = list(builder.notes)
+    if resident is None:
+        resident = _resident_blocks(analysis, profile, launch, module, notes)
+    if resident < 1:
+        raise SimulationError(f"kernel {analysis.function.name} does not fit on an SM of "
+                              f"{profile.name} (occupancy 0 blocks)")
+    il = ov.issue_limit
+    if il is None:
+        il = max(1, int(round(profile.pipeline.issue_limit)))
+    mb = profile.manybsp
+    block_ovh = Fraction(0) if mb is None else to_fraction(mb.block_lnch_ovh, "block launch overhead")
+    warp_ovh = Fraction(0) if mb is None else to_fraction(mb.warp_lnch_ovh, "warp launch overhead")
+    return KernelDescription(
+        instructions=instructions, subsystems=subsystems, paths=(path,),
+        warps_per_block=warps_per_block, blocks=blocks, resident_blocks=resident, issue_limit=il,
+        block_launch_overhead=block_ovh, warp_launch_overhead=warp_ovh,
+        name=analysis.function.name, notes=tuple(notes))
+
+
+def _resident_blocks(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
+                     notes: list[str]) -> int:
+    """Blocks per SM from the occupancy rules, with the kernel's registers and shared memory."""
+    from engine.occupancy import occupancy
+    from engine.resources import kernel_resources
+
+    regs = launch.regs_per_thread
+    smem = launch.smem_dynamic
+    if module is not None:
+        res = kernel_resources(module, analysis.function.name,
+                               arch=f"sm_{profile.device.sm_version}" if profile.device.sm_version else None)
+        regs = regs or res.registers
+        smem += res.static_shared_bytes
+    if regs is None:
+        regs = 32
+        notes.append("registers per thread unknown: 32 assumed for the occupancy")
+    return occupancy(profile, launch.threads_per_block, regs, smem).blocks_per_sm
+
+
+def _find_function(module: Any, kernel_name: str | None) -> Any:
+    kernels = [f for f in module.functions if f.is_kernel] or list(module.functions)
+    if kernel_name is None:
+        if not kernels:
+            raise ModelError("the module has no kernel")
+        return kernels[0]
+    for f in module.functions:
+        if f.name == kernel_name:
+            return f
+    names = ", ".join(f.name for f in kernels)
+    raise ModelError(f"no kernel {kernel_name!r} in the module (kernels: {names})")
+
+
+def describe_kernel(module: Any, kernel_name: str | None, profile: Any, launch: Any,
+                    occupancy: int | None = None,
+                    overrides: PipelineOverrides | None = None) -> KernelDescription:
+    """Parse-free front end: analysis + :func:`build_description` for a kernel of ``module``."""
+    function = _find_function(module, kernel_name)
+    analysis = analyze_kernel(function, launch, module)
+    return build_description(analysis, profile, launch, overrides, resident_blocks=occupancy, module=module)
+
+
+def simulate_kernel(module: Any, kernel_name: str | None, profile: Any, launch: Any,
+                    occupancy: int | None = None, policy: str = "lrr", trace: bool = True,
+                    overrides: PipelineOverrides | None = None,
+                    cycle_budget: float | None = None) -> SimulationResult:
+    """Simulate one SM with its share of the grid; ``cycles`` is the kernel's time (all SMs alike)."""
+    ov = overrides or PipelineOverrides()
+    d = describe_kernel(module, kernel_name, profile, launch, occupancy, ov)
+    result = simulate(d, policy=ov.policy or policy, trace=trace, cycle_budget=cycle_budget)
+    result.description = d
+    return result
+
+
+def predict_all(module: Any, kernel_name: str | None, profile: Any, launch: Any,
+                occupancy: int | None = None, policy: str = "lrr",
+                overrides: PipelineOverrides | None = None) -> dict[str, ModelPrediction]:
+    """The simulation (``pipeline``) and every analytical peer, in cycles for the whole grid."""
+    ov = overrides or PipelineOverrides()
+    d = describe_kernel(module, kernel_name, profile, launch, occupancy, ov)
+    sim = simulate(d, policy=ov.policy or policy, trace=False)
+    out = {"pipeline": ModelPrediction("pipeline", sim.warps_per_cycle, float(sim.cycles),
+                                       {"instructions": float(sim.instructions_issued)})}
+    out.update(all_peers(d))
+    return out
+
+
+def cost_table(d: KernelDescription) -> list[Mapping[str, object]]:
+    """One row per static instruction: subsystem, λ, Λ, flags, producers (for the GUI table)."""
+    return [{"index": i, "instruction": x.name, "subsystem": d.subsystems[x.unit], "lam": float(x.lam),
+             "Lam": float(x.Lam), "memory": x.memory, "barrier": x.barrier, "deps": x.deps}
+            for i, x in enumerate(d.instructions)]

@@ -1,0 +1,377 @@
+"""Qt-free lane layout of a simulator trace, and its CSV / Chrome Trace Event exports.
+
+The Gantt view (``gui/gantt``) only draws what :func:`layout_trace` returns, so everything that
+decides *where* a bar goes lives here and is tested without Qt.
+
+Lanes, top to bottom:
+
+* ``issue slots``: one bar per issued warp instruction, one cycle wide at its issue time;
+* one lane per subsystem the simulator reports (ALU, FP64, SFU, LDST, barrier, ...): each warp
+  instruction as a bar [issue, complete] (bars of one lane overlap: later issues paint on top);
+* one lane per warp with its stall intervals, coloured by cause. When the trace holds more warps
+  than ``max_warp_lanes``, warps that are never active at the same time share a lane (a *warp
+  slot*, like the hardware's resident-warp slots) and the ``not_resident`` / ``finished``
+  intervals are left out, since they would overlap the slot's other warps.
+
+Every bar keeps ``row``: its index in ``trace.issues`` (issue/subsystem lanes) or ``trace.stalls``
+(warp lanes), so a click maps back to the trace.
+"""
+
+from __future__ import annotations
+
+import csv
+import heapq
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from engine.pipeline.trace import STALL_CAUSES, Trace
+
+COLOR_MODES = ("warp", "class")
+WARP_COLORS = 12          # warp colour keys cycle with this period (warp id mod 12)
+MAX_CLASSES = 12          # instruction classes beyond the most frequent 11 become "other"
+DEFAULT_MAX_WARP_LANES = 64
+ISSUE_LANE_HEIGHT = 1.5
+SUBSYSTEM_LANE_HEIGHT = 2.0
+WARP_LANE_HEIGHT = 1.0
+GROUP_GAP = 0.5
+_SLOT_DROPPED = (STALL_CAUSES.index("not_resident"), STALL_CAUSES.index("finished"))
+
+# Display names of the subsystem names the simulator and profiles use (engine.units.Unit values
+# and the examples' short names); anything else is shown as given.
+SUBSYSTEM_LABELS: dict[str, str] = {
+    "alu": "ALU (int/FP32)", "fp32": "ALU (int/FP32)", "int": "ALU (int/FP32)",
+    "comp": "compute", "fp64": "FP64", "dpu": "FP64", "sfu": "SFU", "ldst": "LDST / memory",
+    "mem": "memory", "memory": "memory", "tensor": "tensor", "control": "control",
+    "barrier": "barrier", "bar": "barrier",
+}
+_STATE_SPACES = {"global", "shared", "local", "const", "param", "tex"}
+
+
+def subsystem_label(name: str) -> str:
+    return SUBSYSTEM_LABELS.get(name.strip().lower(), name)
+
+
+def instruction_class(name: str) -> str:
+    """Opcode family of an instruction's text: ``@%p1 ld.global.f32 %f1, [..]`` -> ``ld.global``.
+
+    Hand-built kernels name instructions ``fma3`` or ``C0``: trailing digits are dropped so the
+    copies of one unrolled operation share a class.
+    """
+    text = name.strip()
+    if text.startswith("@"):
+        text = text.split(None, 1)[1] if " " in text else text[1:]
+    opcode = text.split(None, 1)[0] if text else "?"
+    parts = opcode.rstrip(";").split(".")
+    head = parts[0].rstrip("0123456789") or parts[0]
+    if len(parts) > 1 and parts[1] in _STATE_SPACES:
+        return f"{head}.{parts[1]}"
+    return head
+
+
+@dataclass
+class Lane:
+    """One horizontal row of bars; arrays are sorted by ``x0`` (ties keep trace order)."""
+
+    label: str
+    kind: str                 # "issue" | "subsystem" | "warp"
+    source: str               # "issues" | "stalls": which trace table ``row`` indexes
+    y: float                  # top edge in layout units (lane 0 at y = 0, growing downwards)
+    height: float
+    row: np.ndarray           # int64 row in the source table
+    x0: np.ndarray            # float64 start cycle
+    x1: np.ndarray            # float64 end cycle
+    warps: tuple[int, ...] = ()   # warp lanes: the warps drawn here
+    subsystem: int = -1           # subsystem lanes: the trace's subsystem index
+    _cummax: np.ndarray | None = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.row)
+
+    @property
+    def cummax_x1(self) -> np.ndarray:
+        """Running maximum of x1: monotonic, so a binary search finds the first bar that can
+        reach a given x even when one long bar starts far to the left."""
+        if self._cummax is None:
+            self._cummax = np.maximum.accumulate(self.x1) if len(self.x1) else self.x1
+        return self._cummax
+
+    def visible(self, x_min: float, x_max: float) -> slice:
+        """Index range of the bars that may intersect [x_min, x_max]."""
+        lo = int(np.searchsorted(self.cummax_x1, x_min, "left"))
+        hi = int(np.searchsorted(self.x0, x_max, "right"))
+        return slice(lo, max(lo, hi))
+
+
+@dataclass
+class TimelineLayout:
+    lanes: list[Lane]
+    subsystems: list[str]            # raw subsystem names, by trace subsystem index
+    classes: list[str]               # instruction class names, by class key
+    class_of_instr: np.ndarray       # int16 class key per static instruction
+    warp_slots: bool                 # True: warp lanes are shared slots
+    cycles: float
+    height: float                    # total height in layout units
+
+    def color_keys(self, lane: Lane, trace: Trace, mode: str) -> np.ndarray:
+        """Colour key of each bar: stall cause for warp lanes, warp or class for the others."""
+        if mode not in COLOR_MODES:
+            raise ValueError(f"colour mode {mode!r}: choose one of {COLOR_MODES}")
+        if lane.source == "stalls":
+            return trace.stalls["cause"][lane.row].astype(np.int16)
+        if mode == "warp":
+            return (trace.issues["warp"][lane.row] % WARP_COLORS).astype(np.int16)
+        return self.class_of_instr[trace.issues["instr"][lane.row]]
+
+    def lane_at(self, y: float) -> int | None:
+        for i, lane in enumerate(self.lanes):
+            if lane.y <= y < lane.y + lane.height:
+                return i
+        return None
+
+    def bar_at(self, lane_index: int, x: float, tolerance: float = 0.0) -> int | None:
+        """Index (into the lane's arrays) of the bar under ``x``: the topmost (last drawn) bar
+        that contains it, else the nearest within ``tolerance`` cycles."""
+        lane = self.lanes[lane_index]
+        window = lane.visible(x - tolerance, x + tolerance)
+        if window.stop <= window.start:
+            return None
+        x0, x1 = lane.x0[window], lane.x1[window]
+        inside = np.flatnonzero((x0 <= x) & (x <= x1))
+        if len(inside):
+            return window.start + int(inside[-1])
+        distance = np.maximum(x0 - x, x - x1)
+        best = int(np.argmin(distance))
+        return window.start + best if distance[best] <= tolerance else None
+
+
+def _class_table(names: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """Class names (most frequent first, at most MAX_CLASSES) and each instruction's key."""
+    per_instr = [instruction_class(n) for n in names]
+    ranked = [c for c, _ in Counter(per_instr).most_common()]
+    if len(ranked) > MAX_CLASSES:
+        ranked = ranked[: MAX_CLASSES - 1] + ["other"]
+    index = {c: k for k, c in enumerate(ranked)}
+    other = index.get("other", len(ranked) - 1)
+    keys = np.array([index.get(c, other) for c in per_instr], dtype=np.int16)
+    return ranked, keys
+
+
+def subsystem_names(trace: Trace, subsystems: Sequence[str] | None,
+                    units: Sequence[str] | None) -> list[str]:
+    """The subsystem list: as given; else each index named after the most common unit of the
+    instructions issued on it (``units`` is per static instruction); else ``subsystem k``."""
+    n = int(trace.issues["subsystem"].max()) + 1 if len(trace.issues) else 0
+    if subsystems is not None:
+        if len(subsystems) < n:
+            raise ValueError(f"the trace uses subsystem index {n - 1} but only {len(subsystems)} "
+                             "subsystem names were given")
+        return list(subsystems)
+    names = [f"subsystem {k}" for k in range(n)]
+    if units is not None:
+        for k in range(n):
+            used = trace.issues["instr"][trace.issues["subsystem"] == k]
+            if len(used):
+                common = Counter(units[int(i)] for i in np.unique(used)).most_common(1)[0][0]
+                names[k] = str(common)
+    return names
+
+
+def _warp_slots(trace: Trace, warps: np.ndarray) -> np.ndarray:
+    """Slot per warp (indexed like ``warps``): greedy interval packing of each warp's active span
+    [first issue, last issue], so warps sharing a slot never overlap in time."""
+    issues = trace.issues
+    order = np.lexsort((issues["issue"], issues["warp"]))
+    w_sorted = issues["warp"][order]
+    t_sorted = issues["issue"][order]
+    starts = np.searchsorted(w_sorted, warps, "left")
+    ends = np.searchsorted(w_sorted, warps, "right")
+    has = ends > starts        # every simulated warp issues; the guard keeps odd input safe
+    first = np.where(has, t_sorted[np.minimum(starts, len(t_sorted) - 1)], 0.0) if len(t_sorted) \
+        else np.zeros(len(warps))
+    last = np.where(has, t_sorted[np.maximum(ends - 1, 0)], 0.0) if len(t_sorted) else np.zeros(len(warps))
+    slot = np.zeros(len(warps), dtype=np.int64)
+    free: list[tuple[float, int]] = []
+    n_slots = 0
+    for i in np.lexsort((warps, first)):
+        if free and free[0][0] <= first[i]:
+            _, s = heapq.heappop(free)
+        else:
+            s, n_slots = n_slots, n_slots + 1
+        slot[i] = s
+        heapq.heappush(free, (float(last[i]), s))
+    return slot
+
+
+def _lanes_from(groups: np.ndarray, n_groups: int, x0: np.ndarray, x1: np.ndarray,
+                rows: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Split bars by group, each group sorted by x0 (stable, so trace order breaks ties)."""
+    order = np.lexsort((x0, groups))
+    g = groups[order]
+    bounds = np.searchsorted(g, np.arange(n_groups + 1), "left")
+    out = []
+    for k in range(n_groups):
+        sel = order[bounds[k]:bounds[k + 1]]
+        out.append((rows[sel].astype(np.int64), x0[sel], x1[sel]))
+    return out
+
+
+def layout_trace(trace: Trace, names: Sequence[str], units: Sequence[str] | None = None,
+                 cycles: float | None = None, subsystems: Sequence[str] | None = None,
+                 max_warp_lanes: int = DEFAULT_MAX_WARP_LANES) -> TimelineLayout:
+    """Lanes of ``trace`` (see the module docstring). ``names``: text per static instruction;
+    ``units``: unit per static instruction (names subsystems when ``subsystems`` is None)."""
+    issues, stalls = trace.issues, trace.stalls
+    if len(issues) and int(issues["instr"].max()) >= len(names):
+        raise ValueError(f"the trace refers to instruction {int(issues['instr'].max())} but only "
+                         f"{len(names)} instruction names were given")
+    subs = subsystem_names(trace, subsystems, units)
+    classes, class_of_instr = _class_table(names)
+    if cycles is None:
+        cycles = float(max(issues["complete"].max() if len(issues) else 0.0,
+                           stalls["end"].max() if len(stalls) else 0.0))
+    lanes: list[Lane] = []
+    y = 0.0
+    all_rows = np.arange(len(issues), dtype=np.int64)
+    lanes.append(Lane("issue slots", "issue", "issues", y, ISSUE_LANE_HEIGHT, all_rows,
+                      issues["issue"].astype(np.float64), issues["issue"] + 1.0))
+    y += ISSUE_LANE_HEIGHT
+    per_sub = _lanes_from(issues["subsystem"].astype(np.int64), len(subs), issues["issue"],
+                          issues["complete"], all_rows)
+    for k, (rows, x0, x1) in enumerate(per_sub):
+        lanes.append(Lane(subsystem_label(subs[k]), "subsystem", "issues", y, SUBSYSTEM_LANE_HEIGHT,
+                          rows, x0, x1, subsystem=k))
+        y += SUBSYSTEM_LANE_HEIGHT
+    y += GROUP_GAP
+
+    warps = np.union1d(issues["warp"], stalls["warp"]).astype(np.int64)
+    slots = len(warps) > max_warp_lanes
+    lane_of_warp = _warp_slots(trace, warps) if slots else np.arange(len(warps))
+    n_warp_lanes = int(lane_of_warp.max()) + 1 if len(warps) else 0
+    stall_lane = lane_of_warp[np.searchsorted(warps, stalls["warp"])] if len(stalls) else \
+        np.zeros(0, np.int64)
+    keep = ~np.isin(stalls["cause"], _SLOT_DROPPED) if slots else np.ones(len(stalls), bool)
+    stall_rows = np.flatnonzero(keep)
+    per_warp = _lanes_from(stall_lane[keep], n_warp_lanes, stalls["start"][keep],
+                           stalls["end"][keep], stall_rows)
+    for k, (rows, x0, x1) in enumerate(per_warp):
+        members = tuple(int(w) for w in warps[lane_of_warp == k])
+        label = f"slot {k}" if slots else f"warp {members[0]}"
+        lanes.append(Lane(label, "warp", "stalls", y, WARP_LANE_HEIGHT, rows, x0, x1, warps=members))
+        y += WARP_LANE_HEIGHT
+    return TimelineLayout(lanes, subs, classes, class_of_instr, slots, float(cycles), y)
+
+
+# ---- exports ---------------------------------------------------------------------------------
+CSV_COLUMNS = ("kind", "row", "warp", "block", "instr", "name", "subsystem", "start", "end", "cause")
+
+
+def export_trace_csv(trace: Trace, path: str | Path, names: Sequence[str],
+                     subsystems: Sequence[str] | None = None) -> int:
+    """One CSV, both tables, told apart by the ``kind`` column; returns the data rows written.
+
+    ``kind=issue`` rows (in ``trace.issues`` order, ``row`` = index there): warp, block, instr,
+    name, subsystem name, start = issue cycle, end = completion cycle, empty cause.
+    ``kind=stall`` rows (``trace.stalls`` order): warp, start, end, cause name; block, instr,
+    name and subsystem empty. Cycles are written with ``repr`` so they read back exactly.
+    """
+    subs = subsystem_names(trace, subsystems, None)
+    iss, st = trace.issues, trace.stalls
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(CSV_COLUMNS)
+        w.writerows(("issue", r, wp, b, i, names[i], subs[s], repr(a), repr(c), "")
+                    for r, (wp, b, i, s, a, c) in enumerate(zip(
+                        iss["warp"].tolist(), iss["block"].tolist(), iss["instr"].tolist(),
+                        iss["subsystem"].tolist(), iss["issue"].tolist(), iss["complete"].tolist(), strict=True)))
+        w.writerows(("stall", r, wp, "", "", "", "", repr(a), repr(b), STALL_CAUSES[c])
+                    for r, (wp, a, b, c) in enumerate(zip(
+                        st["warp"].tolist(), st["start"].tolist(), st["end"].tolist(),
+                        st["cause"].tolist(), strict=True)))
+    return len(iss) + len(st)
+
+
+def _pack(x0: np.ndarray, x1: np.ndarray) -> np.ndarray:
+    """Sub-track per interval (x0 sorted) so that intervals on one sub-track never overlap:
+    Perfetto drops complete events that overlap without nesting on one thread."""
+    track = np.zeros(len(x0), dtype=np.int64)
+    free: list[tuple[float, int]] = []
+    n = 0
+    for i, (a, b) in enumerate(zip(x0.tolist(), x1.tolist(), strict=True)):
+        if free and free[0][0] <= a:
+            _, t = heapq.heappop(free)
+        else:
+            t, n = n, n + 1
+        track[i] = t
+        heapq.heappush(free, (b, t))
+    return track
+
+
+def _chrome_events(tr: Trace, pid: int, names: Sequence[str], subsystems: Sequence[str] | None,
+                   events: list[dict[str, object]]) -> int:
+    """Append one SM's metadata and complete events to ``events``; returns the complete events."""
+    events.append({"ph": "M", "name": "process_name", "pid": pid, "tid": 0, "args": {"name": f"SM {pid}"}})
+    tid_count = 0
+
+    def threads(label: str, sort_base: int, n: int) -> list[int]:
+        nonlocal tid_count
+        tids = []
+        for t in range(n):
+            tid_count += 1
+            name = label if t == 0 else f"{label} #{t + 1}"
+            events.append({"ph": "M", "name": "thread_name", "pid": pid, "tid": tid_count,
+                           "args": {"name": name}})
+            events.append({"ph": "M", "name": "thread_sort_index", "pid": pid, "tid": tid_count,
+                           "args": {"sort_index": sort_base + t}})
+            tids.append(tid_count)
+        return tids
+
+    iss, st = tr.issues, tr.stalls
+    n_complete = 0
+    order = np.lexsort((iss["issue"], iss["subsystem"]))
+    for s, raw in enumerate(subsystem_names(tr, subsystems, None)):
+        label = subsystem_label(raw)
+        sel = order[iss["subsystem"][order] == s]
+        track = _pack(iss["issue"][sel], iss["complete"][sel])
+        tids = threads(label, s * 1000, int(track.max()) + 1 if len(track) else 0)
+        for r, t in zip(sel.tolist(), track.tolist(), strict=True):
+            w, b, i, a, c = (iss[f][r].item() for f in ("warp", "block", "instr", "issue", "complete"))
+            events.append({"ph": "X", "name": names[i], "cat": label, "ts": a, "dur": c - a,
+                           "pid": pid, "tid": tids[t],
+                           "args": {"warp": w, "block": b, "instr": i, "row": r}})
+        n_complete += len(sel)
+    order = np.lexsort((st["start"], st["warp"]))
+    for w in np.unique(st["warp"]).tolist():
+        sel = order[st["warp"][order] == w]
+        track = _pack(st["start"][sel], st["end"][sel])
+        tids = threads(f"warp {w}", 10**6 + w * 10, int(track.max()) + 1)
+        for r, t in zip(sel.tolist(), track.tolist(), strict=True):
+            a, b, cause = st["start"][r].item(), st["end"][r].item(), int(st["cause"][r])
+            events.append({"ph": "X", "name": STALL_CAUSES[cause], "cat": "stall", "ts": a,
+                           "dur": b - a, "pid": pid, "tid": tids[t], "args": {"warp": w, "row": r}})
+        n_complete += len(sel)
+    return n_complete
+
+
+def export_chrome_trace(trace: Trace | Sequence[Trace], path: str | Path, names: Sequence[str],
+                        subsystems: Sequence[str] | None = None) -> int:
+    """Trace Event Format JSON (opens in Perfetto / chrome://tracing); returns the "X" events.
+
+    One pid per SM (a list of traces = one per SM, pid = its position). Threads: one per
+    subsystem (instruction events [issue, complete]) and one per warp (stall events named by
+    cause); a thread whose events overlap is split into numbered sub-threads ("LDST / memory #2")
+    because the viewers require the events of one thread to nest. Time: **1 µs in the viewer is
+    one GPU cycle** (``ts``/``dur`` hold cycles; the format has no cycle unit).
+    """
+    traces = [trace] if isinstance(trace, Trace) else list(trace)
+    events: list[dict[str, object]] = []
+    n_complete = sum(_chrome_events(tr, pid, names, subsystems, events) for pid, tr in enumerate(traces))
+    doc = {"traceEvents": events,
+           "otherData": {"time_unit": "1 microsecond in the viewer = 1 GPU cycle",
+                         "generator": "Warpline pipeline simulator"}}
+    Path(path).write_text(json.dumps(doc, separators=(",", ":")), encoding="utf-8")
+    return n_complete

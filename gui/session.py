@@ -1,0 +1,167 @@
+"""The session: the one model object of the window.
+
+It owns the opened kernel (``KernelInputs``), the user's :class:`WorkbenchState`, the undo stack,
+the latest result, the debounce timer, the background worker and the autosave timer. Views call
+:meth:`apply` to change the state (one undoable command each) and redraw on the signals below;
+they never change each other.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QUndoStack
+
+from engine.errors import WarplineError
+from engine.inputs import KernelInputs, resolve_inputs
+from engine.session_file import load_session, recovery_path, save_session
+from engine.workbench import WorkbenchResult, WorkbenchState, initial_state
+from gui.undo import StateCommand
+from gui.worker import ComputeWorker
+
+DEBOUNCE_MS = 35
+AUTOSAVE_MS = 5000
+
+
+class Session(QObject):
+    fileChanged = Signal()              # a new PTX file / kernel is open (tables change shape)
+    stateChanged = Signal(object)       # WorkbenchState
+    resultChanged = Signal(object)      # WorkbenchResult (partial or complete)
+    computeFailed = Signal(str)
+    dirtyChanged = Signal(bool)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.inputs: KernelInputs | None = None
+        self.state: WorkbenchState | None = None
+        self.result: WorkbenchResult | None = None
+        self.session_path: Path | None = None
+        self.undo_stack = QUndoStack(self)
+        self.undo_stack.cleanChanged.connect(lambda clean: self.dirtyChanged.emit(not clean))
+        self.worker = ComputeWorker(parent=self)
+        self.worker.partialReady.connect(self._on_result)
+        self.worker.resultReady.connect(self._on_result)
+        self.worker.failed.connect(self.computeFailed)
+        self._debounce = QTimer(self)
+        self._debounce.setSingleShot(True)
+        self._debounce.setInterval(DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.recompute_now)
+        self._autosave = QTimer(self)
+        self._autosave.setInterval(AUTOSAVE_MS)
+        self._autosave.timeout.connect(self.autosave)
+        self._autosaved_index = -1
+        self.autosave_path = recovery_path()
+        self._drag_serial = 0
+
+    # ------------------------------------------------------------------ opening
+
+    @property
+    def dirty(self) -> bool:
+        return not self.undo_stack.isClean()
+
+    def open_ptx(self, path: str | os.PathLike[str], kernel: str | None = None,
+                 state: WorkbenchState | None = None) -> None:
+        """Parse ``path`` and make it the session. On any WarplineError (malformed PTX with its
+        file:line:column, unknown kernel, bad launch file) nothing changes and the error rises."""
+        inputs = resolve_inputs(path, kernel=kernel or (state.kernel if state else None))
+        new_state = state or initial_state(inputs)
+        if state is not None:
+            # The session's profile must load before we commit to it (it may have moved).
+            self.worker.workbench.profile(state.profile)
+        self.inputs = inputs
+        self.state = new_state
+        self.result = None
+        self.session_path = None
+        self.undo_stack.clear()
+        self.undo_stack.setClean()
+        self._autosaved_index = -1
+        self.fileChanged.emit()
+        self.stateChanged.emit(new_state)
+        self.recompute_now()
+        self._autosave.start()
+
+    def open_session(self, path: str | os.PathLike[str]) -> None:
+        data = load_session(path)
+        if not data.ptx_path.is_file():
+            raise WarplineError(f"{os.fspath(path)}: the session's PTX file {data.ptx_path} does not exist")
+        self.open_ptx(data.ptx_path, state=data.state)
+        self.session_path = Path(path)
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        if self.inputs is None or self.state is None:
+            raise WarplineError("nothing to save: no kernel is open")
+        written = save_session(path, self.inputs.path, self.state)
+        self.session_path = written
+        self.undo_stack.setClean()
+        return written
+
+    def autosave(self) -> None:
+        """Write the recovery file when something changed since the last autosave."""
+        if self.inputs is None or self.state is None or not self.dirty:
+            return
+        if self.undo_stack.index() == self._autosaved_index:
+            return
+        try:
+            save_session(self.autosave_path, self.inputs.path, self.state)
+            self._autosaved_index = self.undo_stack.index()
+        except OSError:
+            pass  # autosave is best effort; the next tick retries
+
+    def discard_recovery(self) -> None:
+        try:
+            self.autosave_path.unlink()
+        except FileNotFoundError:
+            pass
+
+    # ------------------------------------------------------------------ editing
+
+    def apply(self, new_state: WorkbenchState, text: str, merge_key: str | None = None) -> None:
+        """Make ``new_state`` current as one undoable step (merged by ``merge_key``)."""
+        if self.state is None or new_state == self.state:
+            return
+        self.undo_stack.push(StateCommand(self, self.state, new_state, text, merge_key))
+
+    def new_drag_key(self, what: str) -> str:
+        """A merge key for one continuous gesture (a slider drag)."""
+        self._drag_serial += 1
+        return f"{what}#{self._drag_serial}"
+
+    def set_state(self, state: WorkbenchState) -> None:
+        """Called by undo commands only."""
+        self.state = state
+        self.stateChanged.emit(state)
+        self._debounce.start()
+
+    def set_kernel(self, kernel: str) -> None:
+        """Switch to another kernel of the same file (its own launch; clears undo)."""
+        if self.inputs is None or self.state is None or kernel == self.state.kernel:
+            return
+        profile = self.state.profile
+        self.open_ptx(self.inputs.path, kernel=kernel)
+        if self.state is not None and self.state.profile != profile:
+            self.state = replace(self.state, profile=profile)
+            self.stateChanged.emit(self.state)
+            self.recompute_now()
+
+    # ------------------------------------------------------------------ computing
+
+    def recompute_now(self) -> None:
+        self._debounce.stop()
+        if self.inputs is not None and self.state is not None:
+            self.worker.submit(self.inputs, self.state)
+
+    def _on_result(self, result: WorkbenchResult) -> None:
+        # A result for an older state can still arrive between an edit and its debounce firing.
+        if result.state != self.state:
+            return
+        self.result = result
+        self.resultChanged.emit(result)
+
+    def shutdown(self) -> None:
+        self._autosave.stop()
+        self._debounce.stop()
+        self.worker.cancel()
+        self.worker.wait(10_000)

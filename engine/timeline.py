@@ -287,7 +287,8 @@ def export_trace_csv(trace: Trace, path: str | Path, names: Sequence[str],
         w.writerows(("issue", r, wp, b, i, names[i], subs[s], repr(a), repr(c), "")
                     for r, (wp, b, i, s, a, c) in enumerate(zip(
                         iss["warp"].tolist(), iss["block"].tolist(), iss["instr"].tolist(),
-                        iss["subsystem"].tolist(), iss["issue"].tolist(), iss["complete"].tolist(), strict=True)))
+                        iss["subsystem"].tolist(), iss["issue"].tolist(), iss["complete"].tolist(),
+                        strict=True)))
         w.writerows(("stall", r, wp, "", "", "", "", repr(a), repr(b), STALL_CAUSES[c])
                     for r, (wp, a, b, c) in enumerate(zip(
                         st["warp"].tolist(), st["start"].tolist(), st["end"].tolist(),

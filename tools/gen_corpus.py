@@ -190,8 +190,8 @@ def gen_numba() -> None:
 def _numba_ccs(ccs) -> None:
     sys.path.insert(0, os.path.join(SRC, "numba"))
     import numba
-    from numba import cuda
     import numba_kernels
+    from numba import cuda
 
     src = _rel(numba_kernels.__file__)
     version = getattr(numba_kernels.cuda, "__version__", None) or _dist_version("numba-cuda")
@@ -232,9 +232,9 @@ def gen_triton() -> None:
     try:
         sys.path.insert(0, os.path.join(SRC, "triton"))
         import triton
+        import triton_kernels
         from triton.backends.compiler import GPUTarget
         from triton.compiler import ASTSource
-        import triton_kernels
 
         src = _rel(triton_kernels.__file__)
         for name, (fn, sig, constexprs) in triton_kernels.KERNELS.items():

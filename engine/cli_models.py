@@ -1,0 +1,138 @@
+"""CLI sub-commands that run the models: ``predict`` and ``table``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from engine.cli import _EXTENSIONS, add_input_options, command, emit, inputs_from_args
+from engine.errors import LaunchError, WarplineError
+from engine.inputs import KernelInputs
+
+MODEL_CHOICES = ("manybsp", "pipeline", "all")
+
+
+def _require_launch(inputs: KernelInputs) -> None:
+    if inputs.launch is None:
+        raise LaunchError("this command needs a launch: give --grid and --block (or --launch FILE)")
+    if inputs.profile is None:
+        raise WarplineError("this command needs a GPU profile: give --profile NAME (see profiles/)")
+
+
+def manybsp_result(inputs: KernelInputs):
+    from engine.manybsp import predict_manybsp
+
+    _require_launch(inputs)
+    if inputs.profile.manybsp is None:
+        raise WarplineError(f"profile {inputs.profile.name!r} has no [manybsp] section: "
+                            "the Many-BSP model needs its parameters (mem_lat, mu, launch overheads)")
+    return predict_manybsp(inputs.module, inputs.kernel_name, inputs.profile, inputs.launch,
+                           resources=inputs.resources)
+
+
+def manybsp_payload(result) -> dict[str, Any]:
+    details = {name: q.value for name, q in result.prediction.quantities.items()}
+    return {
+        "cycles": result.prediction.kernel_exec_cycle,
+        "details": details,
+        "derivation": [
+            {"name": q.name, "value": q.value, "exact": q.exact, "equation": q.equation, "formula": q.formula}
+            for q in result.prediction.quantities.values()
+        ],
+        "level1_supersteps": len(result.level1),
+        "level2_supersteps": len(result.level2),
+        "warnings": list(result.warnings),
+    }
+
+
+def pipeline_payloads(inputs: KernelInputs, ns: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    from engine.pipeline import predict_all
+
+    _require_launch(inputs)
+    predictions = predict_all(inputs.module, inputs.kernel_name, inputs.profile, inputs.launch,
+                              occupancy=ns.occupancy, policy=ns.policy, resources=inputs.resources)
+    return {name: p.to_dict() for name, p in predictions.items()}
+
+
+def _clock_us(inputs: KernelInputs, cycles: float | None) -> float | None:
+    clock = inputs.profile.device.clock_mhz if inputs.profile is not None else None
+    return cycles / clock if cycles is not None and clock else None
+
+
+@command("predict")
+def cmd_predict(ns: argparse.Namespace) -> int:
+    inputs = inputs_from_args(ns)
+    predictions: dict[str, dict[str, Any]] = {}
+    if ns.model in ("manybsp", "all"):
+        try:
+            predictions["manybsp"] = manybsp_payload(manybsp_result(inputs))
+        except WarplineError as exc:
+            if ns.model == "manybsp":
+                raise
+            predictions["manybsp"] = {"cycles": None, "error": str(exc)}
+    if ns.model in ("pipeline", "all"):
+        payloads = pipeline_payloads(inputs, ns)
+        if ns.model == "pipeline":
+            payloads = {k: v for k, v in payloads.items() if k == "pipeline"}
+        predictions.update(payloads)
+    for payload in predictions.values():
+        payload["time_us"] = _clock_us(inputs, payload.get("cycles"))
+    launch = inputs.launch
+    out = {
+        "file": str(inputs.path),
+        "kernel": inputs.kernel_name,
+        "profile": inputs.profile.name,
+        "launch": {"grid": list(launch.grid), "block": list(launch.block), "smem_dynamic": launch.smem_dynamic},
+        "predictions": predictions,
+    }
+    lines = [f"{inputs.kernel_name} on {inputs.profile.name}: grid {launch.grid} block {launch.block}"]
+    for name, payload in predictions.items():
+        cycles = payload.get("cycles")
+        if cycles is None:
+            lines.append(f"  {name:<14} —  {payload.get('error', 'no prediction')}")
+            continue
+        time = payload.get("time_us")
+        lines.append(f"  {name:<14} {cycles:>14,.0f} cycles" + (f"  ({time:,.1f} µs)" if time else ""))
+        for warning in payload.get("warnings", []):
+            lines.append(f"      warning: {warning}")
+    if "manybsp" in predictions and ns.derivation and "derivation" in predictions["manybsp"]:
+        lines.append("  Many-BSP derivation:")
+        for q in predictions["manybsp"]["derivation"]:
+            lines.append(f"    {q['name']:<20} {q['value']:>14,.6g}   {q['equation']}: {q['formula']}")
+    emit(ns, out, "\n".join(lines))
+    return 0
+
+
+@command("table")
+def cmd_table(ns: argparse.Namespace) -> int:
+    from engine.manybsp import export_block_table, export_instruction_table, export_supersteps
+
+    result = manybsp_result(inputs_from_args(ns))
+    if ns.what == "instructions":
+        text = export_instruction_table(result.rows, ns.csv)
+    elif ns.what == "block":
+        text = export_block_table(result.block, ns.csv)
+    else:
+        text = export_supersteps(result.level1, ns.csv)
+    if ns.csv:
+        print(f"wrote {ns.csv}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _register(sub: Any) -> None:
+    predict = sub.add_parser("predict", help="predicted cycles of every model")
+    add_input_options(predict)
+    predict.add_argument("--model", choices=MODEL_CHOICES, default="all")
+    predict.add_argument("--occupancy", type=int, help="resident blocks per SM (default: the calculator's)")
+    predict.add_argument("--policy", choices=("lrr", "gto"), default="lrr", help="warp scheduler of the simulator")
+    predict.add_argument("--derivation", action="store_true", help="print every Many-BSP intermediate")
+    table = sub.add_parser("table", help="Many-BSP tables as CSV")
+    add_input_options(table)
+    table.add_argument("--what", choices=("instructions", "block", "supersteps"), default="block")
+    table.add_argument("--csv", help="write to this file instead of standard output")
+
+
+_EXTENSIONS.append(_register)

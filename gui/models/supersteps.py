@@ -1,0 +1,183 @@
+"""Tree model over the Many-BSP superstep hierarchy: level-1 -> level-2 -> instructions.
+
+Nodes are rebuilt from each ``ManyBspResult`` (the engine's containers); a level-1 node's
+iteration count is editable and becomes an override through ``on_iterations(level1, count)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QFont
+
+from engine.manybsp import ManyBspResult
+from engine.workbench import WorkbenchState
+
+Index = QModelIndex | QPersistentModelIndex
+HEADERS = ("superstep", "instructions", "comp", "comm", "ovh", "iterations")
+UNKNOWN_BRUSH = QBrush(QColor(255, 210, 160))
+OVERRIDE_BRUSH = QBrush(QColor(255, 236, 179))
+
+
+@dataclass(eq=False)
+class Node:
+    kind: str                      # "level1", "level2", "instruction"
+    label: str
+    start: int
+    end: int
+    values: tuple[str, str, str, str] = ("", "", "", "")   # comp, comm, ovh, iterations
+    level1: int = 0                # 1-based level-1 index (level-1 nodes)
+    known: bool = True
+    tip: str = ""
+    parent: Node | None = None
+    children: list[Node] = field(default_factory=list)
+
+    def row(self) -> int:
+        return self.parent.children.index(self) if self.parent is not None else 0
+
+    @property
+    def instructions(self) -> set[int]:
+        return set(range(self.start, self.end + 1))
+
+
+def _n(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+class SuperstepModel(QAbstractItemModel):
+    editRejected = Signal(str)
+
+    def __init__(self, on_iterations: Callable[[int, int | None], None], parent=None) -> None:
+        super().__init__(parent)
+        self.on_iterations = on_iterations
+        self.root = Node("root", "", 0, 0)
+        self.state: WorkbenchState | None = None
+        self._shape: tuple = ()
+
+    def set_result(self, mb: ManyBspResult | None, state: WorkbenchState) -> None:
+        root = Node("root", "", 0, 0)
+        texts = {r.index: r.text for r in mb.rows} if mb is not None else {}
+        for s in mb.level1 if mb is not None else []:
+            known = s.iterations_known or s.index in state.overrides.iterations
+            l1 = Node("level1", f"L1 #{s.index}", s.start, s.end,
+                      (_n(s.comp), _n(s.comm), _n(s.ovh), str(s.iterations)), s.index,
+                      known, s.reason or "", root)
+            root.children.append(l1)
+            for c in s.children:
+                l2 = Node("level2", f"L2 #{c.index}", c.start, c.end, (_n(c.comp), _n(c.comm), _n(c.ovh), ""),
+                          tip=f"ends at: {c.reason}", parent=l1)
+                l1.children.append(l2)
+                for i in range(c.start, c.end + 1):
+                    l2.children.append(Node("instruction", f"{i}: {texts.get(i, '')}", i, i, parent=l2))
+        shape = tuple((len(a.children), tuple(len(b.children) for b in a.children)) for a in root.children)
+        self.state = state
+        if shape == self._shape and self.root.children:
+            # Same tree: copy values in place so expansion and selection survive an edit.
+            for old, new in zip(self._walk(self.root), self._walk(root), strict=True):
+                old.values, old.known, old.tip, old.label = new.values, new.known, new.tip, new.label
+            top = len(self.root.children) - 1
+            self.dataChanged.emit(self.index(0, 0), self.index(top, len(HEADERS) - 1))
+            for k, l1 in enumerate(self.root.children):
+                parent = self.index(k, 0)
+                if l1.children:
+                    self.dataChanged.emit(self.index(0, 0, parent),
+                                          self.index(len(l1.children) - 1, len(HEADERS) - 1, parent))
+            return
+        self.beginResetModel()
+        self.root, self._shape = root, shape
+        self.endResetModel()
+
+    @staticmethod
+    def _walk(node: Node):
+        for child in node.children:
+            yield child
+            yield from SuperstepModel._walk(child)
+
+    def node(self, index: Index) -> Node:
+        return index.internalPointer() if index.isValid() else self.root
+
+    # ------------------------------------------------------------------ Qt API
+
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:
+        p = self.node(parent)
+        if 0 <= row < len(p.children) and 0 <= column < len(HEADERS):
+            return self.createIndex(row, column, p.children[row])
+        return QModelIndex()
+
+    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]
+        if not index.isValid():
+            return QModelIndex()
+        p = self.node(index).parent
+        if p is None or p is self.root:
+            return QModelIndex()
+        return self.createIndex(p.row(), 0, p)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        if parent.isValid() and parent.column() != 0:
+            return 0
+        return len(self.node(parent).children)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return len(HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section]
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        if index.isValid() and index.column() == 5 and self.node(index).kind == "level1":
+            return base | Qt.ItemFlag.ItemIsEditable
+        return base
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole):
+        if not index.isValid():
+            return None
+        n = self.node(index)
+        col = index.column()
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
+            if col == 0:
+                return n.label
+            if col == 1:
+                return f"{n.start}–{n.end}" if n.kind != "instruction" else ""
+            return n.values[col - 2]
+        overridden = (n.kind == "level1" and self.state is not None
+                      and n.level1 in self.state.overrides.iterations)
+        if role == Qt.ItemDataRole.BackgroundRole and col == 5 and n.kind == "level1":
+            if overridden:
+                return OVERRIDE_BRUSH
+            if not n.known:
+                return UNKNOWN_BRUSH
+        if role == Qt.ItemDataRole.FontRole and col == 5 and overridden:
+            font = QFont()
+            font.setBold(True)
+            return font
+        if role == Qt.ItemDataRole.ToolTipRole:
+            tip = n.tip
+            if n.kind == "level1":
+                if not n.known:
+                    tip = "trip count unknown: 1 iteration assumed. " + tip
+                tip += "\nDouble-click the iterations to override them."
+            return tip or None
+        return None
+
+    def setData(self, index: Index, value, role: int = Qt.ItemDataRole.EditRole) -> bool:
+        if role != Qt.ItemDataRole.EditRole or index.column() != 5:
+            return False
+        n = self.node(index)
+        text = str(value).strip()
+        try:
+            count = int(text)
+        except ValueError:
+            self.editRejected.emit(f"L1 #{n.level1} iterations: {text!r} is not a whole number")
+            return False
+        if count < 0:
+            self.editRejected.emit(f"L1 #{n.level1} iterations: {count} is negative")
+            return False
+        if text == n.values[3]:
+            return False
+        self.on_iterations(n.level1, count)
+        return True

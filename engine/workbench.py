@@ -14,19 +14,27 @@ session file only ever store snapshots, and a background computation never sees 
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
 import math
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from engine.analysis import KernelAnalysis, analyze_kernel
 from engine.errors import WarplineError
 from engine.inputs import KernelInputs
 from engine.launch import Launch
-from engine.manybsp import ManyBspResult, Overrides, predict_manybsp
+from engine.manybsp import ManyBspResult, Overrides, build_instruction_table, params_for, run_manybsp
 from engine.occupancy import Occupancy, occupancy
+from engine.pipeline.adapter import PipelineOverrides, build_description
+from engine.pipeline.peers import all_peers
+from engine.pipeline.simulator import simulate
+from engine.pipeline.sweep import occupancy_sweep
 from engine.profiles import Profile, list_profiles, load_profile
 
 CancelCheck = Callable[[], bool]          # returns True when the caller wants the work stopped
@@ -224,6 +232,8 @@ class WorkbenchResult:
     resident_blocks: int                     # the occupancy the models ran at
     manybsp: ManyBspResult | None = None
     simulation: Any = None                   # engine.pipeline SimulationResult (with trace)
+    description: Any = None                  # engine.pipeline KernelDescription simulated
+    inferred_trips: dict[str, Any] = field(default_factory=dict)  # loop key -> TripCount, no overrides
     trace_names: list[str] = field(default_factory=list)     # instruction label per static index
     trace_units: list[str] = field(default_factory=list)     # subsystem names
     peers: dict[str, float] = field(default_factory=dict)   # analytical model -> cycles
@@ -248,6 +258,7 @@ class Workbench:
     def __init__(self) -> None:
         self._profiles: dict[str, Profile] = {}
         self._analyses: dict[tuple[int, str, str], KernelAnalysis] = {}
+        self._tables: dict[tuple, tuple] = {}
 
     def profile(self, name: str) -> Profile:
         if name not in self._profiles:
@@ -290,8 +301,13 @@ class Workbench:
             profile = self.profile(state.profile)
         except WarplineError as exc:
             errors["profile"] = str(exc)
+        inferred: dict[str, Any] = {}
         try:
             analysis = self.analysis(inputs, launch)
+            # What the analysis infers without the user's trip counts, shown beside them.
+            plain = self.analysis(inputs, replace(launch, trip_overrides={})) if launch.trip_overrides \
+                else analysis
+            inferred = dict(plain.trip_counts)
         except WarplineError as exc:
             errors["analysis"] = str(exc)
         resources = inputs.resources
@@ -306,24 +322,29 @@ class Workbench:
         max_blocks = occ.blocks_per_sm if occ is not None else 0
         resident = max_blocks if state.occupancy is None else max(1, min(state.occupancy, max_blocks))
         result = WorkbenchResult(state=state, profile=profile, analysis=analysis, occupancy=occ,
-                                 resident_blocks=resident, errors=errors)
+                                 resident_blocks=resident, errors=errors, inferred_trips=inferred)
         if profile is None:
             return self._finish(result, started)
         if max_blocks == 0 and occ is not None:
             errors["occupancy"] = (f"the block does not fit on an SM of {profile.device.name} "
                                    f"(limited by {occ.limiter})")
 
+        if analysis is None:
+            return self._finish(result, started)
+
         step(0.1, "Many-BSP")
         try:
-            result.manybsp = predict_manybsp(inputs.module, inputs.kernel_name, profile, launch,
-                                             _manybsp_overrides(state, launch), resources)
+            result.manybsp = self._manybsp(inputs, state, profile, resources, analysis)
             result.warnings.extend(result.manybsp.warnings)
         except WarplineError as exc:
             errors["Many-BSP"] = str(exc)
 
         step(0.3, "simulation")
         if max_blocks > 0:
-            self._simulate(inputs, state, profile, resources, resident, result, cancel)
+            try:
+                self._simulate(inputs, state, profile, resources, analysis, resident, result)
+            except WarplineError as exc:
+                errors["simulation"] = str(exc)
         self._predictions(result)
         if partial is not None and sweep:
             result.complete = False
@@ -331,8 +352,11 @@ class Workbench:
             result.complete = True
         if sweep and max_blocks > 0:
             step(0.5, "occupancy sweep")
-            self._sweep(inputs, state, profile, resources, max_blocks, result,
-                        lambda f: step(0.5 + 0.5 * f, "occupancy sweep"))
+            try:
+                self._sweep(result, max_blocks, state.policy,
+                            lambda f: step(0.5 + 0.5 * f, "occupancy sweep"))
+            except WarplineError as exc:
+                errors["sweep"] = str(exc)
         step(1.0, "done")
         return self._finish(result, started)
 
@@ -366,22 +390,95 @@ class Workbench:
 
     # ------------------------------------------------------------------ pipeline stages
 
-    def _simulate(self, inputs: KernelInputs, state: WorkbenchState, profile: Profile, resources: Any,
-                  resident: int, result: WorkbenchResult, cancel: CancelCheck | None) -> None:
-        """The Pipeline-model simulation (with its trace) and the analytical peers."""
-        describe = _pipeline_frontend()
-        if describe is None:
-            result.errors["simulation"] = ("the Pipeline model's PTX front end is not available in this "
-                                           "build (engine.pipeline has no kernel builder yet)")
-            return
-        raise NotImplementedError  # replaced when engine.pipeline's PTX front end lands
+    def _manybsp(self, inputs: KernelInputs, state: WorkbenchState, profile: Profile, resources: Any,
+                 analysis: KernelAnalysis) -> ManyBspResult:
+        """What :func:`predict_manybsp` does, with the analysis and the instruction table cached:
+        an edit re-runs only the BLOCK table, the supersteps and the equations."""
+        launch = state.launch
+        key = (id(analysis), profile.name, str(profile.path), repr(launch), resources.registers,
+               resources.static_shared_bytes)
+        if key not in self._tables:
+            if len(self._tables) > 32:
+                self._tables.clear()
+            if launch.n_blocks <= 0 or launch.threads_per_block <= 0:
+                raise WarplineError(f"empty launch: grid {launch.grid}, block {launch.block}")
+            rows, specs, warnings = build_instruction_table(analysis, profile, launch, resources)
+            if resources.source == "estimate":
+                warnings.append(f"registers/shared memory estimated, not from ptxas ({resources.reason})")
+            params = params_for(profile, launch, rows, specs, resources.registers,
+                                resources.static_shared_bytes)
+            self._tables[key] = (rows, specs, warnings, params)
+        rows, specs, warnings, params = self._tables[key]
+        result = run_manybsp(rows, params, specs, _manybsp_overrides(state, launch), warnings)
+        result.kernel_name = inputs.kernel_name
+        return result
 
-    def _sweep(self, inputs: KernelInputs, state: WorkbenchState, profile: Profile, resources: Any,
-               max_blocks: int, result: WorkbenchResult, progress: Callable[[float], None]) -> None:
+    def _simulate(self, inputs: KernelInputs, state: WorkbenchState, profile: Profile, resources: Any,
+                  analysis: KernelAnalysis, resident: int, result: WorkbenchResult) -> None:
+        """The Pipeline-model simulation (with its trace) and the analytical peers."""
+        overrides = pipeline_overrides(state, analysis)
+        d = build_description(analysis, profile, state.launch, overrides, resident_blocks=resident,
+                              module=inputs.module)
+        sim = simulate(d, policy=state.policy, trace=True)
+        result.description = d
+        result.simulation = sim
+        result.trace_names = [ins.name for ins in d.instructions]
+        result.trace_units = list(d.subsystems)
+        result.warnings.extend(d.notes)
+        if sim.trace is not None and sim.trace.truncated:
+            result.warnings.append("the simulation trace hit its row limit; the Gantt shows its start")
+        for name, pred in all_peers(d).items():
+            result.peers[PEER_TITLES.get(name, name)] = float(pred.cycles)
+
+    def _sweep(self, result: WorkbenchResult, max_blocks: int, policy: str,
+               progress: Callable[[float], None]) -> None:
         """Cycles of every model at 1..max_blocks resident blocks per SM."""
         if result.manybsp is not None:
             result.sweep["Many-BSP"] = manybsp_sweep(result.manybsp, max_blocks)
-        progress(0.2)
+        progress(0.1)
+        d = result.description
+        if d is None:
+            return
+        total_warps = d.blocks * d.warps_per_block
+        points: dict[str, list[tuple[int, float]]] = {}
+        for blocks in range(1, max_blocks + 1):
+            # One occupancy at a time, so the cancel check (inside progress) runs between points.
+            curves = occupancy_sweep(d, [blocks * d.warps_per_block], policy=policy)
+            used = int(curves["occupancy"][0]) // d.warps_per_block
+            for name, values in curves.items():
+                if name == "occupancy":
+                    continue
+                wpc = float(values[0])
+                title = "Pipeline simulation" if name == "pipeline" else PEER_TITLES.get(name, name)
+                points.setdefault(title, []).append((used, total_warps / wpc if wpc > 0 else math.inf))
+            progress(0.1 + 0.9 * blocks / max_blocks)
+        result.sweep.update(points)
+
+
+PEER_TITLES = {
+    "roofline": "Roofline", "volkov": "Volkov", "mwp_cwp": "MWP-CWP", "mwp_cwp_star": "MWP-CWP*",
+    "wfg": "WFG", "wfg_star": "WFG*", "gpumech_rr": "GPUMech (RR)", "gpumech_rr_star": "GPUMech* (RR)",
+    "gpumech_gto": "GPUMech (GTO)",
+}
+
+
+def pipeline_overrides(state: WorkbenchState, analysis: KernelAnalysis) -> PipelineOverrides:
+    """The BLOCK-table latency edits as the Pipeline model's Λ of the same instruction.
+
+    A global access's latency is its ``lat_comm``, anything else's its ``lat_comp`` (Many-BSP keeps
+    the other one at 0 for that row); row numbers are 1-based, the simulator's indices 0-based.
+    """
+    costs: dict[int | str, tuple[float | None, float | None]] = {}
+    for row, cells in state.overrides.latencies.items():
+        index = row - 1
+        if not 0 <= index < len(analysis.classifications):
+            continue
+        c = analysis.classifications[index]
+        is_global = c.is_global_memory and (c.is_load or c.is_store or c.is_atomic)
+        key = "lat_comm" if is_global else "lat_comp"
+        if key in cells:
+            costs[index] = (None, cells[key])
+    return PipelineOverrides(costs=costs, policy=state.policy)
 
 
 def _manybsp_overrides(state: WorkbenchState, launch: Launch) -> Overrides:
@@ -412,8 +509,68 @@ def manybsp_sweep(mb: ManyBspResult, max_blocks: int) -> list[tuple[int, float]]
     return out
 
 
-def _pipeline_frontend() -> Callable[..., Any] | None:
-    """engine.pipeline's PTX-to-simulation entry point, when this build has it."""
-    import engine.pipeline as pipeline
+# ---------------------------------------------------------------------------- files
 
-    return getattr(pipeline, "simulate_kernel", None)
+NCU_METRIC = "gpc__cycles_elapsed.max"
+
+
+def read_ncu_cycles(path: str | os.PathLike[str], kernel: str | None = None) -> float:
+    """Measured kernel cycles from an Nsight Compute CSV (``ncu --csv``).
+
+    Reads both layouts: the long one (``Metric Name``/``Metric Value`` columns, one metric per
+    row) and the raw page (one column per metric, a units row under the header). When several
+    launches are listed, the ones of ``kernel`` (matched on the ``Kernel Name`` column, mangled or
+    demangled) are averaged; without a match, all of them.
+    """
+    source = os.fspath(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+    except OSError as exc:
+        raise WarplineError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    # ncu prints "==PROF==" chatter before the table when stdout was captured whole.
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("==")]
+    records = list(csv.DictReader(io.StringIO("\n".join(lines))))
+    if not records:
+        raise WarplineError(f"{source}: no table found (expected the CSV of `ncu --csv`)")
+    values: list[tuple[str, float]] = []
+    for line, rec in enumerate(records, start=2):
+        name = rec.get("Kernel Name", "") or ""
+        if "Metric Name" in rec:
+            if (rec.get("Metric Name") or "").strip() != NCU_METRIC:
+                continue
+            raw = rec.get("Metric Value", "")
+        elif NCU_METRIC in rec:
+            raw = rec[NCU_METRIC]
+        else:
+            raise WarplineError(f"{source}: no {NCU_METRIC} column; profile with "
+                                f"`ncu --csv --metrics {NCU_METRIC} ...`")
+        cleaned = (raw or "").replace(",", "").strip()
+        try:
+            values.append((name, float(cleaned)))
+        except ValueError:
+            if line == 2 and "Metric Name" not in rec:
+                continue   # the raw page's units row ("cycle")
+            raise WarplineError(f"{source}: line {line}: {NCU_METRIC} value {raw!r} is not a number") from None
+    if not values:
+        raise WarplineError(f"{source}: no {NCU_METRIC} value in the file")
+    if kernel:
+        mine = [v for n, v in values if kernel in n or (n and n.split("(")[0] in kernel)]
+        if mine:
+            return sum(mine) / len(mine)
+    return sum(v for _, v in values) / len(values)
+
+
+def curves_csv(result: WorkbenchResult, path: str | os.PathLike[str] | None = None) -> str:
+    """The occupancy sweep as CSV: one row per resident-blocks value, one column per model."""
+    models = list(result.sweep)
+    occupancies = sorted({occ for pts in result.sweep.values() for occ, _ in pts})
+    table = {m: dict(pts) for m, pts in result.sweep.items()}
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["blocks_per_sm", *models])
+    for occ in occupancies:
+        writer.writerow([occ, *(repr(table[m][occ]) if occ in table[m] else "" for m in models)])
+    text = buffer.getvalue()
+    if path is not None:
+        Path(path).write_text(text, encoding="utf-8")
+    return text

@@ -17,6 +17,32 @@ from engine.errors import WarplineError
 from engine.inputs import KernelInputs
 from engine.workbench import Cancelled, Workbench, WorkbenchResult, WorkbenchState
 
+_warmed = False
+
+
+def warm_up() -> None:
+    """Load every lazily imported module and the simulator's compiled code on the UI thread.
+
+    shiboken replaces ``__import__`` with a hook that is not safe in a worker thread (a first
+    import there can corrupt reference counts: "deallocating None"), and numba imports its typing
+    registries on the first call of a jitted function. One tiny simulation here, before any task
+    starts, means worker threads only ever run code whose modules are already loaded.
+    """
+    global _warmed
+    if _warmed:
+        return
+    import engine.timeline  # noqa: F401 - loaded for the exports, on this thread
+    from engine.pipeline.examples import example_kernel
+    from engine.pipeline.peers import all_peers
+    from engine.pipeline.simulator import simulate
+    from engine.pipeline.sweep import occupancy_sweep
+
+    d = example_kernel(occupancy_warps=2)
+    simulate(d, trace=True)
+    all_peers(d)
+    occupancy_sweep(d, [1, 2])
+    _warmed = True
+
 
 class _Relay(QObject):
     """Signals of one task; lives in the UI thread so its emissions are queued there."""
@@ -73,6 +99,7 @@ class ComputeWorker(QObject):
 
     def __init__(self, workbench: Workbench | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        warm_up()
         self.workbench = workbench or Workbench()
         self.generation = 0
         self.sweep_enabled = True

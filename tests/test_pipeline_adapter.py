@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.analysis import analyze_kernel
 from engine.errors import ModelError
 from engine.launch import load_launch_file
 from engine.pipeline import (
@@ -50,10 +51,9 @@ def test_simulate_kernel_and_overrides(mm) -> None:
     slow = simulate_kernel(module, launch.kernel, profile, launch, trace=False,
                            overrides=PipelineOverrides(costs={"ld.global": (None, 2000.0)}))
     assert slow.cycles > base.cycles
-    key = next(iter(base.description.name and describe_kernel(
-        module, launch.kernel, profile, launch).paths[0] and
-        [k for k in __import__("engine.analysis", fromlist=["x"]).analyze_kernel(
-            next(f for f in module.functions if f.name == launch.kernel), launch, module).trip_counts]))
+    function = next(f for f in module.functions if f.name == launch.kernel)
+    trips = analyze_kernel(function, launch, module).trip_counts
+    key = next(k for k, t in trips.items() if t.value == 64)   # the tile loop: 1024 / 16
     half = simulate_kernel(module, launch.kernel, profile, launch, trace=False,
                            overrides=PipelineOverrides(trip_counts={key: 32}))
     assert half.instructions_issued < base.instructions_issued

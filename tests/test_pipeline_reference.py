@@ -69,7 +69,7 @@ def test_wfg_figure_6_pairs_and_the_correction(comp: float, mem: float) -> None:
     if (comp, mem) == (3, 11):
         assert cpr[5] > 3 * cpr[0]          # "CPR rises fast"
     # WFG*: never faster for more warps, and for these occupancy-bound pairs exactly Volkov's 14
-    assert all(b >= a - 1e-9 for a, b in zip(cpr_star, cpr_star[1:]))
+    assert all(b >= a - 1e-9 for a, b in zip(cpr_star, cpr_star[1:], strict=False))
     assert cpr_star == pytest.approx([14] * 6, rel=1e-9)
 
 
@@ -103,7 +103,7 @@ def test_iterative_barrier_kernel_slows_with_group_size(lam: float, Lam: float, 
     cycles = [simulate(iterative_barrier_kernel(wpb, 32, 256, lam=lam, Lam=Lam, lam_bar=lam_bar,
                                                 Lam_bar=Lam_bar, issue_limit=il), trace=False).cycles
               for wpb in (1, 2, 4, 8, 16, 32)]
-    assert all(b >= a for a, b in zip(cycles, cycles[1:]))
+    assert all(b >= a for a, b in zip(cycles, cycles[1:], strict=False))
     assert cycles[-1] > Fraction(3, 2) * cycles[0]
 
 
@@ -113,7 +113,7 @@ def test_occupancy_sweep_of_the_example_has_every_model() -> None:
                           "gpumech_rr", "gpumech_rr_star", "gpumech_gto", "pipeline", "occupancy"}
     # Volkov is the upper bound of the simulation (001 §5.1) and the simulation rises with ω
     assert all(sweep["pipeline"] <= sweep["volkov"] + 1e-9)
-    assert all(b > a for a, b in zip(sweep["pipeline"], sweep["pipeline"][1:]))
+    assert all(b > a for a, b in zip(sweep["pipeline"], sweep["pipeline"][1:], strict=False))
     # GPUMech RR goes "through the roof", GTO converges to it (001 §2.5)
     assert sweep["gpumech_rr"][-1] > sweep["roofline"][-1]
     assert sweep["gpumech_gto"][-1] == pytest.approx(sweep["roofline"][-1])

@@ -19,14 +19,20 @@ reproduce the nine printed tables best (agreement figures and every known miss a
 * level-2 split: a superstep ends at a barrier, a conditional branch, the end of a level-1
   superstep, a global access (or the SP row dual-issued with it), and at the last producer ``m``
   inside the superstep of the next row ``j`` that reads one, if ``m = j − 1`` or eq. (8)'s wait is
-  positive. The rows between ``m`` and ``j`` start the next superstep.
+  positive. The rows between ``m`` and ``j`` start the next superstep. Two branch refinements: a
+  conditional branch that waits for the head of its superstep does not split at the head (it ends
+  the superstep itself, hotspot <102~104>), and a conditional branch issued behind other rows whose
+  predicate was synchronised in an earlier superstep does not end its superstep (mm <12~18>).
 * full latency: the first row of a superstep is full, except a global access or barrier; a
   register-free row (``bra.uni``) passes it to the next row; rows that start a superstep as
-  fillers (between a producer and its waiting consumer), SP rows right after a branch, and
-  producer-free rows right after a global access stay plain. The first row of each other non-SP
-  column in the superstep is full too (the mm ``fma`` + ``ld.shared`` groups).
+  fillers (between a producer and its waiting consumer) and producer-free rows right after a
+  global access stay plain. After a conditional branch the SP head (or the row behind a
+  ``bra.uni``) is *latent*: plain, unless a later row waits for it across rows in between (eq. 8),
+  then full (hotspot 38 full with sync 15; 106, 124, 173, 183, 186 plain). The first row of each
+  other non-SP column in the superstep is full too (the mm ``fma`` + ``ld.shared`` groups).
 * sync (eq. 8): the cell of the producer when the consumer is the next row, eq. (8) when rows lie
-  in between, 1 for a forced end (branch, barrier, global access, level-1 end), else 0.
+  in between, 1 for a forced end (branch, barrier, global access, level-1 end, the final store),
+  else 0.
 """
 
 from __future__ import annotations
@@ -111,20 +117,32 @@ def build_block_table(
     steps: list[tuple[int, int]] = []
     reasons: list[str] = []
 
-    def first_full(l: int, kind: str) -> int | None:
-        """The row of a superstep starting at ``l`` that carries the full latency (None: none);
-        ``kind`` is why the previous superstep ended (see END_REASONS, "start" for the first)."""
+    def first_full(l: int, kind: str) -> tuple[int | None, int | None]:
+        """(full, latent) rows of a superstep starting at ``l``; ``kind`` is why the previous
+        superstep ended (see END_REASONS, "start" for the first). ``full`` carries the superstep's
+        exposed latency outright. ``latent`` is plain unless a later row waits for it across rows
+        in between (eq. 8), which is the only case where its latency shows."""
         r = rows[l]
         if r.is_global_access or r.is_barrier:
-            return None
+            return None, None
+        if kind == "branch":
+            # After a conditional branch the pipeline was drained by the branch's own wait: the SP
+            # head (or, behind a register-free bra.uni, the row after it) exposes its latency only
+            # when a consumer must wait for it with rows in between (hotspot 38 full with sync 15;
+            # 106, 124, 173, 183, 186 plain on all three GPUs).
+            if r.is_branch and not r.producers:
+                nxt = l + 1
+                return None, (nxt if nxt < n and not rows[nxt].is_global_access else None)
+            if r.fu == 1:
+                return None, l
         if r.is_branch and not r.producers:
             # bra.uni reads and writes nothing: the next row carries the superstep's latency.
-            return l + 1 if l + 1 < n and not rows[l + 1].is_global_access else None
-        if kind == "filler" or (kind == "branch" and r.fu == 1):
-            return None
+            return (l + 1 if l + 1 < n and not rows[l + 1].is_global_access else None), None
+        if kind == "filler":
+            return None, None
         if kind == "global" and not r.producers:
-            return None
-        return l
+            return None, None
+        return l, None
 
     w = params.w
     plain = [fu_cell(r, params, False, w) for r in rows]
@@ -137,9 +155,9 @@ def build_block_table(
         """Running state of the open superstep: full-latency flags and per-column prefix sums,
         extended one row at a time so the scan stays linear in the kernel size."""
 
-        def __init__(self, l: int, head: int | None) -> None:
-            self.l, self.head = l, head
-            self.head_fu = rows[head].fu if head is not None else None
+        def __init__(self, l: int, head: tuple[int | None, int | None]) -> None:
+            self.l, (self.head, self.latent) = l, head
+            self.head_fu = rows[self.head].fu if self.head is not None else None
             self.seen: set[int | None] = set()
             self.flags: list[bool] = []
             self.prefix = {c: [0.0] for c in (1, 2, 3, 4)}
@@ -184,7 +202,7 @@ def build_block_table(
             static_end.append("branch")
         elif q.index in level1_ends:
             static_end.append("level1")
-        elif q.is_global_access and k + 1 < n and not blank[k + 1]:
+        elif q.is_global_access and (k + 1 >= n or not blank[k + 1]):
             static_end.append("global")
         else:
             static_end.append(None)
@@ -200,7 +218,7 @@ def build_block_table(
         steps.append((l, end))
         reasons.append(reason)
         nxt = end + 1
-        step = Step(nxt, first_full(nxt, next_kind) if nxt < n else None)
+        step = Step(nxt, first_full(nxt, next_kind) if nxt < n else (None, None))
         if nxt < n:
             step.add(nxt)
         j = nxt + 1
@@ -208,9 +226,16 @@ def build_block_table(
     while step.l < n:
         l = step.l
         if j >= n:
+            if static_end[n - 1]:
+                sync[n - 1] = 1.0   # the final store still ends its superstep (sync 1 as printed)
             close(n - 1, "last", "start")
             break
         forced = static_end[j - 1]
+        if forced == "branch" and j - 1 > l and not any(l <= p < j - 1 for p in producers[j - 1]):
+            # A conditional branch issued behind other rows, whose predicate was synchronised in an
+            # earlier superstep, has nothing to wait for and does not end the superstep (mm 13 in
+            # <12~18>; every branch that ends one is its superstep's head or reads a row of it).
+            forced = None
         if forced is None and j - 2 >= l and rows[j - 2].is_global_access and blank[j - 1]:
             forced = "global"
         if forced:
@@ -225,7 +250,22 @@ def build_block_table(
                 sync[m] = cell.value if cell is not None else 1.0
                 close(m, "dependency", "dependency")
                 continue
+            if m == l and rows[j].is_branch and rows[j].producers:
+                # A conditional branch waiting for the head of its superstep does not split at the
+                # head: the branch ends the superstep itself (sync 1) and its wait is inside the
+                # head's full cell (hotspot <102~104> on all three GPUs).
+                step.add(j)
+                j += 1
+                continue
             waited = step.wait(m, j)
+            if m == step.latent and not step.flags[m - l]:
+                latent_full, latent_plain = full[m], plain[m]
+                if latent_full is not None and latent_plain is not None:
+                    exposed = waited + latent_full.value - latent_plain.value
+                    if exposed > 0:
+                        # The latent row's latency is what the consumer waits for: charge it.
+                        step.flags[m - l] = True
+                        waited = exposed
             if waited > 0:
                 sync[m] = waited
                 close(m, "filler", "filler")

@@ -55,8 +55,15 @@ ERR_STUCK = 2
 
 INF = np.int64(2**62)
 
+# de Bruijn sequence: the index of a one-bit word ``x`` is DEBRUIJN_INDEX[(x * DEBRUIJN) >> 58 & 63]
+DEBRUIJN = np.int64(0x03F79D71B4CB0A89)
+DEBRUIJN_INDEX = np.zeros(64, np.int64)
+for _bit in range(64):
+    DEBRUIJN_INDEX[(((1 << _bit) * 0x03F79D71B4CB0A89) & (2**64 - 1)) >> 58] = _bit
+MAX_WARPS_PER_BLOCK = 64  # a block's awake warps are bits of one int64
 
-@njit(cache=True, error_model="numpy", inline="always")
+
+@njit(cache=True, error_model="numpy", inline="always", _nrt=False)
 def _advance(slot, prog_kind, prog_a, prog_b, pool, s_pc, s_pos, s_stack, s_sp):
     """Move ``slot`` to its next static instruction; -1 when its path is exhausted."""
     pc = s_pc[slot]
@@ -92,7 +99,7 @@ def _advance(slot, prog_kind, prog_a, prog_b, pool, s_pc, s_pos, s_stack, s_sp):
             return -1
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", inline="always", _nrt=False)
 def _heap_push(heap_t, heap_s, size, t, s):
     """Min-heap of (time, slot) of the sleeping warps; returns the new size."""
     k = size
@@ -108,7 +115,7 @@ def _heap_push(heap_t, heap_s, size, t, s):
     return size + 1
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, error_model="numpy", inline="always", _nrt=False)
 def _heap_pop(heap_t, heap_s, size):
     """Remove the earliest entry; returns (slot, new size)."""
     top = heap_s[0]
@@ -131,31 +138,37 @@ def _heap_pop(heap_t, heap_s, size):
     return top, size
 
 
+# per-block state rows
+B_BLOCK, B_FINISHED, B_ARRIVED, B_BARMAX, B_LASTC, B_START, B_ORDER, B_ORDER_COPY, B_QUEUE, \
+    B_MASK = range(10)
+N_BLOCK_FIELDS = 10
+
 # per-slot state: rows of one int64 matrix, so helpers take one argument for all of it
 F_STATE, F_GID, F_PC, F_POS, F_SP, F_NEXT, F_UNIT, F_READY, F_DCAUSE, F_GAP, F_EARLIEST, F_FAIL, \
-    F_LASTC, F_AWAKE = range(14)
-N_FIELDS = 14
+    F_LASTC, F_AWAKE, F_BSLOT = range(15)
+N_FIELDS = 15
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _wake(ss, s, t, sub_free, blk_awake, blk_mask, unit_awake, wpb, nsub):
-    """Slot ``s`` may issue from now on: count it among the candidates of its block and unit."""
+@njit(cache=True, error_model="numpy", inline="always", _nrt=False)
+def _wake(ss, s, t, sub_free, slot_mask, blk_mask, unit_awake, wpb, nsub):
+    """Slot ``s`` may issue from now on: mark it among the candidates of its block and unit."""
     u = ss[F_UNIT, s]
-    b = s // wpb
+    b = ss[F_BSLOT, s]  # a table look-up: integer division is the slowest thing in the loop
     ss[F_AWAKE, s] = 1
-    blk_awake[b * nsub + u] += 1
+    slot_mask[b * nsub + u] |= np.int64(1) << (s - b * wpb)
     blk_mask[b] |= np.int64(1) << u
     unit_awake[u] += 1
     # the cause of any further wait: the subsystem is busy, or (it is free) others take it first
     ss[F_FAIL, s] = SUBSYSTEM_BUSY if sub_free[u] > t else ISSUE_LIMIT
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", _nrt=False)
 def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                   prog_kind, prog_a, prog_b, pool, path_start, warp_path,
                   tr_warp, tr_instr, tr_issue, tr_complete,
                   st_warp, st_start, st_end, st_cause,
-                  unit_busy, cause_ticks, instr_count, instr_wait, out):
+                  unit_busy, cause_ticks, instr_count, instr_wait, out,
+                  work_slots, work_stack, work_done, work_heap, work_slot_mask, work_blocks, work_units):
     """Run the simulation; fills the trace buffers and aggregates, writes the summary to ``out``.
 
     ``out``: [end_tick, issued, trace_rows, stall_rows, stopped_early, error, error_block,
@@ -183,28 +196,36 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
     st_cap = st_warp.shape[0]
 
     nslots = gamma * wpb
-    ss = np.zeros((N_FIELDS, nslots), np.int64)
-    s_stack = np.zeros((nslots, maxdepth + 1), np.int64)
+    # work arrays come from the caller: the function is compiled without numba's reference
+    # counting (_nrt=False), which otherwise costs an atomic operation per array use
+    ss = work_slots
+    s_stack = work_stack
     s_pc = ss[F_PC]
     s_pos = ss[F_POS]
     s_sp = ss[F_SP]
-    done = np.zeros(nslots * n_static, np.int64)
-    heap_t = np.zeros(nslots + 1, np.int64)
-    heap_s = np.zeros(nslots + 1, np.int64)
+    done = work_done
+    heap_t = work_heap[0]
+    heap_s = work_heap[1]
     hsize = 0
-    blk_awake = np.zeros(gamma * nsub, np.int64)
-    blk_mask = np.zeros(gamma, np.int64)  # bit u: the block has an awake warp for subsystem u
-    unit_awake = np.zeros(nsub, np.int64)
-    sub_free = np.zeros(nsub, np.int64)
-    free = np.zeros(nsub, np.int64)
-    b_block = np.full(gamma, -1, np.int64)
-    b_finished = np.zeros(gamma, np.int64)
-    b_arrived = np.zeros(gamma, np.int64)
-    b_barmax = np.zeros(gamma, np.int64)
-    b_lastc = np.zeros(gamma, np.int64)
-    b_start = np.zeros(gamma, np.int64)
-    border = np.arange(gamma).astype(np.int64)
-    order = np.zeros(gamma + 2, np.int64)
+    slot_mask = work_slot_mask  # [block * nsub + unit]: bit w = warp w of the block is awake
+    blk_mask = work_blocks[B_MASK]  # bit u: the block has an awake warp for subsystem u
+    unit_awake = work_units[0]
+    sub_free = work_units[1]
+    free = work_units[2]
+    b_block = work_blocks[B_BLOCK]
+    b_finished = work_blocks[B_FINISHED]
+    b_arrived = work_blocks[B_ARRIVED]
+    b_barmax = work_blocks[B_BARMAX]
+    b_lastc = work_blocks[B_LASTC]
+    b_start = work_blocks[B_START]
+    border = work_blocks[B_ORDER]
+    order = work_blocks[B_ORDER_COPY]
+    launch_q = work_blocks[B_QUEUE]
+    for b in range(gamma):
+        b_block[b] = -1
+        border[b] = b
+        for wi in range(wpb):
+            ss[F_BSLOT, b * wpb + wi] = b
 
     n_issued = 0
     rounds = 0
@@ -220,14 +241,13 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
     err_block = -1
 
     # block slots waiting for their (next) block, in the order they became free
-    launch_q = np.zeros(gamma, np.int64)
     for b in range(gamma):
         b_start[b] = bovh
         launch_q[b] = b
     pending = gamma
 
     t = 0
-    cur_cycle = -1
+    cycle_end = 0  # first tick of the next cycle; the issue count restarts there
     cnt = 0
     rr = 0
     greedy = -1
@@ -263,7 +283,7 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                     ss[F_DCAUSE, w] = COMPUTE_DEPENDENCY
                     ss[F_EARLIEST, w] = ss[F_GAP, w]
                     if ss[F_GAP, w] <= t:
-                        _wake(ss, w, t, sub_free, blk_awake, blk_mask, unit_awake, wpb, nsub)
+                        _wake(ss, w, t, sub_free, slot_mask, blk_mask, unit_awake, wpb, nsub)
                     else:
                         hsize = _heap_push(heap_t, heap_s, hsize, ss[F_GAP, w], w)
                     if ss[F_GAP, w] > 0:
@@ -279,14 +299,13 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
         if budget >= 0 and t > budget:
             stopped = 1
             break
-        cyc = t // ticks
-        if cyc != cur_cycle:
-            cur_cycle = cyc
+        if t >= cycle_end:
+            cycle_end = (t // ticks + 1) * ticks
             cnt = 0
         # ---- wake the warps whose time has come -----------------------------------------
         while hsize > 0 and heap_t[0] <= t:
             w, hsize = _heap_pop(heap_t, heap_s, hsize)
-            _wake(ss, w, t, sub_free, blk_awake, blk_mask, unit_awake, wpb, nsub)
+            _wake(ss, w, t, sub_free, slot_mask, blk_mask, unit_awake, wpb, nsub)
         rounds += 1
         free_mask = np.int64(0)
         for u in range(nsub):
@@ -308,6 +327,7 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                 n_ranges = gamma + 1
             else:
                 n_ranges = gamma + 1  # the blocks from rr's block round to it again
+                rr_block = ss[F_BSLOT, rr]
             stop = False
             for k in range(n_ranges):
                 if stop:
@@ -318,13 +338,13 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                             continue
                         lo = greedy
                         hi = greedy + 1
-                        b = greedy // wpb
+                        b = ss[F_BSLOT, greedy]
                     else:
                         b = order[k - 1]
                         lo = b * wpb
                         hi = lo + wpb
                 else:
-                    b = rr // wpb + k
+                    b = rr_block + k
                     if b >= gamma:
                         b -= gamma
                     lo = b * wpb
@@ -338,17 +358,36 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                 # skip blocks without an awake warp on a free subsystem
                 if blk_mask[b] & free_mask == 0:
                     continue
-                for s in range(lo, hi):
-                    if gto and k > 0 and s == greedy:
-                        continue
-                    if ss[F_AWAKE, s] == 0 or free[ss[F_UNIT, s]] == 0:
-                        continue
+                # visit the block's awake warps on free subsystems in slot order, through bit
+                # masks (one step per candidate, not per warp); masks are re-read after every
+                # issue, so a warp a barrier release wakes later in the order is still seen
+                base = b * wpb
+                pos = lo - base
+                hi_bit = hi - base
+                hi_mask = np.int64(-1) if hi_bit >= 64 else (np.int64(1) << hi_bit) - 1
+                while pos < 64:
+                    m = blk_mask[b] & free_mask
+                    if m == 0:
+                        break
+                    cand = np.int64(0)
+                    for u2 in range(nsub):
+                        if (m >> u2) & 1:
+                            cand |= slot_mask[b * nsub + u2]
+                    cand &= hi_mask & ~((np.int64(1) << pos) - 1)
+                    if gto and k > 0 and greedy >= base and greedy < base + wpb:
+                        cand &= ~(np.int64(1) << (greedy - base))
+                    if cand == 0:
+                        break
+                    low = cand & -cand
+                    wi = DEBRUIJN_INDEX[((low * DEBRUIJN) >> 58) & 63]
+                    s = base + wi
+                    pos = wi + 1
                     # ---- issue ------------------------------------------------------------
                     i = ss[F_NEXT, s]
                     u = unit[i]
                     ss[F_AWAKE, s] = 0
-                    blk_awake[b * nsub + u] -= 1
-                    if blk_awake[b * nsub + u] == 0:
+                    slot_mask[b * nsub + u] &= ~low
+                    if slot_mask[b * nsub + u] == 0:
                         blk_mask[b] &= ~(np.int64(1) << u)
                     unit_awake[u] -= 1
                     complete = t + Lam[i]
@@ -473,7 +512,7 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                         e0 = ready if ready > ss[F_GAP, f] else ss[F_GAP, f]
                         ss[F_EARLIEST, f] = e0
                         if e0 <= t:
-                            _wake(ss, f, t, sub_free, blk_awake, blk_mask, unit_awake, wpb, nsub)
+                            _wake(ss, f, t, sub_free, slot_mask, blk_mask, unit_awake, wpb, nsub)
                             if sub_free[ss[F_UNIT, f]] <= t:
                                 free[ss[F_UNIT, f]] = 1
                                 free_mask |= np.int64(1) << ss[F_UNIT, f]
@@ -497,7 +536,7 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                 rr = 0
         # ---- when can anything happen next? -----------------------------------------------
         il_full = il > 0 and cnt >= il
-        next_cycle = (t // ticks + 1) * ticks
+        next_cycle = cycle_end
         nt = INF
         if hsize > 0:
             nt = heap_t[0]

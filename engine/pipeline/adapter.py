@@ -84,7 +84,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides
     for edge in analysis.defuse.edges:
         deps.setdefault(edge.consumer, set()).add(edge.producer)
     out = []
-    for i, (instr, cls) in enumerate(zip(function.instructions, analysis.classifications)):
+    for i, (instr, cls) in enumerate(zip(function.instructions, analysis.classifications, strict=False)):
         cost = profile.cost(instr, cls)
         lam, Lam = cost.lam, cost.Lam
         if cls.is_memory and ov.memory_cost is not None:

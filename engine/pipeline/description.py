@@ -173,6 +173,9 @@ class KernelDescription:
                     raise SimulationError(f"{where}: depends on instruction {p}, which does not exist")
         if self.warps_per_block < 1:
             raise SimulationError(f"a block needs at least one warp (got {self.warps_per_block})")
+        if self.warps_per_block > 64:
+            raise SimulationError(f"{self.warps_per_block} warps per block: at most 64 (2048 threads) "
+                                  "are supported")
         if self.blocks < 0:
             raise SimulationError(f"negative number of blocks ({self.blocks})")
         if self.resident_blocks < 1:

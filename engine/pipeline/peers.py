@@ -226,7 +226,7 @@ def wfg(d: KernelDescription, f: KernelFigures | None = None, corrected: bool = 
         else:
             comp_trans.append(0.0)
             comp_hidden.append(0.0)
-    comp_cycles = sum(tr * times for tr, (_, _, times) in zip(comp_trans, nodes))
+    comp_cycles = sum(tr * times for tr, (_, _, times) in zip(comp_trans, nodes, strict=False))
     alpha_sync = sum(times for kind, _, times in nodes if kind == 2)
     cyc_comp = comp_cycles + lam_mem_instr * f.alpha_mem                                  # eq. 31
     nbc_avg = cyc_comp / (f.alpha_mem + alpha_sync + 1)                                   # eq. 35

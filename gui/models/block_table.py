@@ -20,6 +20,7 @@ from engine.manybsp.rows import FU_NAMES
 from engine.workbench import EDITABLE_COLUMNS, WorkbenchState, is_overridden, parse_cell_value
 
 Index = QModelIndex | QPersistentModelIndex
+_ROOT = QModelIndex()   # the invalid index: "no parent"
 
 
 @dataclass(frozen=True)
@@ -114,10 +115,10 @@ class BlockTableModel(QAbstractTableModel):
 
     # ------------------------------------------------------------------ Qt API
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
+    def rowCount(self, parent: Index = _ROOT) -> int:
         return 0 if parent.isValid() else len(self.rows)
 
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
+    def columnCount(self, parent: Index = _ROOT) -> int:
         return 0 if parent.isValid() else len(COLUMNS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):

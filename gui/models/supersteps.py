@@ -16,6 +16,7 @@ from engine.manybsp import ManyBspResult
 from engine.workbench import WorkbenchState
 
 Index = QModelIndex | QPersistentModelIndex
+_ROOT = QModelIndex()   # the invalid index: "no parent"
 HEADERS = ("superstep", "instructions", "comp", "comm", "ovh", "iterations")
 UNKNOWN_BRUSH = QBrush(QColor(255, 210, 160))
 OVERRIDE_BRUSH = QBrush(QColor(255, 236, 179))
@@ -100,13 +101,13 @@ class SuperstepModel(QAbstractItemModel):
 
     # ------------------------------------------------------------------ Qt API
 
-    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:
+    def index(self, row: int, column: int, parent: Index = _ROOT) -> QModelIndex:
         p = self.node(parent)
         if 0 <= row < len(p.children) and 0 <= column < len(HEADERS):
             return self.createIndex(row, column, p.children[row])
         return QModelIndex()
 
-    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]
+    def parent(self, index: Index = _ROOT) -> QModelIndex:  # type: ignore[override]
         if not index.isValid():
             return QModelIndex()
         p = self.node(index).parent
@@ -114,12 +115,12 @@ class SuperstepModel(QAbstractItemModel):
             return QModelIndex()
         return self.createIndex(p.row(), 0, p)
 
-    def rowCount(self, parent: Index = QModelIndex()) -> int:
+    def rowCount(self, parent: Index = _ROOT) -> int:
         if parent.isValid() and parent.column() != 0:
             return 0
         return len(self.node(parent).children)
 
-    def columnCount(self, parent: Index = QModelIndex()) -> int:
+    def columnCount(self, parent: Index = _ROOT) -> int:
         return len(HEADERS)
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):

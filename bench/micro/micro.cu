@@ -1,0 +1,802 @@
+// Warpline microbenchmarks: latency Λ and CPI λ of PTX instructions, memory latencies and
+// bandwidths, bar.sync cost, block launch overhead and the issue limit IL (001's instruction
+// mix, eqs. 43-45). One program; it prints CSV rows `bench,name,param,value,unit` on stdout.
+//
+// Method (docs/microbenchmarks.md has the details):
+//  * every timing is clock64() inside the kernel (SM cycles), except the launch benchmark,
+//    which times with CUDA events and converts to cycles with the SM clock measured here;
+//  * loop overhead is removed by differencing two runs of different length: the figure is
+//    (cycles(N2) - cycles(N1)) / (instructions(N2) - instructions(N1));
+//  * the instruction under test is inline PTX (asm volatile), so NVVM cannot fold or reorder
+//    it; cuobjdump -sass shows what ptxas made of it (bench/micro/results/*/sass_summary.txt).
+//
+// Build: nvcc -O3 -arch=sm_90 -o micro micro.cu
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#define CK(call)                                                                           \
+    do {                                                                                   \
+        cudaError_t e_ = (call);                                                           \
+        if (e_ != cudaSuccess) {                                                           \
+            fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, \
+                    __LINE__, cudaGetErrorString(e_));                                     \
+            exit(1);                                                                       \
+        }                                                                                  \
+    } while (0)
+#define CKL()                        \
+    CK(cudaGetLastError());          \
+    CK(cudaDeviceSynchronize())
+
+static void row(const char* bench, const std::string& name, const std::string& param, double value,
+                const char* unit) {
+    printf("%s,%s,%s,%.6g,%s\n", bench, name.c_str(), param.c_str(), value, unit);
+    fflush(stdout);
+}
+
+struct BlockRec {
+    unsigned smid;
+    unsigned pad;
+    long long start, end;
+};
+
+__device__ __forceinline__ unsigned smid() {
+    unsigned r;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+    return r;
+}
+
+// ------------------------------------------------------------------------------------------
+// Instructions under test. step(x, y) makes x depend on itself (a chain); y is a run-time value.
+
+#define OP_BIN(NAME, TY, C, PTX, INIT, YV)                                                    \
+    struct NAME {                                                                          \
+        typedef TY T;                                                                      \
+        static constexpr const char* name = #NAME;                                         \
+        static constexpr const char* ptx = PTX;                                            \
+        static __host__ __device__ TY init(int i) { return (TY)(INIT) + (TY)(i & 7); }      \
+        static __host__ __device__ TY yval() { return (TY)(YV); }                           \
+        static __device__ __forceinline__ void step(TY& x, TY y) {                         \
+            asm volatile(PTX " %0, %0, %1;" : "+" C(x) : C(y));                            \
+        }                                                                                  \
+    };
+#define OP_FMA(NAME, TY, C, PTX, INIT, YV)                                                    \
+    struct NAME {                                                                          \
+        typedef TY T;                                                                      \
+        static constexpr const char* name = #NAME;                                         \
+        static constexpr const char* ptx = PTX;                                            \
+        static __host__ __device__ TY init(int i) { return (TY)(INIT) + (TY)(i & 7); }      \
+        static __host__ __device__ TY yval() { return (TY)(YV); }                           \
+        static __device__ __forceinline__ void step(TY& x, TY y) {                         \
+            asm volatile(PTX " %0, %0, %1, %1;" : "+" C(x) : C(y));                        \
+        }                                                                                  \
+    };
+// Divisions divide the run-time value y by the chain (x = y / x): with a loop-invariant divisor
+// ptxas would hoist the reciprocal and leave a multiplication.
+#define OP_DIV(NAME, TY, C, PTX, INIT, YV)                                                    \
+    struct NAME {                                                                          \
+        typedef TY T;                                                                      \
+        static constexpr const char* name = #NAME;                                         \
+        static constexpr const char* ptx = PTX;                                            \
+        static __host__ __device__ TY init(int i) { return (TY)(INIT) + (TY)(i & 7); }      \
+        static __host__ __device__ TY yval() { return (TY)(YV); }                           \
+        static __device__ __forceinline__ void step(TY& x, TY y) {                         \
+            asm volatile(PTX " %0, %1, %0;" : "+" C(x) : C(y));                            \
+        }                                                                                  \
+    };
+#define OP_UN(NAME, TY, C, PTX, INIT)                                                         \
+    struct NAME {                                                                          \
+        typedef TY T;                                                                      \
+        static constexpr const char* name = #NAME;                                         \
+        static constexpr const char* ptx = PTX;                                            \
+        static __host__ __device__ TY init(int i) { return (TY)(INIT) + (TY)(i & 7); }      \
+        static __host__ __device__ TY yval() { return (TY)0; }                              \
+        static __device__ __forceinline__ void step(TY& x, TY) {                           \
+            asm volatile(PTX " %0, %0;" : "+" C(x));                                       \
+        }                                                                                  \
+    };
+
+OP_BIN(add_f32, float, "f", "add.rn.f32", 1.5f, 1.0e-7f)
+OP_BIN(mul_f32, float, "f", "mul.rn.f32", 1.5f, 1.0000001f)
+OP_FMA(fma_f32, float, "f", "fma.rn.f32", 1.5f, 0.999999f)
+OP_BIN(add_f64, double, "d", "add.rn.f64", 1.5, 1.0e-9)
+OP_FMA(fma_f64, double, "d", "fma.rn.f64", 1.5, 0.999999)
+// add.s32: ptxas merges two consecutive dependent adds into one IADD3 (a three-input add) and
+// folds repeated adds of one operand into LEA/IMAD, so each step is a pair of adds of two
+// different run-time values, which becomes exactly one IADD3 (see sass_summary.txt). The
+// figures are per IADD3, i.e. per step; make_profile.py documents the fusion.
+struct add_s32_pair {
+    typedef int T;
+    static constexpr const char* name = "add_s32_pair";
+    static constexpr const char* ptx = "add.s32 x2 (one IADD3)";
+    static __host__ __device__ int init(int i) { return 1 + (i & 7); }
+    static __host__ __device__ int yval() { return 0x9e3779b9; }
+    static __device__ __forceinline__ void step(int& x, int y) {
+        asm volatile("add.s32 %0, %0, %1;\n\tadd.s32 %0, %0, %2;" : "+r"(x) : "r"(y), "r"(y ^ 0x5bd1e995));
+    }
+};
+OP_BIN(mul_s32, int, "r", "mul.lo.s32", 1, 0x9e3779b9)
+OP_FMA(mad_s32, int, "r", "mad.lo.s32", 1, 0x9e3779b9)
+OP_UN(sin_approx, float, "f", "sin.approx.f32", 0.5f)
+OP_UN(cos_approx, float, "f", "cos.approx.f32", 0.5f)
+OP_UN(ex2_approx, float, "f", "ex2.approx.f32", -100.0f)
+OP_UN(ex2_approx_ftz, float, "f", "ex2.approx.ftz.f32", -100.0f)
+OP_UN(rcp_approx, float, "f", "rcp.approx.f32", 1.5f)
+OP_UN(sqrt_approx, float, "f", "sqrt.approx.f32", 1.5f)
+OP_UN(rsqrt_approx, float, "f", "rsqrt.approx.f32", 1.5f)
+// rcp.approx.ftz twice in a row is folded away by ptxas (an involution), so its chain is
+// rcp + add.rn.f32 (y = 0 at run time); make_profile.py subtracts add.rn.f32's latency.
+struct rcp_approx_ftz_add {
+    typedef float T;
+    static constexpr const char* name = "rcp_approx_ftz+add_f32";
+    static constexpr const char* ptx = "rcp.approx.ftz.f32 + add.rn.f32";
+    static __host__ __device__ float init(int i) { return 1.5f + (float)(i & 7); }
+    static __host__ __device__ float yval() { return 0.f; }
+    static __device__ __forceinline__ void step(float& x, float y) {
+        asm volatile("rcp.approx.ftz.f32 %0, %0;\n\tadd.rn.f32 %0, %0, %1;" : "+f"(x) : "f"(y));
+    }
+};
+OP_UN(sqrt_approx_ftz, float, "f", "sqrt.approx.ftz.f32", 1.5f)
+OP_UN(rsqrt_approx_ftz, float, "f", "rsqrt.approx.ftz.f32", 1.5f)
+OP_DIV(div_rn_f32, float, "f", "div.rn.f32", 1.5f, 2.5f)
+OP_DIV(div_full_f32, float, "f", "div.full.f32", 1.5f, 2.5f)
+OP_DIV(div_rn_f64, double, "d", "div.rn.f64", 1.5, 2.5)
+
+// Conversions: the result is reinterpreted (mov.b32/mov.b64, free in SASS) as the source
+// type of the next conversion, so a chain holds one conversion per step.
+struct cvt_f32_s32 {  // s32 -> f32
+    typedef float T;
+    static constexpr const char* name = "cvt_f32_s32";
+    static constexpr const char* ptx = "cvt.rn.f32.s32";
+    static __host__ __device__ float init(int i) { return 1.5f + (float)(i & 7); }
+    static __host__ __device__ float yval() { return 0.f; }
+    static __device__ __forceinline__ void step(float& x, float) {
+        asm volatile("{ .reg .s32 t; mov.b32 t, %0; cvt.rn.f32.s32 %0, t; }" : "+f"(x));
+    }
+};
+struct cvt_s32_f32 {  // f32 -> s32
+    typedef int T;
+    static constexpr const char* name = "cvt_s32_f32";
+    static constexpr const char* ptx = "cvt.rzi.s32.f32";
+    static __host__ __device__ int init(int i) { return 0x4b000000 + (i & 7); }
+    static __host__ __device__ int yval() { return 0; }
+    static __device__ __forceinline__ void step(int& x, int) {
+        asm volatile("{ .reg .f32 t; mov.b32 t, %0; cvt.rzi.s32.f32 %0, t; }" : "+r"(x));
+    }
+};
+struct cvt_f64_f32 {  // f32 -> f64
+    typedef double T;
+    static constexpr const char* name = "cvt_f64_f32";
+    static constexpr const char* ptx = "cvt.f64.f32";
+    static __host__ __device__ double init(int i) { return 1.5 + (double)(i & 7); }
+    static __host__ __device__ double yval() { return 0.0; }
+    static __device__ __forceinline__ void step(double& x, double) {
+        asm volatile("{ .reg .f32 lo, hi; mov.b64 {lo, hi}, %0; cvt.f64.f32 %0, hi; }" : "+d"(x));
+    }
+};
+
+// ------------------------------------------------------------------------------------------
+// Latency: one warp, one dependent chain of UNROLL*iters instructions.
+
+constexpr int LAT_UNROLL = 32;
+
+template <class Op>
+__global__ void k_lat(int iters, typename Op::T y, typename Op::T* sink, long long* cycles) {
+    typedef typename Op::T T;
+    T x = Op::init(threadIdx.x);
+    long long t0 = clock64();
+    for (int i = 0; i < iters; i++) {
+#pragma unroll
+        for (int u = 0; u < LAT_UNROLL; u++) Op::step(x, y);
+    }
+    long long t1 = clock64();
+    sink[threadIdx.x] = x;
+    if (threadIdx.x == 0) cycles[0] = t1 - t0;
+}
+
+// Throughput: 2 blocks x 1024 threads per SM (64 warps), ILP independent chains per thread.
+constexpr int THR_UNROLL = 4;
+constexpr int THR_ILP = 8;
+constexpr int THR_THREADS = 1024;
+
+template <class Op>
+__global__ void __launch_bounds__(THR_THREADS, 2)
+    k_thr(int iters, typename Op::T y, typename Op::T* sink, BlockRec* rec) {
+    typedef typename Op::T T;
+    T x[THR_ILP];
+#pragma unroll
+    for (int j = 0; j < THR_ILP; j++) x[j] = Op::init(threadIdx.x + j);
+    __syncthreads();
+    long long t0 = clock64();
+    for (int i = 0; i < iters; i++) {
+#pragma unroll
+        for (int u = 0; u < THR_UNROLL; u++) {
+#pragma unroll
+            for (int j = 0; j < THR_ILP; j++) Op::step(x[j], y);
+        }
+    }
+    __syncthreads();
+    long long t1 = clock64();
+    T acc = x[0];
+#pragma unroll
+    for (int j = 1; j < THR_ILP; j++) acc = acc + x[j];
+    sink[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+    if (threadIdx.x == 0) rec[blockIdx.x] = BlockRec{smid(), 0, t0, t1};
+}
+
+struct Ctx {
+    int sms;
+    int dev;
+    BlockRec* d_rec;
+    std::vector<BlockRec> h_rec;
+    void* d_sink;
+    long long* d_cyc;
+};
+
+// Median over SMs of (last end - first start) of the blocks that ran on each SM, and the
+// number of blocks each of those SMs ran (all equal when the grid fills the GPU exactly once).
+static inline double sm_span(Ctx& c, int blocks, double* blocks_per_sm) {
+    CK(cudaMemcpy(c.h_rec.data(), c.d_rec, sizeof(BlockRec) * blocks, cudaMemcpyDeviceToHost));
+    std::vector<long long> lo(1024, LLONG_MAX), hi(1024, LLONG_MIN);
+    std::vector<int> cnt(1024, 0);
+    for (int b = 0; b < blocks; b++) {
+        const BlockRec& r = c.h_rec[b];
+        lo[r.smid] = std::min(lo[r.smid], r.start);
+        hi[r.smid] = std::max(hi[r.smid], r.end);
+        cnt[r.smid]++;
+    }
+    std::vector<double> spans, counts;
+    for (int s = 0; s < 1024; s++)
+        if (cnt[s]) {
+            spans.push_back((double)(hi[s] - lo[s]));
+            counts.push_back(cnt[s]);
+        }
+    std::sort(spans.begin(), spans.end());
+    std::sort(counts.begin(), counts.end());
+    if (blocks_per_sm) *blocks_per_sm = counts[counts.size() / 2];
+    if (counts.front() != counts.back())
+        fprintf(stderr, "note: blocks per SM vary (%g..%g)\n", counts.front(), counts.back());
+    return spans[spans.size() / 2];
+}
+
+template <class Op>
+static void bench_op(Ctx& c) {
+    typedef typename Op::T T;
+    // Latency.
+    const int L1 = 16, L2 = 48;
+    long long cyc[2];
+    int its[2] = {L1, L2};
+    for (int k = 0; k < 2; k++) {
+        k_lat<Op><<<1, 32>>>(its[k], Op::yval(), (T*)c.d_sink, c.d_cyc);
+        CKL();
+        k_lat<Op><<<1, 32>>>(its[k], Op::yval(), (T*)c.d_sink, c.d_cyc);  // second: warm i-cache
+        CKL();
+        CK(cudaMemcpy(&cyc[k], c.d_cyc, sizeof(long long), cudaMemcpyDeviceToHost));
+    }
+    double lat = (double)(cyc[1] - cyc[0]) / ((L2 - L1) * LAT_UNROLL);
+    row("lat", Op::name, Op::ptx, lat, "cycles");
+    // Throughput.
+    const int T1 = 8, T2 = 24;
+    int blocks = 2 * c.sms;
+    double span[2], bps = 0;
+    int tits[2] = {T1, T2};
+    for (int k = 0; k < 2; k++) {
+        k_thr<Op><<<blocks, THR_THREADS>>>(tits[k], Op::yval(), (T*)c.d_sink, c.d_rec);
+        CKL();
+        k_thr<Op><<<blocks, THR_THREADS>>>(tits[k], Op::yval(), (T*)c.d_sink, c.d_rec);
+        CKL();
+        span[k] = sm_span(c, blocks, &bps);
+    }
+    double warp_instr = bps * (THR_THREADS / 32) * (double)(T2 - T1) * THR_UNROLL * THR_ILP;
+    row("cpi", Op::name, Op::ptx, (span[1] - span[0]) / warp_instr, "cycles/warp-instr/SM");
+}
+
+// ------------------------------------------------------------------------------------------
+// SM clock: cycles per nanosecond of %globaltimer over a ~2 ms spin.
+
+__global__ void k_clock(long long spin, long long* out) {
+    long long g0, g1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
+    long long c0 = clock64();
+    while (clock64() - c0 < spin) {
+    }
+    long long c1 = clock64();
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
+    out[0] = c1 - c0;
+    out[1] = g1 - g0;
+}
+
+// Busy kernel on every SM, so the clock is at its boost value before a measurement.
+__global__ void k_busy(long long spin) {
+    long long c0 = clock64();
+    while (clock64() - c0 < spin) {
+    }
+}
+
+static double measure_clock_mhz(Ctx& c) {
+    k_busy<<<c.sms * 4, 256>>>(20000000);  // ~10 ms at boost
+    CKL();
+    k_clock<<<1, 1>>>(4000000, c.d_cyc);
+    CKL();
+    long long h[2];
+    CK(cudaMemcpy(h, c.d_cyc, sizeof(h), cudaMemcpyDeviceToHost));
+    return (double)h[0] / (double)h[1] * 1000.0;
+}
+
+// ------------------------------------------------------------------------------------------
+// Shared memory.
+
+constexpr int SH_WORDS = 4096;
+
+__global__ void k_shared_lat(int iters, unsigned* sink, long long* cycles) {
+    __shared__ unsigned ring[SH_WORDS];
+    unsigned base = (unsigned)__cvta_generic_to_shared(ring);
+    if (threadIdx.x == 0) {
+        // A cyclic permutation of 256 slots spaced 64 bytes apart (16 words), slot order
+        // scrambled by a multiplicative step coprime to 256.
+        for (int i = 0; i < 256; i++) {
+            int cur = (i * 97) & 255, nxt = ((i + 1) * 97) & 255;
+            ring[cur * 16] = base + nxt * 16 * 4;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x != 0) return;
+    unsigned p = base;
+    long long t0 = clock64();
+    for (int i = 0; i < iters; i++) {
+#pragma unroll
+        for (int u = 0; u < LAT_UNROLL; u++) asm volatile("ld.shared.u32 %0, [%0];" : "+r"(p));
+    }
+    long long t1 = clock64();
+    sink[0] = p;
+    cycles[0] = t1 - t0;
+}
+
+// Throughput: each warp reads/writes 32 consecutive words (no bank conflict).
+template <bool STORE>
+__global__ void __launch_bounds__(THR_THREADS, 2) k_shared_thr(int iters, unsigned* sink, BlockRec* rec) {
+    __shared__ unsigned buf[THR_ILP * 32 * 32];  // 32 KB
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    unsigned base = (unsigned)__cvta_generic_to_shared(buf) + (unsigned)lane * 4u;
+    for (int i = threadIdx.x; i < THR_ILP * 32 * 32; i += blockDim.x) buf[i] = i;
+    __syncthreads();
+    unsigned v[THR_ILP];
+#pragma unroll
+    for (int j = 0; j < THR_ILP; j++) v[j] = threadIdx.x + j;
+    unsigned addr[THR_ILP];
+#pragma unroll
+    for (int j = 0; j < THR_ILP; j++) addr[j] = base + (unsigned)(((warp + j * 4) & 31) * 32 * 4 * THR_ILP / 8);
+    __syncthreads();
+    long long t0 = clock64();
+    for (int i = 0; i < iters; i++) {
+#pragma unroll
+        for (int u = 0; u < THR_UNROLL; u++) {
+#pragma unroll
+            for (int j = 0; j < THR_ILP; j++) {
+                if (STORE)
+                    asm volatile("st.volatile.shared.u32 [%0], %1;" ::"r"(addr[j]), "r"(v[j]) : "memory");
+                else
+                    asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(v[j]) : "r"(addr[j]) : "memory");
+            }
+        }
+    }
+    __syncthreads();
+    long long t1 = clock64();
+    unsigned acc = 0;
+#pragma unroll
+    for (int j = 0; j < THR_ILP; j++) acc ^= v[j];
+    sink[blockIdx.x * blockDim.x + threadIdx.x] = acc + buf[threadIdx.x];
+    if (threadIdx.x == 0) rec[blockIdx.x] = BlockRec{smid(), 0, t0, t1};
+}
+
+static void bench_shared(Ctx& c) {
+    long long cyc[2];
+    int its[2] = {16, 48};
+    for (int k = 0; k < 2; k++) {
+        for (int rep = 0; rep < 2; rep++) {
+            k_shared_lat<<<1, 32>>>(its[k], (unsigned*)c.d_sink, c.d_cyc);
+            CKL();
+        }
+        CK(cudaMemcpy(&cyc[k], c.d_cyc, sizeof(long long), cudaMemcpyDeviceToHost));
+    }
+    row("lat", "ld_shared", "ld.shared.u32 (pointer chase)", (double)(cyc[1] - cyc[0]) / (32.0 * LAT_UNROLL), "cycles");
+    int blocks = 2 * c.sms;
+    for (int st = 0; st < 2; st++) {
+        double span[2], bps = 0;
+        int tits[2] = {8, 24};
+        for (int k = 0; k < 2; k++) {
+            for (int rep = 0; rep < 2; rep++) {
+                if (st) k_shared_thr<true><<<blocks, THR_THREADS>>>(tits[k], (unsigned*)c.d_sink, c.d_rec);
+                else k_shared_thr<false><<<blocks, THR_THREADS>>>(tits[k], (unsigned*)c.d_sink, c.d_rec);
+                CKL();
+            }
+            span[k] = sm_span(c, blocks, &bps);
+        }
+        double wi = bps * 32 * 16.0 * THR_UNROLL * THR_ILP;
+        double lam = (span[1] - span[0]) / wi;
+        row("cpi", st ? "st_shared" : "ld_shared", st ? "st.shared.u32" : "ld.shared.u32", lam, "cycles/warp-instr/SM");
+        row("bw", st ? "st_shared" : "ld_shared", "bytes/cycle/SM", 128.0 / lam, "B/cycle/SM");
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Global-memory latency: one thread chases a random cyclic permutation of nodes 128 B apart.
+
+__global__ void k_make_ring(unsigned long long* nodes, const unsigned* perm, size_t n, int stride_words) {
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    for (; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        size_t cur = perm[i], nxt = perm[(i + 1) % n];
+        nodes[cur * stride_words] = (unsigned long long)(nodes + nxt * stride_words);
+    }
+}
+
+template <int CACHE>  // 0: ld.global.ca (L1), 1: ld.global.cg (L2)
+__global__ void k_chase(unsigned long long start, int warm, int steps, unsigned long long* sink, long long* cycles) {
+    unsigned long long p = start;
+    for (int i = 0; i < warm; i++) {
+        if (CACHE == 0) asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p));
+        else asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p));
+    }
+    long long t0 = clock64();
+    for (int i = 0; i < steps; i += 8) {
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+            if (CACHE == 0) asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p));
+            else asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p));
+        }
+    }
+    long long t1 = clock64();
+    sink[0] = p;
+    cycles[0] = t1 - t0;
+}
+
+__global__ void k_read_flush(const float4* buf, size_t n, float* sink) {
+    float acc = 0;
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        float4 v = __ldcg(buf + i);
+        acc += v.x + v.y + v.z + v.w;
+    }
+    if (acc == 1.2345f) sink[0] = acc;
+}
+
+static void bench_global_lat(Ctx& c, char* big, size_t big_bytes, float4* flush, size_t flush_bytes) {
+    struct Case {
+        const char* name;
+        size_t bytes;
+        int cache;
+        bool cold;
+        int warm_steps;
+        int steps;
+    } cases[] = {
+        {"l1", 16 << 10, 0, false, 256, 4096},
+        {"l2", 8u << 20, 1, false, 65536, 4096},
+        {"dram_128MB", 128u << 20, 1, true, 0, 2048},
+        {"dram_1GB", 1u << 30, 1, true, 0, 2048},
+    };
+    const int stride = 128;  // bytes between nodes
+    unsigned* d_perm;
+    size_t max_nodes = big_bytes / stride;
+    CK(cudaMalloc(&d_perm, max_nodes * sizeof(unsigned)));
+    std::mt19937 rng(12345);
+    for (const Case& cs : cases) {
+        size_t n = cs.bytes / stride;
+        std::vector<unsigned> perm(n);
+        std::iota(perm.begin(), perm.end(), 0u);
+        std::shuffle(perm.begin(), perm.end(), rng);
+        CK(cudaMemcpy(d_perm, perm.data(), n * sizeof(unsigned), cudaMemcpyHostToDevice));
+        k_make_ring<<<1024, 256>>>((unsigned long long*)big, d_perm, n, stride / 8);
+        CKL();
+        unsigned long long start = (unsigned long long)(big + (size_t)perm[0] * stride);
+        if (cs.cold) {
+            k_read_flush<<<c.sms * 4, 512>>>(flush, flush_bytes / 16, (float*)c.d_sink);
+            CKL();
+        }
+        if (cs.cache == 0) k_chase<0><<<1, 1>>>(start, cs.warm_steps, cs.steps, (unsigned long long*)c.d_sink, c.d_cyc);
+        else k_chase<1><<<1, 1>>>(start, cs.warm_steps, cs.steps, (unsigned long long*)c.d_sink, c.d_cyc);
+        CKL();
+        long long cyc;
+        CK(cudaMemcpy(&cyc, c.d_cyc, sizeof(cyc), cudaMemcpyDeviceToHost));
+        char param[96];
+        snprintf(param, sizeof param, "%s %zu B ring stride 128 B %s", cs.cache ? "ld.global.cg" : "ld.global.ca",
+                 cs.bytes, cs.cold ? "cold" : "warm");
+        row("lat", std::string("ld_global_") + cs.name, param, (double)cyc / cs.steps, "cycles");
+    }
+    CK(cudaFree(d_perm));
+}
+
+// ------------------------------------------------------------------------------------------
+// Global-memory bandwidth: every SM full (4 blocks x 512 threads), float4 accesses.
+
+// Each pass covers `chunks` whole chunks of U * (threads in the grid) float4 elements, so the
+// host knows the exact byte count.
+template <int MODE, int U>  // MODE 0: read (DRAM), 1: write (DRAM), 2: read of an L2-resident buffer
+__global__ void __launch_bounds__(512, 4) k_bw(float4* buf, size_t chunks, int passes, float* sink, BlockRec* rec) {
+    __syncthreads();
+    long long t0 = clock64();
+    float acc = 0;
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (int p = 0; p < passes; p++) {
+        for (size_t ch = 0; ch < chunks; ch++) {
+            size_t i = ch * U * stride + blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+            if (MODE == 1) {
+                float4 v = make_float4(acc, 1.f, 2.f, 3.f);
+#pragma unroll
+                for (int u = 0; u < U; u++) buf[i + u * stride] = v;
+            } else {
+                float4 v[U];
+#pragma unroll
+                for (int u = 0; u < U; u++) v[u] = __ldcg(buf + i + u * stride);
+#pragma unroll
+                for (int u = 0; u < U; u++) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+            }
+        }
+    }
+    __syncthreads();
+    long long t1 = clock64();
+    if (acc == 1.2345f) sink[0] = acc;
+    if (threadIdx.x == 0) rec[blockIdx.x] = BlockRec{smid(), 0, t0, t1};
+}
+
+static void bench_bw(Ctx& c, char* big, size_t big_bytes) {
+    int blocks = 4 * c.sms;
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int mode = 0; mode < 3; mode++) {
+        size_t bytes = mode == 2 ? (16u << 20) : big_bytes;  // 16 MB < L2 (50 MB)
+        int passes = mode == 2 ? 64 : 1;
+        int U = mode == 2 ? 1 : 4;
+        size_t threads = (size_t)blocks * 512;
+        size_t chunks = bytes / 16 / (U * threads);
+        float ms = 0;
+        double span = 0, bps = 0;
+        for (int rep = 0; rep < 3; rep++) {
+            CK(cudaEventRecord(e0));
+            if (mode == 0) k_bw<0, 4><<<blocks, 512>>>((float4*)big, chunks, passes, (float*)c.d_sink, c.d_rec);
+            if (mode == 1) k_bw<1, 4><<<blocks, 512>>>((float4*)big, chunks, passes, (float*)c.d_sink, c.d_rec);
+            if (mode == 2) k_bw<2, 1><<<blocks, 512>>>((float4*)big, chunks, passes, (float*)c.d_sink, c.d_rec);
+            CK(cudaEventRecord(e1));
+            CKL();
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            span = sm_span(c, blocks, &bps);
+        }
+        double total = (double)chunks * U * threads * 16 * passes;
+        const char* name = mode == 0 ? "dram_read" : mode == 1 ? "dram_write" : "l2_read";
+        row("bw", name, "bytes/cycle/SM from clock64 span per SM", total / c.sms / span, "B/cycle/SM");
+        row("bw", name, "bytes moved", total, "B");
+        row("bw", name, "GB/s whole GPU from CUDA events", total / (ms * 1e-3) / 1e9, "GB/s");
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// bar.sync: one block, a loop of back-to-back barriers.
+
+__global__ void k_bar(int iters, long long* cycles, BlockRec* rec) {
+    __syncthreads();
+    long long t0 = clock64();
+    for (int i = 0; i < iters; i++) {
+#pragma unroll
+        for (int u = 0; u < 8; u++) asm volatile("bar.sync 0;" ::: "memory");
+    }
+    long long t1 = clock64();
+    if (threadIdx.x == 0) {
+        cycles[0] = t1 - t0;
+        if (rec) rec[blockIdx.x] = BlockRec{smid(), 0, t0, t1};
+    }
+}
+
+static void bench_bar(Ctx& c) {
+    for (int nt = 32; nt <= 1024; nt *= 2) {
+        long long cyc[2];
+        int its[2] = {32, 160};
+        for (int k = 0; k < 2; k++) {
+            for (int rep = 0; rep < 2; rep++) {
+                k_bar<<<1, nt>>>(its[k], c.d_cyc, nullptr);
+                CKL();
+            }
+            CK(cudaMemcpy(&cyc[k], c.d_cyc, sizeof(long long), cudaMemcpyDeviceToHost));
+        }
+        row("bar", "bar_sync", std::to_string(nt), (double)(cyc[1] - cyc[0]) / ((its[1] - its[0]) * 8.0), "cycles");
+    }
+    // Throughput: every SM full of 64-thread blocks (32 per SM), all looping on bar.sync.
+    int blocks = 32 * c.sms;
+    double span[2], bps = 0;
+    int its[2] = {32, 160};
+    for (int k = 0; k < 2; k++) {
+        for (int rep = 0; rep < 2; rep++) {
+            k_bar<<<blocks, 64>>>(its[k], c.d_cyc, c.d_rec);
+            CKL();
+        }
+        span[k] = sm_span(c, blocks, &bps);
+    }
+    double wi = bps * 2 * (its[1] - its[0]) * 8.0;  // warp-level bar.sync instructions per SM
+    row("cpi", "bar_sync", "bar.sync 64-thread blocks x 32 per SM", (span[1] - span[0]) / wi, "cycles/warp-instr/SM");
+}
+
+// ------------------------------------------------------------------------------------------
+// Block launch: empty kernels of W full waves; the slope of time over W is the cost of a wave.
+
+__global__ void k_empty() {}
+
+static void bench_launch(Ctx& c, double clock_mhz) {
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int nt = 32; nt <= 1024; nt *= 2) {
+        int per_sm = std::min(32, 2048 / nt);
+        int wave = per_sm * c.sms;
+        int waves[4] = {16, 32, 64, 128};
+        double xs[4], ys[4];
+        for (int k = 0; k < 4; k++) {
+            std::vector<float> t;
+            for (int rep = 0; rep < 7; rep++) {
+                CK(cudaEventRecord(e0));
+                k_empty<<<wave * waves[k], nt>>>();
+                CK(cudaEventRecord(e1));
+                CKL();
+                float ms;
+                CK(cudaEventElapsedTime(&ms, e0, e1));
+                t.push_back(ms);
+            }
+            std::sort(t.begin(), t.end());
+            xs[k] = waves[k];
+            ys[k] = t[t.size() / 2] * 1e-3 * clock_mhz * 1e6;  // cycles
+        }
+        double mx = 0, my = 0;
+        for (int k = 0; k < 4; k++) mx += xs[k] / 4, my += ys[k] / 4;
+        double sxy = 0, sxx = 0;
+        for (int k = 0; k < 4; k++) sxy += (xs[k] - mx) * (ys[k] - my), sxx += (xs[k] - mx) * (xs[k] - mx);
+        double slope = sxy / sxx;
+        row("launch", "wave", std::to_string(nt) + " threads x " + std::to_string(per_sm) + " blocks/SM", slope,
+            "cycles/wave");
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Instruction mix (001 section 4.2): BETA fma.rn.f32 then one ex2.approx.ftz.f32, repeated.
+
+template <int BETA>
+__global__ void __launch_bounds__(THR_THREADS, 2) k_mix(int iters, float* sink, BlockRec* rec) {
+    float a[4] = {1.f + threadIdx.x, 2.f, 3.f, 4.f};
+    float s = -100.f + (threadIdx.x & 7);
+    const float y = 0.999999f;
+    __syncthreads();
+    long long t0 = clock64();
+    for (int i = 0; i < iters; i++) {
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+#pragma unroll
+            for (int b = 0; b < BETA; b++) asm volatile("fma.rn.f32 %0, %0, %1, %1;" : "+f"(a[b & 3]) : "f"(y));
+            asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+f"(s));
+        }
+    }
+    __syncthreads();
+    long long t1 = clock64();
+    sink[blockIdx.x * blockDim.x + threadIdx.x] = a[0] + a[1] + a[2] + a[3] + s;
+    if (threadIdx.x == 0) rec[blockIdx.x] = BlockRec{smid(), 0, t0, t1};
+}
+
+template <int BETA>
+static void bench_mix_one(Ctx& c) {
+    int blocks = 2 * c.sms;
+    double span[2], bps = 0;
+    int its[2] = {8, 24};
+    for (int k = 0; k < 2; k++) {
+        for (int rep = 0; rep < 2; rep++) {
+            k_mix<BETA><<<blocks, THR_THREADS>>>(its[k], (float*)c.d_sink, c.d_rec);
+            CKL();
+        }
+        span[k] = sm_span(c, blocks, &bps);
+    }
+    double groups = bps * 32 * (double)(its[1] - its[0]) * 8;  // per SM, warp level
+    double cyc = span[1] - span[0];
+    row("mix", "ipc_total", std::to_string(BETA), groups * (BETA + 1) / cyc, "warp-instr/cycle/SM");
+    row("mix", "ipc_alu", std::to_string(BETA), groups * BETA / cyc, "warp-instr/cycle/SM");
+}
+
+static void bench_mix(Ctx& c) {
+    bench_mix_one<0>(c);
+    bench_mix_one<1>(c);
+    bench_mix_one<2>(c);
+    bench_mix_one<3>(c);
+    bench_mix_one<4>(c);
+    bench_mix_one<6>(c);
+    bench_mix_one<8>(c);
+    bench_mix_one<12>(c);
+    bench_mix_one<16>(c);
+    bench_mix_one<24>(c);
+    bench_mix_one<32>(c);
+    bench_mix_one<48>(c);
+    bench_mix_one<64>(c);
+}
+
+// ------------------------------------------------------------------------------------------
+
+int main(int argc, char** argv) {
+    Ctx c;
+    c.dev = 0;
+    CK(cudaSetDevice(c.dev));
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, c.dev));
+    c.sms = prop.multiProcessorCount;
+    printf("bench,name,param,value,unit\n");
+    row("env", "device", prop.name, c.sms, "SMs");
+    int clk = 0;
+    CK(cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, c.dev));
+    row("env", "clock_rate_attr", "cudaDevAttrClockRate", clk / 1000.0, "MHz");
+    row("env", "l2_bytes", "l2CacheSize", prop.l2CacheSize, "B");
+    std::string only = argc > 1 ? argv[1] : "all";
+    auto want = [&](const char* s) { return only == "all" || only.find(s) != std::string::npos; };
+
+    c.h_rec.resize(32 * c.sms);
+    CK(cudaMalloc(&c.d_rec, sizeof(BlockRec) * 32 * c.sms));
+    CK(cudaMalloc(&c.d_sink, 8 * 1024 * c.sms * 8));
+    CK(cudaMalloc(&c.d_cyc, 64));
+
+    double mhz = measure_clock_mhz(c);
+    row("env", "sm_clock", "clock64 / globaltimer after 10 ms busy", mhz, "MHz");
+
+    if (want("ops")) {
+        measure_clock_mhz(c);
+        bench_op<add_f32>(c);
+        bench_op<mul_f32>(c);
+        bench_op<fma_f32>(c);
+        bench_op<add_f64>(c);
+        bench_op<fma_f64>(c);
+        bench_op<add_s32_pair>(c);
+        bench_op<mul_s32>(c);
+        bench_op<mad_s32>(c);
+        bench_op<cvt_f32_s32>(c);
+        bench_op<cvt_s32_f32>(c);
+        bench_op<cvt_f64_f32>(c);
+        bench_op<sin_approx>(c);
+        bench_op<cos_approx>(c);
+        bench_op<ex2_approx>(c);
+        bench_op<ex2_approx_ftz>(c);
+        bench_op<rcp_approx>(c);
+        bench_op<sqrt_approx>(c);
+        bench_op<rsqrt_approx>(c);
+        bench_op<rcp_approx_ftz_add>(c);
+        bench_op<sqrt_approx_ftz>(c);
+        bench_op<rsqrt_approx_ftz>(c);
+        bench_op<div_rn_f32>(c);
+        bench_op<div_full_f32>(c);
+        bench_op<div_rn_f64>(c);
+    }
+    if (want("shared")) bench_shared(c);
+    if (want("bar")) bench_bar(c);
+    if (want("mix")) bench_mix(c);
+    if (want("global") || want("bw")) {
+        size_t big_bytes = 1u << 30, flush_bytes = 256u << 20;
+        char* big;
+        float4* flush;
+        CK(cudaMalloc(&big, big_bytes));
+        CK(cudaMalloc(&flush, flush_bytes));
+        CK(cudaMemset(big, 0, big_bytes));
+        CK(cudaMemset(flush, 0, flush_bytes));
+        if (want("global")) bench_global_lat(c, big, big_bytes, flush, flush_bytes);
+        if (want("bw")) {
+            measure_clock_mhz(c);
+            bench_bw(c, big, big_bytes);
+        }
+        CK(cudaFree(big));
+        CK(cudaFree(flush));
+    }
+    if (want("launch")) {
+        double m = measure_clock_mhz(c);
+        row("env", "sm_clock_before_launch", "clock64 / globaltimer", m, "MHz");
+        bench_launch(c, m);
+    }
+    mhz = measure_clock_mhz(c);
+    row("env", "sm_clock_end", "clock64 / globaltimer after 10 ms busy", mhz, "MHz");
+    return 0;
+}

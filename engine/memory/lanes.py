@@ -1,0 +1,185 @@
+"""Exact per-lane evaluation of addresses that are integer arithmetic but not affine.
+
+Clamped neighbours (``min``/``max``/``selp``), torus wrap-around (``rem``) and divisions by
+constants (``mul.hi`` magic numbers) are not affine, yet every lane's address is still a
+function of its thread index and the uniform values of one context. :class:`LaneEvaluator`
+computes it with numpy over all threads of a block, using PTX integer semantics (wrap to the
+instruction type, C division/remainder, arithmetic vs. logical shifts). Sub-expressions that
+*are* affine (loop induction variables included) come from the affine evaluator, so loops
+work here too. Loaded values stay unknown: they are data, not arithmetic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from engine.analysis.classify import TYPE_BYTES
+from engine.analysis.values import LaunchValues, as_type
+from engine.memory.affine import AddressEvaluator, Affine, Unknown
+from engine.ptx.model import Instruction, Operand
+
+_AXES = {"x": 0, "y": 1, "z": 2}
+_COMPARE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
+    "ge": np.greater_equal, "lo": np.less, "ls": np.less_equal, "hi": np.greater, "hs": np.greater_equal,
+}
+
+
+class LaneError(Exception):
+    """An address that cannot be computed per lane; the message says why."""
+
+
+def _wrap(v: np.ndarray, type_name: str | None) -> np.ndarray:
+    """Re-read ``v`` as ``type_name`` (two's complement wrap for 8/16/32-bit types)."""
+    if type_name is None or type_name == "pred":
+        return v
+    bits = 8 * TYPE_BYTES.get(type_name, 8)
+    if bits >= 64:
+        return v  # int64 arithmetic already wraps at 64 bits
+    v = np.asarray(v, dtype=np.int64) & ((1 << bits) - 1)
+    if type_name[0] == "s":
+        v = np.where(v >= 1 << (bits - 1), v - (1 << bits), v)
+    return v
+
+
+def _cdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C division (toward zero)."""
+    if np.any(b == 0):
+        raise LaneError("division by zero")
+    q = np.abs(a) // np.abs(b)
+    return np.where((a < 0) != (b < 0), -q, q)
+
+
+class LaneEvaluator:
+    """Values of registers for every thread of one block in one context (uniform atom values)."""
+
+    def __init__(self, affine: AddressEvaluator, values: LaunchValues, threads: dict[str, np.ndarray],
+                 context: dict[str, int], layout: dict[str, int]) -> None:
+        self.affine = affine
+        self.function = affine.function
+        self.values = values
+        self.threads = threads
+        self.context = context
+        self.layout = layout
+        self._n = len(threads["tid.x"])
+        self._memo: dict[tuple[int, str], np.ndarray] = {}
+        self._params = {p.name: i for i, p in enumerate(self.function.params)}
+
+    def address(self, instr: Instruction, operand: Operand) -> np.ndarray:
+        if operand.base is None:
+            raise LaneError(f"address {operand.text!r} has no base")
+        return self.operand(operand.base, instr.index, None) + operand.offset
+
+    # ------------------------------------------------------------------ values
+    def _affine(self, form: Affine) -> np.ndarray:
+        out = np.full(self._n, form.const, dtype=np.int64)
+        for a, c in form.terms:
+            if a in self.threads:
+                out = out + c * self.threads[a]
+            elif a.startswith("&"):
+                out = out + c * self.layout.get(a[1:], 0)
+            else:
+                out = out + c * self.context.get(a, 0)  # pointers are 0: 256-byte aligned
+        return out
+
+    def register(self, register: str, at: int) -> np.ndarray:
+        form = self.affine.register(register, at)
+        if isinstance(form, Affine):
+            return self._affine(form)
+        defs = self.affine.analysis.defuse.reaching(at, register)
+        if len(defs) != 1:
+            raise LaneError(form.reason)
+        key = (defs[0], register)
+        if key not in self._memo:
+            self._memo[key] = self._evaluate(self.function.instructions[defs[0]], register)
+        return self._memo[key]
+
+    def operand(self, op: Operand, at: int, type_name: str | None) -> np.ndarray:
+        if op.kind == "immediate":
+            if not isinstance(op.value, int):
+                raise LaneError(f"the literal {op.text!r} is not an integer")
+            value = as_type(op.value, type_name) if type_name else op.value
+            return np.full(self._n, int(value), dtype=np.int64)
+        if op.kind in ("register", "predicate") and op.name:
+            v = self.register(op.name, at)
+            return (v == 0).astype(np.int64) if op.negated else v
+        form = self.affine.operand(op, at, type_name)
+        if isinstance(form, Unknown):
+            raise LaneError(form.reason)
+        return self._affine(form)
+
+    # ------------------------------------------------------------------ instructions
+    def _evaluate(self, instr: Instruction, register: str) -> np.ndarray:
+        op, line = instr.opcode, instr.location.line
+        if op in ("ld", "ldu"):  # a parameter is a value (or a pointer); anything else is data
+            form = self.affine.definition(instr.index, register)
+            if isinstance(form, Unknown):
+                raise LaneError(form.reason)
+            return self._affine(form)
+        if instr.guard is not None:
+            raise LaneError(f"{register} is set under a guard at line {line}")
+        types = [m for m in instr.modifiers if m in TYPE_BYTES]
+        if types and not all(t[0] in "bsu" or t == "pred" for t in types):
+            raise LaneError(f"{instr.full_opcode} at line {line} is not integer arithmetic")
+        t = types[-1] if types else None
+        dest = instr.operands[0] if instr.operands else None
+        if dest is not None and dest.kind == "pair":
+            raise LaneError(f"{instr.full_opcode} at line {line} writes a predicate pair")
+        ins = [self.operand(o, instr.index, t) for o in instr.operands[1:]]
+        xs = [_wrap(v, t) for v in ins]
+        if op in ("mov", "cvt", "cvta"):
+            # cvt.<dst>.<src>: read as the source type, then wrap to the destination type.
+            src = _wrap(ins[0], types[-1] if types else None)
+            return _wrap(src, types[0] if types else None)
+        if op == "setp":
+            cmp = next((m for m in instr.modifiers if m in _COMPARE), None)
+            if cmp is None or len(xs) < 2:
+                raise LaneError(f"{instr.full_opcode} at line {line} is not an integer comparison")
+            if t is not None and t[0] in "bu" and cmp in ("lt", "le", "gt", "ge"):
+                xs = [_wrap(v, "u" + t[1:]) for v in xs]
+            result = _COMPARE[cmp](xs[0], xs[1])
+            combine = next((m for m in instr.modifiers if m in ("and", "or", "xor")), None)
+            if combine is not None and len(ins) >= 3:
+                other = ins[2] != 0
+                result = result & other if combine == "and" else result | other if combine == "or" \
+                    else result ^ other
+            return result.astype(np.int64)
+        if op == "selp" and len(ins) == 3:
+            return np.where(ins[2] != 0, xs[0], xs[1])
+        out_t = t[0] + str(2 * 8 * TYPE_BYTES[t]) if "wide" in instr.modifiers and t else t
+        result = self._arith(instr, xs, t)
+        return _wrap(result, out_t)
+
+    def _arith(self, instr: Instruction, xs: list[np.ndarray], t: str | None) -> np.ndarray:
+        op, line = instr.opcode, instr.location.line
+        if op in ("neg", "not", "abs") and xs:
+            return -xs[0] if op == "neg" else ~xs[0] if op == "not" else np.abs(xs[0])
+        if len(xs) < 2:
+            raise LaneError(f"{instr.full_opcode} at line {line} is not supported")
+        a, b = xs[0], xs[1]
+        bits = 8 * TYPE_BYTES.get(t or "", 4)
+        if op in ("mul", "mad"):
+            if "hi" in instr.modifiers:
+                if bits > 32:
+                    raise LaneError(f"{instr.full_opcode} at line {line}: 64-bit high products")
+                if t and t[0] in "bu":
+                    a, b = _wrap(a, f"u{bits}"), _wrap(b, f"u{bits}")
+                r = (a * b) >> bits
+            else:
+                r = a * b
+            return r + xs[2] if op == "mad" and len(xs) > 2 else r
+        simple: dict[str, Callable[[], np.ndarray]] = {
+            "add": lambda: a + b, "sub": lambda: a - b, "and": lambda: a & b, "or": lambda: a | b,
+            "xor": lambda: a ^ b, "min": lambda: np.minimum(a, b), "max": lambda: np.maximum(a, b),
+            "div": lambda: _cdiv(a, b), "rem": lambda: a - _cdiv(a, b) * b,
+            "shl": lambda: a << np.minimum(b, bits),
+        }
+        if op in simple:
+            return simple[op]()
+        if op == "shr":
+            if t and t[0] in "bu":  # logical shift: read as unsigned first
+                a = _wrap(a, f"u{bits}") if bits < 64 else a
+            return a >> np.minimum(b, bits - 1)
+        raise LaneError(f"{instr.full_opcode} at line {line} is not integer arithmetic")

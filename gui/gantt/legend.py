@@ -1,0 +1,56 @@
+"""Legend entries for :class:`~gui.gantt.bars_item.BarsItem`: a colour swatch that toggles its
+item's visibility on click (pyqtgraph's stock sample only knows plot curves and bar graphs)."""
+
+from __future__ import annotations
+
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, Qt, Signal
+from PySide6.QtGui import QBrush, QColor, QPainter, QPen
+
+
+class ColorSample(pg.GraphicsWidget):
+    """Legend sample for any item with a ``color`` attribute (a ``QColor``)."""
+
+    sigClicked = Signal(object)       # LegendItem relays it as sigSampleClicked
+
+    def __init__(self, item: object) -> None:
+        super().__init__()
+        self.item = item
+        self.setFixedWidth(16)
+        self.setFixedHeight(16)
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(0, 0, 16, 16)
+
+    def paint(self, p: QPainter, *args: object) -> None:
+        color = QColor(self.item.color)
+        visible = getattr(self.item, "isVisible", lambda: True)()
+        if not visible:
+            color.setAlpha(40)     # hidden entries stay listed, faded
+        p.setPen(QPen(QColor("#606060"), 0))
+        p.setBrush(QBrush(color))
+        p.drawRect(QRectF(2, 2, 12, 12))
+
+    def mouseClickEvent(self, event: object) -> None:
+        if event.button() == Qt.MouseButton.LeftButton and hasattr(self.item, "setVisible"):
+            self.item.setVisible(not self.item.isVisible())
+            self.update()
+            self.sigClicked.emit(self.item)
+        event.accept()
+
+
+class _Swatch:
+    """A legend entry with no item behind it (a colour absent from the current view)."""
+
+    def __init__(self, color: QColor) -> None:
+        self.color = color
+
+
+def make_legend(columns: int) -> pg.LegendItem:
+    legend = pg.LegendItem(colCount=columns, sampleType=ColorSample, labelTextSize="8pt",
+                           labelTextColor="#202020", horSpacing=12, verSpacing=-6)
+    return legend
+
+
+def swatch(color: QColor) -> _Swatch:
+    return _Swatch(color)

@@ -1,0 +1,414 @@
+"""``GanttView``: the simulator's trace as a per-subsystem / per-warp Gantt chart.
+
+All placement comes from :func:`engine.timeline.layout_trace`; this widget only draws it (one
+:class:`BarsItem` per colour), zooms/pans the cycle axis (the lanes stay fixed), and maps
+hovers and clicks back to trace rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QCursor, QPen
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGraphicsRectItem,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.pipeline.trace import STALL_CAUSES, Trace
+from engine.timeline import COLOR_MODES, WARP_COLORS, TimelineLayout, layout_trace
+from gui.gantt import colors
+from gui.gantt.bars_item import BarsItem
+from gui.gantt.legend import make_legend, swatch
+
+HOVER_TOLERANCE_PX = 3.0      # a hover/click this close to a thin bar still hits it
+LEFT_AXIS_WIDTH = 112
+
+
+class GanttView(QWidget):
+    """Gantt chart of one trace. Signals carry indices back into the trace / kernel:
+
+    * ``instructionClicked(int)``: static instruction index of a clicked instruction bar;
+    * ``barClicked(int)``: row of that bar in ``trace.issues``;
+    * ``stallClicked(int)``: row in ``trace.stalls`` of a clicked stall bar;
+    * ``hovered(str)``: the tooltip text shown ("" when the pointer leaves the bars).
+    """
+
+    instructionClicked = Signal(int)
+    barClicked = Signal(int)
+    stallClicked = Signal(int)
+    hovered = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._layout: TimelineLayout | None = None
+        self._trace: Trace | None = None
+        self._names: list[str] = []
+        self._mode = "warp"
+        self._data_items: list[BarsItem] = []
+        self._stall_items: list[BarsItem] = []
+        self._highlight: BarsItem | None = None
+        self._highlighted: frozenset[int] = frozenset()
+        self.hover_text = ""
+
+        self._mode_box = QComboBox()
+        self._mode_box.addItems(["colour by warp", "colour by instruction class"])
+        self._mode_box.currentIndexChanged.connect(lambda i: self.set_color_mode(COLOR_MODES[i]))
+        fit = QPushButton("Fit")
+        fit.setToolTip("Show the whole run (also: double-click the chart)")
+        fit.clicked.connect(self.fit)
+        self._info = QLabel()
+        bar = QHBoxLayout()
+        bar.setContentsMargins(4, 2, 4, 2)
+        bar.addWidget(self._mode_box)
+        bar.addWidget(fit)
+        bar.addWidget(self._info, 1)
+
+        pg.setConfigOptions(antialias=False)
+        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground(colors.BACKGROUND)
+        self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
+        self.legend = make_legend(columns=7)
+        self.graphics.addItem(self.legend, row=1, col=0)
+        self._setup_plot()
+
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        outer.addLayout(bar)
+        outer.addWidget(self.graphics, 1)
+
+    # ---- set-up -------------------------------------------------------------------------------
+    def _setup_plot(self) -> None:
+        plot, vb = self.plot, self.plot.getViewBox()
+        vb.setMouseEnabled(x=True, y=False)      # wheel and drag act on cycles only
+        vb.invertY(True)                          # lane 0 at the top
+        vb.disableAutoRange()
+        vb.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.showGrid(x=True, y=False, alpha=0.15)
+        plot.setLabel("bottom", "cycle")
+        for side in ("left", "bottom"):
+            axis = plot.getAxis(side)
+            axis.setTextPen(colors.FOREGROUND)
+            axis.setPen(colors.FOREGROUND)
+        plot.getAxis("left").setWidth(LEFT_AXIS_WIDTH)
+        plot.getAxis("left").setStyle(tickLength=0)
+        self._region = pg.LinearRegionItem(movable=False, brush=colors.RANGE_FILL,
+                                           pen=pg.mkPen(255, 160, 0, 160))
+        self._region.setZValue(-10)
+        self._region.hide()
+        plot.addItem(self._region, ignoreBounds=True)
+        self._separator = pg.InfiniteLine(angle=0, pen=pg.mkPen("#909090", width=1))
+        self._separator.hide()
+        plot.addItem(self._separator, ignoreBounds=True)
+        self._hover_box = QGraphicsRectItem()
+        pen = QPen(QColor(colors.HOVER_OUTLINE), 0)
+        pen.setCosmetic(True)
+        self._hover_box.setPen(pen)
+        self._hover_box.setZValue(100)
+        self._hover_box.hide()
+        plot.addItem(self._hover_box, ignoreBounds=True)
+        scene = self.graphics.scene()
+        scene.sigMouseMoved.connect(self._on_mouse_moved)
+        scene.sigMouseClicked.connect(self._on_mouse_clicked)
+
+    # ---- public API ---------------------------------------------------------------------------
+    def set_trace(self, trace: Trace, names: Sequence[str], units: Sequence[str] | None = None,
+                  cycles: float | None = None, subsystems: Sequence[str] | None = None) -> None:
+        """Show ``trace``. ``names``: text per static instruction; ``units``: unit per static
+        instruction (only used to name subsystems when ``subsystems`` is not given);
+        ``cycles``: the run's length (default: the last event)."""
+        layout = layout_trace(trace, names, units, cycles, subsystems)
+        self.set_layout(trace, names, layout)
+
+    def set_layout(self, trace: Trace, names: Sequence[str], layout: TimelineLayout) -> None:
+        """Show an already computed layout (lets an export reuse the live view's layout)."""
+        self.clear()
+        self._trace, self._names, self._layout = trace, list(names), layout
+        self._build_stall_items()
+        self._build_data_items()
+        self.refresh_lane_ticks()
+        c = max(layout.cycles, 1.0)
+        self.plot.getViewBox().setLimits(xMin=-0.05 * c, xMax=1.05 * c, yMin=0.0, yMax=layout.height,
+                                         minXRange=2.0)
+        self.plot.getViewBox().setYRange(0.0, layout.height, padding=0.0)
+        note = " · trace truncated (row limit)" if trace.truncated else ""
+        slots = " · warps share slot lanes" if layout.warp_slots else ""
+        self._info.setText(f"{len(trace.issues):,} instructions · {len(trace.stalls):,} stalls · "
+                           f"{layout.cycles:,.6g} cycles{slots}{note}")
+        self.fit()
+
+    def clear(self) -> None:
+        for item in self._data_items + self._stall_items:
+            self.plot.removeItem(item)
+        if self._highlight is not None:
+            self.plot.removeItem(self._highlight)
+        self._data_items, self._stall_items, self._highlight = [], [], None
+        self._highlighted = frozenset()
+        self._layout, self._trace, self._names = None, None, []
+        self._region.hide()
+        self._separator.hide()
+        self._hover_box.hide()
+        self.legend.clear()
+        self.plot.getAxis("left").setTicks([])
+        self._info.setText("")
+
+    def set_color_mode(self, mode: str) -> None:
+        """Colour instruction bars by ``"warp"`` (warp id mod 12) or ``"class"`` (opcode family)."""
+        if mode not in COLOR_MODES:
+            raise ValueError(f"colour mode {mode!r}: choose one of {COLOR_MODES}")
+        if self._mode_box.currentIndex() != COLOR_MODES.index(mode):
+            self._mode_box.blockSignals(True)
+            self._mode_box.setCurrentIndex(COLOR_MODES.index(mode))
+            self._mode_box.blockSignals(False)
+        if mode == self._mode:
+            return
+        self._mode = mode
+        if self._layout is not None:
+            self._build_data_items()
+
+    def color_mode(self) -> str:
+        return self._mode
+
+    def fit(self) -> None:
+        if self._layout is not None:
+            self.plot.getViewBox().setXRange(0.0, max(self._layout.cycles, 1.0), padding=0.01)
+
+    def highlight_range(self, x0: float, x1: float) -> None:
+        """Shade cycles [x0, x1] (a superstep selected elsewhere)."""
+        self._region.setRegion((min(x0, x1), max(x0, x1)))
+        self._region.show()
+
+    def clear_highlight_range(self) -> None:
+        self._region.hide()
+
+    def highlight_instructions(self, instructions: Iterable[int]) -> None:
+        """Outline every issue of these static instructions (empty: remove the highlight)."""
+        self._highlighted = frozenset(int(i) for i in instructions)
+        if self._highlight is not None:
+            self.plot.removeItem(self._highlight)
+            self._highlight = None
+        if not self._highlighted or self._layout is None or self._trace is None:
+            return
+        wanted = np.fromiter(self._highlighted, dtype=np.int64)
+        lanes, x0, x1 = [], [], []
+        for k, lane in enumerate(self._layout.lanes):
+            if lane.source != "issues":
+                continue
+            hit = np.isin(self._trace.issues["instr"][lane.row], wanted)
+            lanes.append(np.full(int(hit.sum()), k))
+            x0.append(lane.x0[hit])
+            x1.append(lane.x1[hit])
+        self._highlight = self._bars(np.concatenate(lanes), np.concatenate(x0), np.concatenate(x1),
+                                     QColor(colors.HIGHLIGHT_FILL), "highlight",
+                                     outline=QColor(colors.HIGHLIGHT_OUTLINE))
+        self._highlight.setZValue(50)
+        self.plot.addItem(self._highlight)
+
+    # ---- queries (used by the main window and the tests) --------------------------------------
+    @property
+    def layout_data(self) -> TimelineLayout | None:
+        return self._layout
+
+    @property
+    def trace(self) -> Trace | None:
+        return self._trace
+
+    @property
+    def instruction_names(self) -> list[str]:
+        return list(self._names)
+
+    @property
+    def highlighted_instructions(self) -> frozenset[int]:
+        return self._highlighted
+
+    def highlighted_range(self) -> tuple[float, float] | None:
+        if not self._region.isVisible():
+            return None
+        a, b = self._region.getRegion()
+        return float(a), float(b)
+
+    def bar_items(self) -> list[BarsItem]:
+        return list(self._data_items + self._stall_items)
+
+    def drawn_rect_count(self) -> int:
+        """Rectangles painted at the last repaint, over every colour (culling + merging result)."""
+        items = self.bar_items() + ([self._highlight] if self._highlight is not None else [])
+        return sum(item.last_drawn for item in items if item.isVisible())
+
+    def x_range(self) -> tuple[float, float]:
+        (x0, x1), _ = self.plot.getViewBox().viewRange()
+        return float(x0), float(x1)
+
+    def bar_at(self, x: float, y: float) -> tuple[int, int] | None:
+        """(lane index, bar index in that lane) under view point (x cycles, y layout units)."""
+        if self._layout is None:
+            return None
+        lane = self._layout.lane_at(y)
+        if lane is None:
+            return None
+        (v0, v1), _ = self.plot.getViewBox().viewRange()
+        width = max(self.plot.getViewBox().width(), 1.0)
+        tolerance = HOVER_TOLERANCE_PX * (v1 - v0) / width
+        hit = self._layout.bar_at(lane, x, tolerance)
+        return None if hit is None else (lane, hit)
+
+    def describe(self, lane_index: int, bar: int) -> str:
+        """Tooltip text of one bar."""
+        assert self._layout is not None and self._trace is not None
+        lane = self._layout.lanes[lane_index]
+        row = int(lane.row[bar])
+        if lane.source == "stalls":
+            rec = self._trace.stalls[row]
+            start, end = float(rec["start"]), float(rec["end"])
+            return (f"stall: {STALL_CAUSES[int(rec['cause'])]}\nwarp {int(rec['warp'])}\n"
+                    f"cycles {start:g} → {end:g} ({end - start:g} cycles)")
+        rec = self._trace.issues[row]
+        instr = int(rec["instr"])
+        issue, done = float(rec["issue"]), float(rec["complete"])
+        sub = self._layout.subsystems[int(rec["subsystem"])]
+        return (f"{self._names[instr]}\ninstruction #{instr} · {sub}\n"
+                f"warp {int(rec['warp'])} · block {int(rec['block'])}\n"
+                f"issue {issue:g} → complete {done:g} ({done - issue:g} cycles)")
+
+    def scene_point(self, x: float, y: float) -> QPointF:
+        """Scene position of view point (x, y): lets callers synthesise mouse input."""
+        return self.plot.getViewBox().mapViewToScene(QPointF(x, y))
+
+    # ---- building the items -------------------------------------------------------------------
+    def _bars(self, lane: np.ndarray, x0: np.ndarray, x1: np.ndarray, color: QColor, name: str,
+              outline: QColor | None = None) -> BarsItem:
+        assert self._layout is not None
+        ys = np.array([ln.y for ln in self._layout.lanes])
+        hs = np.array([ln.height for ln in self._layout.lanes])
+        return BarsItem(lane, x0, x1, ys, hs, color, outline=outline, name=name)
+
+    def _collect(self, source: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """All bars of lanes reading ``source``: lane index, x0, x1, colour key."""
+        assert self._layout is not None and self._trace is not None
+        parts = [(np.full(len(ln), k), ln.x0, ln.x1, self._layout.color_keys(ln, self._trace, self._mode))
+                 for k, ln in enumerate(self._layout.lanes) if ln.source == source]
+        if not parts:
+            empty = np.zeros(0)
+            return empty.astype(np.int64), empty, empty, empty.astype(np.int16)
+        return tuple(np.concatenate(col) for col in zip(*parts, strict=True))  # type: ignore[return-value]
+
+    def _split_by_key(self, source: str, color_of, name_of) -> list[BarsItem]:  # noqa: ANN001
+        lane, x0, x1, key = self._collect(source)
+        order = np.argsort(key, kind="stable")
+        keys, starts = np.unique(key[order], return_index=True)
+        bounds = np.append(starts, len(order))
+        items = []
+        for k, key_value in enumerate(keys.tolist()):
+            sel = order[bounds[k]:bounds[k + 1]]
+            item = self._bars(lane[sel], x0[sel], x1[sel], color_of(key_value), name_of(key_value))
+            self.plot.addItem(item)
+            items.append(item)
+        return items
+
+    def _build_stall_items(self) -> None:
+        self._stall_items = self._split_by_key("stalls", colors.stall_color, lambda c: STALL_CAUSES[c])
+
+    def _build_data_items(self) -> None:
+        assert self._layout is not None and self._trace is not None
+        for item in self._data_items:
+            self.plot.removeItem(item)
+        n_warps = len(np.unique(self._trace.issues["warp"]))
+        if self._mode == "warp":
+            def name_of(k: int) -> str:
+                return f"warp {k}" if n_warps <= WARP_COLORS else f"warps ≡ {k} mod {WARP_COLORS}"
+        else:
+            classes = self._layout.classes
+
+            def name_of(k: int) -> str:
+                return classes[k]
+        self._data_items = self._split_by_key("issues", colors.data_color, name_of)
+        self._fill_legend()
+
+    def _fill_legend(self) -> None:
+        self.legend.clear()
+        for item in self._data_items:
+            self.legend.addItem(item, item.name)
+        for item in self._stall_items:
+            self.legend.addItem(item, f"stall: {item.name.replace('_', ' ')}")
+        if not self._data_items and not self._stall_items:
+            self.legend.addItem(swatch(QColor("#ffffff")), "empty trace")
+
+    def refresh_lane_ticks(self) -> None:
+        """Lane labels on the y axis (thinned out when warp lanes get shorter than a label)."""
+        if self._layout is None:
+            return
+        lanes = self._layout.lanes
+        major = [(ln.y + ln.height / 2, ln.label) for ln in lanes if ln.kind != "warp"]
+        warp_lanes = [ln for ln in lanes if ln.kind == "warp"]
+        # label every k-th warp lane so labels stay legible when many lanes share the height
+        px_per_unit = max(self.plot.getViewBox().height(), 400.0) / max(self._layout.height, 1.0)
+        every = max(1, int(np.ceil(13.0 / max(px_per_unit, 1e-6))))
+        minor = [(ln.y + ln.height / 2, ln.label) for i, ln in enumerate(warp_lanes) if i % every == 0]
+        self.plot.getAxis("left").setTicks([major, minor])
+        if warp_lanes:
+            self._separator.setValue(warp_lanes[0].y - 0.25)
+            self._separator.show()
+
+    # ---- mouse --------------------------------------------------------------------------------
+    def resizeEvent(self, event: object) -> None:
+        super().resizeEvent(event)
+        if self._layout is not None:
+            self.refresh_lane_ticks()
+
+    def _hit(self, scene_pos: QPointF) -> tuple[int, int] | None:
+        vb = self.plot.getViewBox()
+        if self._layout is None or not vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        p = vb.mapSceneToView(scene_pos)
+        return self.bar_at(p.x(), p.y())
+
+    def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+        hit = self._hit(scene_pos)
+        if hit is None:
+            if self.hover_text:
+                self.hover_text = ""
+                self._hover_box.hide()
+                QToolTip.hideText()
+                self.hovered.emit("")
+            return
+        assert self._layout is not None
+        lane_index, bar = hit
+        lane = self._layout.lanes[lane_index]
+        text = self.describe(lane_index, bar)
+        x0, x1 = float(lane.x0[bar]), float(lane.x1[bar])
+        self._hover_box.setRect(QRectF(x0, lane.y + 0.05 * lane.height, max(x1 - x0, 1e-9),
+                                       0.9 * lane.height))
+        self._hover_box.show()
+        if text != self.hover_text:
+            self.hover_text = text
+            QToolTip.showText(QCursor.pos(), text, self.graphics)
+            self.hovered.emit(text)
+
+    def _on_mouse_clicked(self, event: object) -> None:
+        if event.button() != Qt.MouseButton.LeftButton:
+            return
+        if event.double():
+            self.fit()
+            return
+        hit = self._hit(event.scenePos())
+        if hit is None or self._trace is None or self._layout is None:
+            return
+        lane_index, bar = hit
+        lane = self._layout.lanes[lane_index]
+        row = int(lane.row[bar])
+        if lane.source == "stalls":
+            self.stallClicked.emit(row)
+        else:
+            self.barClicked.emit(row)
+            self.instructionClicked.emit(int(self._trace.issues["instr"][row]))

@@ -1,0 +1,352 @@
+"""Inputs panel: kernel, GPU profile, launch (grid, block, shared memory, registers, argument values,
+loop trip counts), occupancy and scheduler policy.
+
+The panel shows the session's state and result; each user change becomes one undoable state change
+through ``Session.apply``. Refused input (a malformed grid, a negative trip count) is reported
+through ``message`` with the reason and does not touch the state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHeaderView,
+    QLineEdit,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.errors import WarplineError
+from engine.launch import parse_dim
+from engine.profiles import list_profiles
+from engine.workbench import POLICIES, WorkbenchResult, WorkbenchState
+from gui.panels.occupancy import OccupancyControl
+from gui.session import Session
+
+OPEN_PROFILE = "Open profile file…"
+POLICY_TITLES = {"lrr": "loose round-robin (LRR)", "gto": "greedy-then-oldest (GTO)"}
+
+
+def _dim_text(dim: tuple[int, int, int]) -> str:
+    return ",".join(str(x) for x in dim)
+
+
+def _short_param(name: str, kernel: str) -> str:
+    return name.removeprefix(kernel + "_")
+
+
+class InputsPanel(QWidget):
+    message = Signal(str)   # a reason to show in the status bar
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self._updating = False
+
+        self.kernel_combo = QComboBox()
+        self.kernel_combo.setObjectName("kernelCombo")
+        self.profile_combo = QComboBox()
+        self.profile_combo.setObjectName("profileCombo")
+        self.grid_edit = QLineEdit()
+        self.grid_edit.setObjectName("gridEdit")
+        self.block_edit = QLineEdit()
+        self.block_edit.setObjectName("blockEdit")
+        for edit in (self.grid_edit, self.block_edit):
+            edit.setToolTip("X[,Y,Z], e.g. 43,43,1")
+        self.smem_spin = QSpinBox()
+        self.smem_spin.setRange(0, 1 << 20)
+        self.smem_spin.setSuffix(" B")
+        self.smem_spin.setKeyboardTracking(False)
+        self.regs_spin = QSpinBox()
+        self.regs_spin.setRange(0, 255)
+        self.regs_spin.setKeyboardTracking(False)
+        self.policy_combo = QComboBox()
+        for p in POLICIES:
+            self.policy_combo.addItem(POLICY_TITLES.get(p, p), p)
+        self.occupancy = OccupancyControl()
+
+        self.args_table = QTableWidget(0, 3)
+        self.args_table.setObjectName("argsTable")
+        self.args_table.setHorizontalHeaderLabels(["parameter", "type", "value"])
+        self.loops_table = QTableWidget(0, 4)
+        self.loops_table.setObjectName("loopsTable")
+        self.loops_table.setHorizontalHeaderLabels(["loop", "depth", "inferred", "trip count"])
+        for table in (self.args_table, self.loops_table):
+            table.verticalHeader().setVisible(False)
+            table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+            table.horizontalHeader().setStretchLastSection(True)
+            table.setMinimumHeight(90)
+
+        kernel_box = QGroupBox("Kernel and GPU")
+        form = QFormLayout(kernel_box)
+        form.addRow("Kernel", self.kernel_combo)
+        form.addRow("GPU profile", self.profile_combo)
+        launch_box = QGroupBox("Launch")
+        lform = QFormLayout(launch_box)
+        lform.addRow("Grid", self.grid_edit)
+        lform.addRow("Block", self.block_edit)
+        lform.addRow("Dynamic smem", self.smem_spin)
+        lform.addRow("Registers", self.regs_spin)
+        occ_box = QGroupBox("Occupancy and scheduling")
+        oform = QVBoxLayout(occ_box)
+        oform.addWidget(self.occupancy)
+        oform.addWidget(self.policy_combo)
+        args_box = QGroupBox("Argument values")
+        QVBoxLayout(args_box).addWidget(self.args_table)
+        loops_box = QGroupBox("Loop trip counts")
+        QVBoxLayout(loops_box).addWidget(self.loops_table)
+
+        layout = QVBoxLayout(self)
+        for box in (kernel_box, launch_box, occ_box, args_box, loops_box):
+            layout.addWidget(box)
+        layout.addStretch(1)
+
+        self.kernel_combo.activated.connect(self._kernel_chosen)
+        self.profile_combo.activated.connect(self._profile_chosen)
+        self.grid_edit.editingFinished.connect(lambda: self._dim_edited("grid", self.grid_edit))
+        self.block_edit.editingFinished.connect(lambda: self._dim_edited("block", self.block_edit))
+        self.smem_spin.valueChanged.connect(self._smem_edited)
+        self.regs_spin.valueChanged.connect(self._regs_edited)
+        self.policy_combo.activated.connect(self._policy_chosen)
+        self.occupancy.occupancyEdited.connect(self._occupancy_edited)
+        self.args_table.itemChanged.connect(self._arg_edited)
+        self.loops_table.itemChanged.connect(self._trip_edited)
+
+        session.fileChanged.connect(self._file_changed)
+        session.stateChanged.connect(self.show_state)
+        session.resultChanged.connect(self.show_result)
+
+    # ------------------------------------------------------------------ showing
+
+    def _file_changed(self) -> None:
+        inputs = self.session.inputs
+        if inputs is None:
+            return
+        self._updating = True
+        self.kernel_combo.clear()
+        for k in inputs.module.kernels:
+            self.kernel_combo.addItem(k.name, k.name)
+        self.kernel_combo.setEnabled(len(inputs.module.kernels) > 1)
+        kernel = inputs.kernel_name
+        self.args_table.setRowCount(len(inputs.function.params))
+        for i, p in enumerate(inputs.function.params):
+            name = QTableWidgetItem(_short_param(p.name, kernel))
+            name.setToolTip(p.name)
+            kind = QTableWidgetItem(p.type + (" *" if p.type in ("u64", "b64") else ""))
+            for item in (name, kind):
+                item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+            self.args_table.setItem(i, 0, name)
+            self.args_table.setItem(i, 1, kind)
+            self.args_table.setItem(i, 2, QTableWidgetItem(""))
+        regs = inputs.resources.registers
+        self.regs_spin.setSpecialValueText(f"auto ({regs}, {inputs.resources.source})")
+        self._updating = False
+
+    def show_state(self, state: WorkbenchState) -> None:
+        self._updating = True
+        try:
+            idx = self.kernel_combo.findData(state.kernel)
+            self.kernel_combo.setCurrentIndex(idx)
+            self._fill_profiles(state.profile)
+            if not self.grid_edit.hasFocus():
+                self.grid_edit.setText(_dim_text(state.launch.grid))
+            if not self.block_edit.hasFocus():
+                self.block_edit.setText(_dim_text(state.launch.block))
+            self.smem_spin.setValue(state.launch.smem_dynamic)
+            self.regs_spin.setValue(state.launch.regs_per_thread or 0)
+            self.policy_combo.setCurrentIndex(max(0, self.policy_combo.findData(state.policy)))
+            args = state.launch.args
+            inputs = self.session.inputs
+            for i in range(self.args_table.rowCount()):
+                name = inputs.function.params[i].name if inputs is not None else ""
+                value = args.get(i, args.get(name, args.get(_short_param(name, state.kernel))))
+                item = self.args_table.item(i, 2)
+                if item is not None:
+                    item.setText("" if value is None else f"{value:g}")
+        finally:
+            self._updating = False
+
+    def _fill_profiles(self, current: str) -> None:
+        names = list(list_profiles())
+        items = names + ([current] if current not in names else [])
+        if [self.profile_combo.itemData(i) for i in range(self.profile_combo.count() - 1)] != items:
+            self.profile_combo.clear()
+            for name in items:
+                self.profile_combo.addItem(name, name)
+            self.profile_combo.addItem(OPEN_PROFILE, None)
+        self.profile_combo.setCurrentIndex(max(0, self.profile_combo.findData(current)))
+
+    def show_result(self, result: WorkbenchResult) -> None:
+        self._updating = True
+        try:
+            self.occupancy.show_occupancy(result.occupancy, result.resident_blocks)
+            if result.analysis is not None:
+                loops = result.analysis.loop_info
+                trips = result.state.launch.trip_overrides
+                self.loops_table.setRowCount(len(loops))
+                for k, loop in enumerate(loops):
+                    inferred = result.inferred_trips.get(loop.key)
+                    shown = "unknown" if inferred is None or inferred.value is None else str(inferred.value)
+                    cells = [loop.key, str(loop.depth), shown,
+                             str(trips[loop.key]) if loop.key in trips else shown]
+                    for col, text in enumerate(cells):
+                        item = QTableWidgetItem(text)
+                        if col != 3:
+                            item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+                        if col == 2 and inferred is not None:
+                            item.setToolTip(inferred.reason or inferred.source)
+                        if col == 3 and loop.key in trips:
+                            font = item.font()
+                            font.setBold(True)
+                            item.setFont(font)
+                            item.setBackground(QColor(255, 236, 179))
+                            item.setToolTip("overridden; clear the cell to use the inferred count")
+                        elif col == 3 and shown == "unknown":
+                            item.setBackground(QColor(255, 210, 160))
+                            item.setToolTip("trip count unknown: the models assume 1 - type the real count")
+                        self.loops_table.setItem(k, col, item)
+        finally:
+            self._updating = False
+
+    # ------------------------------------------------------------------ editing
+
+    def _apply(self, state: WorkbenchState, text: str, merge_key: str | None = None) -> None:
+        self.session.apply(state, text, merge_key)
+
+    def _kernel_chosen(self, index: int) -> None:
+        name = self.kernel_combo.itemData(index)
+        if name:
+            try:
+                self.session.set_kernel(name)
+            except WarplineError as exc:
+                self.message.emit(str(exc))
+
+    def _profile_chosen(self, index: int) -> None:
+        state = self.session.state
+        if state is None:
+            return
+        name = self.profile_combo.itemData(index)
+        if name is None:
+            path, _ = QFileDialog.getOpenFileName(self, "Open GPU profile", "", "GPU profiles (*.toml)")
+            if not path:
+                self.show_state(state)
+                return
+            name = path
+        try:
+            self.session.worker.workbench.profile(name)   # validate before it becomes the state
+        except WarplineError as exc:
+            self.message.emit(str(exc))
+            self.show_state(state)
+            return
+        self._apply(replace(state, profile=name), f"Profile {name}")
+
+    def _dim_edited(self, what: str, edit: QLineEdit) -> None:
+        state = self.session.state
+        if state is None or self._updating:
+            return
+        try:
+            dim = parse_dim(edit.text(), what)
+            new = state.with_launch(**{what: dim})
+        except WarplineError as exc:
+            edit.setStyleSheet("background: #ffb0b0")
+            edit.setToolTip(str(exc))
+            self.message.emit(str(exc))
+            return
+        edit.setStyleSheet("")
+        edit.setToolTip("X[,Y,Z], e.g. 43,43,1")
+        if dim != getattr(state.launch, what):
+            self._apply(new, f"Set {what} {_dim_text(dim)}")
+
+    def _smem_edited(self, value: int) -> None:
+        self._launch_change({"smem_dynamic": value}, f"Dynamic smem {value} B")
+
+    def _regs_edited(self, value: int) -> None:
+        self._launch_change({"regs_per_thread": value or None}, f"Registers {value or 'auto'}")
+
+    def _launch_change(self, changes: dict, text: str) -> None:
+        state = self.session.state
+        if state is None or self._updating:
+            return
+        try:
+            new = state.with_launch(**changes)
+        except WarplineError as exc:
+            self.message.emit(str(exc))
+            self.show_state(state)
+            return
+        self._apply(new, text)
+
+    def _policy_chosen(self, index: int) -> None:
+        state = self.session.state
+        if state is not None:
+            self._apply(replace(state, policy=self.policy_combo.itemData(index)), "Scheduler policy")
+
+    def _occupancy_edited(self, blocks: int, merge_key: str) -> None:
+        state = self.session.state
+        if state is None or self._updating:
+            return
+        self._apply(replace(state, occupancy=blocks), f"Occupancy {blocks} blocks/SM", merge_key or None)
+
+    def _arg_edited(self, item: QTableWidgetItem) -> None:
+        state = self.session.state
+        if state is None or self._updating or item.column() != 2:
+            return
+        index = item.row()
+        text = item.text().strip()
+        args = {k: v for k, v in state.launch.args.items()
+                if k != index and not (isinstance(k, str) and self._param_index(k) == index)}
+        if text:
+            try:
+                value: int | float = int(text, 0)
+            except ValueError:
+                try:
+                    value = float(text)
+                except ValueError:
+                    self.message.emit(f"argument {index}: {text!r} is not a number")
+                    self.show_state(state)
+                    return
+            args[index] = value
+        self._launch_change({"args": args}, f"Argument {index} = {text or 'unset'}")
+
+    def _param_index(self, name: str) -> int | None:
+        inputs = self.session.inputs
+        if inputs is None:
+            return None
+        for i, p in enumerate(inputs.function.params):
+            if name in (p.name, _short_param(p.name, inputs.kernel_name)):
+                return i
+        return None
+
+    def _trip_edited(self, item: QTableWidgetItem) -> None:
+        state = self.session.state
+        if state is None or self._updating or item.column() != 3:
+            return
+        loop = self.loops_table.item(item.row(), 0).text()
+        text = item.text().strip()
+        trips = dict(state.launch.trip_overrides)
+        inferred = self.loops_table.item(item.row(), 2).text()
+        if text in ("", inferred) and loop not in trips:
+            return
+        if text == "":
+            trips.pop(loop, None)
+        else:
+            try:
+                count = int(text)
+                if count < 0:
+                    raise ValueError
+            except ValueError:
+                self.message.emit(f"loop {loop}: trip count {text!r} must be a non-negative whole number")
+                if self.session.result is not None:
+                    self.show_result(self.session.result)
+                return
+            trips[loop] = count
+        self._launch_change({"trip_overrides": trips}, f"Trip count {loop} = {text or 'inferred'}")

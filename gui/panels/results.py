@@ -1,0 +1,219 @@
+"""Results panel: predicted cycles (and µs) of every model with the error against measured cycles,
+the occupancy curve of every model with the current occupancy marked, the Many-BSP derivation
+(each intermediate with its formula) and the warnings of the run."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDoubleSpinBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.errors import WarplineError
+from engine.workbench import WorkbenchResult, read_ncu_cycles
+from gui.session import Session
+
+PRIMARY = ("Many-BSP", "Pipeline simulation")
+PEN_COLORS = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+              "#17becf", "#ff7f0e", "#393b79", "#637939")
+
+
+def _fmt(x: float | None, digits: int = 0) -> str:
+    if x is None:
+        return "—"
+    return f"{x:,.{digits}f}"
+
+
+class ResultsPanel(QWidget):
+    message = Signal(str)
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self._updating = False
+        self.headline = QLabel()
+        self.headline.setObjectName("headline")
+        self.headline.setTextFormat(Qt.TextFormat.RichText)
+        self.headline.setWordWrap(True)
+
+        self.table = QTableWidget(0, 4)
+        self.table.setObjectName("predictionsTable")
+        self.table.setHorizontalHeaderLabels(["model", "cycles", "µs", "error vs measured"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+
+        self.measured = QDoubleSpinBox()
+        self.measured.setObjectName("measuredSpin")
+        self.measured.setRange(0, 1e15)
+        self.measured.setDecimals(0)
+        self.measured.setSpecialValueText("none")
+        self.measured.setSuffix(" cycles")
+        self.measured.setKeyboardTracking(False)
+        self.import_button = QPushButton("Import Nsight Compute CSV…")
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Measured"))
+        row.addWidget(self.measured, 1)
+        row.addWidget(self.import_button)
+
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setObjectName("occupancyPlot")
+        self.plot.setLabel("bottom", "resident blocks per SM")
+        self.plot.setLabel("left", "predicted cycles")
+        self.plot.showGrid(x=True, y=True, alpha=0.3)
+        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        self.marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#444", width=2,
+                                                                             style=Qt.PenStyle.DashLine))
+        self.plot.addItem(self.marker)
+        self.curves: dict[str, pg.PlotDataItem] = {}
+
+        self.derivation = QTableWidget(0, 4)
+        self.derivation.setObjectName("derivationTable")
+        self.derivation.setHorizontalHeaderLabels(["quantity", "value", "equation", "formula"])
+        self.derivation.verticalHeader().setVisible(False)
+        self.derivation.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.derivation.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.derivation.horizontalHeader().setStretchLastSection(True)
+        self.derivation.setWordWrap(False)
+
+        self.messages = QPlainTextEdit()
+        self.messages.setObjectName("messages")
+        self.messages.setReadOnly(True)
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self.plot, "Occupancy curves")
+        self.tabs.addTab(self.derivation, "Many-BSP derivation")
+        self.tabs.addTab(self.messages, "Messages")
+
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.headline)
+        layout.addWidget(self.table, 2)
+        layout.addLayout(row)
+        layout.addWidget(self.tabs, 3)
+
+        self.measured.valueChanged.connect(self._measured_edited)
+        self.import_button.clicked.connect(self._import_ncu)
+        session.resultChanged.connect(self.show_result)
+        session.stateChanged.connect(self._show_measured)
+
+    # ------------------------------------------------------------------ showing
+
+    def _show_measured(self, state) -> None:
+        self._updating = True
+        self.measured.setValue(state.measured_cycles or 0)
+        self._updating = False
+
+    def show_result(self, result: WorkbenchResult) -> None:
+        measured = result.state.measured_cycles
+        preds = result.predictions
+        clock = result.profile.device.clock_mhz if result.profile else 0
+        head = []
+        for p in preds:
+            if p.model in PRIMARY:
+                head.append(f"<b>{p.model}</b>: {_fmt(p.cycles)} cycles"
+                            + (f" ({_fmt(p.microseconds, 2)} µs)" if p.microseconds is not None else ""))
+        profile = result.profile.name if result.profile else "?"
+        head.append(f"<small>{profile} at {clock:g} MHz, {result.resident_blocks} blocks/SM, "
+                    f"{result.elapsed_s * 1000:.0f} ms</small>")
+        self.headline.setText("<br>".join(head))
+
+        self.table.setRowCount(len(preds))
+        bold = QFont()
+        bold.setBold(True)
+        for k, p in enumerate(preds):
+            err = p.error_percent(measured)
+            cells = [p.model, _fmt(p.cycles), _fmt(p.microseconds, 2),
+                     "" if err is None else f"{err:+.1f} %"]
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                if col:
+                    item.setTextAlignment(int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
+                if p.model in PRIMARY:
+                    item.setFont(bold)
+                if p.cycles is None and p.note:
+                    item.setToolTip(p.note)
+                    item.setForeground(QColor("#a00"))
+                elif p.note:
+                    item.setToolTip(p.note)
+                self.table.setItem(k, col, item)
+        self._show_curves(result)
+        self._show_derivation(result)
+        lines = [f"[{stage}] {msg}" for stage, msg in result.errors.items()]
+        lines += result.warnings
+        self.messages.setPlainText("\n".join(lines) if lines else "No warnings.")
+        self.tabs.setTabText(2, f"Messages ({len(lines)})" if lines else "Messages")
+
+    def _show_curves(self, result: WorkbenchResult) -> None:
+        self.marker.setValue(result.resident_blocks)
+        if not result.complete and not result.sweep:
+            return   # the sweep follows; keep the previous curves until then
+        names = list(result.sweep)
+        if set(names) != set(self.curves):
+            self.plot.clear()
+            self.legend.clear()
+            self.plot.addItem(self.marker)
+            self.curves = {}
+            for k, name in enumerate(names):
+                width = 3 if name in PRIMARY else 1.5
+                pen = pg.mkPen(PEN_COLORS[k % len(PEN_COLORS)], width=width)
+                self.curves[name] = self.plot.plot([], [], pen=pen, name=name, symbol="o", symbolSize=5,
+                                                   symbolBrush=PEN_COLORS[k % len(PEN_COLORS)])
+        for name, points in result.sweep.items():
+            xs = [p[0] for p in points if p[1] != float("inf")]
+            ys = [p[1] for p in points if p[1] != float("inf")]
+            self.curves[name].setData(xs, ys)
+
+    def _show_derivation(self, result: WorkbenchResult) -> None:
+        mb = result.manybsp
+        quantities = list(mb.prediction.quantities.values()) if mb is not None else []
+        self.derivation.setRowCount(len(quantities))
+        for k, q in enumerate(quantities):
+            value = q.value if not isinstance(q.value, float) or not q.value.is_integer() else int(q.value)
+            cells = [q.name, f"{value:g}" if isinstance(value, float) else str(value), q.equation, q.formula]
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setToolTip(q.formula)
+                self.derivation.setItem(k, col, item)
+
+    # ------------------------------------------------------------------ editing
+
+    def _measured_edited(self, value: float) -> None:
+        state = self.session.state
+        if state is None or self._updating:
+            return
+        self.session.apply(replace(state, measured_cycles=value or None), f"Measured {value:g} cycles")
+
+    def _import_ncu(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import Nsight Compute CSV", "", "CSV (*.csv);;All (*)")
+        if path:
+            self.import_ncu(path)
+
+    def import_ncu(self, path: str) -> None:
+        state = self.session.state
+        if state is None:
+            return
+        try:
+            cycles = read_ncu_cycles(path, state.kernel)
+        except WarplineError as exc:
+            self.message.emit(str(exc))
+            return
+        self.session.apply(replace(state, measured_cycles=cycles), "Import measured cycles")
+        self.message.emit(f"measured {cycles:,.0f} cycles from {path}")

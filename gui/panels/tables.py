@@ -1,0 +1,125 @@
+"""The BLOCK table view and the superstep tree view, with their context menus.
+
+Both views are plain Qt views over :mod:`gui.models`; edits go through the models to the session.
+Selecting a superstep highlights its instructions in the table (and, through ``selectionChanged``,
+in the timeline).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelectionModel, QPoint, Qt, Signal
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QTreeView, QWidget
+
+from engine.workbench import EDITABLE_COLUMNS, WorkbenchResult, is_overridden, with_cell_edit, with_iterations
+from gui.models.block_table import KEYS, BlockTableModel
+from gui.models.supersteps import SuperstepModel
+from gui.session import Session
+
+
+class BlockTableView(QTableView):
+    message = Signal(str)
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.model_ = BlockTableModel(self._edit, self)
+        self.setModel(self.model_)
+        self.setObjectName("blockTable")
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
+                             | QAbstractItemView.EditTrigger.EditKeyPressed
+                             | QAbstractItemView.EditTrigger.AnyKeyPressed)
+        self.setAlternatingRowColors(True)
+        self.verticalHeader().setVisible(False)
+        self.verticalHeader().setDefaultSectionSize(20)
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._menu)
+        self.model_.editRejected.connect(self.message)
+        self._sized = False
+        session.resultChanged.connect(self.show_result)
+
+    def show_result(self, result: WorkbenchResult) -> None:
+        self.model_.set_result(result.manybsp, result.state)
+        if not self._sized and self.model_.rowCount():
+            self.resizeColumnsToContents()
+            self.setColumnWidth(KEYS.index("text"), min(self.columnWidth(KEYS.index("text")), 300))
+            self._sized = True
+
+    def _edit(self, row: int, column: str, value: object) -> None:
+        state = self.session.state
+        if state is not None:
+            self.session.apply(with_cell_edit(state, row, column, value), f"Set {column} of #{row} to {value}")
+
+    def select_instruction(self, index: int) -> None:
+        """Select (and scroll to) the row of 1-based instruction ``index``."""
+        row = self.model_.row_of_instruction(index)
+        if row is None:
+            return
+        target = self.model_.index(row, 0)
+        self.selectionModel().select(target, QItemSelectionModel.SelectionFlag.ClearAndSelect
+                                     | QItemSelectionModel.SelectionFlag.Rows)
+        self.scrollTo(target, QAbstractItemView.ScrollHint.PositionAtCenter)
+
+    def _menu(self, pos: QPoint) -> None:
+        index = self.indexAt(pos)
+        state = self.session.state
+        if not index.isValid() or state is None:
+            return
+        key = KEYS[index.column()]
+        row = self.model_.rows[index.row()].index
+        menu = QMenu(self)
+        reset = menu.addAction(f"Reset {key} of #{row} to the computed value")
+        reset.setEnabled(key in EDITABLE_COLUMNS and is_overridden(state, row, key))
+        reset.triggered.connect(lambda: self.session.apply(
+            with_cell_edit(state, row, key, None, reset=True), f"Reset {key} of #{row}"))
+        menu.exec(self.viewport().mapToGlobal(pos))
+
+
+class SuperstepView(QTreeView):
+    message = Signal(str)
+    instructionsSelected = Signal(object)   # set of 1-based instruction numbers
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.model_ = SuperstepModel(self._edit_iterations, self)
+        self.setModel(self.model_)
+        self.setObjectName("superstepTree")
+        self.setAlternatingRowColors(True)
+        self.setUniformRowHeights(True)
+        self.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
+                             | QAbstractItemView.EditTrigger.EditKeyPressed)
+        self.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._menu)
+        self.model_.editRejected.connect(self.message)
+        self.selectionModel().currentChanged.connect(self._current_changed)
+        session.resultChanged.connect(self.show_result)
+
+    def show_result(self, result: WorkbenchResult) -> None:
+        self.model_.set_result(result.manybsp, result.state)
+
+    def _edit_iterations(self, level1: int, count: int | None) -> None:
+        state = self.session.state
+        if state is not None:
+            self.session.apply(with_iterations(state, level1, count),
+                               f"L1 #{level1} iterations = {count if count is not None else 'computed'}")
+
+    def _current_changed(self, current, _previous) -> None:  # noqa: ANN001 - Qt indexes
+        if current.isValid():
+            self.instructionsSelected.emit(self.model_.node(current).instructions)
+
+    def _menu(self, pos: QPoint) -> None:
+        index = self.indexAt(pos)
+        state = self.session.state
+        if not index.isValid() or state is None:
+            return
+        node = self.model_.node(index)
+        if node.kind != "level1":
+            return
+        menu = QMenu(self)
+        reset = menu.addAction(f"Reset the iterations of L1 #{node.level1}")
+        reset.setEnabled(node.level1 in state.overrides.iterations)
+        reset.triggered.connect(lambda: self._edit_iterations(node.level1, None))
+        menu.exec(self.viewport().mapToGlobal(pos))

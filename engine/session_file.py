@@ -51,6 +51,7 @@ def session_to_dict(ptx_path: str | os.PathLike[str], state: WorkbenchState) -> 
         "profile": state.profile,
         "launch": {
             "name": launch.name,
+            "reference_case": launch.reference_case,
             "grid": list(launch.grid),
             "block": list(launch.block),
             "smem_dynamic": launch.smem_dynamic,
@@ -194,6 +195,7 @@ def _launch(rd: _Reader, d: dict[str, Any], kernel: str) -> Launch:
             trip_overrides=trips,
             name=rd.get(d, "name", str, "launch", optional=True) or "",
             kernel=kernel,
+            reference_case=rd.get(d, "reference_case", str, "launch", optional=True),
         )
     except WarplineError as exc:
         raise rd.fail("launch", str(exc)) from None

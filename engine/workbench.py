@@ -348,7 +348,11 @@ class Workbench:
         self._predictions(result)
         if partial is not None and sweep:
             result.complete = False
-            partial(dataclasses.replace(result, predictions=list(result.predictions)))
+            # A copy of every container: the sweep below keeps filling this result's own, while
+            # the receiver (another thread) reads the partial one.
+            partial(dataclasses.replace(result, predictions=list(result.predictions), sweep=dict(result.sweep),
+                                        peers=dict(result.peers), errors=dict(result.errors),
+                                        warnings=list(result.warnings)))
             result.complete = True
         if sweep and max_blocks > 0:
             step(0.5, "occupancy sweep")

@@ -441,7 +441,7 @@ class MainWindow(QMainWindow):
     def _guarded(self, action) -> None:  # noqa: ANN001
         try:
             action()
-        except (WarplineError, OSError) as exc:
+        except (WarplineError, OSError, ValueError) as exc:
             self.show_error(f"Export failed: {exc}")
             return
         self.show_message("Exported")

@@ -40,7 +40,8 @@ class Session(QObject):
         self.result: WorkbenchResult | None = None
         self.session_path: Path | None = None
         self.undo_stack = QUndoStack(self)
-        self.undo_stack.cleanChanged.connect(lambda clean: self.dirtyChanged.emit(not clean))
+        # A bound slot (not a lambda): Qt drops it when the session dies before the stack.
+        self.undo_stack.cleanChanged.connect(self._clean_changed)
         self.worker = ComputeWorker(parent=self)
         self.worker.partialReady.connect(self._on_result)
         self.worker.resultReady.connect(self._on_result)
@@ -57,6 +58,9 @@ class Session(QObject):
         self._drag_serial = 0
 
     # ------------------------------------------------------------------ opening
+
+    def _clean_changed(self, clean: bool) -> None:
+        self.dirtyChanged.emit(not clean)
 
     @property
     def dirty(self) -> bool:

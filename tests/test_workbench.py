@@ -113,7 +113,7 @@ def test_iterations_override_and_trip_counts(inputs, bench):
 
 @pytest.mark.parametrize("column, text, reason", [
     ("lat_comp", "-3", "negative"), ("lat_comm", "abc", "not a number"), ("lat_comp", "", "required"),
-    ("n_ma", "1.5", "whole"), ("fu1", "3+x", "not a number"), ("fu1", "1+2+3", "latency+occupancy"),
+    ("n_ma", "1.5", "whole"), ("fu1", "3+x", "not a number"), ("fu1", "1+2+3", r"latency\+occupancy"),
     ("u", "1", "cannot be edited"), ("lat_comp", "inf", "finite"),
 ])
 def test_invalid_cell_values_are_refused_with_a_reason(column, text, reason):

@@ -17,14 +17,20 @@ from typing import Any
 
 from engine.analysis import KernelAnalysis, LaunchValues
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, iteration_atom
+from engine.memory.control import control_dependences
 from engine.memory.lanes import LaneError, LaneEvaluator
 from engine.memory.patterns import (
+    INTERIOR,
     LINE,
+    MAX_PERIOD,
     SECTOR,
+    Sample,
     affine_addresses,
+    alignment_period,
     contexts,
     global_stats,
     shared_stats,
+    spread,
     thread_indices,
 )
 from engine.ptx.model import Function, Instruction, Module, Operand, Variable
@@ -69,6 +75,8 @@ class AccessInfo:
     dram_ratio: float | None = None
     bank_conflict_degree: int | None = None     # max over sampled warps (1 = conflict-free)
     bank_conflict_mean: float | None = None
+    active_lanes: float | None = None           # mean active lanes per issued request
+    mask_note: str | None = None                # why every lane was taken as active, if so
 
 
 @dataclass
@@ -153,19 +161,34 @@ def _address_operand(instr: Instruction) -> Operand | None:
     return addresses[0] if addresses else None
 
 
-def _samples(analysis: KernelAnalysis, values: LaunchValues, layout: dict[str, int]) -> dict[str, tuple[int, ...]]:
-    """Sampled values of the uniform atoms: blocks 0, 1 and the last along each axis;
-    iterations 0, 1 and the last; shared variables at their layout offset; pointers at 0."""
-    out: dict[str, tuple[int, ...]] = {}
+def _extents(analysis: KernelAnalysis, values: LaunchValues) -> dict[str, int | None]:
+    """How many values each uniform atom takes: grid extents and trip counts (None: unknown)."""
+    out: dict[str, int | None] = {}
     for k, axis in enumerate("xyz"):
-        g = values.grid[k] if values.grid is not None else 2
-        out[f"ctaid.{axis}"] = tuple(sorted({0, min(1, g - 1), g - 1}))
+        out[f"ctaid.{axis}"] = values.grid[k] if values.grid is not None else None
     for loop in analysis.loops:
         trip = analysis.trip_counts.get(loop.key)
-        n = trip.value if trip is not None and trip.value is not None else 2
-        out[iteration_atom(loop)] = tuple(sorted({0, min(1, max(n - 1, 0)), max(n - 1, 0)}))
+        out[iteration_atom(loop)] = trip.value if trip is not None else None
+    return out
+
+
+def _samples(extents: dict[str, int | None], layout: dict[str, int],
+             form: Affine | None) -> dict[str, tuple[Sample, ...]]:
+    """Weighted samples of the uniform atoms (see ``patterns.spread``). For an affine address
+    the interior values of an atom cover its alignment period (one value when its coefficient
+    is a multiple of 128 bytes); shared variables sit at their layout offset, pointers at 0."""
+    coeffs = form.coeffs if form is not None else {}
+    out: dict[str, tuple[Sample, ...]] = {}
+    for atom, n in extents.items():
+        # An affine address's atoms need their alignment period; atoms it does not mention
+        # matter only through the active lanes (edges), one interior value will do.
+        if form is None:
+            interior = INTERIOR
+        else:
+            interior = min(alignment_period(coeffs[atom]), MAX_PERIOD) if atom in coeffs else 1
+        out[atom] = spread(n, interior)
     for name, offset in layout.items():
-        out[f"&{name}"] = (offset,)
+        out[f"&{name}"] = ((offset, 1.0),)
     return out
 
 
@@ -190,11 +213,12 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
     values = LaunchValues.from_launch(launch)
     evaluator = AddressEvaluator(analysis, values)
     layout = shared_layout(function, module)
-    samples = _samples(analysis, values, layout)
+    extents = _extents(analysis, values)
     pointer_params = {f"param{i}" for i, p in enumerate(function.params)
                       if p.type in ("u64", "b64", "s64") or p.pointer_space is not None}
     notes: set[str] = set()
     threads = thread_indices(values.block) if values.block is not None else None
+    lanes = _LaneCache(evaluator, values, threads, layout, analysis) if threads is not None else None
     accesses: list[AccessInfo] = []
     for instr in function.instructions:
         c = analysis.classifications[instr.index]
@@ -209,31 +233,34 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         info = AccessInfo(instr.index, instr.location.line, instr.text.strip(), space, c.width_bytes,
                           format_affine(form) if form is not None else None,
                           raw.reason if isinstance(raw, Unknown) else None)
-        if threads is None:
+        if lanes is None or operand is None:
             if form is not None:
                 info = _with(info, unknown_reason="the launch gives no block shape: patterns not computed")
             accesses.append(info)
             continue
-        if form is not None:
-            notes.update(f"{a} has no value in the launch: taken as 0" for a, _ in form.terms
-                         if a.startswith("param") and a not in pointer_params)
-            sets = [affine_addresses(form, threads, ctx)
-                    for ctx in contexts([a for a, _ in form.terms], samples)]
-            info = _with(info, method="affine")
-        else:
-            try:
-                sets = [LaneEvaluator(evaluator, values, threads, ctx, layout).address(instr, operand)
-                        for ctx in contexts(_uniform_atoms(analysis, instr.index), samples)]
-            except LaneError as error:
-                accesses.append(_with(info, unknown_reason=str(error)))
-                continue
-            info = _with(info, method="lanes", non_affine=info.unknown_reason, unknown_reason=None)
+        atoms = _uniform_atoms(analysis, instr.index) + ([a for a, _ in form.terms] if form else [])
+        ctxs = contexts(list(dict.fromkeys(atoms)), _samples(extents, layout, form))
+        try:
+            if form is not None:
+                notes.update(f"{a} has no value in the launch: taken as 0" for a, _ in form.terms
+                             if a.startswith("param") and a not in pointer_params)
+                sets = [affine_addresses(form, lanes.threads, ctx) for ctx, _ in ctxs]
+                info = _with(info, method="affine")
+            else:
+                sets = [lanes.get(ctx).address(instr, operand) for ctx, _ in ctxs]
+                info = _with(info, method="lanes", non_affine=info.unknown_reason, unknown_reason=None)
+        except LaneError as error:
+            accesses.append(_with(info, unknown_reason=str(error)))
+            continue
+        masks, mask_note = lanes.masks(instr.index, [ctx for ctx, _ in ctxs])
         shared_by = _blocks_sharing(form, values.grid) if form is not None else 1
-        accesses.append(_pattern(info, sets, c.width_bytes, shared_by))
+        accesses.append(_pattern(_with(info, mask_note=mask_note), sets, masks, [w for _, w in ctxs],
+                                 c.width_bytes, shared_by))
     assumptions = [
         f"pointer arguments are {POINTER_ALIGN}-byte aligned (cudaMalloc); their value is taken as 0",
         "shared variables are laid out in declaration order with their alignment, from offset 0",
-        "all threads of a warp are active (guards and divergence are ignored)",
+        "active lanes follow guards and branch conditions computable per lane; loop tests are "
+        "taken as uniform, and a condition on loaded data counts every lane active",
         "integer address arithmetic does not wrap around",
         "sampled: every warp of one block, blocks 0/1/last per grid axis, loop iterations 0/1/last",
         *sorted(notes),
@@ -266,14 +293,46 @@ def _blocks_sharing(form: Affine, grid: tuple[int, int, int] | None) -> int:
     return math.prod(g for axis, g in zip("xyz", grid, strict=True) if not coeffs.get(f"ctaid.{axis}"))
 
 
-def _pattern(info: AccessInfo, sets: list[Any], width: int, shared_by: int = 1) -> AccessInfo:
+class _LaneCache:
+    """One lane evaluator per sampled context, shared by all accesses of the kernel (their
+    active-lane masks reuse the same branch conditions)."""
+
+    def __init__(self, evaluator: AddressEvaluator, values: LaunchValues, threads: dict[str, Any],
+                 layout: dict[str, int], analysis: KernelAnalysis) -> None:
+        self.evaluator, self.values, self.threads, self.layout = evaluator, values, threads, layout
+        self.dependences = control_dependences(analysis.cfg)
+        self.last = {iteration_atom(loop): t.value - 1 for loop in analysis.loops
+                     if (t := analysis.trip_counts.get(loop.key)) is not None and t.value}
+        self._cache: dict[tuple[tuple[str, int], ...], LaneEvaluator] = {}
+
+    def get(self, context: dict[str, int]) -> LaneEvaluator:
+        key = tuple(sorted(context.items()))
+        if key not in self._cache:
+            self._cache[key] = LaneEvaluator(self.evaluator, self.values, self.threads, context,
+                                             self.layout, self.dependences, self.last)
+        return self._cache[key]
+
+    def masks(self, index: int, ctxs: list[dict[str, int]]) -> tuple[list[Any], str | None]:
+        """Active threads per context; all threads (and the reason) when they cannot be told."""
+        try:
+            return [self.get(ctx).active(index) for ctx in ctxs], None
+        except LaneError as error:
+            return [None] * len(ctxs), f"all lanes taken as active: {error}"
+
+
+def _pattern(info: AccessInfo, sets: list[Any], masks: list[Any], weights: list[float], width: int,
+             shared_by: int = 1) -> AccessInfo:
     width = max(width, 1)
     if info.space is MemorySpace.SHARED:
-        s = shared_stats(sets, width)
+        s = shared_stats(sets, width, masks, weights)
+        if s is None:
+            return _with(info, unknown_reason="no lane executes it in the sampled blocks", method="")
         return _with(info, warps_sampled=s.warps, bank_conflict_degree=s.degree_max,
-                     bank_conflict_mean=s.degree_mean)
-    g = global_stats(sets, width)
-    return _with(info, warps_sampled=g.warps, sectors_per_request=g.sectors_mean,
+                     bank_conflict_mean=s.degree_mean, active_lanes=s.active_lanes)
+    g = global_stats(sets, width, masks, weights)
+    if g is None:
+        return _with(info, unknown_reason="no lane executes it in the sampled blocks", method="")
+    return _with(info, warps_sampled=g.warps, active_lanes=g.active_lanes, sectors_per_request=g.sectors_mean,
                  sectors_max=g.sectors_max, lines_per_request=g.lines_mean, lines_max=g.lines_max,
                  efficiency=g.efficiency, dram_ratio=g.block_reuse / shared_by)
 

@@ -17,7 +17,8 @@ import numpy as np
 
 from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.values import LaunchValues, as_type
-from engine.memory.affine import AddressEvaluator, Affine, Unknown
+from engine.memory.affine import AddressEvaluator, Affine, Unknown, iteration_atom
+from engine.memory.control import Dependence
 from engine.ptx.model import Instruction, Operand
 
 _AXES = {"x": 0, "y": 1, "z": 2}
@@ -53,19 +54,31 @@ def _cdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 class LaneEvaluator:
-    """Values of registers for every thread of one block in one context (uniform atom values)."""
+    """Values of registers for every thread of one block in one context (uniform atom values),
+    and which threads execute a block (``executes``) or an instruction (``active``).
+
+    A register with several reaching definitions takes, per lane, the value of the last
+    definition that lane executed (definitions in program order; a definition inside a loop
+    the reader is outside of is evaluated at that loop's last iteration)."""
 
     def __init__(self, affine: AddressEvaluator, values: LaunchValues, threads: dict[str, np.ndarray],
-                 context: dict[str, int], layout: dict[str, int]) -> None:
+                 context: dict[str, int], layout: dict[str, int],
+                 dependences: dict[int, list[Dependence]] | None = None,
+                 last_iterations: dict[str, int] | None = None) -> None:
         self.affine = affine
         self.function = affine.function
+        self.cfg = affine.analysis.cfg
         self.values = values
         self.threads = threads
         self.context = context
         self.layout = layout
+        self.dependences = dependences or {}
+        self.last_iterations = last_iterations or {}
         self._n = len(threads["tid.x"])
         self._memo: dict[tuple[int, str], np.ndarray] = {}
-        self._params = {p.name: i for i, p in enumerate(self.function.params)}
+        self._exec: dict[int, np.ndarray] = {}
+        self._exec_active: set[int] = set()
+        self._after: dict[tuple[tuple[str, int], ...], LaneEvaluator] = {}
 
     def address(self, instr: Instruction, operand: Operand) -> np.ndarray:
         if operand.base is None:
@@ -89,12 +102,84 @@ class LaneEvaluator:
         if isinstance(form, Affine):
             return self._affine(form)
         defs = self.affine.analysis.defuse.reaching(at, register)
-        if len(defs) != 1:
+        if not defs:
             raise LaneError(form.reason)
-        key = (defs[0], register)
+        if len(defs) == 1:
+            return self._definition(defs[0], register)
+        defuse = self.affine.analysis.defuse
+        if any(defuse.is_loop_carried(d, at, register) for d in defs):
+            raise LaneError(form.reason)  # a value from the previous iteration
+        result: np.ndarray | None = None
+        for d in sorted(defs):
+            evaluator = self._after_loops(d, at, register)
+            value = evaluator._definition(d, register)
+            result = value if result is None else np.where(evaluator.active(d), value, result)
+        assert result is not None
+        return result
+
+    def _definition(self, index: int, register: str) -> np.ndarray:
+        key = (index, register)
         if key not in self._memo:
-            self._memo[key] = self._evaluate(self.function.instructions[defs[0]], register)
+            self._memo[key] = self._evaluate(self.function.instructions[index], register)
         return self._memo[key]
+
+    def _after_loops(self, d: int, at: int, register: str) -> LaneEvaluator:
+        """This evaluator, or one at the last iteration of the loops holding ``d`` but not ``at``."""
+        at_block = self.cfg.block_of(at).index
+        changes: dict[str, int] = {}
+        loop = self.cfg.loop_of(self.cfg.block_of(d))
+        while loop is not None and at_block not in loop.body:
+            atom = iteration_atom(loop)
+            if atom not in self.last_iterations:
+                raise LaneError(f"{register} after loop {loop.key} needs that loop's trip count")
+            changes[atom] = self.last_iterations[atom]
+            loop = self.cfg.loop_by_header(loop.parent) if loop.parent is not None else None
+        if not changes:
+            return self
+        key = tuple(sorted(changes.items()))
+        if key not in self._after:
+            self._after[key] = LaneEvaluator(self.affine, self.values, self.threads,
+                                             {**self.context, **changes}, self.layout,
+                                             self.dependences, self.last_iterations)
+        return self._after[key]
+
+    # ------------------------------------------------------------------ active lanes
+    def active(self, index: int) -> np.ndarray:
+        """Lanes that execute instruction ``index``: its block runs and its guard holds."""
+        instr = self.function.instructions[index]
+        mask = self.executes(self.cfg.block_of(index).index)
+        if instr.guard is not None:
+            guard = self.register(instr.guard, index) != 0
+            mask = mask & (~guard if instr.guard_negated else guard)
+        return mask
+
+    def executes(self, block: int) -> np.ndarray:
+        if block in self._exec:
+            return self._exec[block]
+        if block in self._exec_active or not self.dependences.get(block):
+            return np.ones(self._n, dtype=bool)  # entry-like, or a loop's own test (cycle)
+        self._exec_active.add(block)
+        try:
+            mask = np.zeros(self._n, dtype=bool)
+            for dep in self.dependences[block]:
+                runs = self.executes(dep.block)
+                mask |= runs if dep.loop_test else runs & self._takes(dep.block, dep.successor)
+        finally:
+            self._exec_active.discard(block)
+        self._exec[block] = mask
+        return mask
+
+    def _takes(self, block: int, successor: int) -> np.ndarray:
+        """Lanes whose branch at the end of ``block`` goes to ``successor``."""
+        branch = self.function.instructions[self.cfg.blocks[block].end - 1]
+        target = branch.branch_target
+        if branch.opcode != "bra" or branch.guard is None or target not in self.function.labels:
+            raise LaneError(f"cannot tell which lanes take {branch.full_opcode} at line {branch.location.line}")
+        taken = self.register(branch.guard, branch.index) != 0
+        if branch.guard_negated:
+            taken = ~taken
+        goes_to_target = self.cfg.block_of(self.function.labels[target]).index == successor
+        return taken if goes_to_target else ~taken
 
     def operand(self, op: Operand, at: int, type_name: str | None) -> np.ndarray:
         if op.kind == "immediate":
@@ -118,15 +203,16 @@ class LaneEvaluator:
             if isinstance(form, Unknown):
                 raise LaneError(form.reason)
             return self._affine(form)
-        if instr.guard is not None:
-            raise LaneError(f"{register} is set under a guard at line {line}")
         types = [m for m in instr.modifiers if m in TYPE_BYTES]
         if types and not all(t[0] in "bsu" or t == "pred" for t in types):
             raise LaneError(f"{instr.full_opcode} at line {line} is not integer arithmetic")
         t = types[-1] if types else None
         dest = instr.operands[0] if instr.operands else None
-        if dest is not None and dest.kind == "pair":
-            raise LaneError(f"{instr.full_opcode} at line {line} writes a predicate pair")
+        # setp.<cmp> %p|%q: the second register of the pair receives the complement
+        complement = (dest is not None and dest.kind == "pair" and len(dest.elements) == 2
+                      and dest.elements[1].name == register)
+        if complement and op != "setp":
+            raise LaneError(f"{instr.full_opcode} at line {line} writes a register pair")
         ins = [self.operand(o, instr.index, t) for o in instr.operands[1:]]
         xs = [_wrap(v, t) for v in ins]
         if op in ("mov", "cvt", "cvta"):
@@ -145,7 +231,7 @@ class LaneEvaluator:
                 other = ins[2] != 0
                 result = result & other if combine == "and" else result | other if combine == "or" \
                     else result ^ other
-            return result.astype(np.int64)
+            return (~result if complement else result).astype(np.int64)
         if op == "selp" and len(ins) == 3:
             return np.where(ins[2] != 0, xs[0], xs[1])
         out_t = t[0] + str(2 * 8 * TYPE_BYTES[t]) if "wide" in instr.modifiers and t else t

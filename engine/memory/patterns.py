@@ -23,6 +23,8 @@ LINE = 128         # bytes: one cache line, four sectors
 BANKS = 32         # shared memory banks, 4 bytes wide
 BANK_WORD = 4
 MAX_CONTEXTS = 64  # cap on sampled (block index, iteration) combinations per access
+INTERIOR = 4       # interior values sampled per block axis / loop (non-affine addresses)
+MAX_PERIOD = 16    # most interior values for an affine atom: its alignment period, capped
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ class GlobalStats:
     useful_bytes_mean: float
     efficiency: float          # useful bytes / fetched sector bytes, summed over the warps
     block_reuse: float         # distinct sectors of the whole block / Σ sectors of its warps
+    active_lanes: float        # mean active lanes per issued request
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class SharedStats:
     warps: int
     degree_mean: float         # wavefronts per request: max distinct words in one bank
     degree_max: int
+    active_lanes: float
 
 
 def thread_indices(block: tuple[int, int, int]) -> dict[str, np.ndarray]:
@@ -58,18 +62,42 @@ def thread_indices(block: tuple[int, int, int]) -> dict[str, np.ndarray]:
     }
 
 
-def contexts(atoms: list[str], samples: Mapping[str, tuple[int, ...]]) -> list[dict[str, int]]:
-    """Values for uniform atoms (absent from ``samples``: 0). The Cartesian product of each
-    atom's samples when it has at most ``MAX_CONTEXTS`` combinations; otherwise all atoms at
-    their first sample plus each atom alone at each of its other samples."""
-    names = [a for a in atoms if a not in ("tid.x", "tid.y", "tid.z", "laneid")]
-    choices = [samples.get(a, (0,)) for a in names]
+Sample = tuple[int, float]  # (value of a uniform atom, how many values it stands for)
+
+
+def spread(n: int | None, interior: int = INTERIOR) -> tuple[Sample, ...]:
+    """Samples of an index running over ``range(n)``: up to ``interior`` consecutive interior
+    values (1, 2, ...) sharing the weight of the ``n - 2`` interior ones, so that alignments
+    that repeat with the index are averaged, then the two ends (where guards and clamps
+    differ); 0 and 1 when ``n`` is unknown."""
+    if n is None:
+        return ((0, 1.0), (1, 1.0))
+    if n >= 3:
+        k = max(1, min(n - 2, interior))
+        return (*((v, (n - 2) / k) for v in range(1, k + 1)), (0, 1.0), (n - 1, 1.0))
+    return tuple((v, 1.0) for v in range(max(n, 1)))
+
+
+def alignment_period(coeff: int) -> int:
+    """After how many steps of an atom with this byte coefficient the address's position in a
+    128-byte line repeats (1 for multiples of 128)."""
+    return LINE // math.gcd(abs(coeff), LINE) if coeff else 1
+
+
+def contexts(atoms: list[str], samples: Mapping[str, tuple[Sample, ...]]) -> list[tuple[dict[str, int], float]]:
+    """Weighted values for uniform atoms (absent from ``samples``: 0). The Cartesian product of
+    the atoms' samples when it has at most ``MAX_CONTEXTS`` combinations; otherwise every atom
+    at its first (interior) sample plus each atom alone at each of its other samples."""
+    names = [a for a in dict.fromkeys(atoms) if a not in ("tid.x", "tid.y", "tid.z", "laneid")]
+    choices = [samples.get(a, ((0, 1.0),)) for a in names]
     if math.prod(len(c) for c in choices) <= MAX_CONTEXTS:
-        return [dict(zip(names, values, strict=True)) for values in itertools.product(*choices)]
-    base = {a: c[0] for a, c in zip(names, choices, strict=True)}
-    out = [base]
+        return [({a: v for a, (v, _) in zip(names, combo, strict=True)}, math.prod(w for _, w in combo))
+                for combo in itertools.product(*choices)]
+    base = {a: c[0][0] for a, c in zip(names, choices, strict=True)}
+    base_weight = math.prod(c[0][1] for c in choices)
+    out = [(base, base_weight)]
     for a, c in zip(names, choices, strict=True):
-        out.extend({**base, a: v} for v in c[1:])
+        out.extend(({**base, a: v}, base_weight / c[0][1] * w) for v, w in c[1:])
     return out
 
 
@@ -82,57 +110,116 @@ def affine_addresses(form: Affine, threads: dict[str, np.ndarray], context: dict
     return addr
 
 
-def _units(addr: np.ndarray, width: int, unit: int) -> np.ndarray:
-    """Distinct ``unit``-byte blocks touched by accesses of ``width`` bytes at ``addr``."""
-    step = min(max(width, 1), unit)
-    offsets = np.unique(np.append(np.arange(0, max(width, 1), step), max(width, 1) - 1))
-    return np.unique((addr[:, None] + offsets[None, :]) // unit)
+def _offsets(width: int, unit: int) -> np.ndarray:
+    """Byte offsets within an access of ``width`` bytes that hit every ``unit``-byte block."""
+    width = max(width, 1)
+    return np.unique(np.append(np.arange(0, width, min(width, unit)), width - 1))
 
 
-def _useful_bytes(addr: np.ndarray, width: int) -> int:
-    starts = np.unique(addr)
-    gaps = np.diff(starts)
-    return int(np.minimum(gaps, width).sum()) + width
+def _lanes(addr: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Active lanes' addresses and warp numbers."""
+    warp = np.arange(len(addr)) // WARP
+    if mask is None:
+        return addr, warp
+    return addr[mask], warp[mask]
 
 
-def _warps(n: int) -> list[slice]:
-    return [slice(s, min(s + WARP, n)) for s in range(0, n, WARP)]
+def _per_warp_units(addr: np.ndarray, warp: np.ndarray, width: int, unit: int) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct (warp, unit-block) pairs touched: their warp numbers and block numbers."""
+    blocks = (addr[:, None] + _offsets(width, unit)[None, :]) // unit
+    low = int(blocks.min())
+    span = int(blocks.max()) - low + 1
+    # one int64 key per pair: a 1-D unique is much faster than unique(axis=0)
+    keys = np.unique((np.broadcast_to(warp[:, None], blocks.shape) * span + (blocks - low)).ravel())
+    return keys // span, keys % span + low
 
 
-def global_stats(address_sets: list[np.ndarray], width: int) -> GlobalStats:
+def _dedup(address_sets: list[np.ndarray], masks: list[np.ndarray | None] | None,
+           weights: list[float] | None) -> list[tuple[np.ndarray, np.ndarray | None, float]]:
+    """Merge contexts with identical addresses and active lanes (common: most sampled blocks
+    or iterations leave a shared-memory address unchanged), adding their weights."""
+    n = len(address_sets)
+    merged: dict[bytes, list] = {}
+    for addr, mask, w in zip(address_sets, masks or [None] * n, weights or [1.0] * n, strict=True):
+        key = addr.tobytes() + (b"" if mask is None else np.packbits(mask).tobytes())
+        if key in merged:
+            merged[key][2] += w
+        else:
+            merged[key] = [addr, mask, w]
+    return [(a, m, w) for a, m, w in merged.values()]
+
+
+def global_stats(address_sets: list[np.ndarray], width: int, masks: list[np.ndarray | None] | None = None,
+                 weights: list[float] | None = None) -> GlobalStats | None:
     """Sectors/lines per warp request over every warp of each address set (one set = the
-    addresses of all threads of a block in one context)."""
-    sectors: list[int] = []
-    lines: list[int] = []
-    useful: list[int] = []
-    reuse: list[float] = []
-    for addr in address_sets:
-        per_warp = 0
-        for warp in _warps(len(addr)):
-            s = len(_units(addr[warp], width, SECTOR))
-            sectors.append(s)
-            lines.append(len(_units(addr[warp], width, LINE)))
-            useful.append(_useful_bytes(addr[warp], width))
-            per_warp += s
-        reuse.append(len(_units(addr, width, SECTOR)) / per_warp)
+    addresses of all threads of a block in one context; ``masks`` its active threads,
+    ``weights`` how many blocks/iterations it stands for). None when no lane is active."""
+    cols: list[np.ndarray] = []  # per issued warp: weight, sectors, lines, useful bytes, lanes
+    reuse: list[tuple[float, float]] = []
+    width = max(width, 1)
+    for addr, mask, w in _dedup(address_sets, masks, weights):
+        lanes, warp = _lanes(addr, mask)
+        if not len(lanes):
+            continue
+        issued, active = np.unique(warp, return_counts=True)
+        index = np.searchsorted(issued, warp)
+        sector_warps, _ = _per_warp_units(lanes, index, width, SECTOR)
+        line_warps, _ = _per_warp_units(lanes, index, width, LINE)
+        sectors = np.bincount(sector_warps, minlength=len(issued))
+        # useful bytes: distinct starts per warp, each adds min(gap to the previous one, width)
+        warps, starts = _per_warp_units(lanes, index, 1, 1)  # distinct (warp, address), sorted
+        first = np.r_[True, warps[1:] != warps[:-1]]
+        gaps = np.where(first, width, np.minimum(np.diff(starts, prepend=0), width))
+        useful = np.bincount(warps, weights=gaps, minlength=len(issued))
+        cols.append(np.stack([np.full(len(issued), w), sectors, np.bincount(line_warps, minlength=len(issued)),
+                              useful, active], axis=1))
+        reuse.append((w, len(np.unique((lanes[:, None] + _offsets(width, SECTOR)) // SECTOR)) / sectors.sum()))
+    if not cols:
+        return None
+    table = np.concatenate(cols)
+    wt = table[:, 0]
+
+    def mean(column: int) -> float:
+        return float(np.average(table[:, column], weights=wt))
+
     return GlobalStats(
-        warps=len(sectors),
-        sectors_mean=float(np.mean(sectors)),
-        sectors_max=int(max(sectors)),
-        lines_mean=float(np.mean(lines)),
-        lines_max=int(max(lines)),
-        useful_bytes_mean=float(np.mean(useful)),
-        efficiency=float(sum(useful)) / (SECTOR * sum(sectors)),
-        block_reuse=float(np.mean(reuse)),
+        warps=len(table),
+        sectors_mean=mean(1),
+        sectors_max=int(table[:, 1].max()),
+        lines_mean=mean(2),
+        lines_max=int(table[:, 2].max()),
+        useful_bytes_mean=mean(3),
+        efficiency=float((wt * table[:, 3]).sum() / (SECTOR * (wt * table[:, 1]).sum())),
+        block_reuse=float(np.average([r for _, r in reuse], weights=[w for w, _ in reuse])),
+        active_lanes=mean(4),
     )
 
 
+def _bank_degrees(lanes: np.ndarray, index: np.ndarray, width: int, n_warps: int) -> np.ndarray:
+    """Per warp: the most distinct 4-byte words any one bank must serve (same word: broadcast)."""
+    warps, words = _per_warp_units(lanes, index, width, BANK_WORD)
+    per_bank = np.bincount(warps * BANKS + words % BANKS, minlength=n_warps * BANKS)
+    return per_bank.reshape(n_warps, BANKS).max(axis=1)
+
+
 def bank_degree(addr: np.ndarray, width: int) -> int:
-    """Max number of distinct 4-byte words one bank must serve (same word: broadcast)."""
-    words = _units(addr, width, BANK_WORD)
-    return int(np.bincount(words % BANKS, minlength=BANKS).max())
+    """The conflict degree of one warp's request (addresses of its active lanes)."""
+    return int(_bank_degrees(addr, np.zeros(len(addr), dtype=np.int64), width, 1)[0])
 
 
-def shared_stats(address_sets: list[np.ndarray], width: int) -> SharedStats:
-    degrees = [bank_degree(addr[warp], width) for addr in address_sets for warp in _warps(len(addr))]
-    return SharedStats(len(degrees), float(np.mean(degrees)), int(max(degrees)))
+def shared_stats(address_sets: list[np.ndarray], width: int, masks: list[np.ndarray | None] | None = None,
+                 weights: list[float] | None = None) -> SharedStats | None:
+    cols: list[np.ndarray] = []  # per issued warp: weight, degree, lanes
+    for addr, mask, w in _dedup(address_sets, masks, weights):
+        lanes, warp = _lanes(addr, mask)
+        if not len(lanes):
+            continue
+        issued, active = np.unique(warp, return_counts=True)
+        index = np.searchsorted(issued, warp)
+        degrees = _bank_degrees(lanes, index, max(width, 1), len(issued))
+        cols.append(np.stack([np.full(len(issued), w), degrees, active], axis=1))
+    if not cols:
+        return None
+    table = np.concatenate(cols)
+    return SharedStats(len(table), float(np.average(table[:, 1], weights=table[:, 0])),
+                       int(table[:, 1].max()), float(np.average(table[:, 2], weights=table[:, 0])))

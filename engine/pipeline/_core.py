@@ -61,6 +61,7 @@ DEBRUIJN_INDEX = np.zeros(64, np.int64)
 for _bit in range(64):
     DEBRUIJN_INDEX[(((1 << _bit) * 0x03F79D71B4CB0A89) & (2**64 - 1)) >> 58] = _bit
 MAX_WARPS_PER_BLOCK = 64  # a block's awake warps are bits of one int64
+MAX_RESIDENT_BLOCKS = 64  # and a subsystem's blocks with awake warps too
 
 
 @njit(cache=True, error_model="numpy", inline="always", _nrt=False)
@@ -150,16 +151,15 @@ N_FIELDS = 15
 
 
 @njit(cache=True, error_model="numpy", inline="always", _nrt=False)
-def _wake(ss, s, t, sub_free, slot_mask, blk_mask, unit_awake, wpb, nsub):
+def _wake(ss, s, t, sub_free, slot_mask, blk_mask, unit_blocks, unit_awake, wpb, nsub):
     """Slot ``s`` may issue from now on: mark it among the candidates of its block and unit."""
     u = ss[F_UNIT, s]
     b = ss[F_BSLOT, s]  # a table look-up: integer division is the slowest thing in the loop
     ss[F_AWAKE, s] = 1
     slot_mask[b * nsub + u] |= np.int64(1) << (s - b * wpb)
     blk_mask[b] |= np.int64(1) << u
+    unit_blocks[u] |= np.int64(1) << b
     unit_awake[u] += 1
-    # the cause of any further wait: the subsystem is busy, or (it is free) others take it first
-    ss[F_FAIL, s] = SUBSYSTEM_BUSY if sub_free[u] > t else ISSUE_LIMIT
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -212,6 +212,7 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
     unit_awake = work_units[0]
     sub_free = work_units[1]
     free = work_units[2]
+    unit_blocks = work_units[3]  # bit b: block b has an awake warp for this subsystem
     b_block = work_blocks[B_BLOCK]
     b_finished = work_blocks[B_FINISHED]
     b_arrived = work_blocks[B_ARRIVED]
@@ -282,10 +283,13 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                     ss[F_READY, w] = 0
                     ss[F_DCAUSE, w] = COMPUTE_DEPENDENCY
                     ss[F_EARLIEST, w] = ss[F_GAP, w]
-                    if ss[F_GAP, w] <= t:
-                        _wake(ss, w, t, sub_free, slot_mask, blk_mask, unit_awake, wpb, nsub)
+                    f0 = sub_free[ss[F_UNIT, w]]
+                    ss[F_FAIL, w] = SUBSYSTEM_BUSY if f0 > ss[F_GAP, w] else ISSUE_LIMIT
+                    key = ss[F_GAP, w] if ss[F_GAP, w] > f0 else f0
+                    if key <= t:
+                        _wake(ss, w, t, sub_free, slot_mask, blk_mask, unit_blocks, unit_awake, wpb, nsub)
                     else:
-                        hsize = _heap_push(heap_t, heap_s, hsize, ss[F_GAP, w], w)
+                        hsize = _heap_push(heap_t, heap_s, hsize, key, w)
                     if ss[F_GAP, w] > 0:
                         cause_ticks[NOT_RESIDENT] += ss[F_GAP, w]
                         if record and n_st < st_cap:
@@ -305,7 +309,13 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
         # ---- wake the warps whose time has come -----------------------------------------
         while hsize > 0 and heap_t[0] <= t:
             w, hsize = _heap_pop(heap_t, heap_s, hsize)
-            _wake(ss, w, t, sub_free, slot_mask, blk_mask, unit_awake, wpb, nsub)
+            f0 = sub_free[ss[F_UNIT, w]]
+            if f0 > t:
+                # its subsystem got busy meanwhile: sleep on until it is free (saves rounds)
+                ss[F_FAIL, w] = SUBSYSTEM_BUSY
+                hsize = _heap_push(heap_t, heap_s, hsize, f0, w)
+            else:
+                _wake(ss, w, t, sub_free, slot_mask, blk_mask, unit_blocks, unit_awake, wpb, nsub)
         rounds += 1
         free_mask = np.int64(0)
         for u in range(nsub):
@@ -319,51 +329,77 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
         first_issued = -1
         last_issued = -1
         if any_free and not (il > 0 and cnt >= il):
-            # ranges of slots to visit, in order: (lo, hi) pairs in `order` terms
-            n_ranges = 0
+            # the blocks to visit, one (b, lo, hi) slot range at a time. GTO: the greedy warp,
+            # then blocks oldest first. LRR: rr's block from rr, the blocks after it, the
+            # blocks before it, rr's block up to rr; blocks without an awake warp on a free
+            # subsystem are jumped over through per-unit block masks
             if gto:
                 for bi in range(gamma):
                     order[bi] = border[bi]
-                n_ranges = gamma + 1
             else:
-                n_ranges = gamma + 1  # the blocks from rr's block round to it again
                 rr_block = ss[F_BSLOT, rr]
             stop = False
-            for k in range(n_ranges):
-                if stop:
-                    break
+            k = 0
+            phase = 0
+            cursor = 0
+            while not stop:
                 if gto:
-                    if k == 0:
+                    if k > gamma:
+                        break
+                    k += 1
+                    if k == 1:
                         if greedy < 0:
                             continue
                         lo = greedy
                         hi = greedy + 1
                         b = ss[F_BSLOT, greedy]
                     else:
-                        b = order[k - 1]
+                        b = order[k - 2]
                         lo = b * wpb
                         hi = lo + wpb
-                else:
-                    b = rr_block + k
-                    if b >= gamma:
-                        b -= gamma
+                elif phase == 0:
+                    b = rr_block
+                    lo = rr
+                    hi = b * wpb + wpb
+                    phase = 1
+                    cursor = rr_block + 1
+                elif phase <= 2:
+                    limit = gamma if phase == 1 else rr_block
+                    cb = np.int64(0)
+                    if cursor < limit:
+                        for u2 in range(nsub):
+                            if (free_mask >> u2) & 1:
+                                cb |= unit_blocks[u2]
+                        cb &= ~((np.int64(1) << cursor) - 1)
+                        if limit < 64:
+                            cb &= (np.int64(1) << limit) - 1
+                    if cb == 0:
+                        phase += 1
+                        cursor = 0
+                        continue
+                    lowb = cb & -cb
+                    b = DEBRUIJN_INDEX[((lowb * DEBRUIJN) >> 58) & 63]
+                    cursor = b + 1
                     lo = b * wpb
                     hi = lo + wpb
-                    if k == 0:
-                        lo = rr
-                    elif k == gamma:
-                        hi = rr  # the part of rr's block before rr
-                        if hi <= lo:
-                            continue
+                elif phase == 3:
+                    phase = 4
+                    b = rr_block
+                    lo = b * wpb
+                    hi = rr
+                    if hi <= lo:
+                        continue
+                else:
+                    break
                 # skip blocks without an awake warp on a free subsystem
                 if blk_mask[b] & free_mask == 0:
                     continue
                 # visit the block's awake warps on free subsystems in slot order, through bit
                 # masks (one step per candidate, not per warp); masks are re-read after every
                 # issue, so a warp a barrier release wakes later in the order is still seen
-                base = b * wpb
-                pos = lo - base
-                hi_bit = hi - base
+                slot0 = b * wpb
+                pos = lo - slot0
+                hi_bit = hi - slot0
                 hi_mask = np.int64(-1) if hi_bit >= 64 else (np.int64(1) << hi_bit) - 1
                 while pos < 64:
                     m = blk_mask[b] & free_mask
@@ -374,13 +410,13 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                         if (m >> u2) & 1:
                             cand |= slot_mask[b * nsub + u2]
                     cand &= hi_mask & ~((np.int64(1) << pos) - 1)
-                    if gto and k > 0 and greedy >= base and greedy < base + wpb:
-                        cand &= ~(np.int64(1) << (greedy - base))
+                    if gto and k > 1 and greedy >= slot0 and greedy < slot0 + wpb:
+                        cand &= ~(np.int64(1) << (greedy - slot0))
                     if cand == 0:
                         break
                     low = cand & -cand
                     wi = DEBRUIJN_INDEX[((low * DEBRUIJN) >> 58) & 63]
-                    s = base + wi
+                    s = slot0 + wi
                     pos = wi + 1
                     # ---- issue ------------------------------------------------------------
                     i = ss[F_NEXT, s]
@@ -389,6 +425,7 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                     slot_mask[b * nsub + u] &= ~low
                     if slot_mask[b * nsub + u] == 0:
                         blk_mask[b] &= ~(np.int64(1) << u)
+                        unit_blocks[u] &= ~(np.int64(1) << b)
                     unit_awake[u] -= 1
                     complete = t + Lam[i]
                     sub_free[u] = t + lam[i]
@@ -440,7 +477,7 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                     # which slots need their next instruction (a barrier may release all)
                     fetch_lo = s
                     fetch_hi = s + 1
-                    base = 0
+                    base = 0  # barrier release time for the fetched warps (0: none)
                     if isbar[i] != 0:
                         ss[F_STATE, s] = AT_BARRIER
                         ss[F_EARLIEST, s] = INF
@@ -511,13 +548,19 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                         ss[F_DCAUSE, f] = cause
                         e0 = ready if ready > ss[F_GAP, f] else ss[F_GAP, f]
                         ss[F_EARLIEST, f] = e0
-                        if e0 <= t:
-                            _wake(ss, f, t, sub_free, slot_mask, blk_mask, unit_awake, wpb, nsub)
-                            if sub_free[ss[F_UNIT, f]] <= t:
-                                free[ss[F_UNIT, f]] = 1
-                                free_mask |= np.int64(1) << ss[F_UNIT, f]
+                        # a warp sleeps until its operands are ready and its subsystem is free
+                        # (a lower bound: the subsystem may be taken again by then); the wait
+                        # after the operands is charged to the subsystem if it is busy then,
+                        # else to the issue limit (other warps issue first)
+                        f0 = sub_free[ss[F_UNIT, f]]
+                        ss[F_FAIL, f] = SUBSYSTEM_BUSY if f0 > e0 else ISSUE_LIMIT
+                        key = e0 if e0 > f0 else f0
+                        if key <= t:
+                            _wake(ss, f, t, sub_free, slot_mask, blk_mask, unit_blocks, unit_awake, wpb, nsub)
+                            free[ss[F_UNIT, f]] = 1
+                            free_mask |= np.int64(1) << ss[F_UNIT, f]
                         else:
-                            hsize = _heap_push(heap_t, heap_s, hsize, e0, f)
+                            hsize = _heap_push(heap_t, heap_s, hsize, key, f)
                     if stop:
                         break
                     if il > 0 and cnt >= il:

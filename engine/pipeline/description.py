@@ -182,6 +182,9 @@ class KernelDescription:
             raise SimulationError(
                 f"occupancy of {self.resident_blocks} resident blocks is impossible: the kernel "
                 "does not fit on the SM (registers, shared memory or threads per block)")
+        if min(self.resident_blocks, self.blocks) > 64:
+            raise SimulationError(f"{self.resident_blocks} resident blocks: at most 64 are supported "
+                                  "(GPUs hold at most 32 blocks per SM)")
         if self.issue_limit is not None and self.issue_limit < 1:
             raise SimulationError(f"issue limit {self.issue_limit} must be a positive integer or None")
         if self.warp_issue_interval <= 0:

@@ -168,7 +168,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     work_heap = np.zeros((2, nslots + 1), np.int64)
     work_slot_mask = np.zeros(gamma * len(d.subsystems), np.int64)
     work_blocks = np.zeros((_core.N_BLOCK_FIELDS, gamma + 2), np.int64)
-    work_units = np.zeros((3, len(d.subsystems)), np.int64)
+    work_units = np.zeros((4, len(d.subsystems)), np.int64)
     if d.blocks == 0:
         out[:] = 0
     else:

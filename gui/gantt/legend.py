@@ -24,6 +24,8 @@ class ColorSample(pg.GraphicsWidget):
 
     def paint(self, p: QPainter, *args: object) -> None:
         color = QColor(self.item.color)
+        if color.alpha() == 0:
+            return              # a padding entry: nothing to show
         visible = getattr(self.item, "isVisible", lambda: True)()
         if not visible:
             color.setAlpha(40)     # hidden entries stay listed, faded

@@ -12,14 +12,13 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QCursor, QPen
+from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import (
     QComboBox,
     QGraphicsRectItem,
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QToolTip,
     QVBoxLayout,
     QWidget,
 )
@@ -32,6 +31,7 @@ from gui.gantt.legend import make_legend, swatch
 
 HOVER_TOLERANCE_PX = 3.0      # a hover/click this close to a thin bar still hits it
 LEFT_AXIS_WIDTH = 112
+LEGEND_COLUMNS = 6
 
 
 class GanttView(QWidget):
@@ -77,7 +77,7 @@ class GanttView(QWidget):
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(colors.BACKGROUND)
         self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
-        self.legend = make_legend(columns=7)
+        self.legend = make_legend(columns=LEGEND_COLUMNS)
         self.graphics.addItem(self.legend, row=1, col=0)
         self._setup_plot()
 
@@ -102,7 +102,7 @@ class GanttView(QWidget):
             axis.setTextPen(colors.FOREGROUND)
             axis.setPen(colors.FOREGROUND)
         plot.getAxis("left").setWidth(LEFT_AXIS_WIDTH)
-        plot.getAxis("left").setStyle(tickLength=0)
+        plot.getAxis("left").setStyle(tickLength=0, textFillLimits=[(0, 1.0)], hideOverlappingLabels=False)
         self._region = pg.LinearRegionItem(movable=False, brush=colors.RANGE_FILL,
                                            pen=pg.mkPen(255, 160, 0, 160))
         self._region.setZValue(-10)
@@ -118,6 +118,13 @@ class GanttView(QWidget):
         self._hover_box.setZValue(100)
         self._hover_box.hide()
         plot.addItem(self._hover_box, ignoreBounds=True)
+        # The tooltip lives in the scene, not in a QToolTip window: it follows the pointer and
+        # updates on every move, and a top-level popup would take the mouse events it covers.
+        self._tip = pg.TextItem(color=colors.FOREGROUND, fill=pg.mkBrush(255, 255, 235, 240),
+                                border=pg.mkPen("#808080"))
+        self._tip.setZValue(200)
+        self._tip.hide()
+        plot.addItem(self._tip, ignoreBounds=True)
         scene = self.graphics.scene()
         scene.sigMouseMoved.connect(self._on_mouse_moved)
         scene.sigMouseClicked.connect(self._on_mouse_clicked)
@@ -159,6 +166,8 @@ class GanttView(QWidget):
         self._region.hide()
         self._separator.hide()
         self._hover_box.hide()
+        self._tip.hide()
+        self.hover_text = ""
         self.legend.clear()
         self.plot.getAxis("left").setTicks([])
         self._info.setText("")
@@ -339,6 +348,9 @@ class GanttView(QWidget):
         self.legend.clear()
         for item in self._data_items:
             self.legend.addItem(item, item.name)
+        # pad the data entries to whole rows so the stall causes start on a row of their own
+        for _ in range(-len(self._data_items) % LEGEND_COLUMNS):
+            self.legend.addItem(swatch(QColor(0, 0, 0, 0)), "")
         for item in self._stall_items:
             self.legend.addItem(item, f"stall: {item.name.replace('_', ' ')}")
         if not self._data_items and not self._stall_items:
@@ -355,7 +367,8 @@ class GanttView(QWidget):
         px_per_unit = max(self.plot.getViewBox().height(), 400.0) / max(self._layout.height, 1.0)
         every = max(1, int(np.ceil(13.0 / max(px_per_unit, 1e-6))))
         minor = [(ln.y + ln.height / 2, ln.label) for i, ln in enumerate(warp_lanes) if i % every == 0]
-        self.plot.getAxis("left").setTicks([major, minor])
+        # one tick level: pyqtgraph drops a second level's text once the first fills the axis
+        self.plot.getAxis("left").setTicks([major + minor])
         if warp_lanes:
             self._separator.setValue(warp_lanes[0].y - 0.25)
             self._separator.show()
@@ -379,7 +392,7 @@ class GanttView(QWidget):
             if self.hover_text:
                 self.hover_text = ""
                 self._hover_box.hide()
-                QToolTip.hideText()
+                self._tip.hide()
                 self.hovered.emit("")
             return
         assert self._layout is not None
@@ -390,10 +403,17 @@ class GanttView(QWidget):
         self._hover_box.setRect(QRectF(x0, lane.y + 0.05 * lane.height, max(x1 - x0, 1e-9),
                                        0.9 * lane.height))
         self._hover_box.show()
+        vb = self.plot.getViewBox()
+        p = vb.mapSceneToView(scene_pos)
+        (v0, v1), (w0, w1) = vb.viewRange()
+        # open towards the middle of the view so the box is never cut off at an edge
+        self._tip.setAnchor((1.0 if p.x() > (v0 + v1) / 2 else -0.02, 1.05 if p.y() > (w0 + w1) / 2 else -0.15))
+        self._tip.setPos(p)
         if text != self.hover_text:
             self.hover_text = text
-            QToolTip.showText(QCursor.pos(), text, self.graphics)
+            self._tip.setText(text)
             self.hovered.emit(text)
+        self._tip.show()
 
     def _on_mouse_clicked(self, event: object) -> None:
         if event.button() != Qt.MouseButton.LeftButton:

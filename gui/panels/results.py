@@ -145,7 +145,7 @@ class ResultsPanel(QWidget):
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if col:
-                    item.setTextAlignment(int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter))
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if p.model in PRIMARY:
                     item.setFont(bold)
                 if p.cycles is None and p.note:

@@ -1,0 +1,431 @@
+"""Write a GPU profile (``profiles/h100.toml``) from the raw microbenchmark results.
+
+Usage::
+
+    .venv/bin/python bench/micro/make_profile.py [RESULTS_DIR] [-o profiles/h100.toml]
+
+RESULTS_DIR (default :data:`DEFAULT_RESULTS`) holds ``run1.csv`` and ``run2.csv`` written by
+``micro`` (``bench/micro/run_micro.sh``). Every figure the profile uses is derived from each
+run separately (:func:`derive`); the profile gets the mean of the two runs, rounded
+(:data:`DIGITS`). ``tests/test_micro_profile.py`` checks that the two runs agree within 5% and
+that the shipped profile is exactly what this script writes.
+
+Conventions (001's Pipeline model, 000's Many-BSP; profiles/README.md):
+
+* λ (``lam``): cycles per warp instruction for the whole SM, measured with 64 warps per SM.
+* Λ (``Lam``): latency of a dependent chain, one warp, loop overhead removed by differencing.
+* Many-BSP: ``lat_comp = Λ`` and ``T = warp_size / (λ · n_ws)`` (results per clock per
+  scheduler), so that the engine's own λ-from-T conversion gives back the measured λ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_RESULTS = ROOT / "bench" / "micro" / "results" / "h100-2026-11-22"
+DEFAULT_OUTPUT = ROOT / "profiles" / "h100.toml"
+WARP_SIZE = 32
+N_WS = 4  # schedulers per SM of the H100 (device section)
+
+# Rounding of the mean of the two runs, by kind of figure.
+DIGITS = {"lam": 3, "Lam": 1, "T": 1, "bw": 2, "il": 2, "cycles": 1}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure the profile uses: its value in each run and where it comes from."""
+
+    key: str
+    run1: float
+    run2: float
+    kind: str  # a DIGITS key
+    what: str  # benchmark rows (bench/name/param) and the arithmetic on them
+
+    @property
+    def value(self) -> float:
+        return round((self.run1 + self.run2) / 2, DIGITS[self.kind])
+
+    @property
+    def diff_pct(self) -> float:
+        mean = (self.run1 + self.run2) / 2
+        return 0.0 if mean == 0 else 100.0 * (self.run2 - self.run1) / mean
+
+
+def load_run(path: Path) -> dict[tuple[str, str, str], float]:
+    """``{(bench, name, param): value}`` of one run's CSV."""
+    rows: dict[tuple[str, str, str], float] = {}
+    with open(path, newline="") as handle:
+        for row in csv.DictReader(handle):
+            try:
+                rows[(row["bench"], row["name"], row["param"])] = float(row["value"])
+            except ValueError:
+                continue  # env rows whose value is text
+    return rows
+
+
+def _get(run: dict[tuple[str, str, str], float], bench: str, name: str, param: str | None = None) -> float:
+    hits = [v for (b, n, p), v in run.items() if b == bench and n == name and (param is None or p == param)]
+    if len(hits) != 1:
+        raise KeyError(f"expected one row {bench},{name},{param}; found {len(hits)}")
+    return hits[0]
+
+
+# PTX instructions measured by k_lat / k_thr: figure name -> CSV name.
+OPS = {
+    "add_f32": "add_f32", "mul_f32": "mul_f32", "fma_f32": "fma_f32",
+    "add_f64": "add_f64", "fma_f64": "fma_f64",
+    "add_s32": "add_s32_pair", "mul_s32": "mul_s32", "mad_s32": "mad_s32",
+    "cvt_f32_s32": "cvt_f32_s32", "cvt_s32_f32": "cvt_s32_f32", "cvt_f64_f32": "cvt_f64_f32",
+    "sin_approx": "sin_approx", "cos_approx": "cos_approx",
+    "ex2_approx": "ex2_approx", "ex2_approx_ftz": "ex2_approx_ftz",
+    "rcp_approx": "rcp_approx", "sqrt_approx": "sqrt_approx", "rsqrt_approx": "rsqrt_approx",
+    "sqrt_approx_ftz": "sqrt_approx_ftz", "rsqrt_approx_ftz": "rsqrt_approx_ftz",
+    "div_rn_f32": "div_rn_f32", "div_full_f32": "div_full_f32", "div_rn_f64": "div_rn_f64",
+}
+BAR_SIZES = (32, 64, 128, 256, 512, 1024)
+LAUNCH_SIZES = (32, 64, 128, 256, 512, 1024)
+
+
+def _derive_one(run: dict[tuple[str, str, str], float]) -> dict[str, tuple[float, str, str]]:
+    """Every derived figure of one run: ``{key: (value, kind, what)}``."""
+    out: dict[str, tuple[float, str, str]] = {}
+    for key, name in OPS.items():
+        out[f"{key}.Lam"] = (_get(run, "lat", name), "Lam", f"lat,{name}")
+        out[f"{key}.lam"] = (_get(run, "cpi", name), "lam", f"cpi,{name}")
+    # rcp.approx.ftz: measured as a chain of rcp + add.rn.f32 (ptxas folds rcp(rcp(x))).
+    pair = "rcp_approx_ftz+add_f32"
+    out["rcp_approx_ftz.Lam"] = (
+        _get(run, "lat", pair) - _get(run, "lat", "add_f32"), "Lam", f"lat,{pair} minus lat,add_f32")
+    out["rcp_approx_ftz.lam"] = (_get(run, "cpi", pair), "lam", f"cpi,{pair} (MUFU-bound; the FADD issues alongside)")
+    # Shared memory.
+    out["ld_shared.Lam"] = (_get(run, "lat", "ld_shared"), "Lam", "lat,ld_shared (pointer chase)")
+    out["ld_shared.lam"] = (_get(run, "cpi", "ld_shared"), "lam", "cpi,ld_shared")
+    out["st_shared.lam"] = (_get(run, "cpi", "st_shared"), "lam", "cpi,st_shared")
+    # Global memory latencies (pointer chase, 128-byte stride, random cyclic permutation).
+    for key, name in (("l1", "ld_global_l1"), ("l2", "ld_global_l2"), ("dram", "ld_global_dram_1GB"),
+                      ("dram_128MB", "ld_global_dram_128MB")):
+        out[f"{key}.Lam"] = (_get(run, "lat", name), "Lam", f"lat,{name}")
+    # Bandwidths and the λ of one coalesced 128-byte warp access (4-byte words) per SM.
+    for key in ("dram_read", "dram_write", "l2_read"):
+        bpc = _get(run, "bw", key, "bytes/cycle/SM from clock64 span per SM")
+        out[f"{key}.bytes_per_cycle_sm"] = (bpc, "bw", f"bw,{key},bytes/cycle/SM")
+        out[f"{key}.gbps"] = (_get(run, "bw", key, "GB/s whole GPU from CUDA events"), "bw", f"bw,{key},GB/s")
+        out[f"{key}.lam"] = (128.0 / bpc, "lam", f"128 B / bw,{key},bytes/cycle/SM")
+    # bar.sync: cycles per barrier of one block alone, by block size; throughput with 32 blocks/SM.
+    for nt in BAR_SIZES:
+        out[f"bar.{nt}"] = (_get(run, "bar", "bar_sync", str(nt)), "cycles", f"bar,bar_sync,{nt}")
+    out["bar.lam"] = (_get(run, "cpi", "bar_sync"), "lam", "cpi,bar_sync")
+    # Block launch: cycles per full wave of empty blocks, divided by the blocks per SM of a
+    # wave, fitted as block_lnch_ovh + warp_lnch_ovh * w, w = warps per scheduler of a block.
+    xs, ys = [], []
+    for nt in LAUNCH_SIZES:
+        per_sm = min(32, 2048 // nt)
+        param = f"{nt} threads x {per_sm} blocks/SM"
+        wave = _get(run, "launch", "wave", param)
+        w = math.ceil(nt / (WARP_SIZE * N_WS))
+        out[f"launch.{nt}"] = (wave / per_sm, "cycles", f"launch,wave,{param} / {per_sm}")
+        xs.append(w)
+        ys.append(wave / per_sm)
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+    fit = "least-squares fit of launch,wave/(blocks per SM) = block_lnch_ovh + warp_lnch_ovh * w"
+    out["launch.block_lnch_ovh"] = (my - slope * mx, "cycles", fit)
+    out["launch.warp_lnch_ovh"] = (slope, "cycles", fit)
+    # Issue limit: the largest warp-instruction rate of the instruction mix (all β).
+    mix = [v for (b, n, _), v in run.items() if b == "mix" and n == "ipc_total"]
+    out["issue_limit"] = (max(mix), "il", "max over beta of mix,ipc_total")
+    out["sm_clock_mhz"] = (_get(run, "env", "sm_clock"), "cycles", "env,sm_clock (clock64 / globaltimer)")
+    return out
+
+
+def derive(results: Path = DEFAULT_RESULTS) -> dict[str, Figure]:
+    """The figures of both runs in ``results`` (``run1.csv``, ``run2.csv``)."""
+    one = _derive_one(load_run(results / "run1.csv"))
+    two = _derive_one(load_run(results / "run2.csv"))
+    return {k: Figure(k, v[0], two[k][0], v[1], v[2]) for k, v in one.items()}
+
+
+# ----------------------------------------------------------------------------- rendering
+
+DEVICE = '''[device]
+name = "NVIDIA H100 SXM5"
+architecture = "Hopper"
+vendor = "nvidia"
+chip = "GH100"
+compute_capability = "9.0"
+sm_count = 132
+schedulers_per_sm = 4                        # n_ws (four SM sub-partitions)
+dispatch_units_per_scheduler = 1
+warp_size = 32
+clock_mhz = 1980                             # boost clock; models count cycles, this only converts to time
+max_threads_per_sm = 2048
+max_warps_per_sm = 64
+max_blocks_per_sm = 32
+max_threads_per_block = 1024
+registers_per_sm = 65536
+max_registers_per_block = 65536
+max_registers_per_thread = 255
+register_allocation_unit = 256               # registers per warp are rounded up to this
+register_file_partitions = 4                 # register file split between sub-partitions
+warp_allocation_granularity = 1
+shared_memory_per_sm = 233472                # 228 KB, the largest carve-out
+# Carve-outs: 0, 8, 16, 32, 64, 100, 132, 164, 196, 228 KB.
+shared_memory_carveouts = [0, 8192, 16384, 32768, 65536, 102400, 135168, 167936, 200704, 233472]
+max_shared_memory_per_block = 49152          # static limit: 48 KB
+max_shared_memory_per_block_optin = 232448   # 227 KB with cudaFuncAttributeMaxDynamicSharedMemorySize
+shared_memory_allocation_unit = 128          # per-block allocation granularity, bytes
+reserved_shared_memory_per_block = 1024      # taken by the driver for every block (sm_80 and newer)
+shared_memory_banks = 32
+l1_cache_bytes = 262144                      # combined L1 / shared memory per SM
+l2_cache_bytes = 52428800
+global_memory_bytes = 85899345920
+global_memory_segment_bytes = 128
+memory_bandwidth_gbps = 3352
+'''
+
+SOURCES = '''[sources]
+# Where the numbers come from. Keys name a section or a single key ("device.clock_mhz");
+# the most specific entry wins. Unit sections and rules carry their own 'source'.
+device = "NVIDIA CUDA C++ Programming Guide, table 'Technical Specifications per Compute Capability' (9.0); NVIDIA H100 Tensor Core GPU Architecture whitepaper (H100 SXM5: 132 SMs, 50 MB L2, 80 GB HBM3 at 3.35 TB/s)"
+"device.clock_mhz" = "NVIDIA H100 SXM5 boost clock 1980 MHz; measured under load: {clock} MHz (clock64 over %globaltimer, {where})"
+"device.register_allocation_unit" = "CUDA 13.0 cuda_occupancy.h (register/shared-memory allocation granularity, sub-partitions, carve-outs)"
+"device.register_file_partitions" = "CUDA 13.0 cuda_occupancy.h (register/shared-memory allocation granularity, sub-partitions, carve-outs)"
+"device.shared_memory_allocation_unit" = "CUDA 13.0 cuda_occupancy.h (register/shared-memory allocation granularity, sub-partitions, carve-outs)"
+"device.shared_memory_carveouts" = "CUDA 13.0 cuda_occupancy.h (register/shared-memory allocation granularity, sub-partitions, carve-outs)"
+"device.reserved_shared_memory_per_block" = "CUDA C++ Programming Guide (1 KB reserved per block on compute capability 8.0 and newer)"
+"device.memory_bandwidth_gbps" = "NVIDIA H100 SXM5 specification (3.35 TB/s); measured: {read} GB/s read, {write} GB/s write ({where}, bw rows)"
+'''
+
+
+def _fmt(x: float) -> str:
+    """A TOML number: integers without a fraction, others as the shortest repr."""
+    if float(x).is_integer():
+        return str(int(x))
+    return repr(float(x))
+
+
+def _T(lam: float) -> float:
+    return round(WARP_SIZE / (lam * N_WS), DIGITS["T"])
+
+
+def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS) -> str:
+    """The profile text for the figures ``fig`` measured in ``results``."""
+    try:
+        where = results.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        where = results.as_posix()
+    runs = f"{where}/run{{1,2}}.csv"
+    v = {k: f.value for k, f in fig.items()}
+
+    def src(*keys: str) -> str:
+        rows = "; ".join(fig[k].what for k in keys)
+        return f"measured: {runs} ({rows}); mean of the two runs"
+
+    out: list[str] = []
+    w = out.append
+    w("# Warpline GPU profile. Format: profiles/README.md. Every number has a source (the")
+    w("# [sources] table, or a 'source' key next to it). Edit freely: the file is validated on load,")
+    w("# and unknown or misspelt keys are rejected with their line number.")
+    w("# NVIDIA H100 SXM5 (Hopper, GH100, sm_90): the GPU lent to this project.")
+    w("# GENERATED by bench/micro/make_profile.py from the microbenchmarks in bench/micro/ (method:")
+    w("# docs/microbenchmarks.md). Device figures are public specifications; every λ/Λ, latency and")
+    w("# overhead below was measured on the lent H100 (two runs; the mean is used), except where a")
+    w("# source string says otherwise (mu, issue_cycle, unit counts, the local-memory stand-in).")
+    w('description = "NVIDIA H100 SXM5 (sm_90): device figures from public specifications; '
+      'instruction costs, latencies and overheads measured on the lent H100 (bench/micro)."')
+    w("")
+    w(DEVICE)
+    w("# Functional units: counts per SM / per scheduler (whitepaper) and class defaults measured")
+    w("# with one representative instruction each. λ = SM cycles per warp instruction (64 warps/SM);")
+    w("# Λ = dependent-chain latency; T = warp_size / (λ · n_ws); lat_comp = Λ.")
+    units = [
+        ("alu", 128, 32, "fma_f32", "FP32 lanes (64 of them also run INT32); class default = fma.rn.f32"),
+        ("fp64", 64, 16, "fma_f64", "FP64 lanes; class default = fma.rn.f64"),
+        ("sfu", 16, 4, "ex2_approx_ftz", "MUFU lanes; class default = ex2.approx.ftz.f32 (one MUFU.EX2)"),
+    ]
+    for name, per_sm, per_sched, key, what in units:
+        lam, Lam = v[f"{key}.lam"], v[f"{key}.Lam"]
+        w("")
+        w(f"[units.{name}]")
+        w(f"per_sm = {per_sm}")
+        w(f"per_scheduler = {per_sched}")
+        w(f"T = {_fmt(_T(lam))}")
+        w(f"lat_comp = {_fmt(Lam)}")
+        w(f"lam = {_fmt(lam)}")
+        w(f"Lam = {_fmt(Lam)}")
+        w(f'source = "counts: NVIDIA H100 whitepaper ({what}); costs {src(key + ".lam", key + ".Lam")}"')
+    lam, Lam = v["ld_shared.lam"], v["ld_shared.Lam"]
+    w("")
+    w("[units.ldst]")
+    w("per_sm = 32")
+    w("per_scheduler = 8")
+    w(f"T = {_fmt(_T(lam))}")
+    w(f"lat_comp = {_fmt(Lam)}                                # shared-memory load latency")
+    w(f"lam = {_fmt(lam)}")
+    w(f"Lam = {_fmt(Lam)}")
+    w(f'source = "counts: NVIDIA H100 whitepaper; class default = ld.shared.u32, {src("ld_shared.lam", "ld_shared.Lam")}"')
+    w("")
+    w("[units.tensor]")
+    w("per_sm = 4")
+    w("per_scheduler = 1")
+    w('source = "counts: NVIDIA H100 whitepaper (one fourth-generation tensor core per sub-partition); '
+      'tensor-core costs not measured (no microbenchmark in bench/micro)"')
+    w("")
+    w("[manybsp]")
+    w("# mem_lat: DRAM latency of a cold pointer chase over 1 GB. Launch overheads: empty blocks,")
+    w("# cycles per block of a full wave on one SM, fitted over block sizes 32..1024 (w = warps per")
+    w("# scheduler of a block). mu: 000 defines no way to measure it; it stays a placeholder.")
+    w(f"mem_lat = {_fmt(v['dram.Lam'])}                              # G2: global-memory latency, cycles")
+    w("mu = 2.0                                     # μ of eq. 24")
+    w(f"block_lnch_ovh = {_fmt(v['launch.block_lnch_ovh'])}")
+    w(f"warp_lnch_ovh = {_fmt(v['launch.warp_lnch_ovh'])}")
+    w("issue_cycle = 1")
+    w(f'source = "mem_lat {src("dram.Lam")}. block_lnch_ovh, warp_lnch_ovh {src("launch.block_lnch_ovh")}. '
+      "mu = 2.0 is NOT measured: 000 gives no way to measure it (a placeholder midpoint of 000's 1.93..3.49). "
+      "issue_cycle = 1 is 000's value, not measured\"")
+    w("")
+    w("[manybsp.barrier_overhead]")
+    w(f"# bar.sync cost by threads per block: one block alone, back-to-back barriers ({runs}, bar rows).")
+    for nt in BAR_SIZES:
+        w(f"{nt} = {_fmt(v[f'bar.{nt}'])}")
+    w("")
+    w("[pipeline]")
+    w(f"issue_limit = {_fmt(v['issue_limit'])}                           # IL: most warp instructions per cycle per SM seen in 001's instruction mix")
+    w(f"lambda_alu = {_fmt(v['fma_f32.lam'])}")
+    w(f"lambda_sfu = {_fmt(v['ex2_approx_ftz.lam'])}")
+    w(f'source = "issue_limit {src("issue_limit")} (beta fma.rn.f32 per ex2.approx.ftz.f32, beta 0..64, 64 warps/SM). '
+      f'lambda_alu = fma.rn.f32 and lambda_sfu = ex2.approx.ftz.f32 {src("fma_f32.lam", "ex2_approx_ftz.lam")}"')
+    w("")
+    w("[pipeline.memory]")
+    w("# λ of one coalesced 128-byte warp access (4-byte words) per SM = 128 B / (bytes per cycle per SM")
+    w("# with every SM streaming); Λ = pointer-chase latency (128-byte stride, random cyclic permutation).")
+    w(f"global_lam = {_fmt(v['dram_read.lam'])}")
+    w(f"global_Lam = {_fmt(v['dram.Lam'])}")
+    w(f"dram_lam = {_fmt(v['dram_read.lam'])}")
+    w(f"dram_Lam = {_fmt(v['dram.Lam'])}")
+    w(f"l2_lam = {_fmt(v['l2_read.lam'])}")
+    w(f"l2_Lam = {_fmt(v['l2.Lam'])}")
+    w(f"shared_lam = {_fmt(v['ld_shared.lam'])}")
+    w(f"shared_Lam = {_fmt(v['ld_shared.Lam'])}")
+    w(f"local_lam = {_fmt(v['dram_read.lam'])}                            # stand-in: DRAM figures (local memory not measured)")
+    w(f"local_Lam = {_fmt(v['dram.Lam'])}")
+    w(f'source = "global/dram {src("dram_read.lam", "dram.Lam")}; l2 {src("l2_read.lam", "l2.Lam")}; '
+      f'shared {src("ld_shared.lam", "ld_shared.Lam")}; local: not measured, the DRAM figures stand in '
+      f'(worst case; an L1 hit measured {v["l1.Lam"]} cycles, lat,ld_global_l1)"')
+    w("")
+    w("# Per-instruction rules, each measured by its own chain (Λ) and its own 64-warp stream (λ).")
+    rules = [
+        ("add.*.f32", "alu", "add_f32", "FADD"),
+        ("mul.*.f32", "alu", "mul_f32", "FMUL"),
+        ("fma.*.f32", "alu", "fma_f32", "FFMA"),
+        ("add.*.f64", "fp64", "add_f64", "DADD"),
+        ("fma.*.f64", "fp64", "fma_f64", "DFMA"),
+        ("add.{s32,u32}", "alu", "add_s32",
+         "IADD3; measured as pairs of dependent adds of two different values, which ptxas fuses into "
+         "one IADD3, so these are per IADD3 (= per add when an add is not fused)"),
+        ("mul.lo.{s32,u32}", "alu", "mul_s32", "IMAD"),
+        ("mad.lo.{s32,u32}", "alu", "mad_s32", "IMAD"),
+        ("cvt.*.f32.s32", "alu", "cvt_f32_s32", "I2FP.F32.S32"),
+        ("cvt.*.s32.f32", "sfu", "cvt_s32_f32", "F2I.TRUNC.NTZ, quarter rate like MUFU"),
+        ("cvt.f64.f32", "fp64", "cvt_f64_f32", "F2F.F64.F32, quarter rate"),
+        ("sin.approx.*", "sfu", "sin_approx", "FMUL.RZ + MUFU.SIN"),
+        ("cos.approx.*", "sfu", "cos_approx", "FMUL.RZ + MUFU.COS"),
+        ("ex2.approx.f32", "sfu", "ex2_approx", "MUFU.EX2 (+ input scaling hoisted)"),
+        ("ex2.approx.ftz.f32", "sfu", "ex2_approx_ftz", "MUFU.EX2"),
+        ("rcp.approx.f32", "sfu", "rcp_approx", "FSETP/FSEL/FMUL denormal handling + MUFU.RCP"),
+        ("rcp.approx.ftz.f32", "sfu", "rcp_approx_ftz", "MUFU.RCP; Λ = (rcp + add.rn.f32 chain) - add.rn.f32"),
+        ("sqrt.approx.f32", "sfu", "sqrt_approx", "FSETP + 2 FMUL + MUFU.SQRT"),
+        ("sqrt.approx.ftz.f32", "sfu", "sqrt_approx_ftz", "MUFU.SQRT"),
+        ("rsqrt.approx.f32", "sfu", "rsqrt_approx", "FSETP + 2 FMUL + MUFU.RSQ"),
+        ("rsqrt.approx.ftz.f32", "sfu", "rsqrt_approx_ftz", "MUFU.RSQ"),
+        ("div.rn.f32", "sfu", "div_rn_f32", "MUFU.RCP + 5 FFMA + FCHK and a slow-path branch"),
+        ("div.full.f32", "sfu", "div_full_f32", "MUFU.RCP + 4 FMUL + FSETP/FSEL"),
+        ("div.rn.f64", "fp64", "div_rn_f64", "MUFU.RCP64H + 7 DFMA + DMUL and a slow-path branch"),
+    ]
+    for pattern, unit, key, sass in rules:
+        lam, Lam = v[f"{key}.lam"], v[f"{key}.Lam"]
+        w("")
+        w("[[instruction]]")
+        w(f'pattern = "{pattern}"')
+        w(f'unit = "{unit}"')
+        w(f"T = {_fmt(_T(lam))}")
+        w(f"lat_comp = {_fmt(Lam)}")
+        w(f"lam = {_fmt(lam)}")
+        w(f"Lam = {_fmt(Lam)}")
+        w(f'source = "{src(key + ".lam", key + ".Lam")}"')
+        w(f'note = "SASS (sm_90, ptxas 13.0): {sass}"')
+    # bar.sync, shared and global memory.
+    w("")
+    w("[[instruction]]")
+    w('pattern = "{bar,barrier}.sync.*"')
+    w('unit = "barrier"')
+    w(f"lam = {_fmt(v['bar.lam'])}")
+    w(f"Lam = {_fmt(v['bar.32'])}")
+    w(f'source = "λ {src("bar.lam")} (32 blocks of 64 threads per SM); Λ = one-warp block, {src("bar.32")}"')
+    w('note = "the cost for larger blocks is [manybsp.barrier_overhead]"')
+    w("")
+    w("[[instruction]]")
+    w('pattern = "ld.shared.*"')
+    w('unit = "ldst"')
+    w(f"lat_comp = {_fmt(v['ld_shared.Lam'])}")
+    w(f"lam = {_fmt(v['ld_shared.lam'])}")
+    w(f"Lam = {_fmt(v['ld_shared.Lam'])}")
+    w(f'source = "{src("ld_shared.lam", "ld_shared.Lam")}"')
+    w('note = "no bank conflict; Profile.shared_memory_lambdas adds conflicts"')
+    w("")
+    w("[[instruction]]")
+    w('pattern = "st.shared.*"')
+    w('unit = "ldst"')
+    w(f"lat_comp = {_fmt(v['ld_shared.Lam'])}")
+    w(f"lam = {_fmt(v['st_shared.lam'])}")
+    w(f"Lam = {_fmt(v['ld_shared.Lam'])}")
+    w(f'source = "λ {src("st_shared.lam")}; Λ: a store has no result to chain, the ld.shared latency stands in ({fig["ld_shared.Lam"].what})"')
+    w("")
+    w("[[instruction]]")
+    w('pattern = "ld.global.*"')
+    w('unit = "ldst"')
+    w("lat_comp = 0")
+    w(f"lat_comm = {_fmt(v['dram.Lam'])}")
+    w(f"lam = {_fmt(v['dram_read.lam'])}")
+    w(f"Lam = {_fmt(v['dram.Lam'])}")
+    w(f'source = "{src("dram_read.lam", "dram.Lam")}"')
+    w('note = "DRAM figures; [pipeline.memory] has the L2 ones for 001\'s mapper"')
+    w("")
+    w("[[instruction]]")
+    w('pattern = "st.global.*"')
+    w('unit = "ldst"')
+    w("lat_comp = 0")
+    w(f"lat_comm = {_fmt(v['dram.Lam'])}")
+    w(f"lam = {_fmt(v['dram_write.lam'])}")
+    w(f"Lam = {_fmt(v['dram.Lam'])}")
+    w(f'source = "λ {src("dram_write.lam")}; Λ: a store has no result to chain, the DRAM load latency stands in ({fig["dram.Lam"].what})"')
+    w("")
+    w(SOURCES.format(
+        clock=_fmt(v["sm_clock_mhz"]), where=runs,
+        read=_fmt(round(v["dram_read.gbps"])), write=_fmt(round(v["dram_write.gbps"]))).rstrip("\n"))
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("results", nargs="?", type=Path, default=DEFAULT_RESULTS)
+    parser.add_argument("-o", "--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument("--table", action="store_true", help="print the figures (run 1, run 2, difference)")
+    args = parser.parse_args(argv)
+    fig = derive(args.results)
+    if args.table:
+        for f in fig.values():
+            print(f"{f.key:28s} {f.run1:12.4f} {f.run2:12.4f} {f.diff_pct:+7.2f}%  -> {f.value}")
+        return 0
+    args.output.write_text(render(fig, args.results), encoding="utf-8")
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

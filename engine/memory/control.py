@@ -1,0 +1,68 @@
+"""Control dependence: which branch decisions make a block execute.
+
+Needed for the active lanes of a warp access: a store under ``if (i < n)`` or a load on one side
+of a divergent branch is issued only by the lanes that take that side. Block ``X`` is control
+dependent on edge ``A -> S`` when ``X`` post-dominates ``S`` but not ``A`` (the classic
+definition); it executes when some such ``A`` executes and takes ``S``.
+
+Loop tests are left out: a branch that leaves a loop holding ``X`` or jumps back to its header
+decides the iteration count, which the trip counts and the sampled iteration already describe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from engine.analysis.cfg import ControlFlowGraph
+
+_EXIT = -1  # virtual node every block without successors flows into
+
+
+@dataclass(frozen=True)
+class Dependence:
+    """``X`` runs when ``block`` runs and its final branch goes to ``successor``;
+    ``loop_test`` marks branches that only decide a loop's iterations (taken as given)."""
+
+    block: int
+    successor: int
+    loop_test: bool
+
+
+def control_dependences(cfg: ControlFlowGraph) -> dict[int, list[Dependence]]:
+    """For every block, the branch edges it is control dependent on."""
+    reverse = nx.DiGraph()
+    reverse.add_node(_EXIT)
+    for b in cfg.blocks:
+        reverse.add_node(b.index)
+        for s in b.successors:
+            reverse.add_edge(s, b.index)
+        if not b.successors:
+            reverse.add_edge(_EXIT, b.index)
+    # Blocks that cannot reach an exit (infinite loops) have no post-dominator; they keep no
+    # dependences, i.e. they are taken to run whenever reached.
+    ipdom = nx.immediate_dominators(reverse, _EXIT)
+    out: dict[int, list[Dependence]] = {b.index: [] for b in cfg.blocks}
+    for a in cfg.blocks:
+        if len(set(a.successors)) < 2 or a.index not in ipdom:
+            continue
+        stop = ipdom[a.index]
+        for s in dict.fromkeys(a.successors):
+            runner = s
+            seen: set[int] = set()
+            while runner != stop and runner in ipdom and runner not in seen and runner != _EXIT:
+                seen.add(runner)
+                out[runner].append(Dependence(a.index, s, _is_loop_test(cfg, a.index, runner)))
+                runner = ipdom[runner]
+    return out
+
+
+def _is_loop_test(cfg: ControlFlowGraph, branch_block: int, dependent: int) -> bool:
+    """True when the branch leaves, or returns to the header of, a loop holding both blocks."""
+    successors = cfg.blocks[branch_block].successors
+    for loop in cfg.loops:
+        if branch_block in loop.body and dependent in loop.body and any(
+                s not in loop.body or s == loop.header_block for s in successors):
+            return True
+    return False

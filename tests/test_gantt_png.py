@@ -1,0 +1,66 @@
+"""PNG export of the Gantt chart: requested size, not blank, from a live view and from a trace."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtGui import QImage  # noqa: E402
+
+from engine.pipeline.examples import tiled_mm_kernel  # noqa: E402
+from engine.pipeline.simulator import simulate  # noqa: E402
+from gui.gantt import GanttView, export_png, render_trace_png  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def run():
+    d = tiled_mm_kernel(tiles=2, blocks=4)
+    r = simulate(d)
+    return d, r.trace, [i.name for i in d.instructions], float(r.cycles)
+
+
+def _pixels(path) -> np.ndarray:
+    image = QImage(str(path)).convertToFormat(QImage.Format.Format_RGB32)
+    assert not image.isNull(), f"{path} is not a readable image"
+    buf = np.frombuffer(image.constBits(), dtype=np.uint8, count=image.sizeInBytes())
+    return buf.reshape(image.height(), image.bytesPerLine() // 4, 4)[:, : image.width(), :3]
+
+
+def _check_picture(path, width: int, height: int) -> np.ndarray:
+    px = _pixels(path)
+    assert px.shape[:2] == (height, width)
+    assert px.std() > 30, "the picture is (nearly) blank"
+    colours = np.unique(px.reshape(-1, 3), axis=0)
+    assert len(colours) >= 12, "bars of several colours should be visible"
+    return px
+
+
+def test_render_trace_png_without_a_window(qapp, run, tmp_path):
+    d, trace, names, cycles = run
+    path = render_trace_png(trace, names, None, cycles, tmp_path / "g.png", width=900, height=520,
+                            subsystems=d.subsystems)
+    _check_picture(path, 900, 520)
+
+
+def test_export_png_of_live_view_keeps_its_state(qtbot, run, tmp_path):
+    d, trace, names, cycles = run
+    view = GanttView()
+    qtbot.addWidget(view)
+    view.resize(700, 400)
+    view.show()
+    view.set_trace(trace, names, None, cycles, d.subsystems)
+    view.set_color_mode("class")
+    view.plot.getViewBox().setXRange(500, 1500, padding=0)
+    view.highlight_range(800, 900)
+    before = view.x_range()
+    a = _check_picture(export_png(view, tmp_path / "live.png", 1280, 720), 1280, 720)
+    assert view.x_range() == pytest.approx(before) and view.width() == 700   # live view untouched
+    # the region shading (light orange) is in the zoomed export; a full-range export differs
+    view.fit()
+    b = _check_picture(export_png(view, tmp_path / "fit.png", 1280, 720), 1280, 720)
+    assert np.abs(a.astype(int) - b.astype(int)).mean() > 5
+    view.clear()
+    with pytest.raises(ValueError, match="no trace"):
+        export_png(view, tmp_path / "empty.png")

@@ -1,0 +1,49 @@
+"""Shared set-up of the window tests (no tests here): an isolated window on the hotspot sample (own
+settings file, own recovery folder) and waiting for the background worker's results."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from pathlib import Path  # noqa: E402
+
+from PySide6.QtCore import QSettings  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+HOTSPOT = ROOT / "samples" / "ptx" / "hotspot.sm_90.ptx"
+TIMEOUT_MS = 60_000
+
+
+def make_window(qtbot, tmp_path, monkeypatch, open_sample: bool = True):
+    from gui.main_window import MainWindow
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    window = MainWindow(settings)
+    qtbot.addWidget(window)
+    # Closing at teardown must not wait on a "save changes?" dialog.
+    monkeypatch.setattr(window, "confirm_discard", lambda: True)
+    window.show()
+    if open_sample:
+        assert window.open_file(HOTSPOT)
+        wait_complete(qtbot, window)
+    return window
+
+
+def wait_complete(qtbot, window, timeout: int = TIMEOUT_MS):
+    """Until the session's current state has its complete result (sweep included)."""
+    session = window.session
+
+    def done() -> bool:
+        r = session.result
+        return r is not None and r.complete and r.state == session.state and not session.worker.busy
+
+    qtbot.waitUntil(done, timeout=timeout)
+    return session.result
+
+
+def cycles(window) -> tuple[float, float]:
+    preds = {p.model: p.cycles for p in window.session.result.predictions}
+    return preds["Many-BSP"], preds["Pipeline simulation"]

@@ -1,0 +1,272 @@
+"""The desktop window, driven like a user would (pytest-qt, offscreen): open the hotspot sample,
+edit cells, move the occupancy, undo, export, break things, save and reopen."""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent, QFont, QImage
+
+from engine.session_file import load_session
+from gui.models.block_table import KEYS
+from tests.test_gui_support import HOTSPOT, ROOT, cycles, make_window, wait_complete
+
+
+@pytest.fixture()
+def window(qtbot, tmp_path, monkeypatch):
+    return make_window(qtbot, tmp_path, monkeypatch)
+
+
+def cell(window, instruction: int, key: str):
+    model = window.block_view.model_
+    return model.index(model.row_of_instruction(instruction), KEYS.index(key))
+
+
+def global_load(window) -> int:
+    return next(r.index for r in window.session.result.manybsp.rows if r.is_global_access and r.lat_comm > 0)
+
+
+def test_opens_hotspot_with_real_tables_results_and_gantt(window):
+    result = window.session.result
+    inputs = window.session.inputs
+    assert window.windowTitle().startswith("Warpline — hotspot.sm_90.ptx [_Z14calculate_temp")
+    model = window.block_view.model_
+    assert model.rowCount() == len(inputs.function.instructions) == len(result.manybsp.block)
+    # Instruction text, PTX line and CUDA line columns come from the parsed file.
+    first = inputs.function.instructions[0]
+    assert model.data(model.index(0, KEYS.index("text"))) == first.text
+    assert model.data(model.index(0, KEYS.index("ptx_line"))) == str(first.location.line)
+    assert model.data(model.index(0, KEYS.index("cuda_line"))).startswith("hotspot.cu:")
+    tree = window.superstep_view.model_
+    assert tree.rowCount() == len(result.manybsp.level1) > 1
+    assert tree.rowCount(tree.index(0, 0)) == len(result.manybsp.level1[0].children)
+    many, sim = cycles(window)
+    assert many == result.manybsp.kernel_exec_cycle > 0 and sim == float(result.simulation.cycles) > 0
+    table = window.results_panel.table
+    assert table.item(0, 0).text() == "Many-BSP" and table.item(0, 1).text() == f"{many:,.0f}"
+    assert window.results_panel.derivation.rowCount() == len(result.manybsp.prediction.quantities)
+    assert set(window.results_panel.curves) == set(result.sweep) >= {"Many-BSP", "Pipeline simulation"}
+    view = window.gantt.view
+    assert view.trace is result.simulation.trace and len(view.trace.issues) > 0
+    assert window.inputs_panel.loops_table.rowCount() == len(result.analysis.loop_info)
+    assert window.inputs_panel.args_table.rowCount() == len(inputs.function.params)
+
+
+def test_latency_edit_changes_cycles_and_gantt_and_undo_restores(window, qtbot):
+    many0, sim0 = cycles(window)
+    redraws = window.gantt.redraws
+    trace0 = window.gantt.view.trace
+    row = global_load(window)
+    index = cell(window, row, "lat_comm")
+    old = float(index.data())
+    assert window.block_view.model_.setData(index, str(old * 5))
+    wait_complete(qtbot, window)
+    many1, sim1 = cycles(window)
+    assert many1 > many0 and sim1 > sim0
+    assert window.gantt.redraws > redraws and window.gantt.view.trace is not trace0
+    assert window.gantt.shown_cycles == sim1
+    index = cell(window, row, "lat_comm")
+    assert index.data() == f"{old * 5:g}"
+    assert isinstance(index.data(Qt.ItemDataRole.FontRole), QFont) and index.data(Qt.ItemDataRole.FontRole).bold()
+    assert window.windowTitle().endswith("*")
+
+    window.undo_action.trigger()
+    wait_complete(qtbot, window)
+    assert cycles(window) == (many0, sim0)
+    assert window.gantt.shown_cycles == sim0
+    assert cell(window, row, "lat_comm").data(Qt.ItemDataRole.FontRole) is None
+    window.redo_action.trigger()
+    wait_complete(qtbot, window)
+    assert cycles(window) == (many1, sim1)
+
+
+@pytest.mark.parametrize("text, reason", [("-5", "negative"), ("abc", "not a number")])
+def test_invalid_cell_value_is_refused_with_reason(window, text, reason):
+    state = window.session.state
+    steps = window.session.undo_stack.count()
+    index = cell(window, global_load(window), "lat_comm")
+    assert not window.block_view.model_.setData(index, text)
+    assert reason in window.statusBar().currentMessage()
+    assert reason in index.data(Qt.ItemDataRole.ToolTipRole)
+    assert index.data(Qt.ItemDataRole.BackgroundRole).color().red() == 255   # red flash
+    assert window.session.state == state and window.session.undo_stack.count() == steps
+
+
+def test_reset_override_from_computed_value(window, qtbot):
+    many0, _ = cycles(window)
+    row = global_load(window)
+    window.block_view.model_.setData(cell(window, row, "lat_comm"), "3000")
+    wait_complete(qtbot, window)
+    assert cycles(window)[0] != many0
+    from engine.workbench import with_cell_edit
+
+    window.session.apply(with_cell_edit(window.session.state, row, "lat_comm", None, reset=True), "reset")
+    wait_complete(qtbot, window)
+    assert cycles(window)[0] == many0 and not window.session.state.overrides.latencies
+
+
+def test_occupancy_slider_drag_redraws_gantt_and_is_one_undo_step(window, qtbot):
+    control = window.inputs_panel.occupancy
+    start_blocks = window.session.result.resident_blocks
+    assert control.slider.maximum() == window.session.result.max_blocks == start_blocks > 2
+    assert "limited by" in control.limit_label.text()
+    redraws = window.gantt.redraws
+    _, sim0 = cycles(window)
+    steps = window.session.undo_stack.count()
+    control.slider.setSliderDown(True)          # press: a drag starts
+    for value in (start_blocks - 1, 3, 2):
+        control.slider.setValue(value)
+    control.slider.setSliderDown(False)         # release
+    assert window.session.undo_stack.count() == steps + 1
+    wait_complete(qtbot, window)
+    result = window.session.result
+    assert result.resident_blocks == 2 and result.description.resident_blocks == 2
+    assert window.gantt.redraws > redraws and cycles(window)[1] > sim0
+    assert window.results_panel.marker.value() == 2
+    window.undo_action.trigger()
+    wait_complete(qtbot, window)
+    assert window.session.state.occupancy is None and cycles(window)[1] == sim0
+    assert control.spin.value() == start_blocks
+
+
+def test_superstep_selection_highlights_rows_and_timeline(window, qtbot):
+    tree = window.superstep_view
+    index = tree.model_.index(1, 0)
+    node = tree.model_.node(index)
+    tree.setCurrentIndex(index)
+    assert window.block_view.model_.highlighted == set(range(node.start, node.end + 1))
+    assert window.gantt.view.highlighted_instructions == frozenset(range(node.start - 1, node.end))
+    assert window.gantt.view.highlighted_range() is not None
+    selected = window.block_view.selectionModel().selectedRows()
+    assert [window.block_view.model_.rows[i.row()].index for i in selected] == [node.start]
+
+
+def test_level1_iterations_edit_is_undoable(window, qtbot):
+    model = window.superstep_view.model_
+    many0, _ = cycles(window)
+    index = model.index(0, 5)
+    assert model.flags(index) & Qt.ItemFlag.ItemIsEditable
+    assert not model.setData(index, "-2")
+    assert model.setData(index, "40")
+    wait_complete(qtbot, window)
+    assert window.session.state.overrides.iterations == {1: 40} and cycles(window)[0] > many0
+    assert model.index(0, 5).data() == "40"
+    window.undo_action.trigger()
+    wait_complete(qtbot, window)
+    assert cycles(window)[0] == many0
+
+
+def test_gantt_click_selects_instruction_row(window):
+    window.gantt.view.instructionClicked.emit(9)        # 0-based instruction of the trace
+    selected = window.block_view.selectionModel().selectedRows()
+    assert [window.block_view.model_.rows[i.row()].index for i in selected] == [10]
+
+
+def test_export_png_and_trace_csv(window, tmp_path):
+    png = window.export_png(tmp_path / "t.png", 900, 500)
+    image = QImage(str(png))
+    assert (image.width(), image.height()) == (900, 500)
+    pixels = {image.pixel(x, y) for x in range(0, 900, 7) for y in range(0, 500, 7)}
+    assert len(pixels) > 5                              # bars in several colours, not a blank page
+    path = tmp_path / "t.csv"
+    trace = window.session.result.simulation.trace
+    n = window.export_trace_csv(path)
+    with open(path, newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert n == len(rows) == len(trace.issues) + len(trace.stalls)
+    issues = [r for r in rows if r["kind"] == "issue"]
+    assert len(issues) == len(trace.issues)
+    assert np.array_equal([int(r["instr"]) for r in issues], trace.issues["instr"])
+    assert np.array_equal([float(r["start"]) for r in issues], trace.issues["issue"])
+    assert np.array_equal([float(r["end"]) for r in issues], trace.issues["complete"])
+
+
+def test_malformed_ptx_shows_line_and_keeps_session(window, tmp_path):
+    state, inputs = window.session.state, window.session.inputs
+    bad = tmp_path / "bad.ptx"
+    text = HOTSPOT.read_text().splitlines()
+    text[60] = "    add.f32 %f1, %f2,, ;;; garbage here"
+    bad.write_text("\n".join(text))
+    assert not window.open_file(bad)
+    assert window.banner.isVisible() or not window.banner.isHidden()
+    shown = window.banner.label.text()
+    assert "bad.ptx" in shown and "line 61" in shown
+    assert window.session.state is state and window.session.inputs is inputs
+    assert window.windowTitle().startswith("Warpline — hotspot.sm_90.ptx")
+
+
+def test_save_and_reopen_session_restores_state(window, qtbot, tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    row = global_load(window)
+    window.block_view.model_.setData(cell(window, row, "lat_comm"), "1234")
+    window.session.apply(replace(window.session.state, occupancy=3, measured_cycles=20000.0), "edit")
+    wait_complete(qtbot, window)
+    expected = cycles(window)
+    state = window.session.state
+    path = tmp_path / "s.warpline"
+    window.session.save(path)
+    assert not window.session.dirty and load_session(path).state == state
+
+    other = make_window(qtbot, tmp_path / "second", monkeypatch, open_sample=False)
+    assert other.open_file(path)
+    wait_complete(qtbot, other)
+    assert other.session.state == state and cycles(other) == expected
+    err = [other.results_panel.table.item(k, 3).text() for k in range(2)]
+    assert all(e.endswith("%") for e in err)
+    # A broken session file: error shown, the open session untouched.
+    broken = tmp_path / "broken.warpline"
+    broken.write_text('{"format": "warpline-session", "version": 1}')
+    assert not other.open_file(broken)
+    assert "broken.warpline" in other.banner.label.text() and other.session.state == state
+
+
+def test_drop_ptx_file_opens_it(window, qtbot):
+    mm = ROOT / "samples" / "ptx" / "mm.sm_90.ptx"
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(mm))])
+    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                       Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(event)
+    wait_complete(qtbot, window)
+    assert window.session.inputs.path == mm and "mm.sm_90.ptx" in window.windowTitle()
+    assert str(mm) in window._recent()
+
+
+def test_kernel_picker_for_files_with_several_kernels(window, qtbot, tmp_path, monkeypatch):
+    src = ROOT / "tests" / "corpus" / "nvcc" / "templates.sm_90.ptx"
+    path = tmp_path / "templates.ptx"          # no launch file next to it
+    path.write_text(src.read_text())
+    offered = []
+
+    def choose(names):
+        offered.extend(names)
+        return names[1]
+
+    monkeypatch.setattr(window, "choose_kernel", choose)
+    assert window.open_file(path)
+    wait_complete(qtbot, window)
+    assert len(offered) > 1 and window.session.state.kernel == offered[1]
+    assert window.inputs_panel.kernel_combo.currentData() == offered[1]
+
+
+def test_autosave_writes_a_recovery_session(window, qtbot):
+    window.session.apply(window.session.state.with_launch(smem_dynamic=256), "smem")
+    window.session.autosave()
+    recovered = load_session(window.session.autosave_path)
+    assert recovered.state == window.session.state and recovered.ptx_path == HOTSPOT
+    wait_complete(qtbot, window)
+
+
+def test_ncu_import_sets_measured_cycles(window, qtbot, tmp_path):
+    path = tmp_path / "ncu.csv"
+    path.write_text('"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'
+                    '"0","calculate_temp(int)","gpc__cycles_elapsed.max","cycle","15,000"\n')
+    window.results_panel.import_ncu(str(path))
+    wait_complete(qtbot, window)
+    assert window.session.state.measured_cycles == 15000
+    many, _ = cycles(window)
+    assert window.results_panel.table.item(0, 3).text() == f"{100 * (many - 15000) / 15000:+.1f} %"

@@ -1,0 +1,160 @@
+"""engine.timeline: lane layout of real simulator traces, CSV and Chrome-trace exports (no Qt)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from engine.pipeline.examples import example_kernel, tiled_mm_kernel
+from engine.pipeline.simulator import simulate
+from engine.pipeline.trace import STALL_CAUSES
+from engine.timeline import export_chrome_trace, export_trace_csv, instruction_class, layout_trace, subsystem_names
+
+
+@pytest.fixture(scope="module")
+def small():
+    d = example_kernel(occupancy_warps=4, warps_total=8)
+    r = simulate(d)
+    return d, r.trace, [i.name for i in d.instructions], float(r.cycles)
+
+
+@pytest.fixture(scope="module")
+def tiled():
+    d = tiled_mm_kernel(tiles=2, blocks=12, resident_blocks=4, warps_per_block=4)
+    r = simulate(d)
+    return d, r.trace, [i.name for i in d.instructions], float(r.cycles)
+
+
+def test_lanes_cover_every_row_once_per_view(small):
+    d, trace, names, cycles = small
+    layout = layout_trace(trace, names, cycles=cycles, subsystems=d.subsystems)
+    kinds = [lane.kind for lane in layout.lanes]
+    n_warps = len(np.unique(trace.issues["warp"]))
+    assert kinds == ["issue"] + ["subsystem"] * len(d.subsystems) + ["warp"] * n_warps
+    assert not layout.warp_slots and layout.cycles == cycles
+    assert [ln.label for ln in layout.lanes[1:3]] == ["compute", "memory"]
+    issue_lane = layout.lanes[0]
+    assert sorted(issue_lane.row.tolist()) == list(range(len(trace.issues)))
+    sub_rows = np.concatenate([ln.row for ln in layout.lanes if ln.kind == "subsystem"])
+    assert sorted(sub_rows.tolist()) == list(range(len(trace.issues)))
+    stall_rows = np.concatenate([ln.row for ln in layout.lanes if ln.kind == "warp"])
+    assert sorted(stall_rows.tolist()) == list(range(len(trace.stalls)))
+    for lane in layout.lanes:
+        assert np.all(np.diff(lane.x0) >= 0), f"{lane.label} is not sorted by start"
+        if lane.kind == "subsystem":
+            rec = trace.issues[lane.row]
+            assert np.all(rec["subsystem"] == lane.subsystem)
+            assert np.array_equal(lane.x0, rec["issue"]) and np.array_equal(lane.x1, rec["complete"])
+        elif lane.kind == "warp":
+            rec = trace.stalls[lane.row]
+            assert set(rec["warp"].tolist()) == set(lane.warps) and len(lane.warps) == 1
+            assert np.array_equal(lane.x0, rec["start"]) and np.array_equal(lane.x1, rec["end"])
+    # lanes stack without overlap, top to bottom
+    tops = [ln.y for ln in layout.lanes]
+    assert all(b >= a + ln.height for a, b, ln in zip(tops, tops[1:], layout.lanes, strict=False))
+    assert layout.height == pytest.approx(layout.lanes[-1].y + layout.lanes[-1].height)
+
+
+def test_bar_lookup_and_colour_keys(small):
+    d, trace, names, cycles = small
+    layout = layout_trace(trace, names, cycles=cycles, subsystems=d.subsystems)
+    lane_index = next(i for i, ln in enumerate(layout.lanes) if ln.kind == "warp")
+    lane = layout.lanes[lane_index]
+    mid = (lane.x0[2] + lane.x1[2]) / 2
+    assert layout.lane_at(lane.y + 0.5 * lane.height) == lane_index
+    assert layout.bar_at(lane_index, mid) == 2           # stalls of one warp never overlap
+    gap_x = lane.x1[-1] + 5.0                              # past the last bar
+    if gap_x < cycles:
+        assert layout.bar_at(lane_index, gap_x) is None
+    assert layout.bar_at(lane_index, lane.x1[-1] + 0.5, tolerance=1.0) == len(lane) - 1
+    assert np.array_equal(layout.color_keys(lane, trace, "warp"), trace.stalls["cause"][lane.row])
+    sub = layout.lanes[1]
+    assert np.array_equal(layout.color_keys(sub, trace, "warp"), trace.issues["warp"][sub.row] % 12)
+    classes = [layout.classes[k] for k in layout.color_keys(sub, trace, "class")]
+    assert set(classes) == {"C"}                           # C0, C1, C3, C4 on the compute unit
+    with pytest.raises(ValueError):
+        layout.color_keys(sub, trace, "rainbow")
+
+
+def test_warp_slots_never_overlap(tiled):
+    d, trace, names, cycles = tiled
+    layout = layout_trace(trace, names, cycles=cycles, subsystems=d.subsystems, max_warp_lanes=8)
+    warp_lanes = [ln for ln in layout.lanes if ln.kind == "warp"]
+    assert layout.warp_slots
+    assert len(warp_lanes) == d.resident_blocks * d.warps_per_block    # 16 resident warp slots
+    all_warps = sorted(w for ln in warp_lanes for w in ln.warps)
+    assert all_warps == sorted(np.unique(trace.issues["warp"]).tolist())
+    dropped = {STALL_CAUSES.index("not_resident"), STALL_CAUSES.index("finished")}
+    for lane in warp_lanes:
+        causes = set(trace.stalls["cause"][lane.row].tolist())
+        assert not causes & dropped
+        assert np.all(lane.x0[1:] >= lane.x1[:-1]), f"{lane.label}: two warps overlap"
+
+
+def test_instruction_classes_and_subsystem_names(small):
+    assert instruction_class("@%p1 ld.global.f32 %f1, [%rd2];") == "ld.global"
+    assert instruction_class("fma.rn.f32 %f3, %f1, %f2, %f3;") == "fma"
+    assert instruction_class("bar.sync 0;") == "bar"
+    assert instruction_class("fma12") == "fma"
+    assert instruction_class("st.shared.b") == "st.shared"
+    d, trace, names, _ = small
+    assert subsystem_names(trace, None, None) == ["subsystem 0", "subsystem 1"]
+    units = ["alu", "alu", "ldst", "alu", "alu", "ldst"]
+    assert subsystem_names(trace, None, units) == ["alu", "ldst"]
+    with pytest.raises(ValueError, match="subsystem"):
+        subsystem_names(trace, ["only-one"], None)
+    with pytest.raises(ValueError, match="instruction names"):
+        layout_trace(trace, names[:2])
+
+
+def test_csv_round_trip(small, tmp_path):
+    d, trace, names, _ = small
+    names = [f'{n}, "quoted"' if i == 0 else n for i, n in enumerate(names)]   # needs CSV quoting
+    path = tmp_path / "trace.csv"
+    written = export_trace_csv(trace, path, names, d.subsystems)
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert written == len(rows) == len(trace.issues) + len(trace.stalls)
+    issues = [r for r in rows if r["kind"] == "issue"]
+    stalls = [r for r in rows if r["kind"] == "stall"]
+    assert len(issues) == len(trace.issues) and len(stalls) == len(trace.stalls)
+    for r in issues:
+        rec = trace.issues[int(r["row"])]
+        assert (int(r["warp"]), int(r["block"]), int(r["instr"])) == (rec["warp"], rec["block"], rec["instr"])
+        assert r["name"] == names[rec["instr"]] and r["subsystem"] == d.subsystems[rec["subsystem"]]
+        assert float(r["start"]) == rec["issue"] and float(r["end"]) == rec["complete"]
+        assert r["cause"] == ""
+    for r in stalls:
+        rec = trace.stalls[int(r["row"])]
+        assert int(r["warp"]) == rec["warp"] and r["cause"] == STALL_CAUSES[rec["cause"]]
+        assert float(r["start"]) == rec["start"] and float(r["end"]) == rec["end"]
+        assert r["block"] == r["instr"] == ""
+
+
+def test_chrome_trace_loads_and_nests(tiled, tmp_path):
+    d, trace, names, _ = tiled
+    path = tmp_path / "trace.json"
+    n = export_chrome_trace([trace, trace], path, names, d.subsystems)   # two SMs
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    events = doc["traceEvents"]
+    complete = [e for e in events if e["ph"] == "X"]
+    assert n == len(complete) == 2 * (len(trace.issues) + len(trace.stalls))
+    assert {e["pid"] for e in complete} == {0, 1}
+    assert "cycle" in doc["otherData"]["time_unit"]
+    names_of = {(e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"}
+    per_thread = defaultdict(list)
+    for e in complete:
+        assert (e["pid"], e["tid"]) in names_of
+        per_thread[(e["pid"], e["tid"])].append((e["ts"], e["ts"] + e["dur"]))
+    for key, spans in per_thread.items():     # viewers need the events of one thread to nest
+        spans.sort()
+        assert all(b0 <= a1 for (_, b0), (a1, _) in zip(spans, spans[1:], strict=False)), names_of[key]
+    issue_events = [e for e in complete if e["pid"] == 0 and e["cat"] != "stall"]
+    for e in issue_events[:200]:
+        rec = trace.issues[e["args"]["row"]]
+        assert e["ts"] == rec["issue"] and e["ts"] + e["dur"] == pytest.approx(rec["complete"])
+        assert e["name"] == names[rec["instr"]] and e["args"]["warp"] == rec["warp"]

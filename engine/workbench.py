@@ -32,10 +32,12 @@ from engine.launch import Launch
 from engine.manybsp import ManyBspResult, Overrides, build_instruction_table, params_for, run_manybsp
 from engine.occupancy import Occupancy, occupancy
 from engine.pipeline.adapter import PipelineOverrides, build_description
+from engine.pipeline.description import KernelDescription, to_fraction
 from engine.pipeline.peers import all_peers
 from engine.pipeline.simulator import simulate
 from engine.pipeline.sweep import occupancy_sweep
 from engine.profiles import Profile, list_profiles, load_profile
+from engine.timeline import layout_trace
 
 CancelCheck = Callable[[], bool]          # returns True when the caller wants the work stopped
 ProgressFn = Callable[[float, str], None]  # fraction done (0..1), what is running
@@ -233,6 +235,7 @@ class WorkbenchResult:
     manybsp: ManyBspResult | None = None
     simulation: Any = None                   # engine.pipeline SimulationResult (with trace)
     description: Any = None                  # engine.pipeline KernelDescription simulated
+    timeline: Any = None                     # engine.timeline TimelineLayout of the trace
     inferred_trips: dict[str, Any] = field(default_factory=dict)  # loop key -> TripCount, no overrides
     trace_names: list[str] = field(default_factory=list)     # instruction label per static index
     trace_units: list[str] = field(default_factory=list)     # subsystem names
@@ -259,6 +262,7 @@ class Workbench:
         self._profiles: dict[str, Profile] = {}
         self._analyses: dict[tuple[int, str, str], KernelAnalysis] = {}
         self._tables: dict[tuple, tuple] = {}
+        self._descriptions: dict[tuple, KernelDescription] = {}
 
     def profile(self, name: str) -> Profile:
         if name not in self._profiles:
@@ -346,14 +350,24 @@ class Workbench:
             except WarplineError as exc:
                 errors["simulation"] = str(exc)
         self._predictions(result)
-        if partial is not None and sweep:
+        if partial is not None:
             result.complete = False
-            # A copy of every container: the sweep below keeps filling this result's own, while
+            result.elapsed_s = time.perf_counter() - started
+            # A copy of every container: the stages below keep filling this result's own, while
             # the receiver (another thread) reads the partial one.
             partial(dataclasses.replace(result, predictions=list(result.predictions), sweep=dict(result.sweep),
                                         peers=dict(result.peers), errors=dict(result.errors),
                                         warnings=list(result.warnings)))
             result.complete = True
+        if result.description is not None:
+            # The peers come after the partial result: the Gantt does not wait for them.
+            step(0.45, "analytical models")
+            try:
+                for name, pred in all_peers(result.description).items():
+                    result.peers[PEER_TITLES.get(name, name)] = float(pred.cycles)
+            except WarplineError as exc:
+                errors["peers"] = str(exc)
+            self._predictions(result)
         if sweep and max_blocks > 0:
             step(0.5, "occupancy sweep")
             try:
@@ -419,10 +433,8 @@ class Workbench:
 
     def _simulate(self, inputs: KernelInputs, state: WorkbenchState, profile: Profile, resources: Any,
                   analysis: KernelAnalysis, resident: int, result: WorkbenchResult) -> None:
-        """The Pipeline-model simulation (with its trace) and the analytical peers."""
-        overrides = pipeline_overrides(state, analysis)
-        d = build_description(analysis, profile, state.launch, overrides, resident_blocks=resident,
-                              module=inputs.module)
+        """The Pipeline-model simulation with its trace (the Gantt's data)."""
+        d = self._description(inputs, state, profile, analysis, resident)
         sim = simulate(d, policy=state.policy, trace=True)
         result.description = d
         result.simulation = sim
@@ -431,8 +443,42 @@ class Workbench:
         result.warnings.extend(d.notes)
         if sim.trace is not None and sim.trace.truncated:
             result.warnings.append("the simulation trace hit its row limit; the Gantt shows its start")
-        for name, pred in all_peers(d).items():
-            result.peers[PEER_TITLES.get(name, name)] = float(pred.cycles)
+        if sim.trace is not None:
+            # The Gantt's lane layout is plain numpy work: done here, off the UI thread, it is
+            # what GanttView.set_trace would compute (same call, same defaults).
+            result.timeline = layout_trace(sim.trace, result.trace_names, None, float(sim.cycles),
+                                           result.trace_units)
+
+    def _description(self, inputs: KernelInputs, state: WorkbenchState, profile: Profile,
+                     analysis: KernelAnalysis, resident: int) -> KernelDescription:
+        """The Pipeline-model description for this state.
+
+        Building it from PTX costs every instruction a profile look-up (tens of ms), yet a latency
+        edit or an occupancy change alters one Λ or the resident blocks only. So the unedited
+        description is built once per (kernel, profile, launch) and the edits are applied to a
+        copy, exactly as the adapter's index-keyed cost overrides and ``at_occupancy`` would.
+        """
+        key = (id(analysis), profile.name, str(profile.path), repr(state.launch))
+        base = self._descriptions.get(key)
+        if base is None:
+            if len(self._descriptions) > 16:
+                self._descriptions.clear()
+            base = build_description(analysis, profile, state.launch, PipelineOverrides(),
+                                     resident_blocks=resident, module=inputs.module)
+            self._descriptions[key] = base
+        d = base.with_changes(resident_blocks=resident)
+        costs = pipeline_overrides(state, analysis).costs
+        if costs:
+            instructions = list(d.instructions)
+            for index, (lam, Lam) in costs.items():
+                ins = instructions[index]  # type: ignore[index]
+                where = f"instruction {index} ({ins.name})"
+                instructions[index] = replace(  # type: ignore[index]
+                    ins,
+                    lam=ins.lam if lam is None else to_fraction(lam, f"λ of {where}"),
+                    Lam=ins.Lam if Lam is None else to_fraction(Lam, f"Λ of {where}"))
+            d = d.with_changes(instructions=tuple(instructions))
+        return d
 
     def _sweep(self, result: WorkbenchResult, max_blocks: int, policy: str,
                progress: Callable[[float], None]) -> None:

@@ -22,7 +22,7 @@ from engine.workbench import WorkbenchResult, WorkbenchState, initial_state
 from gui.undo import StateCommand
 from gui.worker import ComputeWorker
 
-DEBOUNCE_MS = 35
+DEBOUNCE_MS = 30
 AUTOSAVE_MS = 5000
 
 
@@ -167,5 +167,4 @@ class Session(QObject):
     def shutdown(self) -> None:
         self._autosave.stop()
         self._debounce.stop()
-        self.worker.cancel()
-        self.worker.wait(10_000)
+        self.worker.stop()

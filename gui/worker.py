@@ -1,21 +1,33 @@
 """The one background worker: runs ``Workbench.compute`` off the UI thread.
 
-Every submission gets a new generation number. A running task polls ``cancel`` (generation no
-longer current) between stages, so stale work stops early; a stale task that finishes anyway is
-dropped when its result reaches the UI thread. Results arrive through queued signals, i.e. on the
-thread that owns the :class:`ComputeWorker` (the UI thread).
+Every submission gets a new generation number. The running computation polls ``cancel``
+(generation no longer current) between stages, so stale work stops early, and only the newest
+queued submission is ever started; a stale result that finishes anyway is dropped on arrival.
+
+The worker thread never touches Qt. PySide6 (6.12) corrupts reference counts when a signal is
+emitted from a thread Qt does not own (``bool_dealloc``/``none_dealloc`` aborts after a few
+thousand emissions), and shiboken's import hook is not thread-safe either. So the thread is a
+plain ``threading.Thread`` that puts its outcomes on a ``queue.Queue``, and a QTimer on the UI
+thread drains that queue while work is pending and emits the signals there.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
+import time
 import traceback
+from dataclasses import dataclass
+from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from engine.errors import WarplineError
 from engine.inputs import KernelInputs
 from engine.workbench import Cancelled, Workbench, WorkbenchResult, WorkbenchState
+
+POLL_MS = 4   # how often the UI thread looks for finished work while some is pending
+PARTIAL_WAIT_S = 1.0   # longest the worker waits for the UI to draw a partial result
 
 _warmed = False
 
@@ -23,10 +35,9 @@ _warmed = False
 def warm_up() -> None:
     """Load every lazily imported module and the simulator's compiled code on the UI thread.
 
-    shiboken replaces ``__import__`` with a hook that is not safe in a worker thread (a first
-    import there can corrupt reference counts: "deallocating None"), and numba imports its typing
-    registries on the first call of a jitted function. One tiny simulation here, before any task
-    starts, means worker threads only ever run code whose modules are already loaded.
+    shiboken replaces ``__import__`` with a hook that is not safe in a worker thread, and numba
+    imports its typing registries on the first call of a jitted function. One tiny simulation
+    here, before the worker starts, means it only ever runs code whose modules are loaded.
     """
     global _warmed
     if _warmed:
@@ -44,52 +55,19 @@ def warm_up() -> None:
     _warmed = True
 
 
-class _Relay(QObject):
-    """Signals of one task; lives in the UI thread so its emissions are queued there."""
+@dataclass(frozen=True)
+class _Job:
+    generation: int
+    inputs: KernelInputs
+    state: WorkbenchState
+    sweep: bool
 
-    partial = Signal(int, object)
-    done = Signal(int, object)
-    failed = Signal(int, str)
-    progress = Signal(int, float, str)
 
-
-class _Task(QRunnable):
-    def __init__(self, worker: ComputeWorker, generation: int, inputs: KernelInputs,
-                 state: WorkbenchState) -> None:
-        super().__init__()
-        self.setAutoDelete(True)
-        self.worker = worker
-        self.generation = generation
-        self.inputs = inputs
-        self.state = state
-        self.relay = worker._relay
-
-    def run(self) -> None:
-        gen = self.generation
-
-        def cancelled() -> bool:
-            return self.worker.generation != gen
-
-        try:
-            with self.worker._lock:   # the workbench caches are not thread-safe
-                result = self.worker.workbench.compute(
-                    self.inputs, self.state, cancel=cancelled,
-                    progress=lambda f, what: self.relay.progress.emit(gen, f, what),
-                    partial=lambda r: self.relay.partial.emit(gen, r),
-                    sweep=self.worker.sweep_enabled)
-        except Cancelled:
-            return
-        except WarplineError as exc:
-            self.relay.failed.emit(gen, str(exc))
-            return
-        except Exception:  # a bug: show it rather than lose it in a worker thread
-            self.relay.failed.emit(gen, "internal error:\n" + traceback.format_exc())
-            return
-        self.relay.done.emit(gen, result)
+_STOP = object()
 
 
 class ComputeWorker(QObject):
-    """Submit states; receive the newest result only."""
+    """Submit states; receive the newest result only, on the UI thread."""
 
     partialReady = Signal(object)      # WorkbenchResult without the occupancy sweep
     resultReady = Signal(object)       # complete WorkbenchResult
@@ -103,54 +81,130 @@ class ComputeWorker(QObject):
         self.workbench = workbench or Workbench()
         self.generation = 0
         self.sweep_enabled = True
-        self._lock = threading.Lock()
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
-        self._relay = _Relay(self)
-        self._relay.partial.connect(self._on_partial)
-        self._relay.done.connect(self._on_done)
-        self._relay.failed.connect(self._on_failed)
-        self._relay.progress.connect(self._on_progress)
+        self._jobs: queue.Queue[Any] = queue.Queue()
+        self._out: queue.Queue[tuple[int, str, Any]] = queue.Queue()
+        self._idle = threading.Event()
+        self._idle.set()
+        self._lock = threading.Lock()   # makes "queue empty -> idle" atomic with submit
+        self._partial_shown = threading.Event()
         self._busy = False
+        self._poll = QTimer(self)
+        self._poll.setInterval(POLL_MS)
+        self._poll.timeout.connect(self._drain)
+        self._thread = threading.Thread(target=self._loop, name="warpline-compute", daemon=True)
+        self._thread.start()
 
     @property
     def busy(self) -> bool:
         return self._busy
 
+    # ------------------------------------------------------------------ UI thread
+
     def submit(self, inputs: KernelInputs, state: WorkbenchState) -> int:
         """Start computing ``state``; any earlier submission becomes stale (asked to stop)."""
         self.generation += 1
-        self._pool.start(_Task(self, self.generation, inputs, state))
+        with self._lock:
+            self._idle.clear()
+            self._jobs.put(_Job(self.generation, inputs, state, self.sweep_enabled))
         self._set_busy(True)
+        self._poll.start()
         return self.generation
 
     def cancel(self) -> None:
-        """Make every queued or running task stale."""
+        """Make every queued or running computation stale."""
         self.generation += 1
         self._set_busy(False)
 
     def wait(self, msecs: int = 30_000) -> bool:
-        return self._pool.waitForDone(msecs)
+        """Block until the thread has nothing to do (tests, shutdown)."""
+        return self._idle.wait(msecs / 1000)
+
+    def stop(self) -> None:
+        self.cancel()
+        self._jobs.put(_STOP)
+        self._thread.join(timeout=10)
+        self._poll.stop()
 
     def _set_busy(self, busy: bool) -> None:
         if busy != self._busy:
             self._busy = busy
             self.busyChanged.emit(busy)
 
-    def _on_partial(self, gen: int, result: WorkbenchResult) -> None:
-        if gen == self.generation:
-            self.partialReady.emit(result)
+    def _drain(self) -> None:
+        while True:
+            try:
+                gen, kind, payload = self._out.get_nowait()
+            except queue.Empty:
+                break
+            if gen != self.generation:
+                if kind == "partial":
+                    self._partial_shown.set()
+                continue      # stale: a newer state was submitted since
+            if kind == "progress":
+                self.progress.emit(*payload)
+            elif kind == "partial":
+                self.partialReady.emit(payload)   # direct connections: drawn when this returns
+                self._partial_shown.set()
+            elif kind == "done":
+                self._set_busy(False)
+                self.resultReady.emit(payload)
+            elif kind == "failed":
+                self._set_busy(False)
+                self.failed.emit(payload)
+        if not self._busy and self._idle.is_set() and self._out.empty():
+            self._poll.stop()
 
-    def _on_done(self, gen: int, result: WorkbenchResult) -> None:
-        if gen == self.generation:
-            self._set_busy(False)
-            self.resultReady.emit(result)
+    # ------------------------------------------------------------------ worker thread
 
-    def _on_failed(self, gen: int, message: str) -> None:
-        if gen == self.generation:
-            self._set_busy(False)
-            self.failed.emit(message)
+    def _loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            # Only the newest submission matters: skip everything queued before it.
+            while True:
+                try:
+                    job = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+            if job is _STOP:
+                self._idle.set()
+                return
+            self._run(job)
+            with self._lock:
+                if self._jobs.empty():
+                    self._idle.set()
 
-    def _on_progress(self, gen: int, fraction: float, what: str) -> None:
-        if gen == self.generation:
-            self.progress.emit(fraction, what)
+    def _run(self, job: _Job) -> None:
+        gen = job.generation
+        if gen != self.generation:
+            return
+        put = self._out.put
+
+        def partial(result: WorkbenchResult) -> None:
+            # Wait (briefly) until the UI thread has drawn the partial result: the slower stages
+            # that follow would otherwise compete with that redraw for the GIL.
+            self._partial_shown.clear()
+            put((gen, "partial", result))
+            deadline = time.monotonic() + PARTIAL_WAIT_S
+            while not self._partial_shown.wait(0.005):
+                if self.generation != gen or time.monotonic() > deadline:
+                    break
+
+        try:
+            result = self.workbench.compute(
+                job.inputs, job.state,
+                cancel=lambda: self.generation != gen,
+                progress=lambda f, what: put((gen, "progress", (f, what))),
+                partial=partial,
+                sweep=job.sweep)
+        except Cancelled:
+            return
+        except WarplineError as exc:
+            put((gen, "failed", str(exc)))
+            return
+        except Exception:  # a bug: show it rather than lose it in a worker thread
+            put((gen, "failed", "internal error:\n" + traceback.format_exc()))
+            return
+        put((gen, "done", result))
+
+
+__all__ = ["ComputeWorker", "WorkbenchResult", "warm_up"]

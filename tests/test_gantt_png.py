@@ -25,14 +25,16 @@ def _pixels(path) -> np.ndarray:
     image = QImage(str(path)).convertToFormat(QImage.Format.Format_RGB32)
     assert not image.isNull(), f"{path} is not a readable image"
     buf = np.frombuffer(image.constBits(), dtype=np.uint8, count=image.sizeInBytes())
-    return buf.reshape(image.height(), image.bytesPerLine() // 4, 4)[:, : image.width(), :3]
+    # copy: the buffer belongs to the QImage, which is freed when this function returns
+    return buf.reshape(image.height(), image.bytesPerLine() // 4, 4)[:, : image.width(), :3].copy()
 
 
 def _check_picture(path, width: int, height: int) -> np.ndarray:
     px = _pixels(path)
     assert px.shape[:2] == (height, width)
     assert px.std() > 30, "the picture is (nearly) blank"
-    colours = np.unique(px.reshape(-1, 3), axis=0)
+    rgb = px.astype(np.uint32)
+    colours = np.unique((rgb[..., 0] << 16) | (rgb[..., 1] << 8) | rgb[..., 2])
     assert len(colours) >= 12, "bars of several colours should be visible"
     return px
 

@@ -13,6 +13,7 @@ from engine.pipeline import (
     PipelineOverrides,
     describe_kernel,
     predict_all,
+    ratio_memory_cost,
     simulate_kernel,
 )
 from engine.pipeline.description import Loop
@@ -74,3 +75,16 @@ def test_unknown_kernel_is_refused(mm) -> None:
     module, profile, launches = mm
     with pytest.raises(ModelError, match="no kernel"):
         describe_kernel(module, "nope", profile, launches["case"])
+
+
+def test_memory_mapper_g_changes_memory_costs_only(mm) -> None:
+    module, profile, launches = mm
+    launch = launches["case"]
+    base = describe_kernel(module, launch.kernel, profile, launch)
+    conflicted = describe_kernel(module, launch.kernel, profile, launch, overrides=PipelineOverrides(
+        memory_cost=ratio_memory_cost(profile, dram_ratio=2.0, conflict_degree=3.0)))
+    changed = [i for i, (a, b) in enumerate(zip(base.instructions, conflicted.instructions, strict=True))
+               if (a.lam, a.Lam) != (b.lam, b.Lam)]
+    assert changed and all(base.instructions[i].memory for i in changed)
+    shared = [i for i in changed if "shared" in base.instructions[i].name]
+    assert shared and all(conflicted.instructions[i].lam > base.instructions[i].lam for i in shared)

@@ -16,7 +16,15 @@ from engine.pipeline.examples import (
     iterative_barrier_kernel,
     wfg_pair_kernel,
 )
-from engine.pipeline.peers import kernel_figures, mwp_cwp, roofline, volkov, wfg, wfg_star
+from engine.pipeline.peers import (
+    kernel_figures,
+    mwp_cwp,
+    nonoverlapped_rr,
+    roofline,
+    volkov,
+    wfg,
+    wfg_star,
+)
 from engine.pipeline.simulator import simulate
 from engine.pipeline.sweep import occupancy_sweep
 
@@ -117,3 +125,10 @@ def test_occupancy_sweep_of_the_example_has_every_model() -> None:
     # GPUMech RR goes "through the roof", GTO converges to it (001 §2.5)
     assert sweep["gpumech_rr"][-1] > sweep["roofline"][-1]
     assert sweep["gpumech_gto"][-1] == pytest.approx(sweep["roofline"][-1])
+
+
+def test_gpumech_round_robin_example_of_section_2_5_1() -> None:
+    # interval of 3 instructions and 6 stall cycles, 4 warps, issue probability 3 / (3 + 6)
+    p = 3 / (3 + 6)
+    assert nonoverlapped_rr(3, 6, 4, p, corrected=False) == pytest.approx(2)   # eq. 11
+    assert nonoverlapped_rr(3, 6, 4, 1.0, corrected=True) == pytest.approx(6)  # Fig. 8 / 001's fix

@@ -429,6 +429,90 @@ static void bench_shared(Ctx& c) {
 }
 
 // ------------------------------------------------------------------------------------------
+// Local memory (CUDA .local: per-thread stack, cached in L1).
+
+// Latency: one thread chases a 32-node ring (64 B apart) in its own 2 KB local array, each node
+// holding the local-window address of the next (ld.local.u64 p, [p]: pure LDL).
+__global__ void k_local_lat(int iters, unsigned long long* sink, long long* cycles) {
+    unsigned long long buf[256];
+    unsigned long long base;
+    asm volatile("cvta.to.local.u64 %0, %1;" : "=l"(base) : "l"(buf));
+    for (int i = 0; i < 32; i++) {
+        unsigned long long cur = base + ((i * 13) & 31) * 64, nxt = base + (((i + 1) * 13) & 31) * 64;
+        asm volatile("st.local.u64 [%0], %1;" ::"l"(cur), "l"(nxt) : "memory");
+    }
+    unsigned long long p = base;
+    // one warm lap
+    for (int i = 0; i < 32; i++) asm volatile("ld.local.u64 %0, [%0];" : "+l"(p)::"memory");
+    long long t0 = clock64();
+    for (int i = 0; i < iters; i++) {
+#pragma unroll
+        for (int u = 0; u < LAT_UNROLL; u++) asm volatile("ld.local.u64 %0, [%0];" : "+l"(p)::"memory");
+    }
+    long long t1 = clock64();
+    sink[threadIdx.x] = p + buf[threadIdx.x & 255];
+    if (threadIdx.x == 0) cycles[0] = t1 - t0;
+}
+
+// Throughput: 64 warps per SM; each thread runs THR_ILP independent pointer chases, each in
+// an 8-entry ring of 4-byte local-window addresses inside its own local array. The hardware
+// interleaves local memory by thread, so the warp's 32 loads of one step form one 128 B line.
+__global__ void __launch_bounds__(THR_THREADS, 2) k_local_thr(int iters, unsigned* sink, BlockRec* rec) {
+    unsigned buf[THR_ILP * 8];
+    unsigned long long base64;
+    asm volatile("cvta.to.local.u64 %0, %1;" : "=l"(base64) : "l"(buf));
+    unsigned base = (unsigned)base64;
+    for (int j = 0; j < THR_ILP; j++)
+        for (int m = 0; m < 8; m++)
+            asm volatile("st.local.u32 [%0], %1;" ::"r"(base + 4 * (j * 8 + m)), "r"(base + 4 * (j * 8 + ((m + 3) & 7)))
+                         : "memory");
+    unsigned p[THR_ILP];
+#pragma unroll
+    for (int j = 0; j < THR_ILP; j++) p[j] = base + 4 * j * 8;
+    __syncthreads();
+    long long t0 = clock64();
+    for (int i = 0; i < iters; i++) {
+#pragma unroll
+        for (int u = 0; u < THR_UNROLL; u++) {
+#pragma unroll
+            for (int j = 0; j < THR_ILP; j++) asm volatile("ld.local.u32 %0, [%0];" : "+r"(p[j])::"memory");
+        }
+    }
+    __syncthreads();
+    long long t1 = clock64();
+    unsigned acc = 0;
+#pragma unroll
+    for (int j = 0; j < THR_ILP; j++) acc ^= p[j];
+    sink[blockIdx.x * blockDim.x + threadIdx.x] = acc + buf[threadIdx.x & 63];
+    if (threadIdx.x == 0) rec[blockIdx.x] = BlockRec{smid(), 0, t0, t1};
+}
+
+static void bench_local(Ctx& c) {
+    long long cyc[2];
+    int its[2] = {16, 48};
+    for (int k = 0; k < 2; k++) {
+        for (int rep = 0; rep < 2; rep++) {
+            k_local_lat<<<1, 32>>>(its[k], (unsigned long long*)c.d_sink, c.d_cyc);
+            CKL();
+        }
+        CK(cudaMemcpy(&cyc[k], c.d_cyc, sizeof(long long), cudaMemcpyDeviceToHost));
+    }
+    row("lat", "ld_local", "ld.local.u64 (pointer chase in L1)", (double)(cyc[1] - cyc[0]) / (32.0 * LAT_UNROLL), "cycles");
+    int blocks = 2 * c.sms;
+    double span[2], bps = 0;
+    int tits[2] = {8, 24};
+    for (int k = 0; k < 2; k++) {
+        for (int rep = 0; rep < 2; rep++) {
+            k_local_thr<<<blocks, THR_THREADS>>>(tits[k], (unsigned*)c.d_sink, c.d_rec);
+            CKL();
+        }
+        span[k] = sm_span(c, blocks, &bps);
+    }
+    double wi = bps * 32 * 16.0 * THR_UNROLL * THR_ILP;
+    row("cpi", "ld_local", "ld.local.u32", (span[1] - span[0]) / wi, "cycles/warp-instr/SM");
+}
+
+// ------------------------------------------------------------------------------------------
 // Global-memory latency: one thread chases a random cyclic permutation of nodes 128 B apart.
 
 __global__ void k_make_ring(unsigned long long* nodes, const unsigned* perm, size_t n, int stride_words) {
@@ -634,11 +718,12 @@ static void bench_launch(Ctx& c, double clock_mhz) {
     for (int nt = 32; nt <= 1024; nt *= 2) {
         int per_sm = std::min(32, 2048 / nt);
         int wave = per_sm * c.sms;
-        int waves[4] = {16, 32, 64, 128};
-        double xs[4], ys[4];
-        for (int k = 0; k < 4; k++) {
+        const int K = 5;
+        int waves[K] = {16, 32, 64, 128, 256};
+        double xs[K], ys[K];
+        for (int k = 0; k < K; k++) {
             std::vector<float> t;
-            for (int rep = 0; rep < 7; rep++) {
+            for (int rep = 0; rep < 15; rep++) {
                 CK(cudaEventRecord(e0));
                 k_empty<<<wave * waves[k], nt>>>();
                 CK(cudaEventRecord(e1));
@@ -652,9 +737,9 @@ static void bench_launch(Ctx& c, double clock_mhz) {
             ys[k] = t[t.size() / 2] * 1e-3 * clock_mhz * 1e6;  // cycles
         }
         double mx = 0, my = 0;
-        for (int k = 0; k < 4; k++) mx += xs[k] / 4, my += ys[k] / 4;
+        for (int k = 0; k < K; k++) mx += xs[k] / K, my += ys[k] / K;
         double sxy = 0, sxx = 0;
-        for (int k = 0; k < 4; k++) sxy += (xs[k] - mx) * (ys[k] - my), sxx += (xs[k] - mx) * (xs[k] - mx);
+        for (int k = 0; k < K; k++) sxy += (xs[k] - mx) * (ys[k] - my), sxx += (xs[k] - mx) * (xs[k] - mx);
         double slope = sxy / sxx;
         row("launch", "wave", std::to_string(nt) + " threads x " + std::to_string(per_sm) + " blocks/SM", slope,
             "cycles/wave");
@@ -773,6 +858,7 @@ int main(int argc, char** argv) {
         bench_op<div_rn_f64>(c);
     }
     if (want("shared")) bench_shared(c);
+    if (want("local")) bench_local(c);
     if (want("bar")) bench_bar(c);
     if (want("mix")) bench_mix(c);
     if (want("global") || want("bw")) {

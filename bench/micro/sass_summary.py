@@ -26,7 +26,7 @@ def main(path):
     funcs = re.split(r"\n\s*Function : ", text)[1:]
     names = [f.split("\n", 1)[0].strip() for f in funcs]
     pretty = demangle(names)
-    for name, body in sorted(zip(pretty, funcs)):
+    for name, body in sorted(zip(pretty, funcs, strict=True)):
         instrs = [(int(m.group(1), 16), m.group(2), m.group(3)) for m in LINE.finditer(body)]
         loops = []
         for addr, op, args in instrs:

@@ -32,6 +32,11 @@ class LaneError(Exception):
     """An address that cannot be computed per lane; the message says why."""
 
 
+def int64(v: int) -> int:
+    """A Python int as the int64 with the same low 64 bits (``0xFFFFFFFFFFFFFFFF`` -> -1)."""
+    return ((int(v) + (1 << 63)) % (1 << 64)) - (1 << 63)
+
+
 def _wrap(v: np.ndarray, type_name: str | None) -> np.ndarray:
     """Re-read ``v`` as ``type_name`` (two's complement wrap for 8/16/32-bit types)."""
     if type_name is None or type_name == "pred":
@@ -64,7 +69,8 @@ class LaneEvaluator:
     def __init__(self, affine: AddressEvaluator, values: LaunchValues, threads: dict[str, np.ndarray],
                  context: dict[str, int], layout: dict[str, int],
                  dependences: dict[int, list[Dependence]] | None = None,
-                 last_iterations: dict[str, int] | None = None) -> None:
+                 last_iterations: dict[str, int] | None = None,
+                 pointers: frozenset[str] = frozenset(), strict: bool = False) -> None:
         self.affine = affine
         self.function = affine.function
         self.cfg = affine.analysis.cfg
@@ -74,6 +80,11 @@ class LaneEvaluator:
         self.layout = layout
         self.dependences = dependences or {}
         self.last_iterations = last_iterations or {}
+        # Arguments without a value: pointers sit at 0 in addresses (256-byte aligned), but no
+        # unknown argument may decide a branch (``strict``, for active lanes) or, unless it is
+        # a pointer, enter an address.
+        self.pointers = pointers
+        self.strict = strict
         self._n = len(threads["tid.x"])
         self._memo: dict[tuple[int, str], np.ndarray] = {}
         self._exec: dict[int, np.ndarray] = {}
@@ -87,14 +98,16 @@ class LaneEvaluator:
 
     # ------------------------------------------------------------------ values
     def _affine(self, form: Affine) -> np.ndarray:
-        out = np.full(self._n, form.const, dtype=np.int64)
+        out = np.full(self._n, int64(form.const), dtype=np.int64)
         for a, c in form.terms:
             if a in self.threads:
-                out = out + c * self.threads[a]
+                out = out + int64(c) * self.threads[a]
             elif a.startswith("&"):
-                out = out + c * self.layout.get(a[1:], 0)
+                out = out + int64(c * self.layout.get(a[1:], 0))
             else:
-                out = out + c * self.context.get(a, 0)  # pointers are 0: 256-byte aligned
+                if a.startswith("param") and (self.strict or a not in self.pointers):
+                    raise LaneError(f"argument {a[5:]} has no value in the launch")
+                out = out + int64(c * self.context.get(a, 0))
         return out
 
     def register(self, register: str, at: int) -> np.ndarray:
@@ -140,7 +153,8 @@ class LaneEvaluator:
         if key not in self._after:
             self._after[key] = LaneEvaluator(self.affine, self.values, self.threads,
                                              {**self.context, **changes}, self.layout,
-                                             self.dependences, self.last_iterations)
+                                             self.dependences, self.last_iterations,
+                                             self.pointers, self.strict)
         return self._after[key]
 
     # ------------------------------------------------------------------ active lanes
@@ -186,7 +200,7 @@ class LaneEvaluator:
             if not isinstance(op.value, int):
                 raise LaneError(f"the literal {op.text!r} is not an integer")
             value = as_type(op.value, type_name) if type_name else op.value
-            return np.full(self._n, int(value), dtype=np.int64)
+            return np.full(self._n, int64(value), dtype=np.int64)
         if op.kind in ("register", "predicate") and op.name:
             v = self.register(op.name, at)
             return (v == 0).astype(np.int64) if op.negated else v
@@ -240,6 +254,8 @@ class LaneEvaluator:
 
     def _arith(self, instr: Instruction, xs: list[np.ndarray], t: str | None) -> np.ndarray:
         op, line = instr.opcode, instr.location.line
+        if op == "not" and t == "pred" and xs:  # logical, not bitwise (~1 would still be true)
+            return (xs[0] == 0).astype(np.int64)
         if op in ("neg", "not", "abs") and xs:
             return -xs[0] if op == "neg" else ~xs[0] if op == "not" else np.abs(xs[0])
         if len(xs) < 2:
@@ -264,6 +280,13 @@ class LaneEvaluator:
         }
         if op in simple:
             return simple[op]()
+        if op == "bfe" and len(xs) == 3:  # bit field extract: len bits from pos, sign-extended for .s
+            pos, length = np.clip(xs[1] & 0xFF, 0, bits), np.clip(xs[2] & 0xFF, 0, bits)
+            field = (_wrap(a, f"u{bits}") if bits < 64 else a) >> pos & ((1 << length) - 1)
+            if t and t[0] == "s":
+                sign = (length > 0) & ((field >> np.maximum(length - 1, 0)) & 1 == 1)
+                field = np.where(sign, field - (1 << length), field)
+            return field
         if op == "shr":
             if t and t[0] in "bu":  # logical shift: read as unsigned first
                 a = _wrap(a, f"u{bits}") if bits < 64 else a

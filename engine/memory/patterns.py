@@ -104,10 +104,15 @@ def contexts(atoms: list[str], samples: Mapping[str, tuple[Sample, ...]]) -> lis
 def affine_addresses(form: Affine, threads: dict[str, np.ndarray], context: dict[str, int]) -> np.ndarray:
     """Every thread's address in one context (uniform atoms from ``context``, else 0)."""
     n = len(threads["tid.x"])
-    addr = np.full(n, form.const, dtype=np.int64)
+    addr = np.full(n, _int64(form.const), dtype=np.int64)
     for a, c in form.terms:
-        addr += c * (threads[a] if a in threads else context.get(a, 0))
+        addr += _int64(c) * threads[a] if a in threads else _int64(c * context.get(a, 0))
     return addr
+
+
+def _int64(v: int) -> int:
+    """Wrap to int64 (addresses computed with 64-bit two's complement, as the hardware does)."""
+    return ((int(v) + (1 << 63)) % (1 << 64)) - (1 << 63)
 
 
 def _offsets(width: int, unit: int) -> np.ndarray:
@@ -127,10 +132,14 @@ def _lanes(addr: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.nd
 def _per_warp_units(addr: np.ndarray, warp: np.ndarray, width: int, unit: int) -> tuple[np.ndarray, np.ndarray]:
     """Distinct (warp, unit-block) pairs touched: their warp numbers and block numbers."""
     blocks = (addr[:, None] + _offsets(width, unit)[None, :]) // unit
+    warps = np.broadcast_to(warp[:, None], blocks.shape)
     low = int(blocks.min())
     span = int(blocks.max()) - low + 1
+    if span * (int(warp.max()) + 1) >= 1 << 62:  # addresses too far apart for one int64 key
+        pairs = np.unique(np.stack([warps.ravel(), blocks.ravel()], axis=1), axis=0)
+        return pairs[:, 0], pairs[:, 1]
     # one int64 key per pair: a 1-D unique is much faster than unique(axis=0)
-    keys = np.unique((np.broadcast_to(warp[:, None], blocks.shape) * span + (blocks - low)).ravel())
+    keys = np.unique((warps * span + (blocks - low)).ravel())
     return keys // span, keys % span + low
 
 
@@ -193,6 +202,12 @@ def global_stats(address_sets: list[np.ndarray], width: int, masks: list[np.ndar
         block_reuse=float(np.average([r for _, r in reuse], weights=[w for w, _ in reuse])),
         active_lanes=mean(4),
     )
+
+
+def block_sectors(addr: np.ndarray, width: int, mask: np.ndarray | None = None) -> set[int]:
+    """The 32-byte sectors the active threads of a block touch."""
+    lanes = addr if mask is None else addr[mask]
+    return set(np.unique((lanes[:, None] + _offsets(max(width, 1), SECTOR)) // SECTOR).tolist())
 
 
 def _bank_degrees(lanes: np.ndarray, index: np.ndarray, width: int, n_warps: int) -> np.ndarray:

@@ -16,6 +16,7 @@ from engine.pipeline.adapter import (
     cost_table,
     describe_kernel,
     predict_all,
+    ratio_memory_cost,
     simulate_kernel,
 )
 from engine.pipeline.description import KernelDescription, Loop, Run, StaticInstruction, make_instruction
@@ -28,5 +29,5 @@ __all__ = [
     "PEERS", "POLICIES", "STALL_CAUSES", "Aggregates", "KernelDescription", "Loop", "ModelPrediction",
     "PipelineOverrides", "Run", "SimulationResult", "StaticInstruction", "Trace", "all_peers",
     "build_description", "cost_table", "describe_kernel", "make_instruction", "occupancy_sweep",
-    "predict_all", "simulate", "simulate_kernel",
+    "predict_all", "ratio_memory_cost", "simulate", "simulate_kernel",
 ]

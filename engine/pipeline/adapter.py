@@ -53,6 +53,29 @@ class PipelineOverrides:
     memory_cost: MemoryCost | None = None
 
 
+def ratio_memory_cost(profile: Any, dram_ratio: float | None = None,
+                      conflict_degree: float | Mapping[int, float] | None = None) -> MemoryCost:
+    """001 §6.3's context-dependent mapper g as a ``memory_cost`` function.
+
+    Global accesses take the profile's λ/Λ for the DRAM/global byte ratio R (from a profiler);
+    shared accesses the bank-conflict degree D (one value, or per instruction index). Accesses
+    without a figure keep the profile's per-instruction cost.
+    """
+    from engine.units import MemorySpace
+
+    def cost(index: int, instr: Any, cls: Any, base: Any) -> tuple[float, float]:
+        if dram_ratio is not None and cls.is_global_memory:
+            return profile.global_memory_lambdas(dram_ratio)
+        if cls.space is MemorySpace.SHARED and conflict_degree is not None:
+            degree = (conflict_degree.get(index) if isinstance(conflict_degree, Mapping)
+                      else conflict_degree)
+            if degree is not None:
+                return profile.shared_memory_lambdas(degree)
+        return base.lam, base.Lam
+
+    return cost
+
+
 def _cost_override(ov: PipelineOverrides, index: int, full_opcode: str,
                    unit: Unit) -> tuple[float | None, float | None]:
     if index in ov.costs:

@@ -143,18 +143,15 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
 
     if trace:
         total = d.total_warp_instructions()
-        cap = max(1, min(total, trace_limit))
+        cap = max(2, min(total, trace_limit))
         stall_cap = 2 * cap + 2 * d.blocks * d.warps_per_block + 16
     else:
-        cap = stall_cap = 1
-    tr_warp = np.zeros(cap, np.int64)
-    tr_instr = np.zeros(cap, np.int64)
-    tr_issue = np.zeros(cap, np.int64)
-    tr_complete = np.zeros(cap, np.int64)
-    st_warp = np.zeros(stall_cap, np.int64)
-    st_start = np.zeros(stall_cap, np.int64)
-    st_end = np.zeros(stall_cap, np.int64)
-    st_cause = np.zeros(stall_cap, np.int64)
+        # two rows, not one: numpy calls a one-row field view contiguous, which would make numba
+        # compile a second version of the core for trace-free runs
+        cap = stall_cap = 2
+    # the core writes the trace rows straight into the structured tables (field views)
+    issues = np.empty(cap, dtype=ISSUE_DTYPE)
+    stalls = np.empty(stall_cap, dtype=STALL_DTYPE)
     unit_busy = np.zeros(len(d.subsystems), np.int64)
     cause_ticks = np.zeros(_core.N_CAUSES, np.int64)
     instr_count = np.zeros(n, np.int64)
@@ -162,7 +159,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     out = np.zeros(9, np.int64)
     gamma = max(1, min(d.resident_blocks, d.blocks))
     nslots = gamma * d.warps_per_block
-    work_slots = np.zeros((_core.N_FIELDS, nslots), np.int64)
+    work_slots = np.zeros((nslots, _core.N_FIELDS), np.int64)
     work_stack = np.zeros((nslots, prog.max_depth + 1), np.int64)
     work_done = np.zeros(nslots * n, np.int64)
     work_heap = np.zeros((2, nslots + 1), np.int64)
@@ -174,8 +171,9 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     else:
         _core.simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                             prog.kind, prog.a, prog.b, prog.pool, prog.path_start, warp_path,
-                            tr_warp, tr_instr, tr_issue, tr_complete,
-                            st_warp, st_start, st_end, st_cause,
+                            issues["warp"], issues["block"], issues["instr"], issues["subsystem"],
+                            issues["issue"], issues["complete"],
+                            stalls["warp"], stalls["start"], stalls["end"], stalls["cause"],
                             unit_busy, cause_ticks, instr_count, instr_wait, out,
                             work_slots, work_stack, work_done, work_heap, work_slot_mask, work_blocks,
                             work_units)
@@ -200,19 +198,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     )
     result_trace: Trace | None = None
     if trace:
-        issues = np.empty(n_tr, dtype=ISSUE_DTYPE)
-        issues["warp"] = tr_warp[:n_tr]
-        issues["block"] = tr_warp[:n_tr] // d.warps_per_block
-        issues["instr"] = tr_instr[:n_tr]
-        issues["subsystem"] = unit[tr_instr[:n_tr]]
-        issues["issue"] = tr_issue[:n_tr] / ticks
-        issues["complete"] = tr_complete[:n_tr] / ticks
-        stalls = np.empty(n_st, dtype=STALL_DTYPE)
-        stalls["warp"] = st_warp[:n_st]
-        stalls["start"] = st_start[:n_st] / ticks
-        stalls["end"] = st_end[:n_st] / ticks
-        stalls["cause"] = st_cause[:n_st]
-        result_trace = Trace(issues=issues, stalls=stalls, truncated=bool(truncated))
+        result_trace = Trace(issues=issues[:n_tr], stalls=stalls[:n_st], truncated=bool(truncated))
     per_warp = [d.instructions_per_warp(d.path_of_warp(w)) for w in range(d.warps_per_block)]
     warps_total = d.blocks * d.warps_per_block
     completed = warps_total if not stopped else _completed_warps(instr_count, d, per_warp)

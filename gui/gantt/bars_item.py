@@ -10,11 +10,16 @@ rectangles per pixel column, and a pan costs a few vectorised numpy passes.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pyqtgraph as pg
 from pyqtgraph.Qt import internals
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
+
+if TYPE_CHECKING:
+    from gui.gantt.raster import RasterLayer
 
 BAR_FILL = 0.8          # fraction of a lane's height a bar covers (the rest separates lanes)
 _MARGIN_PX = 2.0        # bars are clipped this far outside the view (keeps coordinates small)
@@ -32,16 +37,26 @@ class BarsItem(pg.GraphicsObject):
                  name: str = "") -> None:
         super().__init__()
         order = np.lexsort((x0, lane))
-        self._lane = np.ascontiguousarray(lane[order], dtype=np.int64)
-        self._x0 = np.ascontiguousarray(x0[order], dtype=np.float64)
-        self._x1 = np.ascontiguousarray(x1[order], dtype=np.float64)
-        self._lanes, starts = np.unique(self._lane, return_index=True)
-        self._bounds = np.append(starts, len(self._lane)).astype(np.int64)
-        # running max of x1 restarted in every lane: monotonic inside a lane, so searchsorted works
-        self._cummax = np.empty_like(self._x1)
-        for k in range(len(self._lanes)):
-            a, b = self._bounds[k], self._bounds[k + 1]
-            np.maximum.accumulate(self._x1[a:b], out=self._cummax[a:b])
+        lane = np.ascontiguousarray(lane[order], dtype=np.int64)
+        x0 = np.ascontiguousarray(x0[order], dtype=np.float64)
+        x1 = np.ascontiguousarray(x1[order], dtype=np.float64)
+        self._lanes = np.unique(lane)
+        self._origin = float(x0.min()) if len(x0) else 0.0
+        span = float(x1.max() - self._origin) if len(x1) else 0.0
+        self._stride = 2.0 * span + 4.0       # per-lane key offset, wider than the whole run
+        raw = _Level(np.searchsorted(self._lanes, lane), x0, x1, 0.0, self._origin, self._stride)
+        self._levels = [raw]
+        # Coarser copies with bars closer than `gap` cycles pre-merged: a zoomed-out view
+        # (one pixel >= gap) merges the coarsest such level instead of every bar.
+        gap = span / 65536.0
+        while span > 0 and len(self._levels[-1]) > 2048:
+            level = self._levels[-1].merged(gap)
+            if len(level) * 2 <= len(self._levels[-1]):
+                self._levels.append(level)
+            elif gap > span / 512.0:
+                break
+            gap *= 8.0
+        self._lane, self._x0, self._x1 = lane, x0, x1
         pad = (1.0 - BAR_FILL) / 2.0
         self._bar_y = (lane_y[self._lanes] + pad * lane_h[self._lanes]).astype(np.float64)
         self._bar_h = (BAR_FILL * lane_h[self._lanes]).astype(np.float64)
@@ -53,6 +68,8 @@ class BarsItem(pg.GraphicsObject):
         self._cache_key: tuple[float, float, float] | None = None
         self.last_visible = 0     # bars inside the view at the last paint (before merging)
         self.last_drawn = 0       # rectangles handed to drawRects at the last paint
+        self.layer: RasterLayer | None = None    # set when a RasterLayer may paint this item
+        self._rect_rank = np.zeros(0, np.int64)
         if len(self._lane):
             y0 = float(self._bar_y.min())
             y1 = float((self._bar_y + self._bar_h).max())
@@ -64,6 +81,11 @@ class BarsItem(pg.GraphicsObject):
     def __len__(self) -> int:
         return len(self._lane)
 
+    @property
+    def levels(self) -> list[int]:
+        """Bars held at each level of detail (raw first)."""
+        return [len(level) for level in self._levels]
+
     # ---- QGraphicsItem ------------------------------------------------------------------------
     def boundingRect(self) -> QRectF:
         return QRectF(self._bounding)
@@ -72,73 +94,71 @@ class BarsItem(pg.GraphicsObject):
         super().viewTransformChanged()
         self._cache_key = None
 
-    def paint(self, p: QPainter, *args: object) -> None:
+    def prepare(self) -> int:
+        """Cull and merge for the current view (cached per view range); returns the rect count."""
         if not len(self._lane):
-            return
+            return 0
         view = self.getViewBox()
         rect = self.viewRect()
         if view is None or rect is None or view.width() <= 0:
-            return
+            return 0
         x_min, x_max = rect.left(), rect.right()
         px = (x_max - x_min) / float(view.width())     # cycles per screen pixel
         if px <= 0:
-            return
+            return 0
         key = (x_min, x_max, px)
         if key != self._cache_key:
             self._rebuild(x_min, x_max, px)
             self._cache_key = key
+        return self.last_drawn
+
+    def rects(self) -> np.ndarray:
+        """The merged rectangles of the last ``prepare``: (n, 4) x, y, width, height (data units)."""
+        return self._rects.ndarray()
+
+    def paint(self, p: QPainter, *args: object) -> None:
+        self.prepare()
+        if self.layer is not None and self.layer.rasterised:
+            return                      # the layer painted this item's rects into its image
         if self.last_drawn:
             p.setPen(self._pen)
             p.setBrush(self._brush)
             p.drawRects(*self._rects.drawargs())
 
     # ---- culling and merging ------------------------------------------------------------------
-    def visible_indices(self, x_min: float, x_max: float) -> np.ndarray:
-        """Indices (sorted by lane, x0) of the bars that intersect [x_min, x_max]."""
-        lo = np.empty(len(self._lanes), np.int64)
-        hi = np.empty(len(self._lanes), np.int64)
-        for k in range(len(self._lanes)):
-            a, b = int(self._bounds[k]), int(self._bounds[k + 1])
-            lo[k] = a + np.searchsorted(self._cummax[a:b], x_min, "left")
-            hi[k] = a + np.searchsorted(self._x0[a:b], x_max, "right")
-        hi = np.maximum(hi, lo)
-        counts = hi - lo
-        total = int(counts.sum())
-        if total == 0:
-            return np.zeros(0, np.int64)
-        # concatenated aranges lo[k]..hi[k] without a Python loop over bars
-        step = np.ones(total, np.int64)
-        nz = counts > 0
-        firsts = np.cumsum(counts[nz]) - counts[nz]
-        step[firsts] = lo[nz] - np.concatenate(([0], hi[nz][:-1] - 1))
-        return np.cumsum(step)
+    def _level_for(self, px: float) -> _Level:
+        """The coarsest level whose pre-merged gaps are below one pixel."""
+        chosen = self._levels[0]
+        for level in self._levels[1:]:
+            if level.gap <= px:
+                chosen = level
+        return chosen
+
+    def visible_indices(self, x_min: float, x_max: float, px: float = 0.0) -> np.ndarray:
+        """Indices into the level used at ``px`` cycles per pixel (raw bars for 0) of the bars
+        that intersect [x_min, x_max], sorted by (lane, x0)."""
+        return self._level_for(px).visible(x_min, x_max)
 
     def _rebuild(self, x_min: float, x_max: float, px: float) -> None:
-        idx = self.visible_indices(x_min - _MARGIN_PX * px, x_max + _MARGIN_PX * px)
+        level = self._level_for(px)
+        idx = level.visible(x_min - _MARGIN_PX * px, x_max + _MARGIN_PX * px)
         self.last_visible = len(idx)
         if not len(idx):
             self.last_drawn = 0
             self._rects.resize(0)
             return
-        lane = self._lane[idx]
+        rank = level.rank[idx]
         width_px = (x_max - x_min) / px
-        span = width_px + 4 * _MARGIN_PX + 4.0      # lane stride in pixels: lanes never touch
-        # pixel coordinates, clipped to just outside the view, offset per lane so one running
-        # maximum over the whole array restarts at each lane
-        base = np.searchsorted(self._lanes, lane) * span
-        a = np.clip((self._x0[idx] - x_min) / px, -_MARGIN_PX, width_px + _MARGIN_PX) + base
-        b = np.clip((self._x1[idx] - x_min) / px, -_MARGIN_PX, width_px + _MARGIN_PX) + base
-        b = np.maximum(b, a + 1.0)                  # every bar at least one pixel wide
-        reach = np.maximum.accumulate(b)
-        # a new rectangle starts where a bar begins more than a pixel after all earlier ones end
-        start = np.empty(len(a), bool)
-        start[0] = True
-        np.greater(a[1:], reach[:-1] + 1.0, out=start[1:])
-        first = np.flatnonzero(start)
-        last = np.append(first[1:] - 1, len(a) - 1)
-        lane_rank = (base[first] / span).astype(np.int64)
-        left = a[first] - base[first]
-        right = reach[last] - base[first]
+        # pixel coordinates: every bar at least a pixel wide, then clipped to just outside the
+        # view (in this order, so pre-merged levels and raw bars give the same rectangles)
+        a = (level.x0[idx] - x_min) / px
+        b = np.maximum((level.x1[idx] - x_min) / px, a + 1.0)
+        np.clip(a, -_MARGIN_PX, width_px + _MARGIN_PX, out=a)
+        np.clip(b, -_MARGIN_PX, width_px + _MARGIN_PX, out=b)
+        # a new rectangle starts where a bar begins more than a pixel after the earlier ones end
+        first, right = _merge(rank, a, b, 1.0, width_px + 4 * _MARGIN_PX + 4.0)
+        lane_rank = rank[first]
+        left = a[first]
         n = len(first)
         self._rects.resize(n)
         out = self._rects.ndarray()
@@ -146,4 +166,70 @@ class BarsItem(pg.GraphicsObject):
         out[:, 1] = self._bar_y[lane_rank]
         out[:, 2] = (right - left) * px
         out[:, 3] = self._bar_h[lane_rank]
+        self._rect_rank = lane_rank
         self.last_drawn = n
+
+    def rect_lanes(self) -> np.ndarray:
+        """Lane rank (index into this item's lanes) of each rectangle of the last ``prepare``."""
+        return self._rect_rank[: self.last_drawn]
+
+    def lane_band(self, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Top and height (data units) of the bars of these lane ranks."""
+        return self._bar_y[rank], self._bar_h[rank]
+
+
+def _merge(rank: np.ndarray, a: np.ndarray, b: np.ndarray, gap: float,
+           stride: float) -> tuple[np.ndarray, np.ndarray]:
+    """Group intervals (sorted by rank, then a) of one rank that overlap or lie within ``gap``:
+    returns each group's first index and right end. Keys are offset by rank * stride (stride
+    wider than any a..b span) so one running maximum over the array restarts at every rank."""
+    offset = rank * stride
+    reach = np.maximum.accumulate(b + offset)
+    start = np.empty(len(a), bool)
+    start[:1] = True
+    np.greater(a[1:] + offset[1:], reach[:-1] + gap, out=start[1:])
+    first = np.flatnonzero(start)
+    last = np.append(first[1:] - 1, len(a) - 1)
+    return first, reach[last] - offset[first]
+
+
+class _Level:
+    """Bars sorted by (lane rank, x0) with the search keys culling needs."""
+
+    def __init__(self, rank: np.ndarray, x0: np.ndarray, x1: np.ndarray, gap: float, origin: float,
+                 stride: float) -> None:
+        self.rank = rank.astype(np.int64)
+        self.x0, self.x1, self.gap = x0, x1, gap
+        self._origin, self._stride = origin, stride
+        offset = self.rank * stride - origin
+        # running max of x1 restarted per lane (via the offsets): monotonic, so a binary search
+        # finds the first bar reaching x even when one long bar starts far to the left
+        self._x0_key = x0 + offset
+        self._cummax_key = np.maximum.accumulate(x1 + offset) if len(x1) else x1.copy()
+        self._n_lanes = int(self.rank.max()) + 1 if len(self.rank) else 0
+
+    def __len__(self) -> int:
+        return len(self.x0)
+
+    def merged(self, gap: float) -> _Level:
+        first, right = _merge(self.rank, self.x0, self.x1, gap, self._stride)
+        return _Level(self.rank[first], self.x0[first], right, gap, self._origin, self._stride)
+
+    def visible(self, x_min: float, x_max: float) -> np.ndarray:
+        offsets = np.arange(self._n_lanes, dtype=np.float64) * self._stride
+        x_lo = min(max(x_min - self._origin, -1.0), self._stride / 2)
+        x_hi = min(max(x_max - self._origin, -1.0), self._stride / 2)
+        lo = np.searchsorted(self._cummax_key, offsets + x_lo, "left")
+        hi = np.maximum(np.searchsorted(self._x0_key, offsets + x_hi, "right"), lo)
+        counts = hi - lo
+        total = int(counts.sum())
+        if total == 0:
+            return np.zeros(0, np.int64)
+        # concatenated aranges lo[k]..hi[k] without a Python loop over lanes or bars
+        step = np.ones(total, np.int64)
+        nz = counts > 0
+        firsts = np.cumsum(counts[nz]) - counts[nz]
+        step[firsts] = lo[nz] - np.concatenate(([0], hi[nz][:-1] - 1))
+        idx = np.cumsum(step)
+        # the running maximum also lets in short bars that follow a long one: drop them
+        return idx[self.x1[idx] >= x_min]

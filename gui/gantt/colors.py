@@ -1,7 +1,8 @@
 """Colours of the Gantt chart: data bars (by warp or by instruction class) and stall causes.
 
-The two families are chosen apart: data bars use saturated hues, stall causes use earthy or
-grey tones, so a warp lane never reads like a subsystem lane. Every palette keeps neighbouring
+The two families are chosen apart: data bars use the Tableau hues; stall causes use red,
+purple and orange for dependencies and greys for contention, so a warp lane never reads like
+a subsystem lane. Every palette keeps neighbouring
 keys far apart in hue, because adjacent warps/classes often sit side by side in a lane.
 """
 
@@ -18,13 +19,15 @@ DATA_PALETTE: tuple[str, ...] = (
 )
 
 STALL_PALETTE: dict[str, str] = {
-    "memory_dependency": "#c0392b",   # red: waiting on memory is the usual bottleneck
+    # dependencies in vivid hues (they are what a kernel author can act on) ...
+    "memory_dependency": "#c0392b",
     "compute_dependency": "#8e44ad",
-    "barrier": "#d68910",
-    "subsystem_busy": "#2e86c1",
-    "issue_limit": "#17a589",
-    "not_resident": "#d5d8dc",
-    "finished": "#eaeded",
+    "barrier": "#e67e22",
+    # ... contention in greys, so the common issue-limit waits do not drown them
+    "subsystem_busy": "#5d6d7e",
+    "issue_limit": "#b9c7d4",
+    "not_resident": "#e3e5e8",
+    "finished": "#f0f2f3",
 }
 
 HIGHLIGHT_FILL = "#ffe600"

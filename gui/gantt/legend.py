@@ -48,10 +48,34 @@ class _Swatch:
         self.color = color
 
 
-def make_legend(columns: int) -> pg.LegendItem:
-    legend = pg.LegendItem(colCount=columns, sampleType=ColorSample, labelTextSize="8pt",
-                           labelTextColor="#202020", horSpacing=12, verSpacing=-6)
-    return legend
+ENTRY_WIDTH = 190      # pixels a legend column needs (swatch + "stall: compute dependency")
+
+
+def make_legend() -> pg.LegendItem:
+    return pg.LegendItem(sampleType=ColorSample, labelTextSize="8pt", labelTextColor="#202020",
+                         horSpacing=12, verSpacing=-6)
+
+
+def fill_legend(legend: pg.LegendItem, groups: list[list[tuple[object, str]]], width: float) -> int:
+    """Put (item, label) entries in a grid as wide as ``width`` allows, each group starting on
+    a new row; returns the number of columns. (LegendItem's own column filling misplaces
+    entries when its layout has not been activated yet.)"""
+    legend.clear()
+    columns = max(1, int(width // ENTRY_WIDTH))
+    row = 0
+    for entries in groups:
+        for i, (item, name) in enumerate(entries):
+            sample = ColorSample(item)
+            label = pg.LabelItem(name, color=legend.opts["labelTextColor"], justify="left",
+                                 size=legend.opts["labelTextSize"])
+            sample.sigClicked.connect(legend.sigSampleClicked)
+            legend.items.append((sample, label))
+            r, c = divmod(i, columns)
+            legend.layout.addItem(sample, row + r, 2 * c)
+            legend.layout.addItem(label, row + r, 2 * c + 1)
+        row += -(-len(entries) // columns)
+    legend.updateSize()
+    return columns
 
 
 def swatch(color: QColor) -> _Swatch:

@@ -15,6 +15,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import (
     QComboBox,
+    QGraphicsItem,
     QGraphicsRectItem,
     QHBoxLayout,
     QLabel,
@@ -27,11 +28,11 @@ from engine.pipeline.trace import STALL_CAUSES, Trace
 from engine.timeline import COLOR_MODES, WARP_COLORS, TimelineLayout, layout_trace
 from gui.gantt import colors
 from gui.gantt.bars_item import BarsItem
-from gui.gantt.legend import make_legend, swatch
+from gui.gantt.legend import ENTRY_WIDTH, fill_legend, make_legend, swatch
+from gui.gantt.raster import RasterLayer
 
 HOVER_TOLERANCE_PX = 3.0      # a hover/click this close to a thin bar still hits it
 LEFT_AXIS_WIDTH = 112
-LEGEND_COLUMNS = 6
 
 
 class GanttView(QWidget):
@@ -77,7 +78,8 @@ class GanttView(QWidget):
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(colors.BACKGROUND)
         self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
-        self.legend = make_legend(columns=LEGEND_COLUMNS)
+        self.legend = make_legend()
+        self._legend_columns = 0
         self.graphics.addItem(self.legend, row=1, col=0)
         self._setup_plot()
 
@@ -95,19 +97,25 @@ class GanttView(QWidget):
         vb.disableAutoRange()
         vb.setMenuEnabled(False)
         plot.hideButtons()
-        plot.showGrid(x=True, y=False, alpha=0.15)
+        plot.showGrid(x=False, y=False)
         plot.setLabel("bottom", "cycle")
         for side in ("left", "bottom"):
             axis = plot.getAxis(side)
             axis.setTextPen(colors.FOREGROUND)
             axis.setPen(colors.FOREGROUND)
         plot.getAxis("left").setWidth(LEFT_AXIS_WIDTH)
+        # lane labels and legend only change with the trace: paint them from a pixmap cache, not
+        # from scratch on every pan (text is the slowest thing the raster engine draws)
+        plot.getAxis("left").setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         plot.getAxis("left").setStyle(tickLength=0, textFillLimits=[(0, 1.0)], hideOverlappingLabels=False)
         self._region = pg.LinearRegionItem(movable=False, brush=colors.RANGE_FILL,
                                            pen=pg.mkPen(255, 160, 0, 160))
-        self._region.setZValue(-10)
+        self._region.setZValue(20)          # over the bars (translucent), under highlights
         self._region.hide()
         plot.addItem(self._region, ignoreBounds=True)
+        self._raster = RasterLayer()
+        plot.addItem(self._raster, ignoreBounds=True)
         self._separator = pg.InfiniteLine(angle=0, pen=pg.mkPen("#909090", width=1))
         self._separator.hide()
         plot.addItem(self._separator, ignoreBounds=True)
@@ -161,6 +169,7 @@ class GanttView(QWidget):
         if self._highlight is not None:
             self.plot.removeItem(self._highlight)
         self._data_items, self._stall_items, self._highlight = [], [], None
+        self._raster.set_items([])
         self._highlighted = frozenset()
         self._layout, self._trace, self._names = None, None, []
         self._region.hide()
@@ -342,19 +351,24 @@ class GanttView(QWidget):
             def name_of(k: int) -> str:
                 return classes[k]
         self._data_items = self._split_by_key("issues", colors.data_color, name_of)
+        self._raster.set_items(self._stall_items + self._data_items)
         self._fill_legend()
 
     def _fill_legend(self) -> None:
-        self.legend.clear()
-        for item in self._data_items:
-            self.legend.addItem(item, item.name)
-        # pad the data entries to whole rows so the stall causes start on a row of their own
-        for _ in range(-len(self._data_items) % LEGEND_COLUMNS):
-            self.legend.addItem(swatch(QColor(0, 0, 0, 0)), "")
-        for item in self._stall_items:
-            self.legend.addItem(item, f"stall: {item.name.replace('_', ' ')}")
-        if not self._data_items and not self._stall_items:
-            self.legend.addItem(swatch(QColor("#ffffff")), "empty trace")
+        data = [(item, item.name) for item in self._data_items]
+        stalls = [(item, f"stall: {item.name.replace('_', ' ')}") for item in self._stall_items]
+        if not data and not stalls:
+            data = [(swatch(QColor("#ffffff")), "empty trace")]
+        width = max(self.graphics.width(), 400) - 20
+        self._legend_columns = fill_legend(self.legend, [data, stalls], width)
+        # text is slow to rasterise: keep every legend entry as a cached pixmap
+        for sample, label in self.legend.items:
+            sample.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+            label.item.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        # lay the legend out now: a grab() before the next event loop pass would otherwise
+        # show it at the scene origin, over the chart
+        self.legend.updateSize()
+        self.graphics.ci.layout.activate()
 
     def refresh_lane_ticks(self) -> None:
         """Lane labels on the y axis (thinned out when warp lanes get shorter than a label)."""
@@ -376,6 +390,9 @@ class GanttView(QWidget):
     # ---- mouse --------------------------------------------------------------------------------
     def resizeEvent(self, event: object) -> None:
         super().resizeEvent(event)
+        columns = max(1, int((max(self.graphics.width(), 400) - 20) // ENTRY_WIDTH))
+        if self._layout is not None and columns != self._legend_columns:
+            self._fill_legend()
         if self._layout is not None:
             self.refresh_lane_ticks()
 

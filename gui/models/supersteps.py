@@ -58,13 +58,29 @@ class SuperstepModel(QAbstractItemModel):
         self._shape: tuple = ()
 
     def set_result(self, mb: ManyBspResult | None, state: WorkbenchState) -> None:
+        self.state = state
+        level1 = mb.level1 if mb is not None else []
+        shape = tuple((s.start, s.end, tuple((c.start, c.end) for c in s.children)) for s in level1)
+        if shape == self._shape and self.root.children:
+            # Same supersteps (an edit changed costs, not boundaries): update the numbers in
+            # place, so expansion and selection survive and the instruction rows are not rebuilt.
+            for l1, s in zip(self.root.children, level1, strict=True):
+                l1.values, l1.known, l1.tip = self._level1_values(s, state)
+                for l2, c in zip(l1.children, s.children, strict=True):
+                    l2.values = (_n(c.comp), _n(c.comm), _n(c.ovh), "")
+            last = len(HEADERS) - 1
+            self.dataChanged.emit(self.index(0, 2), self.index(len(level1) - 1, last))
+            for k, l1 in enumerate(self.root.children):
+                if l1.children:
+                    parent = self.index(k, 0)
+                    self.dataChanged.emit(self.index(0, 2, parent),
+                                          self.index(len(l1.children) - 1, last, parent))
+            return
         root = Node("root", "", 0, 0)
         texts = {r.index: r.text for r in mb.rows} if mb is not None else {}
-        for s in mb.level1 if mb is not None else []:
-            known = s.iterations_known or s.index in state.overrides.iterations
-            l1 = Node("level1", f"L1 #{s.index}", s.start, s.end,
-                      (_n(s.comp), _n(s.comm), _n(s.ovh), str(s.iterations)), s.index,
-                      known, s.reason or "", root)
+        for s in level1:
+            values, known, tip = self._level1_values(s, state)
+            l1 = Node("level1", f"L1 #{s.index}", s.start, s.end, values, s.index, known, tip, root)
             root.children.append(l1)
             for c in s.children:
                 l2 = Node("level2", f"L2 #{c.index}", c.start, c.end, (_n(c.comp), _n(c.comm), _n(c.ovh), ""),
@@ -72,29 +88,14 @@ class SuperstepModel(QAbstractItemModel):
                 l1.children.append(l2)
                 for i in range(c.start, c.end + 1):
                     l2.children.append(Node("instruction", f"{i}: {texts.get(i, '')}", i, i, parent=l2))
-        shape = tuple((len(a.children), tuple(len(b.children) for b in a.children)) for a in root.children)
-        self.state = state
-        if shape == self._shape and self.root.children:
-            # Same tree: copy values in place so expansion and selection survive an edit.
-            for old, new in zip(self._walk(self.root), self._walk(root), strict=True):
-                old.values, old.known, old.tip, old.label = new.values, new.known, new.tip, new.label
-            top = len(self.root.children) - 1
-            self.dataChanged.emit(self.index(0, 0), self.index(top, len(HEADERS) - 1))
-            for k, l1 in enumerate(self.root.children):
-                parent = self.index(k, 0)
-                if l1.children:
-                    self.dataChanged.emit(self.index(0, 0, parent),
-                                          self.index(len(l1.children) - 1, len(HEADERS) - 1, parent))
-            return
         self.beginResetModel()
         self.root, self._shape = root, shape
         self.endResetModel()
 
     @staticmethod
-    def _walk(node: Node):
-        for child in node.children:
-            yield child
-            yield from SuperstepModel._walk(child)
+    def _level1_values(s, state: WorkbenchState) -> tuple[tuple[str, str, str, str], bool, str]:  # noqa: ANN001
+        known = s.iterations_known or s.index in state.overrides.iterations
+        return (_n(s.comp), _n(s.comm), _n(s.ovh), str(s.iterations)), known, s.reason or ""
 
     def node(self, index: Index) -> Node:
         return index.internalPointer() if index.isValid() else self.root

@@ -41,8 +41,11 @@ class GanttPanel(QWidget):
         if self.result is not None and self.result.simulation is sim:
             return   # the complete result repeats the partial one's trace: nothing to redraw
         self.result = result
-        self.view.set_trace(sim.trace, result.trace_names, None, float(sim.cycles),
-                            subsystems=result.trace_units)
+        if result.timeline is not None:
+            self.view.set_layout(sim.trace, result.trace_names, result.timeline)   # laid out off-thread
+        else:
+            self.view.set_trace(sim.trace, result.trace_names, None, float(sim.cycles),
+                                subsystems=result.trace_units)
         self.redraws += 1
         self.shown_cycles = float(sim.cycles)
         d = result.description

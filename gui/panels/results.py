@@ -131,35 +131,43 @@ class ResultsPanel(QWidget):
                 head.append(f"<b>{p.model}</b>: {_fmt(p.cycles)} cycles"
                             + (f" ({_fmt(p.microseconds, 2)} µs)" if p.microseconds is not None else ""))
         profile = result.profile.name if result.profile else "?"
-        head.append(f"<small>{profile} at {clock:g} MHz, {result.resident_blocks} blocks/SM, "
-                    f"{result.elapsed_s * 1000:.0f} ms</small>")
+        took = f", computed in {result.elapsed_s * 1000:.0f} ms" if result.complete else ", updating…"
+        head.append(f"<small>{profile} at {clock:g} MHz, {result.resident_blocks} blocks/SM{took}</small>")
         self.headline.setText("<br>".join(head))
 
-        self.table.setRowCount(len(preds))
-        bold = QFont()
-        bold.setBold(True)
-        for k, p in enumerate(preds):
-            err = p.error_percent(measured)
-            cells = [p.model, _fmt(p.cycles), _fmt(p.microseconds, 2),
-                     "" if err is None else f"{err:+.1f} %"]
-            for col, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                if col:
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                if p.model in PRIMARY:
-                    item.setFont(bold)
-                if p.cycles is None and p.note:
-                    item.setToolTip(p.note)
-                    item.setForeground(QColor("#a00"))
-                elif p.note:
-                    item.setToolTip(p.note)
-                self.table.setItem(k, col, item)
+        shown = [self.table.item(k, 0).text() for k in range(self.table.rowCount()) if self.table.item(k, 0)]
+        if not result.complete and all(p.model in shown for p in preds):
+            # A partial result (no peers yet): refresh its rows, keep the others until the
+            # complete result arrives, so the table does not shrink and grow on every edit.
+            for p in preds:
+                self._fill_row(shown.index(p.model), p, measured)
+        else:
+            self.table.setRowCount(len(preds))
+            for k, p in enumerate(preds):
+                self._fill_row(k, p, measured)
         self._show_curves(result)
         self._show_derivation(result)
         lines = [f"[{stage}] {msg}" for stage, msg in result.errors.items()]
         lines += result.warnings
         self.messages.setPlainText("\n".join(lines) if lines else "No warnings.")
         self.tabs.setTabText(2, f"Messages ({len(lines)})" if lines else "Messages")
+
+    def _fill_row(self, k: int, p, measured: float | None) -> None:  # noqa: ANN001 - ModelPrediction
+        err = p.error_percent(measured)
+        cells = [p.model, _fmt(p.cycles), _fmt(p.microseconds, 2), "" if err is None else f"{err:+.1f} %"]
+        bold = QFont()
+        bold.setBold(True)
+        for col, text in enumerate(cells):
+            item = QTableWidgetItem(text)
+            if col:
+                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            if p.model in PRIMARY:
+                item.setFont(bold)
+            if p.cycles is None and p.note:
+                item.setForeground(QColor("#a00"))
+            if p.note:
+                item.setToolTip(p.note)
+            self.table.setItem(k, col, item)
 
     def _show_curves(self, result: WorkbenchResult) -> None:
         self.marker.setValue(result.resident_blocks)

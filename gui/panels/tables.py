@@ -37,9 +37,13 @@ class BlockTableView(QTableView):
         self.customContextMenuRequested.connect(self._menu)
         self.model_.editRejected.connect(self.message)
         self._sized = False
+        self._shown = None
         session.resultChanged.connect(self.show_result)
 
     def show_result(self, result: WorkbenchResult) -> None:
+        if result.manybsp is not None and result.manybsp is self._shown:
+            return   # the complete result repeats the partial one's tables
+        self._shown = result.manybsp
         self.model_.set_result(result.manybsp, result.state)
         if not self._sized and self.model_.rowCount():
             self.resizeColumnsToContents()
@@ -95,9 +99,13 @@ class SuperstepView(QTreeView):
         self.customContextMenuRequested.connect(self._menu)
         self.model_.editRejected.connect(self.message)
         self.selectionModel().currentChanged.connect(self._current_changed)
+        self._shown = None
         session.resultChanged.connect(self.show_result)
 
     def show_result(self, result: WorkbenchResult) -> None:
+        if result.manybsp is not None and result.manybsp is self._shown:
+            return
+        self._shown = result.manybsp
         self.model_.set_result(result.manybsp, result.state)
 
     def _edit_iterations(self, level1: int, count: int | None) -> None:

@@ -1,0 +1,79 @@
+"""Model inputs from a memory report: Many-BSP ``n_ma`` and Pipeline-simulator (λ, Λ)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from engine.memory.patterns import LINE, SECTOR
+from engine.memory.report import MemoryReport
+from engine.units import MemorySpace
+
+
+def n_ma_by_instruction(report: MemoryReport) -> dict[int, int]:
+    """Many-BSP ``n_ma`` of each analysed global access: the 128-byte lines a warp request
+    touches (1 when it fits one line). Lines, not sectors, because 000 counts a coalesced
+    4-byte access as 1 and an 8-byte one as 2: exactly its lines. Unknown accesses are absent
+    (the caller keeps the profile's default)."""
+    return {
+        a.index: max(1, math.ceil(a.lines_per_request - 1e-9))
+        for a in report.accesses
+        if a.space is MemorySpace.GLOBAL and a.lines_per_request is not None
+    }
+
+
+IDEAL_SECTORS = LINE // SECTOR  # a coalesced 4-byte warp access: what a profile's λ is measured on
+
+
+def memory_cost_overrides(report: MemoryReport, profile: Any) -> dict[int, tuple[float, float]]:
+    """(λ, Λ) per analysed access for the Pipeline simulator.
+
+    Global: 001 §6.3 with R = ``dram_ratio`` (the sectors a block's warps share are served by
+    L2), then the request's transactions m = sectors / 4 (at least 1) are charged like 001's
+    excess bytes: λ·m and Λ + (m − 1)·λ. Shared: D = extra wavefronts = mean degree − 1."""
+    out: dict[int, tuple[float, float]] = {}
+    for a in report.accesses:
+        if a.space is MemorySpace.SHARED and a.bank_conflict_mean is not None:
+            out[a.index] = profile.shared_memory_lambdas(max(a.bank_conflict_mean - 1.0, 0.0))
+        elif a.space is MemorySpace.GLOBAL and a.sectors_per_request is not None:
+            lam, Lam = profile.global_memory_lambdas(a.dram_ratio if a.dram_ratio is not None else 1.0)
+            m = max(1.0, a.sectors_per_request / IDEAL_SECTORS)
+            out[a.index] = (lam * m, Lam + (m - 1.0) * lam)
+    return out
+
+
+def executions_per_warp(analysis: Any, index: int) -> int:
+    """How often one warp executes an instruction: the product of its enclosing loops' trip
+    counts (unknown trip counts count once)."""
+    n, cfg = 1, analysis.cfg
+    loop = cfg.loop_of(cfg.block_of(index))
+    while loop is not None:
+        trip = analysis.trip_counts.get(loop.key)
+        n *= trip.value if trip is not None and trip.value is not None else 1
+        loop = cfg.loop_by_header(loop.parent) if loop.parent is not None else None
+    return n
+
+
+def kernel_memory_summary(report: MemoryReport, analysis: Any) -> dict[str, float | None]:
+    """Kernel-wide figures comparable with Nsight Compute's l1tex metrics: global sectors per
+    request of loads and of stores, and shared bank conflicts (extra wavefronts) per request,
+    each weighted by how often every access runs. None where an access of that kind has no
+    pattern (the figure would be a guess)."""
+    def mean(accesses: list[Any], value: Any) -> float | None:
+        if not accesses or any(value(a) is None for a in accesses):
+            return None
+        weights = [executions_per_warp(analysis, a.index) for a in accesses]
+        return sum(w * value(a) for w, a in zip(weights, accesses, strict=True)) / sum(weights)
+
+    def kind(space: MemorySpace, load: bool) -> list[Any]:
+        return [a for a in report.accesses if a.space is space and a.kind == ("load" if load else "store")]
+
+    def conflicts(a: Any) -> float | None:
+        return None if a.bank_conflict_mean is None else a.bank_conflict_mean - 1
+
+    return {
+        "global_load_sectors_per_request": mean(kind(MemorySpace.GLOBAL, True), lambda a: a.sectors_per_request),
+        "global_store_sectors_per_request": mean(kind(MemorySpace.GLOBAL, False), lambda a: a.sectors_per_request),
+        "shared_load_conflicts_per_request": mean(kind(MemorySpace.SHARED, True), conflicts),
+        "shared_store_conflicts_per_request": mean(kind(MemorySpace.SHARED, False), conflicts),
+    }

@@ -1,0 +1,75 @@
+"""The results of the memory analysis: one :class:`AccessInfo` per access, and a display table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.units import MemorySpace
+
+
+@dataclass(frozen=True)
+class AccessInfo:
+    """One global or shared memory instruction. Pattern fields are None when the address is
+    neither affine nor computable per lane, no lane executes the access, or the launch gives
+    no block shape (``unknown_reason`` says which). Means are over the sampled warps, weighted
+    by the blocks/iterations each sample stands for; maxima are over the sampled warps."""
+
+    index: int
+    line: int
+    text: str
+    space: MemorySpace                   # GLOBAL or SHARED (generic accesses resolved)
+    width_bytes: int
+    affine: str | None
+    unknown_reason: str | None = None
+    kind: str = "load"                          # "load", "store" or "atomic"
+    # "affine": lanes enumerated from the affine form; "lanes": the address is integer
+    # arithmetic but not affine (``non_affine`` says where), every lane evaluated exactly;
+    # "": no pattern (``unknown_reason``).
+    method: str = ""
+    non_affine: str | None = None
+    warps_sampled: int = 0
+    sectors_per_request: float | None = None    # mean 32-byte sectors per warp request
+    sectors_max: int | None = None
+    lines_per_request: float | None = None      # mean 128-byte lines per warp request
+    lines_max: int | None = None
+    efficiency: float | None = None             # useful bytes / fetched sector bytes
+    # R estimate (001 §6.3): DRAM bytes / requested sector bytes. Within a block, the distinct
+    # sectors over the Σ of its warps' sectors; times 1/gridDim for every block axis the
+    # address does not depend on (every block along it reads the same data: L2 hits).
+    dram_ratio: float | None = None
+    bank_conflict_degree: int | None = None     # max over sampled warps (1 = conflict-free)
+    bank_conflict_mean: float | None = None
+    active_lanes: float | None = None           # mean active lanes per issued request
+    mask_note: str | None = None                # why every lane was taken as active, if so
+
+
+@dataclass
+class MemoryReport:
+    kernel: str
+    block: tuple[int, int, int] | None
+    accesses: list[AccessInfo]
+    assumptions: list[str] = field(default_factory=list)
+
+    def by_index(self) -> dict[int, AccessInfo]:
+        return {a.index: a for a in self.accesses}
+
+
+def memory_table(report: MemoryReport) -> list[dict[str, Any]]:
+    """One display row per access (plain values, rounded for reading)."""
+    def r(x: float | None) -> float | None:
+        return None if x is None else round(x, 3)
+
+    return [
+        {
+            "index": a.index, "line": a.line, "instruction": a.text, "space": a.space.value, "kind": a.kind,
+            "width": a.width_bytes, "address": a.affine or ("non-affine" if a.method else "?"),
+            "sectors/req": r(a.sectors_per_request), "lines/req": r(a.lines_per_request),
+            "efficiency": r(a.efficiency), "R": r(a.dram_ratio),
+            "bank conflicts": a.bank_conflict_degree, "active lanes": r(a.active_lanes),
+            "method": a.method, "note": "; ".join(filter(None, (
+                a.unknown_reason, f"not affine ({a.non_affine}): lanes evaluated" if a.non_affine else None,
+                a.mask_note))),
+        }
+        for a in report.accesses
+    ]

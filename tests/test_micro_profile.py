@@ -1,0 +1,118 @@
+"""The measured H100 profile against the raw microbenchmark results it was made from.
+
+``bench/micro/results/h100-2026-11-22`` holds two independent runs of ``bench/micro/micro.cu``
+on the lent H100 (``run1.csv``, ``run2.csv``). Every figure ``profiles/h100.toml`` uses must
+agree within 5% between the runs, and the profile must be exactly what
+``bench/micro/make_profile.py`` writes from those files.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.profiles import load_profile
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "bench" / "micro" / "make_profile.py"
+TOLERANCE_PCT = 5.0
+
+# Figures whose two runs differ by more than 5%, with the reason. Strict xfail: when a new
+# measurement agrees, the test fails until the entry is removed.
+KNOWN_VARIABLE = {
+    "launch.warp_lnch_ovh": (
+        "a slope of 2-3 cycles per warp fitted through per-block wave costs of 153-178 cycles: "
+        "the 1024-thread point alone moves by 2.7% between runs (event timing of empty kernels), "
+        "which moves the slope by ~20%; block_lnch_ovh, the intercept, agrees within 1%"
+    ),
+}
+
+
+def _make_profile():
+    spec = importlib.util.spec_from_file_location("make_profile", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("make_profile", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+MP = _make_profile()
+FIGURES = MP.derive(MP.DEFAULT_RESULTS)
+
+
+def test_two_runs_of_the_h100_are_stored():
+    results = MP.DEFAULT_RESULTS
+    for name in ("run1.csv", "run2.csv", "env.txt", "sass_summary.txt"):
+        assert (results / name).is_file(), name
+    env = (results / "env.txt").read_text()
+    assert "H100" in env and "Driver" in env
+    run1 = MP.load_run(results / "run1.csv")
+    run2 = MP.load_run(results / "run2.csv")
+    assert run1.keys() == run2.keys()
+    assert len(FIGURES) > 60
+
+
+def _agreement_params():
+    for key, fig in FIGURES.items():
+        marks = []
+        if key in KNOWN_VARIABLE:
+            marks = [pytest.mark.xfail(strict=True, reason=KNOWN_VARIABLE[key])]
+        yield pytest.param(fig, id=key, marks=marks)
+
+
+@pytest.mark.parametrize("fig", list(_agreement_params()))
+def test_runs_agree_within_five_percent(fig):
+    assert abs(fig.diff_pct) <= TOLERANCE_PCT, f"{fig.key}: {fig.run1} vs {fig.run2} ({fig.diff_pct:+.2f}%)"
+
+
+def test_profile_is_what_make_profile_writes(tmp_path):
+    out = tmp_path / "h100.toml"
+    assert MP.main([str(MP.DEFAULT_RESULTS), "-o", str(out)]) == 0
+    shipped = (ROOT / "profiles" / "h100.toml").read_text(encoding="utf-8")
+    assert out.read_text(encoding="utf-8") == shipped, "regenerate: .venv/bin/python bench/micro/make_profile.py"
+    load_profile(out)  # and it validates
+
+
+def test_profile_numbers_are_the_measured_means():
+    h100 = load_profile("h100")
+    value = {k: f.value for k, f in FIGURES.items()}
+    m = h100.pipeline.memory
+    assert h100.pipeline.issue_limit == value["issue_limit"]
+    assert h100.pipeline.lambda_alu == value["fma_f32.lam"]
+    assert h100.pipeline.lambda_sfu == value["ex2_approx_ftz.lam"]
+    assert (m["dram_lam"], m["dram_Lam"]) == (value["dram_read.lam"], value["dram.Lam"])
+    assert (m["l2_lam"], m["l2_Lam"]) == (value["l2_read.lam"], value["l2.Lam"])
+    assert (m["shared_lam"], m["shared_Lam"]) == (value["ld_shared.lam"], value["ld_shared.Lam"])
+    assert h100.manybsp.mem_lat == value["dram.Lam"]
+    assert h100.manybsp.block_lnch_ovh == value["launch.block_lnch_ovh"]
+    assert dict(h100.manybsp.barrier_overhead) == {nt: value[f"bar.{nt}"] for nt in MP.BAR_SIZES}
+    checks = {
+        "fma.rn.f32": "fma_f32", "add.f32": "add_f32", "mul.rn.f32": "mul_f32", "fma.rn.f64": "fma_f64",
+        "add.s32": "add_s32", "mul.lo.u32": "mul_s32", "mad.lo.s32": "mad_s32",
+        "cvt.rn.f32.s32": "cvt_f32_s32", "cvt.rzi.s32.f32": "cvt_s32_f32", "cvt.f64.f32": "cvt_f64_f32",
+        "sin.approx.f32": "sin_approx", "ex2.approx.ftz.f32": "ex2_approx_ftz",
+        "rcp.approx.ftz.f32": "rcp_approx_ftz", "rsqrt.approx.f32": "rsqrt_approx",
+        "div.rn.f32": "div_rn_f32", "div.full.f32": "div_full_f32", "div.rn.f64": "div_rn_f64",
+        "ld.shared.u32": "ld_shared",
+    }
+    from engine.units import Unit
+
+    for opcode, key in checks.items():
+        cost = h100.cost_for_opcode(opcode, Unit.ALU)
+        assert not cost.is_default, opcode
+        assert (cost.lam, cost.Lam, cost.lat_comp) == (value[f"{key}.lam"], value[f"{key}.Lam"], value[f"{key}.Lam"])
+        assert cost.T == pytest.approx(32 / (cost.lam * 4), abs=0.051)  # T = warp_size / (λ · n_ws)
+        assert "bench/micro/results/h100-2026-11-22" in cost.source
+
+
+def test_costs_name_their_measurement_or_say_they_are_not_measured():
+    h100 = load_profile("h100")
+    for spec in h100.units.values():
+        assert "measured: bench/micro/results/" in spec.source or "not measured" in spec.source
+    for rule in h100.rules:
+        assert "measured: bench/micro/results/" in rule.source, rule.pattern.text
+    assert "measured: bench/micro/results/" in h100.pipeline.source
+    assert "NOT measured" in h100.manybsp.source  # mu

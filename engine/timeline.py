@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 from engine.pipeline.trace import STALL_CAUSES, Trace
 
@@ -38,6 +39,8 @@ ISSUE_LANE_HEIGHT = 1.5
 SUBSYSTEM_LANE_HEIGHT = 2.0
 WARP_LANE_HEIGHT = 1.0
 GROUP_GAP = 0.5
+ISSUE_SUB_ROWS = 4        # NVIDIA SMs issue up to 4 instructions a cycle (one per scheduler)
+SUBSYSTEM_SUB_ROWS = 8    # in-flight instructions of one unit shown side by side, up to 8
 _SLOT_DROPPED = (STALL_CAUSES.index("not_resident"), STALL_CAUSES.index("finished"))
 
 # Display names of the subsystem names the simulator and profiles use (engine.units.Unit values
@@ -86,6 +89,8 @@ class Lane:
     x1: np.ndarray            # float64 end cycle
     warps: tuple[int, ...] = ()   # warp lanes: the warps drawn here
     subsystem: int = -1           # subsystem lanes: the trace's subsystem index
+    sub_rows: int = 1             # bars of overlapping lanes are spread over this many rows
+    sub_row: np.ndarray | None = None   # int8 row of each bar (None: all in one row)
     _cummax: np.ndarray | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
@@ -98,6 +103,12 @@ class Lane:
         if self._cummax is None:
             self._cummax = np.maximum.accumulate(self.x1) if len(self.x1) else self.x1
         return self._cummax
+
+    def bar_band(self, i: int) -> tuple[float, float]:
+        """Top and height (layout units) of the row bar ``i`` is drawn in."""
+        h = self.height / self.sub_rows
+        r = 0 if self.sub_row is None else int(self.sub_row[i])
+        return self.y + r * h, h
 
     def visible(self, x_min: float, x_max: float) -> slice:
         """Index range of the bars that may intersect [x_min, x_max]."""
@@ -132,20 +143,53 @@ class TimelineLayout:
                 return i
         return None
 
-    def bar_at(self, lane_index: int, x: float, tolerance: float = 0.0) -> int | None:
+    def bar_at(self, lane_index: int, x: float, tolerance: float = 0.0,
+               y: float | None = None) -> int | None:
         """Index (into the lane's arrays) of the bar under ``x``: the topmost (last drawn) bar
-        that contains it, else the nearest within ``tolerance`` cycles."""
+        that contains it, else the nearest within ``tolerance`` cycles. With ``y`` and a lane of
+        several rows, only bars of the row at ``y`` count."""
         lane = self.lanes[lane_index]
         window = lane.visible(x - tolerance, x + tolerance)
         if window.stop <= window.start:
             return None
-        x0, x1 = lane.x0[window], lane.x1[window]
+        candidates = np.arange(window.start, window.stop)
+        if y is not None and lane.sub_row is not None:
+            r = min(max(int((y - lane.y) / lane.height * lane.sub_rows), 0), lane.sub_rows - 1)
+            candidates = candidates[lane.sub_row[window] == r]
+            if not len(candidates):
+                return None
+        x0, x1 = lane.x0[candidates], lane.x1[candidates]
         inside = np.flatnonzero((x0 <= x) & (x <= x1))
         if len(inside):
-            return window.start + int(inside[-1])
+            return int(candidates[inside[-1]])
         distance = np.maximum(x0 - x, x - x1)
         best = int(np.argmin(distance))
-        return window.start + best if distance[best] <= tolerance else None
+        return int(candidates[best]) if distance[best] <= tolerance else None
+
+
+@njit(cache=True)
+def _pack_rows_core(x0: np.ndarray, x1: np.ndarray, rows: int) -> np.ndarray:  # pragma: no cover
+    out = np.zeros(len(x0), np.int8)
+    end = np.full(rows, -np.inf)
+    for i in range(len(x0)):
+        best = 0
+        for r in range(rows):
+            if end[r] <= x0[i]:
+                best = r
+                break
+            if end[r] < end[best]:
+                best = r
+        out[i] = best
+        end[best] = max(end[best], x1[i])
+    return out
+
+
+def pack_rows(x0: np.ndarray, x1: np.ndarray, rows: int) -> np.ndarray:
+    """Row (0..rows-1) per bar, bars sorted by x0: the lowest row free at the bar's start, else
+    the row that frees up first (overlap only when more than ``rows`` bars are in flight)."""
+    if not len(x0):
+        return np.zeros(0, np.int8)
+    return _pack_rows_core(np.ascontiguousarray(x0, np.float64), np.ascontiguousarray(x1, np.float64), rows)
 
 
 def _class_table(names: Sequence[str]) -> tuple[list[str], np.ndarray]:
@@ -236,14 +280,17 @@ def layout_trace(trace: Trace, names: Sequence[str], units: Sequence[str] | None
     lanes: list[Lane] = []
     y = 0.0
     all_rows = np.arange(len(issues), dtype=np.int64)
-    lanes.append(Lane("issue slots", "issue", "issues", y, ISSUE_LANE_HEIGHT, all_rows,
-                      issues["issue"].astype(np.float64), issues["issue"] + 1.0))
+    issue_x0 = issues["issue"].astype(np.float64)
+    lanes.append(Lane("issue slots", "issue", "issues", y, ISSUE_LANE_HEIGHT, all_rows, issue_x0,
+                      issue_x0 + 1.0, sub_rows=ISSUE_SUB_ROWS,
+                      sub_row=pack_rows(issue_x0, issue_x0 + 1.0, ISSUE_SUB_ROWS)))
     y += ISSUE_LANE_HEIGHT
     per_sub = _lanes_from(issues["subsystem"].astype(np.int64), len(subs), issues["issue"],
                           issues["complete"], all_rows)
     for k, (rows, x0, x1) in enumerate(per_sub):
         lanes.append(Lane(subsystem_label(subs[k]), "subsystem", "issues", y, SUBSYSTEM_LANE_HEIGHT,
-                          rows, x0, x1, subsystem=k))
+                          rows, x0, x1, subsystem=k, sub_rows=SUBSYSTEM_SUB_ROWS,
+                          sub_row=pack_rows(x0, x1, SUBSYSTEM_SUB_ROWS)))
         y += SUBSYSTEM_LANE_HEIGHT
     y += GROUP_GAP
 

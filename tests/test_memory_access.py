@@ -71,9 +71,20 @@ def test_copy_affine_forms() -> None:
 
 
 def test_offset_copy_neighbouring_warps_share_the_extra_sector() -> None:
-    # 8 warps x 4 sectors + 1 spill-over sector are distinct; the 8 extra sectors are reused.
+    # A block's 8 warps request 8 x 5 sectors of which 33 are distinct, and the next block
+    # reads the last of those 33 again: 32 new sectors per 40 requested, as measured (0.800).
     (load,) = pick(sample_report("copy", "offset1"), MemorySpace.GLOBAL, True)
-    assert load.dram_ratio == pytest.approx(33 / 40)
+    assert load.dram_ratio == pytest.approx(32 / 40)
+
+
+def test_reuse_between_instructions_and_arrays() -> None:
+    # knn reads GeoPoint.lat then .lng (8-byte stride): the second load finds its sectors cached
+    lat, lng = pick(sample_report("knn", "case"), MemorySpace.GLOBAL, True)
+    assert (lat.dram_ratio, lng.dram_ratio) == (1.0, pytest.approx(0, abs=1e-6))
+    # HotSpot's temperature and power tiles are different arrays: no sharing between them, but
+    # each overlaps the next block's tile (stride 12 of 16 rows and 48 of 64 bytes per row)
+    temp, power = pick(sample_report("hotspot", "case"), MemorySpace.GLOBAL, True)
+    assert temp.dram_ratio == power.dram_ratio == pytest.approx(0.364, abs=0.005)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -524,7 +535,7 @@ def test_sector_counts_match_nsight_compute_on_h100() -> None:
     metrics: dict[int, dict[str, float]] = {}
     for r in csv.DictReader(line for line in open(measured_dir / "ncu_memory.csv") if line.startswith('"')):
         metrics.setdefault(int(r["ID"]), {})[r["Metric Name"]] = float(r["Metric Value"].replace(",", ""))
-    compared = 0
+    compared = r_compared = 0
     for i, key in enumerate(keys):
         name, launch_name = key.split("/")
         lf = load_launch_file(SAMPLES / f"{name}.launch.toml")
@@ -550,7 +561,19 @@ def test_sector_counts_match_nsight_compute_on_h100() -> None:
             conflicts = metrics[i]["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"]
             assert predicted == pytest.approx(conflicts / shared_loads, abs=0.3), key
             compared += 1
-    assert compared >= 60
+        # R: DRAM bytes read / global-load sector bytes, where every load has a pattern
+        loads = pick(report, MemorySpace.GLOBAL, True)
+        if loads and all(a.dram_ratio is not None for a in loads) and name != "floyd_warshall":
+            requested = [executions_per_warp(analysis, a.index) * a.sectors_per_request for a in loads]
+            r = sum(q * a.dram_ratio for q, a in zip(requested, loads, strict=True)) / sum(requested)
+            measured = metrics[i]["dram__bytes_read.sum"] / (
+                32 * metrics[i]["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"])
+            if name == "transpose" and launch_name == "naive":
+                assert r == 1 and measured > 1  # DRAM reads beyond the loads: not modelled
+            else:
+                assert r == pytest.approx(measured, abs=0.05), key
+            r_compared += 1
+    assert compared >= 60 and r_compared >= 15
 
 
 def _summary(report: MemoryReport) -> list[tuple[object, ...]]:

@@ -88,3 +88,64 @@ def test_memory_mapper_g_changes_memory_costs_only(mm) -> None:
     assert changed and all(base.instructions[i].memory for i in changed)
     shared = [i for i in changed if "shared" in base.instructions[i].name]
     assert shared and all(conflicted.instructions[i].lam > base.instructions[i].lam for i in shared)
+
+
+BRANCHY_PTX = """
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry k(
+	.param .u64 k_param_0,
+	.param .u32 k_param_1
+)
+{
+	.reg .pred 	%p<4>;
+	.reg .b32 	%r<8>;
+	.reg .f32 	%f<4>;
+	.reg .b64 	%rd<4>;
+
+	ld.param.u64 	%rd1, [k_param_0];
+	ld.param.u32 	%r1, [k_param_1];
+	cvta.to.global.u64 	%rd2, %rd1;
+	mov.u32 	%r2, 0;
+	mov.f32 	%f1, 0f00000000;
+	setp.gt.s32 	%p3, %r1, 100;
+	@%p3 bra 	$L__end;
+$L__loop:
+	ld.global.f32 	%f2, [%rd2];
+	setp.gt.f32 	%p1, %f2, 0f3F000000;
+	@%p1 bra 	$L__skip;
+	add.f32 	%f1, %f1, %f2;
+	mul.f32 	%f1, %f1, %f2;
+$L__skip:
+	add.s32 	%r2, %r2, 1;
+	setp.lt.s32 	%p2, %r2, %r1;
+	@%p2 bra 	$L__loop;
+$L__end:
+	st.global.f32 	[%rd2], %f1;
+	ret;
+}
+"""
+
+
+def test_branches_uniform_resolved_and_data_dependent_split_by_probability() -> None:
+    from engine.launch import Launch
+    from engine.ptx import parse_ptx
+
+    module = parse_ptx(BRANCHY_PTX)
+    profile = load_profile("h100")
+    small = Launch(grid=(1, 1, 1), block=(32, 1, 1), args={1: 8})
+    d = describe_kernel(module, "k", profile, small)
+    loops = [node for node in d.paths[0] if isinstance(node, Loop)]
+    assert [loop.count for loop in loops] == [4, 4]            # default p = 0.5 of 8 iterations
+    branch = next(i for i, x in enumerate(d.instructions) if "$L__skip" in x.name)
+    d = describe_kernel(module, "k", profile, small,
+                        overrides=PipelineOverrides(branch_probability={branch: 0.25}))
+    loops = [node for node in d.paths[0] if isinstance(node, Loop)]
+    sizes = sorted((loop.count, sum(len(r.instructions) for r in loop.body)) for loop in loops)
+    assert [count for count, _ in sizes] == [2, 6]
+    assert sizes[0][1] < sizes[1][1]                            # the 2 taken iterations skip the body
+    # n = 200 > 100: the uniform guard skips the loop, decided from the argument value
+    big = Launch(grid=(1, 1, 1), block=(32, 1, 1), args={1: 200})
+    assert not any(isinstance(node, Loop) for node in describe_kernel(module, "k", profile, big).paths[0])

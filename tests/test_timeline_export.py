@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +13,14 @@ import pytest
 from engine.pipeline.examples import example_kernel, tiled_mm_kernel
 from engine.pipeline.simulator import simulate
 from engine.pipeline.trace import STALL_CAUSES
-from engine.timeline import export_chrome_trace, export_trace_csv, instruction_class, layout_trace, subsystem_names
+from engine.timeline import (
+    export_chrome_trace,
+    export_trace_csv,
+    instruction_class,
+    layout_trace,
+    subsystem_label,
+    subsystem_names,
+)
 
 
 @pytest.fixture(scope="module")
@@ -158,3 +166,27 @@ def test_chrome_trace_loads_and_nests(tiled, tmp_path):
         rec = trace.issues[e["args"]["row"]]
         assert e["ts"] == rec["issue"] and e["ts"] + e["dur"] == pytest.approx(rec["complete"])
         assert e["name"] == names[rec["instr"]] and e["args"]["warp"] == rec["warp"]
+
+
+def test_real_ptx_kernel_trace(tmp_path):
+    """The PTX front end's trace (tiled matrix multiply sample on the H100 profile) lays out and
+    exports like the hand-built ones, with PTX text as instruction names."""
+    from engine.launch import load_launch_file
+    from engine.pipeline import simulate_kernel
+    from engine.profiles import load_profile
+    from engine.ptx import load_ptx
+
+    samples = Path(__file__).resolve().parents[1] / "samples"
+    launch = load_launch_file(samples / "mm.launch.toml").get("case")
+    r = simulate_kernel(load_ptx(samples / "ptx" / "mm.sm_90.ptx"), launch.kernel, load_profile("h100"), launch)
+    d = r.description
+    names = [i.name for i in d.instructions]
+    layout = layout_trace(r.trace, names, cycles=float(r.cycles), subsystems=d.subsystems)
+    labels = [ln.label for ln in layout.lanes if ln.kind == "subsystem"]
+    assert {"alu", "ldst", "barrier"} <= set(d.subsystems)
+    assert labels == [subsystem_label(s) for s in d.subsystems] and "LDST / memory" in labels
+    assert {"ld.shared", "fma", "ld.param"} <= set(layout.classes)
+    assert any(instruction_class(n) == "bar" for n in names)          # bar.sync of the tile loop
+    assert sum(len(ln) for ln in layout.lanes if ln.kind == "subsystem") == len(r.trace.issues)
+    assert export_trace_csv(r.trace, tmp_path / "mm.csv", names, d.subsystems) == \
+        len(r.trace.issues) + len(r.trace.stalls)

@@ -212,6 +212,27 @@ def _fmt(x: float) -> str:
     return repr(float(x))
 
 
+class _Used(dict):
+    """A dict that remembers which keys were read: the figures the profile uses."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.used: set[str] = set()
+
+    def __getitem__(self, key: str) -> float:
+        self.used.add(key)
+        return super().__getitem__(key)
+
+
+USED: set[str] = set()  # filled by render(): the keys of the figures the profile uses
+
+
+def used_figures(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS) -> set[str]:
+    """The keys of the figures that the rendered profile contains."""
+    render(fig, results)
+    return set(USED)
+
+
 def _T(lam: float) -> float:
     return round(WARP_SIZE / (lam * N_WS), DIGITS["T"])
 
@@ -223,7 +244,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS) -> str:
     except ValueError:
         where = results.as_posix()
     runs = f"{where}/run{{1,2}}.csv"
-    v = {k: f.value for k, f in fig.items()}
+    v = _Used({k: f.value for k, f in fig.items()})
 
     def src(*keys: str) -> str:
         rows = "; ".join(fig[k].what for k in keys)
@@ -317,11 +338,13 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS) -> str:
     w(f"l2_Lam = {_fmt(v['l2.Lam'])}")
     w(f"shared_lam = {_fmt(v['ld_shared.lam'])}")
     w(f"shared_Lam = {_fmt(v['ld_shared.Lam'])}")
-    w("# local: a thread's own small stack array, L1-resident (spills that miss L1 cost the L2/DRAM figures)")
+    w("# local: Λ = chase in one thread's 2 KB stack array (L1 hit); λ = 64 warps/SM each reading its")
+    w("# own 256 B per thread (512 KB per SM, twice L1): the rate of heavy spilling, served from L2.")
     w(f"local_lam = {_fmt(v['ld_local.lam'])}")
     w(f"local_Lam = {_fmt(v['ld_local.Lam'])}")
     w(f'source = "global/dram {src("dram_read.lam", "dram.Lam")}; l2 {src("l2_read.lam", "l2.Lam")}; '
-      f'shared {src("ld_shared.lam", "ld_shared.Lam")}; local (L1 hits) {src("ld_local.lam", "ld_local.Lam")}"')
+      f'shared {src("ld_shared.lam", "ld_shared.Lam")}; local {src("ld_local.lam", "ld_local.Lam")}: '
+      f'Λ an L1 hit, λ with 512 KB of local data per SM (more than L1)"')
     w("")
     w("# Per-instruction rules, each measured by its own chain (Λ) and its own 64-warp stream (λ).")
     rules = [
@@ -417,6 +440,8 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS) -> str:
     w(SOURCES.format(
         clock=_fmt(v["sm_clock_mhz"]), where=runs,
         read=_fmt(round(v["dram_read.gbps"])), write=_fmt(round(v["dram_write.gbps"]))).rstrip("\n"))
+    USED.clear()
+    USED.update(v.used)
     return "\n".join(out) + "\n"
 
 

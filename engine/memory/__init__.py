@@ -122,6 +122,7 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
     lanes = (_LaneCache(evaluator, values, threads, layout, analysis, frozenset(pointer_params))
              if threads is not None else None)
     accesses: list[AccessInfo] = []
+    footprints: list[tuple[int, Affine | None, Instruction, Operand, int]] = []
     for instr in function.instructions:
         c = analysis.classifications[instr.index]
         if instr.opcode not in _OPCODES or not (c.is_load or c.is_store or c.is_atomic):
@@ -162,10 +163,13 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         shared_by = _blocks_sharing(form, values.grid) if form is not None else 1
         if space is MemorySpace.GLOBAL:
             # divide by the sharing factor below: 1 / Π(1 − overlap with the next block)
-            shared_by /= _neighbour_overlap(lanes, form, instr, operand, ctxs[0][0], c.width_bytes,
-                                            values.grid)
+            shared_by /= _neighbour_overlap(lanes, form, instr, operand, ctxs, c.width_bytes, values.grid)
         accesses.append(_pattern(_with(info, mask_note=mask_note), sets, masks, [w for _, w in ctxs],
                                  c.width_bytes, shared_by))
+        if space is MemorySpace.GLOBAL and accesses[-1].dram_ratio is not None:
+            footprints.append((len(accesses) - 1, form, instr, operand, c.width_bytes))
+    if lanes is not None:
+        _share_between_instructions(accesses, footprints, lanes, analysis, values)
     assumptions = [
         f"pointer arguments are {POINTER_ALIGN}-byte aligned (cudaMalloc); their value is taken as 0",
         "shared variables are laid out in declaration order with their alignment, from offset 0",
@@ -195,25 +199,57 @@ def _uniform_atoms(analysis: KernelAnalysis, index: int) -> list[str]:
     return atoms
 
 
+def _share_between_instructions(accesses: list[AccessInfo],
+                                footprints: list[tuple[int, Affine | None, Instruction, Operand, int]],
+                                lanes: _LaneCache, analysis: KernelAnalysis, values: LaunchValues) -> None:
+    """Scale R by the share of each access's sectors that no earlier access of the same kind
+    (loads, stores) in the same loop touched in the same block: a struct's second field, a
+    stencil's other neighbours, hit in L1/L2. Judged in one interior context (block 1 along
+    each axis, first iteration)."""
+    context = {f"ctaid.{axis}": min(1, (values.grid[k] if values.grid else 1) - 1)
+               for k, axis in enumerate("xyz")}
+    seen: dict[tuple[str, str | None], set[int]] = {}
+    for position, form, instr, operand, width in footprints:
+        info = accesses[position]
+        if info.kind == "atomic" or info.dram_ratio is None:
+            continue
+        try:
+            here = _block_sectors(lanes, form, instr, operand, context, width)
+        except (LaneError, RecursionError):
+            continue
+        group = seen.setdefault((info.kind, analysis.loop_key_of(instr.index)), set())
+        if here:
+            new = len(here - group) / len(here)
+            accesses[position] = _with(info, dram_ratio=info.dram_ratio * max(new, 1e-9))
+        group |= here
+
+
 def _neighbour_overlap(lanes: _LaneCache, form: Affine | None, instr: Instruction, operand: Operand,
-                       context: dict[str, int], width: int, grid: tuple[int, int, int] | None) -> float:
+                       ctxs: list[tuple[dict[str, int], float]], width: int,
+                       grid: tuple[int, int, int] | None) -> float:
     """Π over the block axes the address moves with of (1 − f), f = the share of a block's
     sectors that the next block along that axis touches too (overlapping halos, misaligned
-    tiles): in a steady stream of blocks those are L2 hits. 1 when it cannot be told."""
+    tiles): in a stream of blocks those are L2 hits. f is averaged over the sampled contexts,
+    since it changes with the block's alignment. 1 when it cannot be told."""
     if grid is None:
         return 1.0
     factor = 1.0
     try:
-        here = _block_sectors(lanes, form, instr, operand, context, width)
         for k, axis in enumerate("xyz"):
             atom = f"ctaid.{axis}"
             if grid[k] < 2 or (form is not None and not form.coeffs.get(atom)):
                 continue
-            at = context.get(atom, 0)
-            neighbour = {**context, atom: at + 1 if at + 1 < grid[k] else at - 1}
-            there = _block_sectors(lanes, form, instr, operand, neighbour, width)
-            if here:
-                factor *= 1.0 - len(here & there) / len(here)
+            kept, total = 0.0, 0.0
+            for context, weight in ctxs:
+                here = _block_sectors(lanes, form, instr, operand, context, width)
+                at = context.get(atom, 0)
+                neighbour = {**context, atom: at + 1 if at + 1 < grid[k] else at - 1}
+                if here:
+                    there = _block_sectors(lanes, form, instr, operand, neighbour, width)
+                    kept += weight * len(here - there) / len(here)
+                    total += weight
+            if total:
+                factor *= kept / total
     except (LaneError, RecursionError):
         return 1.0
     return max(factor, 1e-9)

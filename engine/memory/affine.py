@@ -19,6 +19,7 @@ kernels do not overflow, and modelling the wrap would make every form non-affine
 from __future__ import annotations
 
 import itertools
+import zlib
 from dataclasses import dataclass
 
 from engine.analysis import KernelAnalysis
@@ -331,6 +332,17 @@ class AddressEvaluator:
             return Unknown(f"argument {index} ({param.name}) is not an integer")
         types = _types(instr)
         return Affine(int(as_type(value, types[-1] if types else None)))
+
+
+def base_address(atom: str) -> int:
+    """Where lane enumeration places an unvalued pointer argument or a global variable:
+    a distinct 2^40-aligned base each, so that different arrays never share a sector (and any
+    multiple of 256 leaves sector, line and bank counts unchanged)."""
+    if atom.startswith("param") and atom[5:].isdigit():
+        return (int(atom[5:]) + 1) << 40
+    if atom.startswith("&"):
+        return (1024 + zlib.crc32(atom.encode()) % 1024) << 40
+    return 0
 
 
 def iteration_atom(loop: Loop) -> str:

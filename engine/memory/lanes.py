@@ -17,7 +17,7 @@ import numpy as np
 
 from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.values import LaunchValues, as_type
-from engine.memory.affine import AddressEvaluator, Affine, Unknown, iteration_atom
+from engine.memory.affine import AddressEvaluator, Affine, Unknown, base_address, iteration_atom
 from engine.memory.control import Dependence
 from engine.ptx.model import Instruction, Operand
 
@@ -103,11 +103,11 @@ class LaneEvaluator:
             if a in self.threads:
                 out = out + int64(c) * self.threads[a]
             elif a.startswith("&"):
-                out = out + int64(c * self.layout.get(a[1:], 0))
+                out = out + int64(c * self.layout.get(a[1:], base_address(a)))
             else:
                 if a.startswith("param") and (self.strict or a not in self.pointers):
                     raise LaneError(f"argument {a[5:]} has no value in the launch")
-                out = out + int64(c * self.context.get(a, 0))
+                out = out + int64(c * self.context.get(a, base_address(a)))
         return out
 
     def register(self, register: str, at: int) -> np.ndarray:

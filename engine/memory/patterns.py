@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.memory.affine import Affine
+from engine.memory.affine import Affine, base_address
 
 WARP = 32
 SECTOR = 32        # bytes: the L1/L2 transaction unit
@@ -102,11 +102,12 @@ def contexts(atoms: list[str], samples: Mapping[str, tuple[Sample, ...]]) -> lis
 
 
 def affine_addresses(form: Affine, threads: dict[str, np.ndarray], context: dict[str, int]) -> np.ndarray:
-    """Every thread's address in one context (uniform atoms from ``context``, else 0)."""
+    """Every thread's address in one context (uniform atoms from ``context``; pointers and
+    global variables at their ``base_address``; anything else 0)."""
     n = len(threads["tid.x"])
     addr = np.full(n, _int64(form.const), dtype=np.int64)
     for a, c in form.terms:
-        addr += _int64(c) * threads[a] if a in threads else _int64(c * context.get(a, 0))
+        addr += _int64(c) * threads[a] if a in threads else _int64(c * context.get(a, base_address(a)))
     return addr
 
 

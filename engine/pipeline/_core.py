@@ -150,7 +150,7 @@ B_BLOCK, B_FINISHED, B_ARRIVED, B_BARMAX, B_LASTC, B_START, B_ORDER, B_ORDER_COP
     B_MASK = range(10)
 N_BLOCK_FIELDS = 10
 
-# per-slot state: one row of an int64 matrix per slot (a slot's fields share two cache lines), so helpers take one argument for all of it
+# per-slot state: rows of one int64 matrix, so helpers take one argument for all of it
 F_STATE, F_GID, F_PC, F_POS, F_SP, F_NEXT, F_UNIT, F_READY, F_DCAUSE, F_GAP, F_EARLIEST, F_FAIL, \
     F_LASTC, F_AWAKE, F_BSLOT = range(15)
 N_FIELDS = 15
@@ -159,9 +159,9 @@ N_FIELDS = 15
 @njit(cache=True, error_model="numpy", inline="always", _nrt=False)
 def _wake(ss, s, t, sub_free, slot_mask, blk_mask, unit_blocks, unit_awake, wpb, nsub):
     """Slot ``s`` may issue from now on: mark it among the candidates of its block and unit."""
-    u = ss[s, F_UNIT]
-    b = ss[s, F_BSLOT]  # a table look-up: integer division is the slowest thing in the loop
-    ss[s, F_AWAKE] = 1
+    u = ss[F_UNIT, s]
+    b = ss[F_BSLOT, s]  # a table look-up: integer division is the slowest thing in the loop
+    ss[F_AWAKE, s] = 1
     slot_mask[b * nsub + u] |= np.int64(1) << (s - b * wpb)
     blk_mask[b] |= np.int64(1) << u
     unit_blocks[u] |= np.int64(1) << b
@@ -206,9 +206,9 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
     # counting (_nrt=False), which otherwise costs an atomic operation per array use
     ss = work_slots
     s_stack = work_stack
-    s_pc = ss[:, F_PC]
-    s_pos = ss[:, F_POS]
-    s_sp = ss[:, F_SP]
+    s_pc = ss[F_PC]
+    s_pos = ss[F_POS]
+    s_sp = ss[F_SP]
     done = work_done
     heap_t = work_heap[0]
     heap_s = work_heap[1]
@@ -232,7 +232,7 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
         b_block[b] = -1
         border[b] = b
         for wi in range(wpb):
-            ss[b * wpb + wi, F_BSLOT] = b
+            ss[F_BSLOT, b * wpb + wi] = b
 
     n_issued = 0
     rounds = 0
@@ -273,35 +273,35 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                 b_lastc[b] = 0
                 for wi in range(wpb):
                     w = b * wpb + wi
-                    ss[w, F_GID] = next_block * wpb + wi
-                    ss[w, F_STATE] = ACTIVE
+                    ss[F_GID, w] = next_block * wpb + wi
+                    ss[F_STATE, w] = ACTIVE
                     s_pc[w] = path_start[warp_path[wi]]
                     s_pos[w] = 0
                     s_sp[w] = 0
-                    ss[w, F_LASTC] = 0
-                    ss[w, F_GAP] = start + wi * wovh
-                    ss[w, F_AWAKE] = 0
+                    ss[F_LASTC, w] = 0
+                    ss[F_GAP, w] = start + wi * wovh
+                    ss[F_AWAKE, w] = 0
                     for q in range(n_static):
                         done[w * n_static + q] = 0
                     ins = _advance(w, prog_kind, prog_a, prog_b, pool, s_pc, s_pos, s_stack, s_sp)
-                    ss[w, F_NEXT] = ins
-                    ss[w, F_UNIT] = unit[ins]
-                    ss[w, F_READY] = 0
-                    ss[w, F_DCAUSE] = COMPUTE_DEPENDENCY
-                    ss[w, F_EARLIEST] = ss[w, F_GAP]
-                    f0 = sub_free[ss[w, F_UNIT]]
-                    ss[w, F_FAIL] = SUBSYSTEM_BUSY if f0 > ss[w, F_GAP] else ISSUE_LIMIT
-                    key = ss[w, F_GAP] if ss[w, F_GAP] > f0 else f0
+                    ss[F_NEXT, w] = ins
+                    ss[F_UNIT, w] = unit[ins]
+                    ss[F_READY, w] = 0
+                    ss[F_DCAUSE, w] = COMPUTE_DEPENDENCY
+                    ss[F_EARLIEST, w] = ss[F_GAP, w]
+                    f0 = sub_free[ss[F_UNIT, w]]
+                    ss[F_FAIL, w] = SUBSYSTEM_BUSY if f0 > ss[F_GAP, w] else ISSUE_LIMIT
+                    key = ss[F_GAP, w] if ss[F_GAP, w] > f0 else f0
                     if key <= t:
                         _wake(ss, w, t, sub_free, slot_mask, blk_mask, unit_blocks, unit_awake, wpb, nsub)
                     else:
                         hsize = _heap_push(heap_t, heap_s, hsize, key, w)
-                    if ss[w, F_GAP] > 0:
-                        cause_ticks[NOT_RESIDENT] += ss[w, F_GAP]
+                    if ss[F_GAP, w] > 0:
+                        cause_ticks[NOT_RESIDENT] += ss[F_GAP, w]
                         if record and n_st < st_cap:
-                            st_warp[n_st] = ss[w, F_GID]
+                            st_warp[n_st] = ss[F_GID, w]
                             st_start[n_st] = 0.0
-                            st_end[n_st] = ss[w, F_GAP] / tickf
+                            st_end[n_st] = ss[F_GAP, w] / tickf
                             st_cause[n_st] = NOT_RESIDENT
                             n_st += 1
                 next_block += 1
@@ -315,10 +315,10 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
         # ---- wake the warps whose time has come -----------------------------------------
         while hsize > 0 and heap_t[0] <= t:
             w, hsize = _heap_pop(heap_t, heap_s, hsize)
-            f0 = sub_free[ss[w, F_UNIT]]
+            f0 = sub_free[ss[F_UNIT, w]]
             if f0 > t:
                 # its subsystem got busy meanwhile: sleep on until it is free (saves rounds)
-                ss[w, F_FAIL] = SUBSYSTEM_BUSY
+                ss[F_FAIL, w] = SUBSYSTEM_BUSY
                 hsize = _heap_push(heap_t, heap_s, hsize, f0, w)
             else:
                 _wake(ss, w, t, sub_free, slot_mask, blk_mask, unit_blocks, unit_awake, wpb, nsub)
@@ -329,7 +329,7 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
             if free[u] != 0:
                 free_mask |= np.int64(1) << u
         any_free = free_mask != 0
-        if greedy >= 0 and (ss[greedy, F_GID] != greedy_gid or ss[greedy, F_STATE] == DONE):
+        if greedy >= 0 and (ss[F_GID, greedy] != greedy_gid or ss[F_STATE, greedy] == DONE):
             greedy = -1  # that warp is gone; its slot holds a younger one
         # ---- visit candidates in policy order ---------------------------------------------
         first_issued = -1
@@ -343,7 +343,7 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                 for bi in range(gamma):
                     order[bi] = border[bi]
             else:
-                rr_block = ss[rr, F_BSLOT]
+                rr_block = ss[F_BSLOT, rr]
             stop = False
             k = 0
             phase = 0
@@ -360,7 +360,7 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                             continue
                         lo = greedy
                         hi = greedy + 1
-                        b = ss[greedy, F_BSLOT]
+                        b = ss[F_BSLOT, greedy]
                     else:
                         b = order[k - 2]
                         lo = b * wpb
@@ -427,9 +427,9 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                     s = slot0 + wi
                     pos = wi + 1
                     # ---- issue ------------------------------------------------------------
-                    i = ss[s, F_NEXT]
+                    i = ss[F_NEXT, s]
                     u = unit[i]
-                    ss[s, F_AWAKE] = 0
+                    ss[F_AWAKE, s] = 0
                     slot_mask[b * nsub + u] &= ~low
                     if slot_mask[b * nsub + u] == 0:
                         blk_mask[b] &= ~(np.int64(1) << u)
@@ -445,31 +445,31 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                     if first_issued < 0:
                         first_issued = s
                     last_issued = s
-                    g0 = ss[s, F_GAP]
-                    r0 = ss[s, F_READY]
+                    g0 = ss[F_GAP, s]
+                    r0 = ss[F_READY, s]
                     c0 = g0
                     if r0 > g0:
-                        cause_ticks[ss[s, F_DCAUSE]] += r0 - g0
+                        cause_ticks[ss[F_DCAUSE, s]] += r0 - g0
                         if record and n_st < st_cap:
-                            st_warp[n_st] = ss[s, F_GID]
+                            st_warp[n_st] = ss[F_GID, s]
                             st_start[n_st] = g0 / tickf
                             st_end[n_st] = r0 / tickf
-                            st_cause[n_st] = ss[s, F_DCAUSE]
+                            st_cause[n_st] = ss[F_DCAUSE, s]
                             n_st += 1
                         c0 = r0
                     if t > c0:
-                        cause_ticks[ss[s, F_FAIL]] += t - c0
+                        cause_ticks[ss[F_FAIL, s]] += t - c0
                         if record and n_st < st_cap:
-                            st_warp[n_st] = ss[s, F_GID]
+                            st_warp[n_st] = ss[F_GID, s]
                             st_start[n_st] = c0 / tickf
                             st_end[n_st] = t / tickf
-                            st_cause[n_st] = ss[s, F_FAIL]
+                            st_cause[n_st] = ss[F_FAIL, s]
                             n_st += 1
                     instr_count[i] += 1
                     instr_wait[i] += t - g0
                     if record:
                         if n_tr < tr_cap:
-                            tr_warp[n_tr] = ss[s, F_GID]
+                            tr_warp[n_tr] = ss[F_GID, s]
                             tr_block[n_tr] = b_block[b]
                             tr_instr[n_tr] = i
                             tr_sub[n_tr] = u
@@ -479,18 +479,18 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                         else:
                             truncated = 1
                     done[s * n_static + i] = complete
-                    if complete > ss[s, F_LASTC]:
-                        ss[s, F_LASTC] = complete
+                    if complete > ss[F_LASTC, s]:
+                        ss[F_LASTC, s] = complete
                     if complete > max_complete:
                         max_complete = complete
-                    ss[s, F_GAP] = t + gap
+                    ss[F_GAP, s] = t + gap
                     # which slots need their next instruction (a barrier may release all)
                     fetch_lo = s
                     fetch_hi = s + 1
                     base = 0  # barrier release time for the fetched warps (0: none)
                     if isbar[i] != 0:
-                        ss[s, F_STATE] = AT_BARRIER
-                        ss[s, F_EARLIEST] = INF
+                        ss[F_STATE, s] = AT_BARRIER
+                        ss[F_EARLIEST, s] = INF
                         b_arrived[b] += 1
                         if complete > b_barmax[b]:
                             b_barmax[b] = complete
@@ -508,22 +508,22 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                         else:
                             fetch_hi = fetch_lo  # wait at the barrier
                     for f in range(fetch_lo, fetch_hi):
-                        ss[f, F_STATE] = ACTIVE
+                        ss[F_STATE, f] = ACTIVE
                         nxt = _advance(f, prog_kind, prog_a, prog_b, pool, s_pc, s_pos, s_stack, s_sp)
                         if nxt < 0:
                             # ---- the warp issued its last instruction ------------------------
-                            ss[f, F_STATE] = DONE
-                            ss[f, F_EARLIEST] = INF
+                            ss[F_STATE, f] = DONE
+                            ss[F_EARLIEST, f] = INF
                             finished_warps += 1
-                            finish_sum += ss[f, F_GAP]
+                            finish_sum += ss[F_GAP, f]
                             if record and n_st < st_cap:
-                                st_warp[n_st] = ss[f, F_GID]
-                                st_start[n_st] = ss[f, F_GAP] / tickf
+                                st_warp[n_st] = ss[F_GID, f]
+                                st_start[n_st] = ss[F_GAP, f] / tickf
                                 st_end[n_st] = -1.0  # patched with the end time below
                                 st_cause[n_st] = FINISHED
                                 n_st += 1
-                            if ss[f, F_LASTC] > b_lastc[b]:
-                                b_lastc[b] = ss[f, F_LASTC]
+                            if ss[F_LASTC, f] > b_lastc[b]:
+                                b_lastc[b] = ss[F_LASTC, f]
                             b_finished[b] += 1
                             if b_arrived[b] > 0 and b_arrived[b] + b_finished[b] == wpb:
                                 err = ERR_BARRIER_DEADLOCK
@@ -544,8 +544,8 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                                 launch_q[pending] = b
                                 pending += 1
                             continue
-                        ss[f, F_NEXT] = nxt
-                        ss[f, F_UNIT] = unit[nxt]
+                        ss[F_NEXT, f] = nxt
+                        ss[F_UNIT, f] = unit[nxt]
                         ready = base
                         cause = BARRIER if base > 0 else COMPUTE_DEPENDENCY
                         row = f * n_static
@@ -554,21 +554,21 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                             if c > ready:
                                 ready = c
                                 cause = MEMORY_DEPENDENCY if ismem[dep_src[e]] != 0 else COMPUTE_DEPENDENCY
-                        ss[f, F_READY] = ready
-                        ss[f, F_DCAUSE] = cause
-                        e0 = ready if ready > ss[f, F_GAP] else ss[f, F_GAP]
-                        ss[f, F_EARLIEST] = e0
+                        ss[F_READY, f] = ready
+                        ss[F_DCAUSE, f] = cause
+                        e0 = ready if ready > ss[F_GAP, f] else ss[F_GAP, f]
+                        ss[F_EARLIEST, f] = e0
                         # a warp sleeps until its operands are ready and its subsystem is free
                         # (a lower bound: the subsystem may be taken again by then); the wait
                         # after the operands is charged to the subsystem if it is busy then,
                         # else to the issue limit (other warps issue first)
-                        f0 = sub_free[ss[f, F_UNIT]]
-                        ss[f, F_FAIL] = SUBSYSTEM_BUSY if f0 > e0 else ISSUE_LIMIT
+                        f0 = sub_free[ss[F_UNIT, f]]
+                        ss[F_FAIL, f] = SUBSYSTEM_BUSY if f0 > e0 else ISSUE_LIMIT
                         key = e0 if e0 > f0 else f0
                         if key <= t:
                             _wake(ss, f, t, sub_free, slot_mask, blk_mask, unit_blocks, unit_awake, wpb, nsub)
-                            free[ss[f, F_UNIT]] = 1
-                            free_mask |= np.int64(1) << ss[f, F_UNIT]
+                            free[ss[F_UNIT, f]] = 1
+                            free_mask |= np.int64(1) << ss[F_UNIT, f]
                         else:
                             hsize = _heap_push(heap_t, heap_s, hsize, key, f)
                     if stop:
@@ -582,7 +582,7 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
             # greedy: stay on the warp that issued first this round (the greedy one if it could)
             if first_issued >= 0:
                 greedy = first_issued
-                greedy_gid = ss[first_issued, F_GID]
+                greedy_gid = ss[F_GID, first_issued]
         elif last_issued >= 0:
             rr = last_issued + 1
             if rr >= nslots:

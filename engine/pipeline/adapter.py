@@ -4,10 +4,12 @@
   pluggable memory-cost function for memory instructions, then the user's overrides);
 * dependences: the def-use edges of the analysis (the engine reads the latest executed instance of
   each producer, which covers loop-carried edges);
-* dynamic path: a structural walk of the CFG from the entry; every natural loop becomes one
+* dynamic path: a structural walk of the CFG from the entry; every natural loop becomes a
   ``Loop`` node with its trip count (override > inferred > 1 with a note); a conditional branch
   that is not a loop exit goes the way its uniform predicate says when the launch's argument
-  values decide it, else the way its taken probability favours (default 0.5: fall through);
+  values decide it; otherwise it has a taken probability p (default 0.5): one such branch in a
+  loop body splits the loop by expected counts (round(p·N) iterations take it), elsewhere the
+  more likely side is followed (a tie falls through);
 * launch: warps per block, the busiest SM's share of the blocks (ceil(blocks / SMs)), resident
   blocks from the occupancy rules (overridable), the profile's issue limit and launch overheads.
 """
@@ -136,6 +138,9 @@ class _PathBuilder:
         self.notes: list[str] = []
         self.loops = {loop.header_block: loop for loop in self.cfg.loops}
         self.steps = 0
+        # data-dependent branches met while walking each enclosing loop body, innermost last
+        self._chance: list[list[tuple[int, float]]] = []
+        self.forced: dict[int, bool] = {}   # branch block -> taken, while building a split loop
         try:
             self.evaluator: UniformEvaluator | None = UniformEvaluator(
                 analysis.function, analysis.defuse, LaunchValues.from_launch(launch))
@@ -179,10 +184,7 @@ class _PathBuilder:
                 break                      # back at the header: one iteration done
             inner = self.loops.get(b)
             if inner is not None and (loop is None or inner.header_block != loop.header_block):
-                count = self._trip(inner)
-                body = self._region(b, inner)
-                if count > 0 and _executes(body):
-                    nodes.append(Loop(tuple(body), count))
+                nodes.extend(self._loop(inner))
                 seen.add(b)
                 b = self._exit_of(inner)
                 continue
@@ -192,6 +194,36 @@ class _PathBuilder:
                 nodes.append(Run(tuple(range(block.start, block.end))))
             b = self._next(block, loop)
         return nodes
+
+    def _loop(self, loop: Any) -> list[PathNode]:
+        """Loop node(s) for ``loop``. One data-dependent branch in the body (taken with
+        probability p) splits the loop into round(p·N) iterations that take it and the rest that
+        do not, so the expected counts are kept; with several such branches each goes its more
+        likely way (noted)."""
+        count = self._trip(loop)
+        self._chance.append([])
+        body = self._region(loop.header_block, loop)
+        chance = self._chance.pop()
+        if count <= 0 or not _executes(body):
+            return []
+        if len(chance) != 1:
+            if len(chance) > 1:
+                self.notes.append(f"loop {loop.key}: {len(chance)} data-dependent branches; each "
+                                  "follows its more likely side in every iteration")
+            return [Loop(tuple(body), count)]
+        branch_block, p = chance[0]
+        taken_n = int(round(p * count))
+        variants = []
+        for take, n in ((True, taken_n), (False, count - taken_n)):
+            self.forced[branch_block] = take
+            self._chance.append([])
+            variant = self._region(loop.header_block, loop)
+            self._chance.pop()
+            if n > 0 and _executes(variant):
+                variants.append(Loop(tuple(variant), n))
+        del self.forced[branch_block]
+        variants.sort(key=lambda node: -node.count)
+        return variants
 
     def _next(self, block: Any, loop: Any) -> int | None:
         succ = list(dict.fromkeys(block.successors))
@@ -217,6 +249,8 @@ class _PathBuilder:
         fall = next((s for s in succ if s != taken), succ[0])
         if taken is None:
             return succ[0]
+        if block.index in self.forced:
+            return taken if self.forced[block.index] else fall
         p = self.ov.branch_probability.get(index, self.ov.branch_probability.get(target or "", None))
         if p is None and instr.guard and self.evaluator is not None:
             try:
@@ -227,6 +261,8 @@ class _PathBuilder:
                 return taken if bool(value.value) != instr.guard_negated else fall
         if p is None:
             p = 0.5
+        if 0.0 < p < 1.0 and self._chance:
+            self._chance[-1].append((block.index, float(p)))
         return taken if p > 0.5 else fall
 
 

@@ -159,7 +159,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     out = np.zeros(9, np.int64)
     gamma = max(1, min(d.resident_blocks, d.blocks))
     nslots = gamma * d.warps_per_block
-    work_slots = np.zeros((nslots, _core.N_FIELDS), np.int64)
+    work_slots = np.zeros((_core.N_FIELDS, nslots), np.int64)
     work_stack = np.zeros((nslots, prog.max_depth + 1), np.int64)
     work_done = np.zeros(nslots * n, np.int64)
     work_heap = np.zeros((2, nslots + 1), np.int64)

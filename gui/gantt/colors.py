@@ -21,8 +21,8 @@ DATA_PALETTE: tuple[str, ...] = (
 STALL_PALETTE: dict[str, str] = {
     # dependencies in vivid hues (they are what a kernel author can act on) ...
     "memory_dependency": "#c0392b",
-    "compute_dependency": "#8e44ad",
-    "barrier": "#e67e22",
+    "compute_dependency": "#6c3483",
+    "barrier": "#b9770e",
     # ... contention in greys, so the common issue-limit waits do not drown them
     "subsystem_busy": "#5d6d7e",
     "issue_limit": "#b9c7d4",

@@ -74,7 +74,6 @@ class GanttView(QWidget):
         bar.addWidget(fit)
         bar.addWidget(self._info, 1)
 
-        pg.setConfigOptions(antialias=False)
         self.graphics = pg.GraphicsLayoutWidget()
         self.graphics.setBackground(colors.BACKGROUND)
         self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
@@ -150,6 +149,7 @@ class GanttView(QWidget):
         """Show an already computed layout (lets an export reuse the live view's layout)."""
         self.clear()
         self._trace, self._names, self._layout = trace, list(names), layout
+        self._row_first, self._row_tops, self._row_heights = self._row_geometry()
         self._build_stall_items()
         self._build_data_items()
         self.refresh_lane_ticks()
@@ -224,7 +224,7 @@ class GanttView(QWidget):
             if lane.source != "issues":
                 continue
             hit = np.isin(self._trace.issues["instr"][lane.row], wanted)
-            lanes.append(np.full(int(hit.sum()), k))
+            lanes.append(self._rows_of(k, hit))
             x0.append(lane.x0[hit])
             x1.append(lane.x1[hit])
         self._highlight = self._bars(np.concatenate(lanes), np.concatenate(x0), np.concatenate(x1),
@@ -278,7 +278,7 @@ class GanttView(QWidget):
         (v0, v1), _ = self.plot.getViewBox().viewRange()
         width = max(self.plot.getViewBox().width(), 1.0)
         tolerance = HOVER_TOLERANCE_PX * (v1 - v0) / width
-        hit = self._layout.bar_at(lane, x, tolerance)
+        hit = self._layout.bar_at(lane, x, tolerance, y=y)
         return None if hit is None else (lane, hit)
 
     def describe(self, lane_index: int, bar: int) -> str:
@@ -304,17 +304,32 @@ class GanttView(QWidget):
         return self.plot.getViewBox().mapViewToScene(QPointF(x, y))
 
     # ---- building the items -------------------------------------------------------------------
-    def _bars(self, lane: np.ndarray, x0: np.ndarray, x1: np.ndarray, color: QColor, name: str,
-              outline: QColor | None = None) -> BarsItem:
+    def _row_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Drawing rows: every lane's sub-rows numbered in order. Returns each lane's first row
+        and every row's top and height (layout units)."""
         assert self._layout is not None
-        ys = np.array([ln.y for ln in self._layout.lanes])
-        hs = np.array([ln.height for ln in self._layout.lanes])
-        return BarsItem(lane, x0, x1, ys, hs, color, outline=outline, name=name)
+        lanes = self._layout.lanes
+        first = np.cumsum([0] + [ln.sub_rows for ln in lanes])[:-1]
+        tops = np.concatenate([ln.y + np.arange(ln.sub_rows) * ln.height / ln.sub_rows for ln in lanes])
+        heights = np.concatenate([np.full(ln.sub_rows, ln.height / ln.sub_rows) for ln in lanes])
+        return first, tops, heights
+
+    def _rows_of(self, k: int, sel: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """Drawing row of the bars ``sel`` of lane ``k``."""
+        assert self._layout is not None
+        lane = self._layout.lanes[k]
+        base = self._row_first[k]
+        n = len(lane.x0[sel])
+        return np.full(n, base, np.int64) if lane.sub_row is None else base + lane.sub_row[sel].astype(np.int64)
+
+    def _bars(self, row: np.ndarray, x0: np.ndarray, x1: np.ndarray, color: QColor, name: str,
+              outline: QColor | None = None) -> BarsItem:
+        return BarsItem(row, x0, x1, self._row_tops, self._row_heights, color, outline=outline, name=name)
 
     def _collect(self, source: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """All bars of lanes reading ``source``: lane index, x0, x1, colour key."""
         assert self._layout is not None and self._trace is not None
-        parts = [(np.full(len(ln), k), ln.x0, ln.x1, self._layout.color_keys(ln, self._trace, self._mode))
+        parts = [(self._rows_of(k), ln.x0, ln.x1, self._layout.color_keys(ln, self._trace, self._mode))
                  for k, ln in enumerate(self._layout.lanes) if ln.source == source]
         if not parts:
             empty = np.zeros(0)
@@ -417,8 +432,8 @@ class GanttView(QWidget):
         lane = self._layout.lanes[lane_index]
         text = self.describe(lane_index, bar)
         x0, x1 = float(lane.x0[bar]), float(lane.x1[bar])
-        self._hover_box.setRect(QRectF(x0, lane.y + 0.05 * lane.height, max(x1 - x0, 1e-9),
-                                       0.9 * lane.height))
+        top, height = lane.bar_band(bar)
+        self._hover_box.setRect(QRectF(x0, top + 0.05 * height, max(x1 - x0, 1e-9), 0.9 * height))
         self._hover_box.show()
         vb = self.plot.getViewBox()
         p = vb.mapSceneToView(scene_pos)

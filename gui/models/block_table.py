@@ -77,6 +77,7 @@ class BlockTableModel(QAbstractTableModel):
         self.block: list[BlockRow] = []
         self.state: WorkbenchState | None = None
         self.highlighted: set[int] = set()
+        self.kernel = ""
         self.rejected: tuple[int, int] | None = None
         self.reject_reason = ""
         self._flash = QTimer(self)
@@ -93,6 +94,7 @@ class BlockTableModel(QAbstractTableModel):
         if not same_shape:
             self.beginResetModel()
         self.rows, self.block, self.state = rows, block, state
+        self.kernel = mb.kernel_name if mb is not None else ""
         if same_shape:
             # Keep selection and scroll position: the rows are the same instructions.
             if rows:
@@ -161,7 +163,7 @@ class BlockTableModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             if self.rejected == (index.row(), index.column()):
                 return self.reject_reason
-            tip = COLUMNS[index.column()].tip
+            tip = r.text if key == "text" else COLUMNS[index.column()].tip
             if overridden:
                 tip += "\nOverridden: right-click › Reset to the computed value"
             if key in ("lat_comp", "lat_comm", "T", "n_fu") and r.cost_source:
@@ -177,7 +179,8 @@ class BlockTableModel(QAbstractTableModel):
         if key == "inst":
             return str(r.index)
         if key == "text":
-            return r.text
+            # Parameter symbols repeat the (mangled) kernel name: show them as param_N.
+            return r.text.replace(f"{self.kernel}_param_", "param_") if self.kernel else r.text
         if key == "fu":
             return "MI" if r.fu is None else f"{r.fu} {FU_NAMES.get(r.fu, '')}"
         if key in ("n_fu", "T", "n_ma", "lat_comp", "lat_comm", "u", "d", "p"):

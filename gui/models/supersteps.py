@@ -17,7 +17,7 @@ from engine.workbench import WorkbenchState
 
 Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()   # the invalid index: "no parent"
-HEADERS = ("superstep", "instructions", "comp", "comm", "ovh", "iterations")
+HEADERS = ("superstep", "range", "comp", "comm", "ovh", "iter.")
 UNKNOWN_BRUSH = QBrush(QColor(255, 210, 160))
 OVERRIDE_BRUSH = QBrush(QColor(255, 236, 179))
 
@@ -44,7 +44,8 @@ class Node:
 
 
 def _n(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+    """Cycles as the tables print them: whole numbers bare, others to one decimal."""
+    return str(int(x)) if float(x).is_integer() else f"{x:.1f}"
 
 
 class SuperstepModel(QAbstractItemModel):
@@ -127,6 +128,10 @@ class SuperstepModel(QAbstractItemModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole):
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return HEADERS[section]
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
+            return ("level-1 / level-2 superstep or instruction", "instructions (1-based, inclusive)",
+                    "computation cycles", "communication cycles", "barrier overhead cycles",
+                    "iterations of a level-1 superstep (double-click to override)")[section]
         return None
 
     def flags(self, index: Index) -> Qt.ItemFlag:

@@ -77,7 +77,10 @@ class ResultsPanel(QWidget):
         self.plot = pg.PlotWidget(background="w")
         self.plot.setObjectName("occupancyPlot")
         self.plot.setLabel("bottom", "resident blocks per SM")
-        self.plot.setLabel("left", "predicted cycles")
+        self.plot.setLabel("left", "predicted cycles (log scale)")
+        # Log scale: the models differ by orders of magnitude (WFG vs Roofline) and still need to be
+        # told apart where they crowd together.
+        self.plot.setLogMode(x=False, y=True)
         self.plot.showGrid(x=True, y=True, alpha=0.3)
         self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
         self.marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#444", width=2,
@@ -90,9 +93,11 @@ class ResultsPanel(QWidget):
         self.derivation.setHorizontalHeaderLabels(["quantity", "value", "equation", "formula"])
         self.derivation.verticalHeader().setVisible(False)
         self.derivation.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.derivation.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.derivation.horizontalHeader().setStretchLastSection(True)
-        self.derivation.setWordWrap(False)
+        header = self.derivation.horizontalHeader()
+        for col in range(3):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.derivation.setWordWrap(True)   # formulas are long; rows grow to show them whole
 
         self.messages = QPlainTextEdit()
         self.messages.setObjectName("messages")
@@ -200,6 +205,7 @@ class ResultsPanel(QWidget):
                 item = QTableWidgetItem(text)
                 item.setToolTip(q.formula)
                 self.derivation.setItem(k, col, item)
+        self.derivation.resizeRowsToContents()
 
     # ------------------------------------------------------------------ editing
 

@@ -90,7 +90,7 @@ def test_zoom_culls_and_merges(view, run, qtbot):
     full = view.drawn_rect_count()
     total = sum(len(item) for item in view.bar_items())
     visible_full = sum(item.last_visible for item in view.bar_items())
-    assert full < total // 2, "zoomed out, sub-pixel bars must be merged"
+    assert full < 0.8 * total, "zoomed out, sub-pixel bars must be merged"
     view.plot.getViewBox().setXRange(1000, 1100, padding=0)
     view.grab()
     x0, x1 = view.x_range()
@@ -129,11 +129,13 @@ def test_hover_shows_stall_and_instruction(view, run, qtbot):
     alu = layout.lanes[1]
     j = len(alu) // 2
     view.plot.getViewBox().setXRange(alu.x0[j] - 2, alu.x1[j] + 2, padding=0)
-    x, y = (alu.x0[j] + alu.x1[j]) / 2, alu.y + alu.height / 2
+    top, height = alu.bar_band(j)
+    x, y = (alu.x0[j] + alu.x1[j]) / 2, top + height / 2
     _move(view, _viewport_point(view, x, y))
     qtbot.waitUntil(lambda: view.hover_text.count("\n") == 3, timeout=2000)
     lane_index, bar = view.bar_at(x, y)
     assert lane_index == 1 and alu.x0[bar] <= x <= alu.x1[bar]
+    assert alu.sub_row[bar] == alu.sub_row[j]          # the bar of the row under the pointer
     rec = trace.issues[alu.row[bar]]
     assert view.hover_text == view.describe(1, bar)
     assert view.hover_text.startswith(names[rec["instr"]] + "\n")
@@ -151,7 +153,8 @@ def test_click_emits_instruction_and_row(view, run, qtbot):
     wanted = names.index("ld.global.a")
     j = int(np.flatnonzero(trace.issues["instr"][lane.row] == wanted)[0])
     view.plot.getViewBox().setXRange(lane.x0[j] - 1, lane.x0[j] + 3, padding=0)
-    x, y = lane.x0[j] + 0.3, lane.y + lane.height / 2
+    top, height = lane.bar_band(j)
+    x, y = lane.x0[j] + 0.3, top + height / 2
     hit = view.bar_at(x, y)
     assert hit is not None
     row = int(lane.row[hit[1]])

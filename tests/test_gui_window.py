@@ -37,7 +37,10 @@ def test_opens_hotspot_with_real_tables_results_and_gantt(window):
     assert model.rowCount() == len(inputs.function.instructions) == len(result.manybsp.block)
     # Instruction text, PTX line and CUDA line columns come from the parsed file.
     first = inputs.function.instructions[0]
-    assert model.data(model.index(0, KEYS.index("text"))) == first.text
+    # The text, with the kernel's name dropped from parameter symbols; the tooltip keeps it whole.
+    assert model.data(model.index(0, KEYS.index("text"))) == first.text.replace(
+        f"{inputs.kernel_name}_param_", "param_")
+    assert model.data(model.index(0, KEYS.index("text")), Qt.ItemDataRole.ToolTipRole) == first.text
     assert model.data(model.index(0, KEYS.index("ptx_line"))) == str(first.location.line)
     assert model.data(model.index(0, KEYS.index("cuda_line"))).startswith("hotspot.cu:")
     tree = window.superstep_view.model_

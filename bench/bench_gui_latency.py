@@ -87,8 +87,11 @@ def main() -> int:
         gantt.view.repaint()                 # the paint of the new bars belongs to the latency
         samples.append(1000 * (time.perf_counter() - start))
         compute.append(1000 * session.result.elapsed_s)
-        # Let the sweep of this state finish so every edit starts from the same quiet window.
+        # Let the sweep of this state finish, and its curves be painted, so that every edit starts
+        # from the same quiet window (that paint belongs to the previous edit, not to this one).
         wait(app, lambda: session.result.complete and not session.worker.busy)
+        window.repaint()
+        app.processEvents()
     a = np.asarray(samples)
     median, p95 = float(np.median(a)), float(np.percentile(a, 95))
     bars = len(session.result.simulation.trace.issues)

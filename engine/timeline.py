@@ -7,7 +7,9 @@ Lanes, top to bottom:
 
 * ``issue slots``: one bar per issued warp instruction, one cycle wide at its issue time;
 * one lane per subsystem the simulator reports (ALU, FP64, SFU, LDST, barrier, ...): each warp
-  instruction as a bar [issue, complete] (bars of one lane overlap: later issues paint on top);
+  instruction as a bar [issue, complete]. Instructions in flight overlap, so these two kinds
+  of lane are split into sub-rows (4 and 8) filled first-fit: bars share a sub-row only when
+  more are in flight than there are sub-rows (then later issues paint on top);
 * one lane per warp with its stall intervals, coloured by cause. When the trace holds more warps
   than ``max_warp_lanes``, warps that are never active at the same time share a lane (a *warp
   slot*, like the hardware's resident-warp slots) and the ``not_resident`` / ``finished``
@@ -35,8 +37,8 @@ COLOR_MODES = ("warp", "class")
 WARP_COLORS = 12          # warp colour keys cycle with this period (warp id mod 12)
 MAX_CLASSES = 12          # instruction classes beyond the most frequent 11 become "other"
 DEFAULT_MAX_WARP_LANES = 64
-ISSUE_LANE_HEIGHT = 1.5
-SUBSYSTEM_LANE_HEIGHT = 2.0
+ISSUE_LANE_HEIGHT = 2.0
+SUBSYSTEM_LANE_HEIGHT = 4.0    # eight sub-rows of in-flight instructions
 WARP_LANE_HEIGHT = 1.0
 GROUP_GAP = 0.5
 ISSUE_SUB_ROWS = 4        # NVIDIA SMs issue up to 4 instructions a cycle (one per scheduler)
@@ -404,8 +406,9 @@ def _chrome_events(tr: Trace, pid: int, names: Sequence[str], subsystems: Sequen
             for r, t, w, b, i, a, c in zip(*cols, strict=True))
         n_complete += len(sel)
     order = np.lexsort((st["start"], st["warp"]))
-    bounds = np.searchsorted(st["warp"][order], np.unique(st["warp"]), "right")
-    for w, sel in zip(np.unique(st["warp"]).tolist(), np.split(order, bounds[:-1]), strict=True):
+    warps = np.unique(st["warp"])
+    groups = np.split(order, np.searchsorted(st["warp"][order], warps, "right")[:-1]) if len(warps) else []
+    for w, sel in zip(warps.tolist(), groups, strict=True):
         track = _pack(st["start"][sel], st["end"][sel])
         tids = threads(f"warp {w}", 10**6 + w * 10, int(track.max()) + 1)
         cols = (sel.tolist(), track.tolist(), st["start"][sel].tolist(), st["end"][sel].tolist(),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QUrl
+from PySide6.QtCore import QSettings, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -132,6 +132,11 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, 100)
         self.progress.hide()
         self.statusBar().addPermanentWidget(self.progress)
+        # Show progress only for a recomputation that lasts: quick edits would make it flicker.
+        self._progress_delay = QTimer(self)
+        self._progress_delay.setSingleShot(True)
+        self._progress_delay.setInterval(250)
+        self._progress_delay.timeout.connect(lambda: self.progress.setVisible(self.session.worker.busy))
 
         self._build_menus()
         self._connect()
@@ -213,9 +218,11 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(text.splitlines()[0], 15000)
 
     def _busy(self, busy: bool) -> None:
-        self.progress.setVisible(busy)
-        if not busy:
-            self.progress.setValue(100)
+        if busy:
+            self._progress_delay.start()
+        else:
+            self._progress_delay.stop()
+            self.progress.hide()
 
     def _progress(self, fraction: float, what: str) -> None:
         self.progress.setValue(int(fraction * 100))
@@ -261,7 +268,12 @@ class MainWindow(QMainWindow):
             return False
         self.banner.hide()
         self._add_recent(path)
-        self.show_message(f"Opened {path}")
+        inputs = self.session.inputs
+        if inputs is not None and inputs.launch is None and path.suffix != SUFFIX:
+            self.show_message(f"Opened {path.name}: no launch file found, so 1 block of 32 threads is "
+                              "assumed; set the grid, block and arguments in the Inputs panel")
+        else:
+            self.show_message(f"Opened {path}")
         return True
 
     def _pick_kernel(self) -> None:

@@ -66,3 +66,28 @@ def test_export_png_of_live_view_keeps_its_state(qtbot, run, tmp_path):
     view.clear()
     with pytest.raises(ValueError, match="no trace"):
         export_png(view, tmp_path / "empty.png")
+
+
+def test_render_trace_png_creates_its_own_application(tmp_path):
+    """The CLI calls render_trace_png with no QApplication around: it must make one."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = tmp_path / "cli.png"
+    code = (
+        "from engine.pipeline.examples import example_kernel\n"
+        "from engine.pipeline.simulator import simulate\n"
+        "from PySide6.QtWidgets import QApplication\n"
+        "from gui.gantt import render_trace_png\n"
+        "assert QApplication.instance() is None\n"
+        "d = example_kernel(occupancy_warps=4, warps_total=8)\n"
+        "r = simulate(d)\n"
+        f"render_trace_png(r.trace, [i.name for i in d.instructions], None, float(r.cycles), {str(out)!r},"
+        " 640, 360, d.subsystems)\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(root))
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=root, env=env, timeout=120)
+    _check_picture(out, 640, 360)

@@ -61,7 +61,10 @@ def test_lanes_items_and_legend(view, run):
     assert len(layout.lanes) == 1 + len(d.subsystems) + 32
     labels = [t[1] for t in view.plot.getAxis("left")._tickLevels[0]]
     assert labels[:5] == ["issue slots", "ALU (int/FP32)", "SFU", "LDST / memory", "barrier"]
-    assert "warp 0" in labels and "warp 31" in labels
+    warp_labels = [t for t in labels if t.startswith("warp ")]
+    # thinned out when lanes get shorter than a line of text, never dropped altogether
+    assert warp_labels[0] == "warp 0" and len(warp_labels) >= 32 // 3
+    assert set(warp_labels) <= {ln.label for ln in layout.lanes if ln.kind == "warp"}
     bars = sum(len(item) for item in view.bar_items())
     assert bars == 2 * len(trace.issues) + len(trace.stalls)     # issue lane + subsystem lane
     assert len(view.bar_items()) == 12 + len(np.unique(trace.stalls["cause"]))
@@ -197,3 +200,20 @@ def test_highlights_and_clear(view, run):
     assert view.bar_items() == [] and view.layout_data is None
     assert view.bar_at(100, 5) is None
     view.grab()                                  # an empty view still paints
+
+
+def test_empty_trace(qtbot, tmp_path):
+    from engine.pipeline.trace import ISSUE_DTYPE, STALL_DTYPE, Trace
+    from engine.timeline import export_chrome_trace, export_trace_csv
+
+    trace = Trace(np.empty(0, ISSUE_DTYPE), np.empty(0, STALL_DTYPE))
+    view = GanttView()
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.set_trace(trace, ["nop"], None, 0.0, ("alu",))
+    view.grab()
+    assert view.bar_items() == [] and view.drawn_rect_count() == 0
+    assert [ln.label for ln in view.layout_data.lanes] == ["issue slots", "ALU (int/FP32)"]
+    assert view.bar_at(0.5, 1.0) is None
+    assert export_trace_csv(trace, tmp_path / "e.csv", ["nop"]) == 0
+    assert export_chrome_trace(trace, tmp_path / "e.json", ["nop"]) == 0

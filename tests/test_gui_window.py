@@ -145,6 +145,12 @@ def test_superstep_selection_highlights_rows_and_timeline(window, qtbot):
     assert window.gantt.view.highlighted_range() is not None
     selected = window.block_view.selectionModel().selectedRows()
     assert [window.block_view.model_.rows[i.row()].index for i in selected] == [node.start]
+    # A recomputation redraws the Gantt; the selection stays outlined on the new trace.
+    trace = window.gantt.view.trace
+    window.block_view.model_.setData(cell(window, global_load(window), "lat_comm"), "2222")
+    wait_complete(qtbot, window)
+    assert window.gantt.view.trace is not trace
+    assert window.gantt.view.highlighted_instructions == frozenset(range(node.start - 1, node.end))
 
 
 def test_level1_iterations_edit_is_undoable(window, qtbot):
@@ -273,3 +279,30 @@ def test_ncu_import_sets_measured_cycles(window, qtbot, tmp_path):
     assert window.session.state.measured_cycles == 15000
     many, _ = cycles(window)
     assert window.results_panel.table.item(0, 3).text() == f"{100 * (many - 15000) / 15000:+.1f} %"
+
+
+def test_long_recomputation_shows_progress_and_keeps_the_window_responsive(window, qtbot, monkeypatch):
+    import time
+
+    from PySide6.QtCore import QTimer
+
+    workbench = window.session.worker.workbench
+    original = workbench.compute
+
+    def slow(*args, **kwargs):
+        time.sleep(0.8)                     # a kernel that takes long to simulate
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(workbench, "compute", slow)
+    ticks = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    timer.start(20)
+    window.block_view.model_.setData(cell(window, global_load(window), "lat_comm"), "1500")
+    qtbot.waitUntil(lambda: window.progress.isVisible(), timeout=5000)
+    wait_complete(qtbot, window)
+    timer.stop()
+    assert not window.progress.isVisible()
+    # The UI thread kept running its timers during the 0.8 s computation: no gap of a frozen window.
+    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
+    assert len(ticks) > 20 and max(gaps) < 0.4

@@ -18,6 +18,7 @@ from engine.timeline import (
     export_trace_csv,
     instruction_class,
     layout_trace,
+    pack_rows,
     subsystem_label,
     subsystem_names,
 )
@@ -190,3 +191,27 @@ def test_real_ptx_kernel_trace(tmp_path):
     assert sum(len(ln) for ln in layout.lanes if ln.kind == "subsystem") == len(r.trace.issues)
     assert export_trace_csv(r.trace, tmp_path / "mm.csv", names, d.subsystems) == \
         len(r.trace.issues) + len(r.trace.stalls)
+
+
+def test_pack_rows_separates_overlapping_bars(small):
+    rng = np.random.default_rng(7)
+    x0 = np.sort(rng.uniform(0, 1000, 1000))
+    x1 = x0 + rng.uniform(0.1, 2.5, 1000)
+    events = np.r_[np.c_[x0, np.ones_like(x0)], np.c_[x1, -np.ones_like(x1)]]
+    events = events[np.lexsort((events[:, 1], events[:, 0]))]   # ends before starts at a tie
+    assert 3 <= np.cumsum(events[:, 1]).max() <= 8               # in flight: overlap, but <= 8
+    rows = pack_rows(x0, x1, 8)
+    assert rows.min() == 0 and rows.max() < 8
+    for r in range(8):
+        a, b = x0[rows == r], x1[rows == r]
+        assert np.all(a[1:] >= b[:-1]), f"row {r} holds overlapping bars"
+    # isolated bars always take the first row
+    assert pack_rows(np.array([0.0, 10.0, 20.0]), np.array([5.0, 15.0, 25.0]), 4).tolist() == [0, 0, 0]
+    # more bars in flight than rows: they still get a row, the one that frees up first
+    assert pack_rows(np.zeros(5), np.array([9.0, 8.0, 7.0, 6.0, 5.0]), 2).tolist() == [0, 1, 1, 1, 1]
+    d, trace, names, cycles = small
+    layout = layout_trace(trace, names, cycles=cycles, subsystems=d.subsystems)
+    for lane in layout.lanes[: 1 + len(d.subsystems)]:
+        assert lane.sub_row is not None and lane.sub_row.max() < lane.sub_rows
+        top, height = lane.bar_band(0)
+        assert top == lane.y + lane.sub_row[0] * height and height == lane.height / lane.sub_rows

@@ -47,15 +47,16 @@ class BarsItem(pg.GraphicsObject):
         raw = _Level(np.searchsorted(self._lanes, lane), x0, x1, 0.0, self._origin, self._stride)
         self._levels = [raw]
         # Coarser copies with bars closer than `gap` cycles pre-merged: a zoomed-out view
-        # (one pixel >= gap) merges the coarsest such level instead of every bar.
+        # (one pixel >= gap) merges the coarsest such level instead of every bar. Gaps double
+        # from level to level, so a view finds one within a factor two of its pixel size; a
+        # level is kept only if it is markedly smaller, which bounds the memory to a few times
+        # the raw bars.
         gap = span / 65536.0
-        while span > 0 and len(self._levels[-1]) > 2048:
+        while span > 0 and gap <= span / 256.0 and len(self._levels[-1]) > 2048:
             level = self._levels[-1].merged(gap)
-            if len(level) * 2 <= len(self._levels[-1]):
+            if len(level) <= 0.7 * len(self._levels[-1]):
                 self._levels.append(level)
-            elif gap > span / 512.0:
-                break
-            gap *= 8.0
+            gap *= 2.0
         self._lane, self._x0, self._x1 = lane, x0, x1
         pad = (1.0 - BAR_FILL) / 2.0
         self._bar_y = (lane_y[self._lanes] + pad * lane_h[self._lanes]).astype(np.float64)

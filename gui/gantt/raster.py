@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+from numba import njit
 from PySide6.QtCore import QPointF, QRectF
 from PySide6.QtGui import QImage, QPainter
 
@@ -108,17 +109,14 @@ class RasterLayer(pg.GraphicsObject):
             ids = np.array([bands.setdefault((a, b), len(bands)) for a, b in zip(y0, y1, strict=True)])
             local = np.repeat(np.arange(len(ids)), np.diff(np.concatenate(([0], cuts, [len(rank)]))))
             per_item.append((ids, local, x0, x1, np.uint32(item.color.rgba() | 0xFF000000)))
-        # Every covered pixel of every lane as one flat index, items in paint order; a fancy
-        # assignment keeps the last write, so later colours cover earlier ones as drawRects would.
+        # Fill every run of every lane, items in paint order, so later colours cover earlier ones
+        # as drawRects would.
         lanes = np.zeros((len(bands) + 1, width), dtype=np.uint32)     # last row: transparent
         if per_item:
             start = np.concatenate([ids[local] * width + x0 for ids, local, x0, _, _ in per_item])
             length = np.concatenate([x1 - x0 for _, _, x0, x1, _ in per_item])
             color = np.concatenate([np.full(len(x0), c, np.uint32) for _, _, x0, _, c in per_item])
-            total = int(length.sum())
-            run_of_pixel = np.repeat(np.arange(len(length)), length)
-            within = np.arange(total) - np.repeat(np.cumsum(length) - length, length)
-            lanes.reshape(-1)[start[run_of_pixel] + within] = color[run_of_pixel]
+            _fill_runs(lanes.reshape(-1), start, length, color)
         row_band = np.full(height, len(bands), dtype=np.int64)
         for (a, b), k in bands.items():
             row_band[a:b] = k
@@ -127,3 +125,14 @@ class RasterLayer(pg.GraphicsObject):
         self._image = QImage(image.data, width, height, width * 4, QImage.Format.Format_ARGB32_Premultiplied)
         self._origin = QPointF(x_off, y_off)
 
+
+
+@njit(cache=True)
+def _fill_runs(flat: np.ndarray, start: np.ndarray, length: np.ndarray,
+               color: np.ndarray) -> None:  # pragma: no cover - compiled
+    """flat[start[i] : start[i] + length[i]] = color[i], in order (one pass, no temporaries)."""
+    for i in range(len(start)):
+        s = start[i]
+        c = color[i]
+        for j in range(s, s + length[i]):
+            flat[j] = c

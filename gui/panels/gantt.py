@@ -29,6 +29,7 @@ class GanttPanel(QWidget):
         layout.addWidget(self.caption)
         layout.addWidget(self.view, 1)
         self.result: WorkbenchResult | None = None
+        self._selected: set[int] = set()
         self.redraws = 0             # how many traces were drawn (tests and the benchmark read it)
         self.shown_cycles: float | None = None
         self.view.instructionClicked.connect(lambda i: self.instructionClicked.emit(int(i) + 1))
@@ -48,6 +49,8 @@ class GanttPanel(QWidget):
                                 subsystems=result.trace_units)
         self.redraws += 1
         self.shown_cycles = float(sim.cycles)
+        if self._selected:
+            self.highlight(self._selected)   # a new trace: keep the user's selection outlined
         d = result.description
         self.caption.setText(
             f"Pipeline simulation of one SM: {float(sim.cycles):,.0f} cycles, {d.blocks} blocks "
@@ -56,6 +59,7 @@ class GanttPanel(QWidget):
 
     def highlight(self, instructions: set[int]) -> None:
         """Highlight 1-based instructions and the stretch of time in which they ran."""
+        self._selected = set(instructions)
         zero_based = {i - 1 for i in instructions}
         self.view.highlight_instructions(zero_based)
         if self.result is None or self.result.simulation is None or not instructions:

@@ -4,6 +4,7 @@ the occupancy curve of every model with the current occupancy marked, the Many-B
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import pyqtgraph as pg
@@ -87,6 +88,7 @@ class ResultsPanel(QWidget):
                                                                              style=Qt.PenStyle.DashLine))
         self.plot.addItem(self.marker)
         self.curves: dict[str, pg.PlotDataItem] = {}
+        self._shown_sweep: dict = {}
 
         self.derivation = QTableWidget(0, 4)
         self.derivation.setObjectName("derivationTable")
@@ -178,6 +180,9 @@ class ResultsPanel(QWidget):
         self.marker.setValue(result.resident_blocks)
         if not result.complete and not result.sweep:
             return   # the sweep follows; keep the previous curves until then
+        if result.sweep == self._shown_sweep:
+            return
+        self._shown_sweep = dict(result.sweep)
         names = list(result.sweep)
         if set(names) != set(self.curves):
             self.plot.clear()
@@ -185,14 +190,24 @@ class ResultsPanel(QWidget):
             self.plot.addItem(self.marker)
             self.curves = {}
             for k, name in enumerate(names):
-                width = 3 if name in PRIMARY else 1.5
-                pen = pg.mkPen(PEN_COLORS[k % len(PEN_COLORS)], width=width)
-                self.curves[name] = self.plot.plot([], [], pen=pen, name=name, symbol="o", symbolSize=5,
-                                                   symbolBrush=PEN_COLORS[k % len(PEN_COLORS)])
+                color = PEN_COLORS[k % len(PEN_COLORS)]
+                # Markers only on the two models of this app: scatter items are costly to repaint.
+                marks = {"symbol": "o", "symbolSize": 6, "symbolBrush": color} if name in PRIMARY else {}
+                pen = pg.mkPen(color, width=3 if name in PRIMARY else 1.5)
+                self.curves[name] = self.plot.plot([], [], pen=pen, name=name, **marks)
+        finite = [(x, y) for pts in result.sweep.values() for x, y in pts if 0 < y < float("inf")]
         for name, points in result.sweep.items():
-            xs = [p[0] for p in points if p[1] != float("inf")]
-            ys = [p[1] for p in points if p[1] != float("inf")]
-            self.curves[name].setData(xs, ys)
+            good = [(x, y) for x, y in points if 0 < y < float("inf")]
+            self.curves[name].setData([x for x, _ in good], [y for _, y in good])
+        if finite:
+            # Explicit ranges instead of auto-range: pyqtgraph's auto-range walks every item on
+            # each repaint, which made the plot the slowest part of a refresh.
+            xs = [x for x, _ in finite]
+            ys = [math.log10(y) for _, y in finite]
+            vb = self.plot.getViewBox()
+            vb.enableAutoRange(enable=False)
+            vb.setRange(xRange=(min(xs) - 0.3, max(xs) + 0.3),
+                        yRange=(min(ys) - 0.05, max(ys) + 0.05), padding=0)
 
     def _show_derivation(self, result: WorkbenchResult) -> None:
         mb = result.manybsp

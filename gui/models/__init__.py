@@ -1,0 +1,1 @@
+"""Qt item models: thin adapters over the engine's Many-BSP containers."""

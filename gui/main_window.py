@@ -96,6 +96,7 @@ class MainWindow(QMainWindow):
         self.resize(1500, 920)
 
         self.banner = ErrorBanner()
+        self._model_banner = False
         self.block_view = BlockTableView(self.session)
         self.superstep_view = SuperstepView(self.session)
         self.gantt = GanttPanel()
@@ -125,7 +126,10 @@ class MainWindow(QMainWindow):
         self.inputs_dock = self._dock("Inputs", scroll, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.results_panel = ResultsPanel(self.session)
         self.results_dock = self._dock("Results", self.results_panel, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.resizeDocks([self.inputs_dock, self.results_dock], [330, 430], Qt.Orientation.Horizontal)
+        self.inputs_panel.setMinimumWidth(300)
+        # Dock sizes only stick once the window is laid out, hence after the first event loop turn.
+        QTimer.singleShot(0, lambda: self.resizeDocks([self.inputs_dock, self.results_dock], [340, 440],
+                                                      Qt.Orientation.Horizontal))
 
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(180)
@@ -214,6 +218,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(text, 8000)
 
     def show_error(self, text: str) -> None:
+        self._model_banner = False   # an error of the user's action: stays until dismissed
         self.banner.show_error(text)
         self.statusBar().showMessage(text.splitlines()[0], 15000)
 
@@ -230,8 +235,17 @@ class MainWindow(QMainWindow):
 
     def _show_result(self, result: WorkbenchResult) -> None:
         self.gantt.show_result(result)
-        if "profile" in result.errors or "analysis" in result.errors:
-            self.show_error(result.errors.get("profile") or result.errors["analysis"])
+        if not result.complete:
+            return
+        # A model that cannot run on these inputs (a profile without Many-BSP figures, a block
+        # that does not fit) is worth a banner; it clears itself once every model runs again.
+        if result.errors:
+            lines = [f"{stage}: {message}" for stage, message in result.errors.items()]
+            self.banner.show_error("Some models could not run:\n" + "\n".join(lines))
+            self._model_banner = True
+        elif self._model_banner:
+            self.banner.hide()
+            self._model_banner = False
 
     def _superstep_selected(self, instructions: set[int]) -> None:
         self.block_view.model_.set_highlight(instructions)

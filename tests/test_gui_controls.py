@@ -181,3 +181,18 @@ def test_run_app_opens_the_sample_and_reports_a_broken_file(qtbot, tmp_path, mon
     assert run_app([str(bad)]) == 0
     assert seen["title"].startswith("Warpline — hotspot.sm_90.ptx")
     assert "broken.ptx" in seen["banner"] and "line" in seen["banner"]
+
+
+def test_profile_without_manybsp_shows_a_banner_and_the_other_models(window, qtbot):
+    from dataclasses import replace
+
+    window.session.apply(replace(window.session.state, profile="c2050"), "profile")
+    wait_complete(qtbot, window)
+    assert not window.banner.isHidden() and "no [manybsp] section" in window.banner.label.text()
+    preds = {p.model: p.cycles for p in window.session.result.predictions}
+    assert preds["Many-BSP"] is None and preds["Pipeline simulation"] > 0
+    assert window.results_panel.table.item(0, 1).text() == "—"
+    assert window.block_view.model_.rowCount() == 0
+    window.undo_action.trigger()
+    wait_complete(qtbot, window)
+    assert window.banner.isHidden() and window.block_view.model_.rowCount() > 0

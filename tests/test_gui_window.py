@@ -289,9 +289,14 @@ def test_long_recomputation_shows_progress_and_keeps_the_window_responsive(windo
     workbench = window.session.worker.workbench
     original = workbench.compute
 
+    span = []
+
     def slow(*args, **kwargs):
+        span.append(time.perf_counter())
         time.sleep(0.8)                     # a kernel that takes long to simulate
-        return original(*args, **kwargs)
+        out = original(*args, **kwargs)
+        span.append(time.perf_counter())
+        return out
 
     monkeypatch.setattr(workbench, "compute", slow)
     ticks = []
@@ -303,6 +308,9 @@ def test_long_recomputation_shows_progress_and_keeps_the_window_responsive(windo
     wait_complete(qtbot, window)
     timer.stop()
     assert not window.progress.isVisible()
-    # The UI thread kept running its timers during the 0.8 s computation: no gap of a frozen window.
-    gaps = [b - a for a, b in zip(ticks, ticks[1:])]
-    assert len(ticks) > 20 and max(gaps) < 0.4
+    # While the worker computed, the UI thread kept running its timers: the window never froze.
+    # (Gaps after the result arrives are the redraw itself, which this test does not judge.)
+    start, _ = span
+    during = [t for t in ticks if start <= t <= start + 0.8]
+    assert len(during) >= 20
+    assert max(b - a for a, b in zip(during, during[1:])) < 0.15

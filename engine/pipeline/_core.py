@@ -591,6 +591,16 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
         il_full = il > 0 and cnt >= il
         next_cycle = cycle_end
         nt = INF
+        # a sleeper whose subsystem was taken after it went to sleep would only wake to sleep
+        # again: re-key it now (the same thing its round would do) and save that empty round
+        while hsize > 0:
+            w = heap_s[0]
+            f0 = sub_free[ss[F_UNIT, w]]
+            if f0 <= heap_t[0]:
+                break
+            w, hsize = _heap_pop(heap_t, heap_s, hsize)
+            ss[F_FAIL, w] = SUBSYSTEM_BUSY
+            hsize = _heap_push(heap_t, heap_s, hsize, f0, w)
         if hsize > 0:
             nt = heap_t[0]
         for u in range(nsub):

@@ -83,7 +83,9 @@ class ResultsPanel(QWidget):
         # told apart where they crowd together.
         self.plot.setLogMode(x=False, y=True)
         self.plot.showGrid(x=True, y=True, alpha=0.3)
-        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt")
+        # Two columns on a translucent panel: short enough to stay above the crowded low curves.
+        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt", colCount=2,
+                                          brush=pg.mkBrush(255, 255, 255, 210))
         self.marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#444", width=2,
                                                                              style=Qt.PenStyle.DashLine))
         self.plot.addItem(self.marker)

@@ -51,8 +51,9 @@ def pipeline_payloads(inputs: KernelInputs, ns: argparse.Namespace) -> dict[str,
 
     _require_launch(inputs)
     predictions = predict_all(inputs.module, inputs.kernel_name, inputs.profile, inputs.launch,
-                              occupancy=ns.occupancy, policy=ns.policy, resources=inputs.resources)
-    return {name: p.to_dict() for name, p in predictions.items()}
+                              occupancy=ns.occupancy, policy=ns.policy)
+    return {name: {"cycles": p.cycles, "warps_per_cycle": p.warps_per_cycle, "details": dict(p.details)}
+            for name, p in predictions.items()}
 
 
 def _clock_us(inputs: KernelInputs, cycles: float | None) -> float | None:

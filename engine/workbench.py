@@ -30,6 +30,7 @@ from engine.errors import WarplineError
 from engine.inputs import KernelInputs
 from engine.launch import Launch
 from engine.manybsp import ManyBspResult, Overrides, build_instruction_table, params_for, run_manybsp
+from engine.memory import analyze_memory
 from engine.occupancy import Occupancy, occupancy
 from engine.pipeline.adapter import PipelineOverrides, build_description
 from engine.pipeline.description import KernelDescription, to_fraction
@@ -236,6 +237,7 @@ class WorkbenchResult:
     simulation: Any = None                   # engine.pipeline SimulationResult (with trace)
     description: Any = None                  # engine.pipeline KernelDescription simulated
     timeline: Any = None                     # engine.timeline TimelineLayout of the trace
+    memory: Any = None                       # engine.memory MemoryReport (None: not available)
     inferred_trips: dict[str, Any] = field(default_factory=dict)  # loop key -> TripCount, no overrides
     trace_names: list[str] = field(default_factory=list)     # instruction label per static index
     trace_units: list[str] = field(default_factory=list)     # subsystem names
@@ -263,6 +265,7 @@ class Workbench:
         self._analyses: dict[tuple[int, str, str], KernelAnalysis] = {}
         self._tables: dict[tuple, tuple] = {}
         self._descriptions: dict[tuple, KernelDescription] = {}
+        self._memory: dict[int, tuple[Any, str]] = {}
 
     def profile(self, name: str) -> Profile:
         if name not in self._profiles:
@@ -278,6 +281,24 @@ class Workbench:
                 self._analyses.clear()
             self._analyses[key] = analyze_kernel(inputs.function, launch, inputs.module)
         return self._analyses[key]
+
+    def memory(self, inputs: KernelInputs, analysis: KernelAnalysis, launch: Launch) -> tuple[Any, str]:
+        """The memory-access analysis (coalescing, bank conflicts) and why it is missing if it is.
+
+        It depends on the kernel and the launch only, like the analysis it is keyed by, so an edit
+        of a latency or of the occupancy reuses it. Both models read it: Many-BSP's ``n_ma`` and
+        the Pipeline model's memory λ/Λ.
+        """
+        key = id(analysis)
+        if key not in self._memory:
+            if len(self._memory) > 32:
+                self._memory.clear()
+            try:
+                self._memory[key] = (analyze_memory(analysis, launch, inputs.module), "")
+            except WarplineError as exc:
+                self._memory[key] = (None, f"memory-access analysis failed ({exc}); coalesced "
+                                           "accesses and the profile's memory costs assumed")
+        return self._memory[key]
 
     def compute(self, inputs: KernelInputs, state: WorkbenchState, *,
                 cancel: CancelCheck | None = None, progress: ProgressFn | None = None,
@@ -335,10 +356,13 @@ class Workbench:
 
         if analysis is None:
             return self._finish(result, started)
+        result.memory, why = self.memory(inputs, analysis, launch)
+        if why:
+            result.warnings.append(why)
 
         step(0.1, "Many-BSP")
         try:
-            result.manybsp = self._manybsp(inputs, state, profile, resources, analysis)
+            result.manybsp = self._manybsp(inputs, state, profile, resources, analysis, result.memory)
             result.warnings.extend(result.manybsp.warnings)
         except WarplineError as exc:
             errors["Many-BSP"] = str(exc)
@@ -409,9 +433,10 @@ class Workbench:
     # ------------------------------------------------------------------ pipeline stages
 
     def _manybsp(self, inputs: KernelInputs, state: WorkbenchState, profile: Profile, resources: Any,
-                 analysis: KernelAnalysis) -> ManyBspResult:
-        """What :func:`predict_manybsp` does, with the analysis and the instruction table cached:
-        an edit re-runs only the BLOCK table, the supersteps and the equations."""
+                 analysis: KernelAnalysis, memory: Any) -> ManyBspResult:
+        """What :func:`predict_manybsp` does, with the analysis, the memory report and the
+        instruction table cached: an edit re-runs only the BLOCK table, the supersteps and the
+        equations. (tests/test_workbench.py checks that both paths agree.)"""
         launch = state.launch
         key = (id(analysis), profile.name, str(profile.path), repr(launch), resources.registers,
                resources.static_shared_bytes)
@@ -420,7 +445,7 @@ class Workbench:
                 self._tables.clear()
             if launch.n_blocks <= 0 or launch.threads_per_block <= 0:
                 raise WarplineError(f"empty launch: grid {launch.grid}, block {launch.block}")
-            rows, specs, warnings = build_instruction_table(analysis, profile, launch, resources)
+            rows, specs, warnings = build_instruction_table(analysis, profile, launch, resources, memory)
             if resources.source == "estimate":
                 warnings.append(f"registers/shared memory estimated, not from ptxas ({resources.reason})")
             params = params_for(profile, launch, rows, specs, resources.registers,
@@ -434,7 +459,7 @@ class Workbench:
     def _simulate(self, inputs: KernelInputs, state: WorkbenchState, profile: Profile, resources: Any,
                   analysis: KernelAnalysis, resident: int, result: WorkbenchResult) -> None:
         """The Pipeline-model simulation with its trace (the Gantt's data)."""
-        d = self._description(inputs, state, profile, analysis, resident)
+        d = self._description(inputs, state, profile, analysis, resident, result.memory)
         sim = simulate(d, policy=state.policy, trace=True)
         result.description = d
         result.simulation = sim
@@ -450,7 +475,7 @@ class Workbench:
                                            result.trace_units)
 
     def _description(self, inputs: KernelInputs, state: WorkbenchState, profile: Profile,
-                     analysis: KernelAnalysis, resident: int) -> KernelDescription:
+                     analysis: KernelAnalysis, resident: int, memory: Any) -> KernelDescription:
         """The Pipeline-model description for this state.
 
         Building it from PTX costs every instruction a profile look-up (tens of ms), yet a latency
@@ -464,7 +489,7 @@ class Workbench:
             if len(self._descriptions) > 16:
                 self._descriptions.clear()
             base = build_description(analysis, profile, state.launch, PipelineOverrides(),
-                                     resident_blocks=resident, module=inputs.module)
+                                     resident_blocks=resident, module=inputs.module, memory=memory)
             self._descriptions[key] = base
         d = base.with_changes(resident_blocks=resident)
         costs = pipeline_overrides(state, analysis).costs

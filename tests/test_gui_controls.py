@@ -6,7 +6,6 @@ import csv
 import time
 
 import pytest
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from engine.session_file import save_session
@@ -166,18 +165,19 @@ def test_run_app_opens_the_sample_and_reports_a_broken_file(qtbot, tmp_path, mon
     bad.write_text(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k( {\n ret;\n")
     seen = {}
 
-    def check() -> None:
+    def fake_exec(app) -> int:
+        # Stands in for the event loop (a real exec() in a pytest-qt run stops later tests'
+        # timers): wait for the window's first complete result, look at it, close it.
         windows = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
-        w = windows[-1] if windows else None
-        if w is None or w.session.result is None or not w.session.result.complete:
-            QTimer.singleShot(50, check)
-            return
-        seen["title"] = w.windowTitle()
-        seen["banner"] = w.banner.label.text()
-        w.close()
-        QApplication.instance().quit()
+        window = windows[-1]
+        qtbot.addWidget(window)
+        wait_complete(qtbot, window)
+        seen["title"] = window.windowTitle()
+        seen["banner"] = window.banner.label.text()
+        window.close()
+        return 0
 
-    QTimer.singleShot(50, check)
+    monkeypatch.setattr(QApplication, "exec", fake_exec)
     assert run_app([str(bad)]) == 0
     assert seen["title"].startswith("Warpline — hotspot.sm_90.ptx")
     assert "broken.ptx" in seen["banner"] and "line" in seen["banner"]

@@ -93,7 +93,10 @@ def test_loop_trip_counts_feed_iterations() -> None:
     assert in_loop and all(s.iterations == 7 and s.iterations_known for s in in_loop)
     assert not any("trip count unknown" in w for w in known.warnings)
     rows = {r.index: r for r in known.rows}
-    assert rows[7].is_global_access and rows[7].n_ma == 2        # 8-byte global load
+    # Every thread reads the same 8-byte word (the address has no %tid): one line per warp.
+    assert rows[7].is_global_access and rows[7].n_ma == 1
+    coalesced_default = predict_manybsp(module, "loopy", profile, launch, memory=None)
+    assert {r.index: r for r in coalesced_default.rows}[7].n_ma == 2  # 8-byte, assumed per-thread
     assert rows[10].is_barrier and rows[10].fu is None
     assert rows[10].lat_comp == profile.barrier_overhead(256)
 

@@ -15,28 +15,34 @@ from engine.ncu import load_ncu_csv
 from engine.occupancy import occupancy
 from engine.profiles import load_profile
 
-MEASURED = Path(__file__).resolve().parents[1] / "samples" / "measured" / "h100"
+MEASURED = Path(__file__).resolve().parents[1] / "samples" / "measured"
+RUNS = ("h100", "h100-run2")  # run2 adds launches limited by dynamic shared memory
 
 
 def measured_launches():
-    launches = load_ncu_csv(MEASURED / "ncu_cycles.csv")
-    with open(MEASURED / "launch_order.csv", newline="") as handle:
-        order = list(csv.DictReader(handle))
-    assert len(order) == len(launches)
-    return list(zip(order, launches, strict=True))
+    pairs = []
+    for run in RUNS:
+        launches = load_ncu_csv(MEASURED / run / "ncu_cycles.csv")
+        with open(MEASURED / run / "launch_order.csv", newline="") as handle:
+            order = list(csv.DictReader(handle))
+        assert len(order) == len(launches)
+        pairs += zip(order, launches, strict=True)
+    return pairs
 
 
 def test_measurements_cover_enough_launches():
     pairs = measured_launches()
     keys = {row["key"] for row, _ in pairs}
     assert len(keys) >= 5
+    assert any("@smem=" in key for key in keys)
     for row, launch in pairs:
         # The join by order is right: ncu's grid/block are the ones the runner launched.
         assert "x".join(map(str, launch.block)) == row["block"]
         assert "x".join(map(str, launch.grid)) == row["grid"]
 
 
-@pytest.mark.parametrize("row, launch", measured_launches()[::3], ids=lambda v: v["key"] if isinstance(v, dict) else "")
+@pytest.mark.parametrize("row, launch", measured_launches()[::3],
+                         ids=lambda v: v["key"] if isinstance(v, dict) else "")
 def test_resident_blocks_match_nsight_compute(row, launch):
     profile = load_profile("h100")
     threads = launch.block[0] * launch.block[1] * launch.block[2]
@@ -49,3 +55,8 @@ def test_resident_blocks_match_nsight_compute(row, launch):
     assert ours.limits["registers"] == launch.metrics["launch__occupancy_limit_registers"]
     assert ours.limits["warps"] == launch.metrics["launch__occupancy_limit_warps"]
     assert ours.limits["block_slots"] == launch.metrics["launch__occupancy_limit_blocks"]
+    if "@smem=" in row["key"]:
+        # Launches sized to be limited by shared memory: the driver's carve-out then is the
+        # largest, so that limit must match too, and it must be the one that binds.
+        assert ours.limiter == "shared_memory"
+        assert ours.limits["shared_memory"] == launch.metrics["launch__occupancy_limit_shared_mem"]

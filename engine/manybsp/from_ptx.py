@@ -25,7 +25,8 @@ def _n_ma(width_bytes: int, warp_size: int) -> int:
 
 
 def build_instruction_table(
-    analysis: KernelAnalysis, profile: Profile, launch: Launch, resources: Any = None
+    analysis: KernelAnalysis, profile: Profile, launch: Launch, resources: Any = None,
+    memory: Any = None,
 ) -> tuple[list[InstructionRow], list[Level1Spec], list[str]]:
     """Instruction rows in static order, the level-1 ranges and the warnings found on the way.
 
@@ -43,6 +44,11 @@ def build_instruction_table(
     n_t = launch.threads_per_block
     warnings: list[str] = []
     rows: list[InstructionRow] = []
+    analysed_n_ma: dict[int, int] = {}
+    if memory is not None:
+        from engine.memory import n_ma_by_instruction
+
+        analysed_n_ma = n_ma_by_instruction(memory)
     for i, instr in enumerate(instructions):
         cls = analysis.classifications[i]
         cost = profile.cost(instr, cls)
@@ -54,7 +60,10 @@ def build_instruction_table(
         lat_comp = profile.barrier_overhead(n_t) if is_barrier else (0.0 if is_global else cost.lat_comp)
         fu = None if is_barrier else MANYBSP_FU_COLUMN.get(cost.unit, 1)
         # n_ma counts memory transactions of LDST rows only (000 leaves it blank for ld.param).
-        n_ma = _n_ma(cls.width_bytes, warp_size) if is_global else (1 if cls.is_memory and fu == 4 else 0)
+        if is_global:
+            n_ma = analysed_n_ma.get(i, _n_ma(cls.width_bytes, warp_size))
+        else:
+            n_ma = 1 if cls.is_memory and fu == 4 else 0
         user = analysis.defuse.first_user(i)
         # Only earlier rows count as producers: a value from a later row arrives over a loop's
         # back edge, one iteration earlier, and cannot stall this pass through the body.
@@ -176,8 +185,15 @@ def predict_manybsp(
     launch: Launch,
     overrides: Overrides | None = None,
     resources: Any = None,
+    analysis: KernelAnalysis | None = None,
+    memory: Any = True,
 ) -> ManyBspResult:
-    """One call: PTX module + kernel + profile + launch (+ overrides) -> ManyBspResult."""
+    """One call: PTX module + kernel + profile + launch (+ overrides) -> ManyBspResult.
+
+    ``analysis`` and ``memory`` may be passed in when the caller already has them (they depend on
+    the kernel and the launch only, so a front end recomputing after a latency edit reuses them).
+    ``memory=True`` runs the memory-access analysis here; ``None`` skips it (coalesced ``n_ma``).
+    """
     try:
         function = module.kernel(kernel_name)
     except KeyError:
@@ -185,13 +201,18 @@ def predict_manybsp(
         raise ModelError(f"no kernel {kernel_name!r} in {module.filename} (kernels: {names})") from None
     if launch.n_blocks <= 0 or launch.threads_per_block <= 0:
         raise LaunchError(f"empty launch: grid {launch.grid}, block {launch.block}")
-    analysis = analyze_kernel(function, launch, module)
+    if analysis is None:
+        analysis = analyze_kernel(function, launch, module)
+    if memory is True:
+        from engine.memory import analyze_memory
+
+        memory = analyze_memory(analysis, launch, module)
     if resources is None:
         from engine.resources import kernel_resources
         resources = kernel_resources(module, function.name)
     registers = launch.regs_per_thread or int(getattr(resources, "registers", 0) or 0)
     static_smem = int(getattr(resources, "static_shared_bytes", 0) or 0)
-    rows, specs, warnings = build_instruction_table(analysis, profile, launch, resources)
+    rows, specs, warnings = build_instruction_table(analysis, profile, launch, resources, memory)
     if getattr(resources, "source", "") == "estimate":
         warnings.append(f"registers/shared memory estimated, not from ptxas ({resources.reason})")
     params = params_for(profile, launch, rows, specs, registers, static_smem)

@@ -16,6 +16,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -278,13 +280,19 @@ def _executes(nodes: list[PathNode]) -> bool:
 # ---- public API -------------------------------------------------------------------------------------
 def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
                       overrides: PipelineOverrides | None = None,
-                      resident_blocks: int | None = None, module: Any = None) -> KernelDescription:
+                      resident_blocks: int | None = None, module: Any = None,
+                      memory: Any = True) -> KernelDescription:
     """The Pipeline-model input for one kernel launch on the profile's GPU (one SM's share).
 
     ``module`` (the parsed PTX) lets the occupancy use the kernel's registers (ptxas when it is
     installed, else an estimate) and static shared memory; without it 32 registers are assumed.
+    ``memory``: an ``engine.memory.MemoryReport`` (or True: analyse here; None: skip) whose
+    coalescing, DRAM ratio and bank conflicts set each analysed access's λ/Λ, unless the
+    overrides bring their own ``memory_cost``.
     """
     ov = overrides or PipelineOverrides()
+    if ov.memory_cost is None and memory is not None:
+        ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, memory))
     instructions, subsystems = _instructions(analysis, profile, ov)
     builder = _PathBuilder(analysis, launch, ov)
     path = builder.build()
@@ -311,6 +319,27 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         warps_per_block=warps_per_block, blocks=blocks, resident_blocks=resident, issue_limit=il,
         block_launch_overhead=block_ovh, warp_launch_overhead=warp_ovh,
         name=analysis.function.name, notes=tuple(notes))
+
+
+def analysed_memory_cost(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
+                         memory: Any = True) -> MemoryCost:
+    """A ``memory_cost`` from the memory-access analysis; unanalysed accesses keep the profile's."""
+    from engine.memory import analyze_memory, memory_cost_overrides
+
+    report = analyze_memory(analysis, launch, module) if memory is True else memory
+    # The analysis yields arbitrary reals; 1/8 cycle keeps exact simulated time cheap (few
+    # distinct denominators) and is far below the accuracy of any of these figures.
+    costs = {index: (_eighths(lam, minimum=Fraction(1, 8)), _eighths(Lam))
+             for index, (lam, Lam) in memory_cost_overrides(report, profile).items()}
+
+    def cost(index: int, instr: Any, cls: Any, base: Any) -> tuple[float, float]:
+        return costs.get(index, (base.lam, base.Lam))
+
+    return cost
+
+
+def _eighths(value: float, minimum: Fraction = Fraction(0)) -> Fraction:
+    return max(minimum, Fraction(round(value * 8), 8))
 
 
 def _resident_blocks(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
@@ -347,11 +376,14 @@ def _find_function(module: Any, kernel_name: str | None) -> Any:
 
 def describe_kernel(module: Any, kernel_name: str | None, profile: Any, launch: Any,
                     occupancy: int | None = None,
-                    overrides: PipelineOverrides | None = None) -> KernelDescription:
-    """Parse-free front end: analysis + :func:`build_description` for a kernel of ``module``."""
-    function = _find_function(module, kernel_name)
-    analysis = analyze_kernel(function, launch, module)
-    return build_description(analysis, profile, launch, overrides, resident_blocks=occupancy, module=module)
+                    overrides: PipelineOverrides | None = None,
+                    analysis: KernelAnalysis | None = None, memory: Any = True) -> KernelDescription:
+    """Parse-free front end: analysis + :func:`build_description` for a kernel of ``module``.
+    ``analysis``/``memory`` may come from the caller's cache (they depend on kernel and launch)."""
+    if analysis is None:
+        analysis = analyze_kernel(_find_function(module, kernel_name), launch, module)
+    return build_description(analysis, profile, launch, overrides, resident_blocks=occupancy, module=module,
+                             memory=memory)
 
 
 def simulate_kernel(module: Any, kernel_name: str | None, profile: Any, launch: Any,

@@ -73,7 +73,8 @@ def blocks_per_sm(cp, kernel, launch, smem: int) -> int:
     global _DRIVER_ERROR_SHOWN
     threads = launch.block[0] * launch.block[1] * launch.block[2]
     try:
-        return int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.ptr, threads, smem))
+        function = getattr(kernel, "kernel", kernel)  # RawKernel wraps the driver Function
+        return int(cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(function.ptr, threads, smem))
     except Exception as exc:  # noqa: BLE001 - record "unknown" and say why, once
         if not _DRIVER_ERROR_SHOWN:
             print(f"driver occupancy API unavailable: {exc!r}", file=sys.stderr)

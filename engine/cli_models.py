@@ -78,6 +78,11 @@ def cmd_predict(ns: argparse.Namespace) -> int:
             payloads = {k: v for k, v in payloads.items() if k == "pipeline"}
         predictions.update(payloads)
     for payload in predictions.values():
+        # Models predict execution; a measured kernel also pays the fixed launch cost.
+        execution = payload.get("cycles")
+        if execution is not None:
+            payload["execution_cycles"] = execution
+            payload["cycles"] = inputs.profile.kernel_cycles(execution)
         payload["time_us"] = _clock_us(inputs, payload.get("cycles"))
     launch = inputs.launch
     out = {
@@ -85,6 +90,7 @@ def cmd_predict(ns: argparse.Namespace) -> int:
         "kernel": inputs.kernel_name,
         "profile": inputs.profile.name,
         "launch": {"grid": list(launch.grid), "block": list(launch.block), "smem_dynamic": launch.smem_dynamic},
+        "kernel_launch_cycles": inputs.profile.device.kernel_launch_cycles,
         "predictions": predictions,
     }
     lines = [f"{inputs.kernel_name} on {inputs.profile.name}: grid {launch.grid} block {launch.block}"]

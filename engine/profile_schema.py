@@ -72,6 +72,9 @@ DEVICE: dict[str, Field] = {
     "global_memory_bytes": OPT_INT,
     "global_memory_segment_bytes": _f("int", False, 1),
     "memory_bandwidth_gbps": OPT_NUM,
+    # Cycles an empty kernel takes (Nsight Compute's gpc__cycles_elapsed.max for one block): what
+    # every launch pays on top of the models' execution time.
+    "kernel_launch_cycles": OPT_NUM,
 }
 
 UNIT: dict[str, Field] = {

@@ -81,6 +81,7 @@ class Device:
     global_memory_bytes: int | None = None
     global_memory_segment_bytes: int = 128
     memory_bandwidth_gbps: float | None = None
+    kernel_launch_cycles: float = 0.0
 
     @property
     def sm_version(self) -> int | None:
@@ -373,6 +374,11 @@ class Profile:
         return (1 + conflict_degree) * base.lam, base.Lam + conflict_degree * base.lam
 
     # ------------------------------------------------------------------ other look-ups
+    def kernel_cycles(self, execution_cycles: float) -> float:
+        """A model's execution cycles as a measured kernel duration: plus the fixed cost of a
+        launch (``device.kernel_launch_cycles``; 0 where the profile has not measured it)."""
+        return execution_cycles + self.device.kernel_launch_cycles
+
     def barrier_overhead(self, threads_per_block: int) -> float:
         """000's barrier overhead for a block size: the table value, linear interpolation
         between table rows, and the nearest row's value outside the table (no extrapolation:

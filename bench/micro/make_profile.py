@@ -23,6 +23,8 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import statistics
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -205,6 +207,19 @@ device = "NVIDIA CUDA C++ Programming Guide, table 'Technical Specifications per
 '''  # noqa: E501
 
 
+EMPTY_KERNELS = Path(__file__).resolve().parents[2] / "samples" / "measured" / "h100-empty" / "ncu_empty.csv"
+
+
+def empty_kernel_cycles(path: Path = EMPTY_KERNELS) -> tuple[float, str]:
+    """Median gpc__cycles_elapsed.max of the one-block empty kernels (all block sizes)."""
+    sys.path.insert(0, str(path.parents[3]))  # the repo root, when run as a script
+    from engine.ncu import load_ncu_csv
+
+    one_block = [launch.cycles for launch in load_ncu_csv(path) if launch.grid == (1, 1, 1)]
+    where = f"measured: {path.relative_to(path.parents[3])} (one-block empty kernels, median of {len(one_block)})"
+    return statistics.median(one_block), where
+
+
 def _fmt(x: float) -> str:
     """A TOML number: integers without a fraction, others as the shortest repr."""
     if float(x).is_integer():
@@ -263,7 +278,10 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS) -> str:
     w('description = "NVIDIA H100 SXM5 (sm_90): device figures from public specifications; '
       'instruction costs, latencies and overheads measured on the lent H100 (bench/micro)."')
     w("")
-    w(DEVICE)
+    w(DEVICE.rstrip("\n"))
+    launch_cycles, launch_where = empty_kernel_cycles()
+    w(f"kernel_launch_cycles = {_fmt(launch_cycles)}           # an empty one-block kernel, ncu cycles")
+    w("")
     w("# Functional units: counts per SM / per scheduler (whitepaper) and class defaults measured")
     w("# with one representative instruction each. λ = SM cycles per warp instruction (64 warps/SM);")
     w("# Λ = dependent-chain latency; T = warp_size / (λ · n_ws); lat_comp = Λ.")
@@ -440,6 +458,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS) -> str:
     w(SOURCES.format(
         clock=_fmt(v["sm_clock_mhz"]), where=runs,
         read=_fmt(round(v["dram_read.gbps"])), write=_fmt(round(v["dram_write.gbps"]))).rstrip("\n"))
+    w(f'"device.kernel_launch_cycles" = "{launch_where}"')
     USED.clear()
     USED.update(v.used)
     return "\n".join(out) + "\n"

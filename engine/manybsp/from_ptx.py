@@ -163,8 +163,12 @@ def params_for(profile: Profile, launch: Launch, rows: list[InstructionRow], spe
         max_thread_per_sm=dev.max_threads_per_sm,
         n_reg=dev.registers_per_sm,
         reg_per_thread=registers,
-        shmem_size=dev.max_shared_memory_per_block,
-        shmem_per_block=static_smem + launch.smem_dynamic,
+        # What an SM can hand out to blocks (its largest carve-out; 000 printed 48 KB, which binds
+        # none of its cases) and what a block takes, with the kilobyte sm_80+ reserves per block.
+        # A block without shared memory stays "no limit", as eq. 21 reads a 0-byte request.
+        shmem_size=dev.shared_memory_per_sm,
+        shmem_per_block=static_smem + launch.smem_dynamic + (
+            dev.reserved_shared_memory_per_block if static_smem + launch.smem_dynamic > 0 else 0),
         d=3,
         n_c=alu.per_sm if alu else 0,
         h=len(rows),

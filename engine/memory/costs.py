@@ -30,15 +30,23 @@ def memory_cost_overrides(report: MemoryReport, profile: Any) -> dict[int, tuple
 
     Global: 001 §6.3 with R = ``dram_ratio`` (the sectors a block's warps share are served by
     L2), then the request's transactions m = sectors / 4 (at least 1) are charged like 001's
-    excess bytes: λ·m and Λ + (m − 1)·λ. Shared: D = extra wavefronts = mean degree − 1."""
+    excess bytes: λ·m. A request also costs one L2 transfer per 128-byte line it touches, however
+    few of its bytes are used (an uncoalesced store of 32 lines moves 32 lines through L1/L2 even
+    when L2 merges them before DRAM), so λ is at least lines × the profile's L2 λ of one line.
+    Λ grows by the extra issue time: Λ + (λ' − λ). Shared: D = extra wavefronts = mean degree − 1."""
     out: dict[int, tuple[float, float]] = {}
+    pipeline = getattr(profile, "pipeline", None)
+    l2_line_lam = pipeline.memory.get("l2_lam") if pipeline is not None else None
     for a in report.accesses:
         if a.space is MemorySpace.SHARED and a.bank_conflict_mean is not None:
             out[a.index] = profile.shared_memory_lambdas(max(a.bank_conflict_mean - 1.0, 0.0))
         elif a.space is MemorySpace.GLOBAL and a.sectors_per_request is not None:
             lam, Lam = profile.global_memory_lambdas(a.dram_ratio if a.dram_ratio is not None else 1.0)
             m = max(1.0, a.sectors_per_request / IDEAL_SECTORS)
-            out[a.index] = (lam * m, Lam + (m - 1.0) * lam)
+            charged = lam * m
+            if l2_line_lam is not None and a.lines_per_request is not None:
+                charged = max(charged, a.lines_per_request * l2_line_lam)
+            out[a.index] = (charged, Lam + (charged - lam))
     return out
 
 

@@ -17,15 +17,26 @@ Semantics (``docs/pipeline.md`` has the long form; ``tests/sim_oracle.py`` resta
   warps; a block retires when every instruction of its warps has completed, and the next block
   starts ``block_overhead`` later.
 
-Cost: sleeping warps wait in a heap keyed by the time their operands are ready and their
-subsystem is free; awake warps are bits in per-(block, subsystem) masks and blocks with awake
-warps are bits in per-subsystem masks, so a round visits only warps that can issue.
+Cost (docs/pipeline.md, "Speed"): the work per issued instruction is a handful of bit operations,
+not a visit of the warps.
+* Each slot keeps its *wake* tick (operands ready and issue interval passed; INF when it is not
+  waiting to issue). Slots are bits of 64-bit words: ``elig`` (wake <= now) and one mask per
+  subsystem (the subsystem of the slot's next instruction). A scheduler pick is "first set bit of
+  elig & (masks of the free subsystems), from a start position": a few word operations.
+* Sleeping slots need no queue: the earliest wake is kept exactly (a minimum updated on each
+  fetch), and only when time reaches it does one pass over the wake array (branch-free, so LLVM
+  vectorises it) refresh ``elig`` and the minimum. That pass costs about what one heap operation
+  did, and there is one per wake-up tick instead of a push and a pop per instruction.
+* LRR's rounds at one tick are merged: picking "the first eligible slot circularly after the last
+  one that issued" until none is left is the same order as repeating passes (a round only ends
+  early to launch a retired block's successor first, which ``pass_left`` tracks).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba.cpython.unsafe.numbers import trailing_zeros
 
 # stall causes (index into the cause totals; names in trace.STALL_CAUSES)
 MEMORY_DEPENDENCY = 0
@@ -60,14 +71,22 @@ ERR_BARRIER_DEADLOCK = 1
 ERR_STUCK = 2
 
 INF = np.int64(2**62)
+MAX_WARPS_PER_BLOCK = 64
+MAX_RESIDENT_BLOCKS = 64
 
-# de Bruijn sequence: the index of a one-bit word ``x`` is DEBRUIJN_INDEX[(x * DEBRUIJN) >> 58 & 63]
-DEBRUIJN = np.int64(0x03F79D71B4CB0A89)
-DEBRUIJN_INDEX = np.zeros(64, np.int64)
-for _bit in range(64):
-    DEBRUIJN_INDEX[(((1 << _bit) * 0x03F79D71B4CB0A89) & (2**64 - 1)) >> 58] = _bit
-MAX_WARPS_PER_BLOCK = 64  # a block's awake warps are bits of one int64
-MAX_RESIDENT_BLOCKS = 64  # and a subsystem's blocks with awake warps too
+# per-block state rows
+B_BLOCK, B_FINISHED, B_ARRIVED, B_BARMAX, B_LASTC, B_START, B_ORDER, B_ORDER_COPY, B_QUEUE = range(9)
+N_BLOCK_FIELDS = 9
+
+# per-slot state: rows of one int64 matrix (slots padded to whole 64-bit words)
+F_STATE, F_GID, F_PC, F_POS, F_SP, F_NEXT, F_UNIT, F_READY, F_DCAUSE, F_GAP, F_WAKE, F_FAIL, \
+    F_LASTC, F_BSLOT = range(14)
+N_FIELDS = 14
+
+
+def words_for(nslots: int) -> int:
+    """64-bit words of a slot bit mask (the slot arrays are padded to ``64 * words``)."""
+    return (nslots + 63) // 64
 
 
 @njit(cache=True, error_model="numpy", inline="always", _nrt=False)
@@ -107,65 +126,51 @@ def _advance(slot, prog_kind, prog_a, prog_b, pool, s_pc, s_pos, s_stack, s_sp):
 
 
 @njit(cache=True, error_model="numpy", inline="always", _nrt=False)
-def _heap_push(heap_t, heap_s, size, t, s):
-    """Min-heap of (time, slot) of the sleeping warps; returns the new size."""
-    k = size
-    heap_t[k] = t
-    heap_s[k] = s
-    while k > 0:
-        parent = (k - 1) >> 1
-        if heap_t[parent] <= heap_t[k]:
-            break
-        heap_t[parent], heap_t[k] = heap_t[k], heap_t[parent]
-        heap_s[parent], heap_s[k] = heap_s[k], heap_s[parent]
-        k = parent
-    return size + 1
+def _first(lo, hi, elig, unit_mask, nw, fm, nsub, skip):
+    """First slot in [lo, hi) that is eligible and whose subsystem is in ``fm`` (free subsystems
+    as bits), leaving out slot ``skip``; -1 if none."""
+    if lo >= hi:
+        return -1
+    w0 = lo >> 6
+    w1 = (hi - 1) >> 6
+    for wd in range(w0, w1 + 1):
+        # over the set bits of fm: a plain loop over the subsystems gets vectorised into
+        # masked gathers, several times slower for a handful of subsystems
+        c = np.int64(0)
+        m = fm
+        while m != 0:
+            c |= unit_mask[trailing_zeros(m) * nw + wd]
+            m &= m - 1
+        c &= elig[wd]
+        if wd == w0:
+            c &= -(np.int64(1) << (lo & 63))  # bits >= lo
+        if wd == w1:
+            top = hi - (wd << 6)
+            if top < 64:
+                c &= (np.int64(1) << top) - 1
+        if skip >= 0 and (skip >> 6) == wd:
+            c &= ~(np.int64(1) << (skip & 63))
+        if c != 0:
+            return (wd << 6) + trailing_zeros(c)
+    return -1
 
 
 @njit(cache=True, error_model="numpy", inline="always", _nrt=False)
-def _heap_pop(heap_t, heap_s, size):
-    """Remove the earliest entry; returns (slot, new size)."""
-    top = heap_s[0]
-    size -= 1
-    heap_t[0] = heap_t[size]
-    heap_s[0] = heap_s[size]
-    k = 0
-    while True:
-        left = 2 * k + 1
-        if left >= size:
-            break
-        child = left
-        if left + 1 < size and heap_t[left + 1] < heap_t[left]:
-            child = left + 1
-        if heap_t[k] <= heap_t[child]:
-            break
-        heap_t[child], heap_t[k] = heap_t[k], heap_t[child]
-        heap_s[child], heap_s[k] = heap_s[k], heap_s[child]
-        k = child
-    return top, size
+def _scan(wake, nw, t, elig_new):
+    """``elig_new`` = slots with wake <= t; returns the earliest wake after t (INF: none).
 
-
-# per-block state rows
-B_BLOCK, B_FINISHED, B_ARRIVED, B_BARMAX, B_LASTC, B_START, B_ORDER, B_ORDER_COPY, B_QUEUE, \
-    B_MASK = range(10)
-N_BLOCK_FIELDS = 10
-
-# per-slot state: rows of one int64 matrix, so helpers take one argument for all of it
-F_STATE, F_GID, F_PC, F_POS, F_SP, F_NEXT, F_UNIT, F_READY, F_DCAUSE, F_GAP, F_EARLIEST, F_FAIL, \
-    F_LASTC, F_AWAKE, F_BSLOT = range(15)
-N_FIELDS = 15
-
-
-@njit(cache=True, error_model="numpy", inline="always", _nrt=False)
-def _wake(ss, s, t, sub_free, slot_mask, blk_mask, unit_blocks, unit_awake, wpb, nsub):
-    """Slot ``s`` may issue from now on: mark it among the candidates of its block and unit."""
-    u = ss[F_UNIT, s]
-    b = ss[F_BSLOT, s]  # a table look-up: integer division is the slowest thing in the loop
-    ss[F_AWAKE, s] = 1
-    slot_mask[b * nsub + u] |= np.int64(1) << (s - b * wpb)
-    blk_mask[b] |= np.int64(1) << u
-    unit_blocks[u] |= np.int64(1) << b
-    unit_awake[u] += 1
+    Branch-free so that LLVM vectorises the 64-slot inner loop."""
+    nxt = INF
+    for wd in range(nw):
+        bits = np.int64(0)
+        base = wd << 6
+        for j in range(64):
+            w = wake[base + j]
+            le = w <= t
+            bits |= np.int64(le) << j
+            nxt = min(nxt, INF if le else w)
+        elig_new[wd] = bits
+    return nxt
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
@@ -173,16 +178,14 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                   prog_kind, prog_a, prog_b, pool, path_start, warp_path,
                   tr_warp, tr_block, tr_instr, tr_sub, tr_issue, tr_complete,
                   st_warp, st_start, st_end, st_cause,
-                  unit_busy, cause_ticks, instr_count, instr_wait, out,
-                  work_slots, work_stack, work_done, work_heap, work_slot_mask, work_blocks, work_units):
+                  unit_busy, cause_ticks, instr_count, instr_wait, out, fin_rows,
+                  work_slots, work_stack, work_done, work_masks, work_blocks, work_units):
     """Run the simulation; fills the trace buffers and aggregates, writes the summary to ``out``.
 
     ``out``: [end_tick, issued, trace_rows, stall_rows, stopped_early, error, error_block,
-    trace_truncated, rounds].
-
-    Only warps that can issue now ("awake") are visited: sleeping ones wait in a heap keyed by
-    their earliest issue time, and blocks without an awake warp on a free subsystem are skipped,
-    so a tick costs about the number of blocks, not the number of warps.
+    trace_truncated, rounds]. ``fin_rows`` receives the stall rows of cause FINISHED (one per
+    warp), whose end is only known at the end. ``work_masks`` holds ``(2 + nsub) * words`` int64: elig, a scratch
+    word per slot word, then one slot mask per subsystem.
     """
     n_blocks = params[P_BLOCKS]
     wpb = params[P_WPB]
@@ -202,23 +205,29 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
     st_cap = st_warp.shape[0]
 
     nslots = gamma * wpb
-    # work arrays come from the caller: the function is compiled without numba's reference
-    # counting (_nrt=False), which otherwise costs an atomic operation per array use
+    nw = (nslots + 63) >> 6
     ss = work_slots
     s_stack = work_stack
     s_pc = ss[F_PC]
     s_pos = ss[F_POS]
     s_sp = ss[F_SP]
+    wake = ss[F_WAKE]
+    # one 1-D view per field: plain base + index addressing in the hot loop
+    s_state = ss[F_STATE]
+    s_gid = ss[F_GID]
+    s_next = ss[F_NEXT]
+    s_unit = ss[F_UNIT]
+    s_ready = ss[F_READY]
+    s_dcause = ss[F_DCAUSE]
+    s_gap = ss[F_GAP]
+    s_fail = ss[F_FAIL]
+    s_lastc = ss[F_LASTC]
+    s_bslot = ss[F_BSLOT]
     done = work_done
-    heap_t = work_heap[0]
-    heap_s = work_heap[1]
-    hsize = 0
-    slot_mask = work_slot_mask  # [block * nsub + unit]: bit w = warp w of the block is awake
-    blk_mask = work_blocks[B_MASK]  # bit u: the block has an awake warp for subsystem u
-    unit_awake = work_units[0]
-    sub_free = work_units[1]
-    free = work_units[2]
-    unit_blocks = work_units[3]  # bit b: block b has an awake warp for this subsystem
+    elig = work_masks[0:nw]
+    elig_new = work_masks[nw:2 * nw]
+    unit_mask = work_masks[2 * nw:]  # [unit * nw + word]: slots whose next instruction is on unit
+    sub_free = work_units[0]
     b_block = work_blocks[B_BLOCK]
     b_finished = work_blocks[B_FINISHED]
     b_arrived = work_blocks[B_ARRIVED]
@@ -226,18 +235,23 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
     b_lastc = work_blocks[B_LASTC]
     b_start = work_blocks[B_START]
     border = work_blocks[B_ORDER]
-    order = work_blocks[B_ORDER_COPY]
+    order = work_blocks[B_ORDER_COPY]  # GTO: the age order at the start of the round
     launch_q = work_blocks[B_QUEUE]
+    for s in range(nw * 64):
+        wake[s] = INF
+        s_state[s] = EMPTY
     for b in range(gamma):
         b_block[b] = -1
         border[b] = b
         for wi in range(wpb):
-            ss[F_BSLOT, b * wpb + wi] = b
+            s_bslot[b * wpb + wi] = b
 
     n_issued = 0
+    n_scan = 0
     rounds = 0
     n_tr = 0
     n_st = 0
+    n_fin = 0
     truncated = 0
     finished_warps = 0
     finish_sum = 0
@@ -254,6 +268,7 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
     pending = gamma
 
     t = 0
+    next_wake = INF  # earliest wake of a slot that is not yet in elig (exact)
     cycle_end = 0  # first tick of the next cycle; the issue count restarts there
     cnt = 0
     rr = 0
@@ -273,35 +288,43 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                 b_lastc[b] = 0
                 for wi in range(wpb):
                     w = b * wpb + wi
-                    ss[F_GID, w] = next_block * wpb + wi
-                    ss[F_STATE, w] = ACTIVE
+                    s_gid[w] = next_block * wpb + wi
+                    s_state[w] = ACTIVE
                     s_pc[w] = path_start[warp_path[wi]]
                     s_pos[w] = 0
                     s_sp[w] = 0
-                    ss[F_LASTC, w] = 0
-                    ss[F_GAP, w] = start + wi * wovh
-                    ss[F_AWAKE, w] = 0
+                    s_lastc[w] = 0
+                    s_gap[w] = start + wi * wovh
                     for q in range(n_static):
                         done[w * n_static + q] = 0
                     ins = _advance(w, prog_kind, prog_a, prog_b, pool, s_pc, s_pos, s_stack, s_sp)
-                    ss[F_NEXT, w] = ins
-                    ss[F_UNIT, w] = unit[ins]
-                    ss[F_READY, w] = 0
-                    ss[F_DCAUSE, w] = COMPUTE_DEPENDENCY
-                    ss[F_EARLIEST, w] = ss[F_GAP, w]
-                    f0 = sub_free[ss[F_UNIT, w]]
-                    ss[F_FAIL, w] = SUBSYSTEM_BUSY if f0 > ss[F_GAP, w] else ISSUE_LIMIT
-                    key = ss[F_GAP, w] if ss[F_GAP, w] > f0 else f0
-                    if key <= t:
-                        _wake(ss, w, t, sub_free, slot_mask, blk_mask, unit_blocks, unit_awake, wpb, nsub)
+                    s_next[w] = ins
+                    u = unit[ins]
+                    s_unit[w] = u
+                    unit_mask[u * nw + (w >> 6)] |= np.int64(1) << (w & 63)
+                    s_ready[w] = 0
+                    s_dcause[w] = COMPUTE_DEPENDENCY
+                    e0 = s_gap[w]
+                    wake[w] = e0
+                    if e0 <= t:
+                        # the wait after e0 is charged to the subsystem if it is busy at e0
+                        s_fail[w] = SUBSYSTEM_BUSY if sub_free[u] > e0 else ISSUE_LIMIT
+                        elig[w >> 6] |= np.int64(1) << (w & 63)
                     else:
-                        hsize = _heap_push(heap_t, heap_s, hsize, key, w)
-                    if ss[F_GAP, w] > 0:
-                        cause_ticks[NOT_RESIDENT] += ss[F_GAP, w]
+                        if sub_free[u] > e0:
+                            # busy at e0 already (it only gets busier): no wake-up before it frees
+                            s_fail[w] = SUBSYSTEM_BUSY
+                            wake[w] = sub_free[u]
+                        else:
+                            s_fail[w] = -1  # decided when it wakes up
+                        if wake[w] < next_wake:
+                            next_wake = wake[w]
+                    if e0 > 0:
+                        cause_ticks[NOT_RESIDENT] += e0
                         if record and n_st < st_cap:
-                            st_warp[n_st] = ss[F_GID, w]
+                            st_warp[n_st] = s_gid[w]
                             st_start[n_st] = 0.0
-                            st_end[n_st] = ss[F_GAP, w] / tickf
+                            st_end[n_st] = e0 / tickf
                             st_cause[n_st] = NOT_RESIDENT
                             n_st += 1
                 next_block += 1
@@ -310,304 +333,258 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
             stopped = 1
             break
         if t >= cycle_end:
-            cycle_end = (t // ticks + 1) * ticks
+            # usually the next cycle: an integer division costs as much as a whole issue
+            cycle_end += ticks
+            if t >= cycle_end:
+                cycle_end = (t // ticks + 1) * ticks
             cnt = 0
-        # ---- wake the warps whose time has come -----------------------------------------
-        while hsize > 0 and heap_t[0] <= t:
-            w, hsize = _heap_pop(heap_t, heap_s, hsize)
-            f0 = sub_free[ss[F_UNIT, w]]
-            if f0 > t:
-                # its subsystem got busy meanwhile: sleep on until it is free (saves rounds)
-                ss[F_FAIL, w] = SUBSYSTEM_BUSY
-                hsize = _heap_push(heap_t, heap_s, hsize, f0, w)
-            else:
-                _wake(ss, w, t, sub_free, slot_mask, blk_mask, unit_blocks, unit_awake, wpb, nsub)
+        # ---- slots whose wake tick has come join elig ---------------------------------------
+        if t >= next_wake:
+            n_scan += 1
+            next_wake = _scan(wake, nw, t, elig_new)
+            for wd in range(nw):
+                fresh = elig_new[wd] & ~elig[wd]
+                elig[wd] = elig_new[wd]
+                while fresh != 0:
+                    s = (wd << 6) + trailing_zeros(fresh)
+                    fresh &= fresh - 1
+                    # the wait after the operands (ready now: t is its wake tick) goes to the
+                    # subsystem if it is busy now, else to the issue limit (others issue first)
+                    if s_fail[s] < 0:
+                        s_fail[s] = SUBSYSTEM_BUSY if sub_free[s_unit[s]] > t else ISSUE_LIMIT
         rounds += 1
-        free_mask = np.int64(0)
+        fm = np.int64(0)  # free subsystems, as bits
         for u in range(nsub):
-            free[u] = 1 if (sub_free[u] <= t and unit_awake[u] > 0) else 0
-            if free[u] != 0:
-                free_mask |= np.int64(1) << u
-        any_free = free_mask != 0
-        if greedy >= 0 and (ss[F_GID, greedy] != greedy_gid or ss[F_STATE, greedy] == DONE):
+            if sub_free[u] <= t:
+                fm |= np.int64(1) << u
+        if greedy >= 0 and (s_gid[greedy] != greedy_gid or s_state[greedy] == DONE):
             greedy = -1  # that warp is gone; its slot holds a younger one
-        # ---- visit candidates in policy order ---------------------------------------------
+        tf = t / tickf
+        # ---- pick and issue, in policy order --------------------------------------------------
         first_issued = -1
-        last_issued = -1
-        if any_free and not (il > 0 and cnt >= il):
-            # the blocks to visit, one (b, lo, hi) slot range at a time. GTO: the greedy warp,
-            # then blocks oldest first. LRR: rr's block from rr, the blocks after it, the
-            # blocks before it, rr's block up to rr; blocks without an awake warp on a free
-            # subsystem are jumped over through per-unit block masks
+        pass_left = nslots  # LRR: positions left in the current pass (round) after the last pick
+        k = 0  # GTO: 0 = the greedy warp, then 1 + index into the age order
+        gpos = 0  # GTO: next slot to look at in the current block
+        while fm != 0 and not (il > 0 and cnt >= il):
             if gto:
-                for bi in range(gamma):
-                    order[bi] = border[bi]
-            else:
-                rr_block = ss[F_BSLOT, rr]
-            stop = False
-            k = 0
-            phase = 0
-            cursor = 0
-            while not stop:
-                if free_mask == 0:
-                    break  # every subsystem with a waiting warp is taken: the round is over
-                if gto:
+                s = -1
+                while True:
+                    if k == 0:
+                        # a retirement in this round moves its block to the end of the age
+                        # order; the round itself keeps the order it started with
+                        for bi in range(gamma):
+                            order[bi] = border[bi]
+                        k = 1
+                        gpos = order[0] * wpb
+                        if greedy >= 0:
+                            s = _first(greedy, greedy + 1, elig, unit_mask, nw, fm, nsub, -1)
+                            if s >= 0:
+                                break
+                        continue
                     if k > gamma:
                         break
+                    b = order[k - 1]
+                    s = _first(gpos, b * wpb + wpb, elig, unit_mask, nw, fm, nsub, greedy)
+                    if s >= 0:
+                        gpos = s + 1
+                        break
                     k += 1
-                    if k == 1:
-                        if greedy < 0:
-                            continue
-                        lo = greedy
-                        hi = greedy + 1
-                        b = ss[F_BSLOT, greedy]
-                    else:
-                        b = order[k - 2]
-                        lo = b * wpb
-                        hi = lo + wpb
-                elif phase == 0:
-                    b = rr_block
-                    lo = rr
-                    hi = b * wpb + wpb
-                    phase = 1
-                    cursor = rr_block + 1
-                elif phase <= 2:
-                    limit = gamma if phase == 1 else rr_block
-                    cb = np.int64(0)
-                    if cursor < limit:
-                        for u2 in range(nsub):
-                            if (free_mask >> u2) & 1:
-                                cb |= unit_blocks[u2]
-                        cb &= ~((np.int64(1) << cursor) - 1)
-                        if limit < 64:
-                            cb &= (np.int64(1) << limit) - 1
-                    if cb == 0:
-                        phase += 1
-                        cursor = 0
-                        continue
-                    lowb = cb & -cb
-                    b = DEBRUIJN_INDEX[((lowb * DEBRUIJN) >> 58) & 63]
-                    cursor = b + 1
-                    lo = b * wpb
-                    hi = lo + wpb
-                elif phase == 3:
-                    phase = 4
-                    b = rr_block
-                    lo = b * wpb
-                    hi = rr
-                    if hi <= lo:
-                        continue
-                else:
+                    if k <= gamma:
+                        gpos = order[k - 1] * wpb
+                if s < 0:
                     break
-                # skip blocks without an awake warp on a free subsystem
-                if blk_mask[b] & free_mask == 0:
-                    continue
-                # visit the block's awake warps on free subsystems in slot order, through bit
-                # masks (one step per candidate, not per warp); masks are re-read after every
-                # issue, so a warp a barrier release wakes later in the order is still seen
-                slot0 = b * wpb
-                pos = lo - slot0
-                hi_bit = hi - slot0
-                hi_mask = np.int64(-1) if hi_bit >= 64 else (np.int64(1) << hi_bit) - 1
-                while pos < 64:
-                    m = blk_mask[b] & free_mask
-                    if m == 0:
+            else:
+                s = _first(rr, nslots, elig, unit_mask, nw, fm, nsub, -1)
+                if s < 0:
+                    s = _first(0, rr, elig, unit_mask, nw, fm, nsub, -1)
+                    if s < 0:
                         break
-                    cand = np.int64(0)
-                    for u2 in range(nsub):
-                        if (m >> u2) & 1:
-                            cand |= slot_mask[b * nsub + u2]
-                    cand &= hi_mask & ~((np.int64(1) << pos) - 1)
-                    if gto and k > 1 and greedy >= slot0 and greedy < slot0 + wpb:
-                        cand &= ~(np.int64(1) << (greedy - slot0))
-                    if cand == 0:
+                d = s - rr
+                if d < 0:
+                    d += nslots
+                if d >= pass_left:
+                    # this pick belongs to the next round; a retired block's successor is
+                    # launched before that round starts
+                    if pending > 0:
                         break
-                    low = cand & -cand
-                    wi = DEBRUIJN_INDEX[((low * DEBRUIJN) >> 58) & 63]
-                    s = slot0 + wi
-                    pos = wi + 1
-                    # ---- issue ------------------------------------------------------------
-                    i = ss[F_NEXT, s]
-                    u = unit[i]
-                    ss[F_AWAKE, s] = 0
-                    slot_mask[b * nsub + u] &= ~low
-                    if slot_mask[b * nsub + u] == 0:
-                        blk_mask[b] &= ~(np.int64(1) << u)
-                        unit_blocks[u] &= ~(np.int64(1) << b)
-                    unit_awake[u] -= 1
-                    complete = t + Lam[i]
-                    sub_free[u] = t + lam[i]
-                    free[u] = 0
-                    free_mask &= ~(np.int64(1) << u)
-                    unit_busy[u] += lam[i]
-                    cnt += 1
-                    n_issued += 1
-                    if first_issued < 0:
-                        first_issued = s
-                    last_issued = s
-                    g0 = ss[F_GAP, s]
-                    r0 = ss[F_READY, s]
-                    c0 = g0
-                    if r0 > g0:
-                        cause_ticks[ss[F_DCAUSE, s]] += r0 - g0
-                        if record and n_st < st_cap:
-                            st_warp[n_st] = ss[F_GID, s]
-                            st_start[n_st] = g0 / tickf
-                            st_end[n_st] = r0 / tickf
-                            st_cause[n_st] = ss[F_DCAUSE, s]
-                            n_st += 1
-                        c0 = r0
-                    if t > c0:
-                        cause_ticks[ss[F_FAIL, s]] += t - c0
-                        if record and n_st < st_cap:
-                            st_warp[n_st] = ss[F_GID, s]
-                            st_start[n_st] = c0 / tickf
-                            st_end[n_st] = t / tickf
-                            st_cause[n_st] = ss[F_FAIL, s]
-                            n_st += 1
-                    instr_count[i] += 1
-                    instr_wait[i] += t - g0
-                    if record:
-                        if n_tr < tr_cap:
-                            tr_warp[n_tr] = ss[F_GID, s]
-                            tr_block[n_tr] = b_block[b]
-                            tr_instr[n_tr] = i
-                            tr_sub[n_tr] = u
-                            tr_issue[n_tr] = t / tickf
-                            tr_complete[n_tr] = complete / tickf
-                            n_tr += 1
-                        else:
-                            truncated = 1
-                    done[s * n_static + i] = complete
-                    if complete > ss[F_LASTC, s]:
-                        ss[F_LASTC, s] = complete
-                    if complete > max_complete:
-                        max_complete = complete
-                    ss[F_GAP, s] = t + gap
-                    # which slots need their next instruction (a barrier may release all)
-                    fetch_lo = s
-                    fetch_hi = s + 1
-                    base = 0  # barrier release time for the fetched warps (0: none)
-                    if isbar[i] != 0:
-                        ss[F_STATE, s] = AT_BARRIER
-                        ss[F_EARLIEST, s] = INF
-                        b_arrived[b] += 1
-                        if complete > b_barmax[b]:
-                            b_barmax[b] = complete
-                        if b_arrived[b] == wpb:
-                            base = b_barmax[b]
-                            b_arrived[b] = 0
-                            b_barmax[b] = 0
-                            fetch_lo = b * wpb
-                            fetch_hi = fetch_lo + wpb
-                        elif b_arrived[b] + b_finished[b] == wpb:
-                            err = ERR_BARRIER_DEADLOCK
-                            err_block = b_block[b]
-                            stop = True
-                            break
-                        else:
-                            fetch_hi = fetch_lo  # wait at the barrier
-                    for f in range(fetch_lo, fetch_hi):
-                        ss[F_STATE, f] = ACTIVE
-                        nxt = _advance(f, prog_kind, prog_a, prog_b, pool, s_pc, s_pos, s_stack, s_sp)
-                        if nxt < 0:
-                            # ---- the warp issued its last instruction ------------------------
-                            ss[F_STATE, f] = DONE
-                            ss[F_EARLIEST, f] = INF
-                            finished_warps += 1
-                            finish_sum += ss[F_GAP, f]
-                            if record and n_st < st_cap:
-                                st_warp[n_st] = ss[F_GID, f]
-                                st_start[n_st] = ss[F_GAP, f] / tickf
-                                st_end[n_st] = -1.0  # patched with the end time below
-                                st_cause[n_st] = FINISHED
-                                n_st += 1
-                            if ss[F_LASTC, f] > b_lastc[b]:
-                                b_lastc[b] = ss[F_LASTC, f]
-                            b_finished[b] += 1
-                            if b_arrived[b] > 0 and b_arrived[b] + b_finished[b] == wpb:
-                                err = ERR_BARRIER_DEADLOCK
-                                err_block = b_block[b]
-                                stop = True
-                            elif b_finished[b] == wpb:
-                                # the block retires once all its results are in; the next one
-                                # takes its slots a launch overhead later
-                                retired += 1
-                                b_block[b] = -1
-                                b_start[b] = b_lastc[b] + bovh
-                                for bi in range(gamma):
-                                    if border[bi] == b:
-                                        for bj in range(bi, gamma - 1):
-                                            border[bj] = border[bj + 1]
-                                        border[gamma - 1] = b
-                                        break
-                                launch_q[pending] = b
-                                pending += 1
-                            continue
-                        ss[F_NEXT, f] = nxt
-                        ss[F_UNIT, f] = unit[nxt]
-                        ready = base
-                        cause = BARRIER if base > 0 else COMPUTE_DEPENDENCY
-                        row = f * n_static
-                        for e in range(dep_ptr[nxt], dep_ptr[nxt + 1]):
-                            c = done[row + dep_src[e]]
-                            if c > ready:
-                                ready = c
-                                cause = MEMORY_DEPENDENCY if ismem[dep_src[e]] != 0 else COMPUTE_DEPENDENCY
-                        ss[F_READY, f] = ready
-                        ss[F_DCAUSE, f] = cause
-                        e0 = ready if ready > ss[F_GAP, f] else ss[F_GAP, f]
-                        ss[F_EARLIEST, f] = e0
-                        # a warp sleeps until its operands are ready and its subsystem is free
-                        # (a lower bound: the subsystem may be taken again by then); the wait
-                        # after the operands is charged to the subsystem if it is busy then,
-                        # else to the issue limit (other warps issue first)
-                        f0 = sub_free[ss[F_UNIT, f]]
-                        ss[F_FAIL, f] = SUBSYSTEM_BUSY if f0 > e0 else ISSUE_LIMIT
-                        key = e0 if e0 > f0 else f0
-                        if key <= t:
-                            _wake(ss, f, t, sub_free, slot_mask, blk_mask, unit_blocks, unit_awake, wpb, nsub)
-                            free[ss[F_UNIT, f]] = 1
-                            free_mask |= np.int64(1) << ss[F_UNIT, f]
-                        else:
-                            hsize = _heap_push(heap_t, heap_s, hsize, key, f)
-                    if stop:
-                        break
-                    if il > 0 and cnt >= il:
+                    rounds += 1
+                    pass_left = nslots
+                pass_left -= d + 1
+                rr = s + 1
+                if rr >= nslots:
+                    rr = 0
+            # ---- issue slot s ---------------------------------------------------------------
+            b = s_bslot[s]
+            sw = s >> 6
+            sbit = np.int64(1) << (s & 63)
+            i = s_next[s]
+            u = unit[i]
+            elig[sw] &= ~sbit
+            wake[s] = INF
+            complete = t + Lam[i]
+            sub_free[u] = t + lam[i]
+            fm &= ~(np.int64(1) << u)
+            unit_busy[u] += lam[i]
+            cnt += 1
+            n_issued += 1
+            if first_issued < 0:
+                first_issued = s
+            g0 = s_gap[s]
+            r0 = s_ready[s]
+            c0 = g0
+            if r0 > g0:
+                dc = s_dcause[s]
+                cause_ticks[dc] += r0 - g0
+                if record and n_st < st_cap:
+                    st_warp[n_st] = s_gid[s]
+                    st_start[n_st] = g0 / tickf
+                    st_end[n_st] = r0 / tickf
+                    st_cause[n_st] = dc
+                    n_st += 1
+                c0 = r0
+            if t > c0:
+                fc = s_fail[s]
+                cause_ticks[fc] += t - c0
+                if record and n_st < st_cap:
+                    st_warp[n_st] = s_gid[s]
+                    st_start[n_st] = c0 / tickf
+                    st_end[n_st] = tf
+                    st_cause[n_st] = fc
+                    n_st += 1
+            instr_count[i] += 1
+            instr_wait[i] += t - g0
+            if record:
+                if n_tr < tr_cap:
+                    tr_warp[n_tr] = s_gid[s]
+                    tr_block[n_tr] = b_block[b]
+                    tr_instr[n_tr] = i
+                    tr_sub[n_tr] = u
+                    tr_issue[n_tr] = tf
+                    tr_complete[n_tr] = complete / tickf
+                    n_tr += 1
+                else:
+                    truncated = 1
+            done[s * n_static + i] = complete
+            if complete > s_lastc[s]:
+                s_lastc[s] = complete
+            if complete > max_complete:
+                max_complete = complete
+            s_gap[s] = t + gap
+            # which slots need their next instruction (a barrier may release all)
+            fetch_lo = s
+            fetch_hi = s + 1
+            base = 0  # barrier release time for the fetched warps (0: none)
+            if isbar[i] != 0:
+                s_state[s] = AT_BARRIER
+                b_arrived[b] += 1
+                if complete > b_barmax[b]:
+                    b_barmax[b] = complete
+                if b_arrived[b] == wpb:
+                    base = b_barmax[b]
+                    b_arrived[b] = 0
+                    b_barmax[b] = 0
+                    fetch_lo = b * wpb
+                    fetch_hi = fetch_lo + wpb
+                elif b_arrived[b] + b_finished[b] == wpb:
+                    err = ERR_BARRIER_DEADLOCK
+                    err_block = b_block[b]
+                    break
+                else:
+                    fetch_hi = fetch_lo  # wait at the barrier
+            stop = False
+            for f in range(fetch_lo, fetch_hi):
+                s_state[f] = ACTIVE
+                fw = f >> 6
+                fbit = np.int64(1) << (f & 63)
+                uo = s_unit[f]
+                unit_mask[uo * nw + fw] &= ~fbit
+                nxt = _advance(f, prog_kind, prog_a, prog_b, pool, s_pc, s_pos, s_stack, s_sp)
+                if nxt < 0:
+                    # ---- the warp issued its last instruction --------------------------------
+                    s_state[f] = DONE
+                    finished_warps += 1
+                    finish_sum += s_gap[f]
+                    if record and n_st < st_cap:
+                        st_warp[n_st] = s_gid[f]
+                        st_start[n_st] = s_gap[f] / tickf
+                        st_end[n_st] = -1.0  # patched with the end time below
+                        st_cause[n_st] = FINISHED
+                        fin_rows[n_fin] = n_st
+                        n_fin += 1
+                        n_st += 1
+                    if s_lastc[f] > b_lastc[b]:
+                        b_lastc[b] = s_lastc[f]
+                    b_finished[b] += 1
+                    if b_arrived[b] > 0 and b_arrived[b] + b_finished[b] == wpb:
+                        err = ERR_BARRIER_DEADLOCK
+                        err_block = b_block[b]
                         stop = True
-                        break
+                    elif b_finished[b] == wpb:
+                        # the block retires once all its results are in; the next one
+                        # takes its slots a launch overhead later
+                        retired += 1
+                        b_block[b] = -1
+                        b_start[b] = b_lastc[b] + bovh
+                        for bi in range(gamma):
+                            if border[bi] == b:
+                                for bj in range(bi, gamma - 1):
+                                    border[bj] = border[bj + 1]
+                                border[gamma - 1] = b
+                                break
+                        launch_q[pending] = b
+                        pending += 1
+                    continue
+                s_next[f] = nxt
+                un = unit[nxt]
+                s_unit[f] = un
+                unit_mask[un * nw + fw] |= fbit
+                ready = base
+                cause = BARRIER if base > 0 else COMPUTE_DEPENDENCY
+                row = f * n_static
+                for e in range(dep_ptr[nxt], dep_ptr[nxt + 1]):
+                    c = done[row + dep_src[e]]
+                    if c > ready:
+                        ready = c
+                        cause = MEMORY_DEPENDENCY if ismem[dep_src[e]] != 0 else COMPUTE_DEPENDENCY
+                s_ready[f] = ready
+                s_dcause[f] = cause
+                e0 = ready if ready > s_gap[f] else s_gap[f]
+                f0 = sub_free[un]
+                if e0 <= t:
+                    # ready at once (a barrier released): eligible in this very round
+                    wake[f] = e0
+                    s_fail[f] = SUBSYSTEM_BUSY if f0 > e0 else ISSUE_LIMIT
+                    elig[fw] |= fbit
+                else:
+                    if f0 > e0:
+                        # its subsystem is busy at e0 already (and only gets busier): the wait
+                        # after the operands is the subsystem's, and it sleeps until it frees
+                        s_fail[f] = SUBSYSTEM_BUSY
+                        e0 = f0
+                    else:
+                        s_fail[f] = -1  # decided when it wakes up
+                    wake[f] = e0
+                    if e0 < next_wake:
+                        next_wake = e0
+            if stop:
+                break
         if err != ERR_NONE:
             break
-        if gto:
+        if gto and first_issued >= 0:
             # greedy: stay on the warp that issued first this round (the greedy one if it could)
-            if first_issued >= 0:
-                greedy = first_issued
-                greedy_gid = ss[F_GID, first_issued]
-        elif last_issued >= 0:
-            rr = last_issued + 1
-            if rr >= nslots:
-                rr = 0
+            greedy = first_issued
+            greedy_gid = s_gid[first_issued]
         # ---- when can anything happen next? -----------------------------------------------
         il_full = il > 0 and cnt >= il
-        next_cycle = cycle_end
-        nt = INF
-        # a sleeper whose subsystem was taken after it went to sleep would only wake to sleep
-        # again: re-key it now (the same thing its round would do) and save that empty round
-        while hsize > 0:
-            w = heap_s[0]
-            f0 = sub_free[ss[F_UNIT, w]]
-            if f0 <= heap_t[0]:
-                break
-            w, hsize = _heap_pop(heap_t, heap_s, hsize)
-            ss[F_FAIL, w] = SUBSYSTEM_BUSY
-            hsize = _heap_push(heap_t, heap_s, hsize, f0, w)
-        if hsize > 0:
-            nt = heap_t[0]
+        nt = next_wake
         for u in range(nsub):
-            if unit_awake[u] > 0:
+            any_elig = np.int64(0)
+            for wd in range(nw):
+                any_elig |= elig[wd] & unit_mask[u * nw + wd]
+            if any_elig != 0:
                 e = sub_free[u] if sub_free[u] > t else t
-                if il_full and e < next_cycle:
-                    e = next_cycle
+                if il_full and e < cycle_end:
+                    e = cycle_end
                 if e < nt:
                     nt = e
         for qi in range(pending):
@@ -625,9 +602,8 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
         end = budget
     cause_ticks[FINISHED] += finished_warps * end - finish_sum
     if record:
-        for k in range(n_st):
-            if st_end[k] == -1.0:
-                st_end[k] = end / tickf
+        for k in range(n_fin):
+            st_end[fin_rows[k]] = end / tickf
     out[0] = end
     out[1] = n_issued
     out[2] = n_tr
@@ -636,4 +612,4 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
     out[5] = err
     out[6] = err_block
     out[7] = truncated
-    out[8] = rounds
+    out[8] = n_scan

@@ -116,6 +116,10 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides
         lam, Lam = cost.lam, cost.Lam
         if cls.is_memory and ov.memory_cost is not None:
             lam, Lam = ov.memory_cost(i, instr, cls, cost)
+        if cls.is_store and not cls.is_atomic and not instr.dests:
+            # A store has no consumer; what the simulator's warp waits for at retirement is the
+            # LSU accepting it, not the write reaching DRAM (warps exit with stores in flight).
+            Lam = lam
         o_lam, o_Lam = _cost_override(ov, i, instr.full_opcode, cls.unit)
         lam = lam if o_lam is None else o_lam
         Lam = Lam if o_Lam is None else o_Lam

@@ -157,15 +157,17 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     instr_count = np.zeros(n, np.int64)
     instr_wait = np.zeros(n, np.int64)
     out = np.zeros(9, np.int64)
+    fin_rows = np.zeros(d.blocks * d.warps_per_block if trace else 2, np.int64)
     gamma = max(1, min(d.resident_blocks, d.blocks))
     nslots = gamma * d.warps_per_block
-    work_slots = np.zeros((_core.N_FIELDS, nslots), np.int64)
+    words = _core.words_for(nslots)
+    # slot rows are padded to whole 64-bit mask words: the core scans them 64 at a time
+    work_slots = np.zeros((_core.N_FIELDS, 64 * words), np.int64)
     work_stack = np.zeros((nslots, prog.max_depth + 1), np.int64)
     work_done = np.zeros(nslots * n, np.int64)
-    work_heap = np.zeros((2, nslots + 1), np.int64)
-    work_slot_mask = np.zeros(gamma * len(d.subsystems), np.int64)
+    work_masks = np.zeros((2 + len(d.subsystems)) * words, np.int64)
     work_blocks = np.zeros((_core.N_BLOCK_FIELDS, gamma + 2), np.int64)
-    work_units = np.zeros((4, len(d.subsystems)), np.int64)
+    work_units = np.zeros((1, len(d.subsystems)), np.int64)
     if d.blocks == 0:
         out[:] = 0
     else:
@@ -174,9 +176,8 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
                             issues["warp"], issues["block"], issues["instr"], issues["subsystem"],
                             issues["issue"], issues["complete"],
                             stalls["warp"], stalls["start"], stalls["end"], stalls["cause"],
-                            unit_busy, cause_ticks, instr_count, instr_wait, out,
-                            work_slots, work_stack, work_done, work_heap, work_slot_mask, work_blocks,
-                            work_units)
+                            unit_busy, cause_ticks, instr_count, instr_wait, out, fin_rows,
+                            work_slots, work_stack, work_done, work_masks, work_blocks, work_units)
     end, issued, n_tr, n_st, stopped, err, err_block, truncated, rounds = (int(x) for x in out)
     if err == _core.ERR_BARRIER_DEADLOCK:
         raise SimulationError(

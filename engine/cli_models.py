@@ -61,6 +61,13 @@ def _clock_us(inputs: KernelInputs, cycles: float | None) -> float | None:
     return cycles / clock if cycles is not None and clock else None
 
 
+def _measured_cycles(path: str, inputs: KernelInputs) -> float:
+    """Median measured cycles of this kernel and launch in an Nsight Compute CSV."""
+    from engine.ncu import matching_cycles
+
+    return matching_cycles(path, inputs.kernel_name, inputs.launch.grid, inputs.launch.block)
+
+
 @command("predict")
 def cmd_predict(ns: argparse.Namespace) -> int:
     inputs = inputs_from_args(ns)
@@ -85,6 +92,11 @@ def cmd_predict(ns: argparse.Namespace) -> int:
             payload["cycles"] = inputs.profile.kernel_cycles(execution)
         payload["time_us"] = _clock_us(inputs, payload.get("cycles"))
     launch = inputs.launch
+    measured = _measured_cycles(ns.import_ncu, inputs) if ns.import_ncu else None
+    if measured is not None:
+        for payload in predictions.values():
+            cycles = payload.get("cycles")
+            payload["error_percent"] = None if cycles is None else 100.0 * (cycles - measured) / measured
     out = {
         "file": str(inputs.path),
         "kernel": inputs.kernel_name,
@@ -93,14 +105,20 @@ def cmd_predict(ns: argparse.Namespace) -> int:
         "kernel_launch_cycles": inputs.profile.device.kernel_launch_cycles,
         "predictions": predictions,
     }
+    if measured is not None:
+        out["measured_cycles"] = measured
     lines = [f"{inputs.kernel_name} on {inputs.profile.name}: grid {launch.grid} block {launch.block}"]
+    if measured is not None:
+        lines.append(f"  measured       {measured:>14,.0f} cycles  (Nsight Compute, {ns.import_ncu})")
     for name, payload in predictions.items():
         cycles = payload.get("cycles")
         if cycles is None:
             lines.append(f"  {name:<14} —  {payload.get('error', 'no prediction')}")
             continue
         time = payload.get("time_us")
-        lines.append(f"  {name:<14} {cycles:>14,.0f} cycles" + (f"  ({time:,.1f} µs)" if time else ""))
+        error = payload.get("error_percent")
+        lines.append(f"  {name:<14} {cycles:>14,.0f} cycles" + (f"  ({time:,.1f} µs)" if time else "")
+                     + (f"  error {error:+.1f} %" if error is not None else ""))
         for warning in payload.get("warnings", []):
             lines.append(f"      warning: {warning}")
     if "manybsp" in predictions and ns.derivation and "derivation" in predictions["manybsp"]:
@@ -136,6 +154,8 @@ def _register(sub: Any) -> None:
     predict.add_argument("--occupancy", type=int, help="resident blocks per SM (default: the calculator's)")
     predict.add_argument("--policy", choices=("lrr", "gto"), default="lrr", help="warp scheduler of the simulator")
     predict.add_argument("--derivation", action="store_true", help="print every Many-BSP intermediate")
+    predict.add_argument("--import-ncu", metavar="CSV",
+                         help="Nsight Compute CSV with gpc__cycles_elapsed.max: adds each model's error")
     table = sub.add_parser("table", help="Many-BSP tables as CSV")
     add_input_options(table)
     table.add_argument("--what", choices=("instructions", "block", "supersteps"), default="block")
@@ -143,3 +163,46 @@ def _register(sub: Any) -> None:
 
 
 _EXTENSIONS.append(_register)
+
+
+@command("validate")
+def cmd_validate(ns: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from engine.validation import DEFAULT_RUNS, format_validation, run_validation
+
+    runs = [Path(p) for p in ns.measurements] if ns.measurements else list(DEFAULT_RUNS)
+    only = (lambda key: any(part in key for part in ns.only)) if ns.only else None
+
+    def progress(i: int, n: int, key: str) -> None:
+        if not ns.json:
+            print(f"\r[{i + 1}/{n}] {key:<50}", end="", file=sys.stderr, flush=True)
+
+    result = run_validation(ns.profile or "h100", runs, only=only, progress=progress)
+    if not ns.json:
+        print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
+    payload = {
+        "profile": result.profile,
+        "mape_percent": {model: value for model, value in result.ranking()},
+        "rows": [{"configuration": r.key, "kernel": r.kernel, "measured_cycles": r.measured,
+                  "predicted_cycles": r.predicted, "errors": r.errors} for r in result.rows],
+    }
+    if ns.plot:
+        from gui.plots import plot_validation
+
+        plot_validation(result, ns.plot)
+        print(f"wrote {ns.plot}", file=sys.stderr)
+    emit(ns, payload, format_validation(result))
+    return 0
+
+
+def _register_validate(sub: Any) -> None:
+    validate = sub.add_parser("validate", help="every model against the measured sample launches (MAPE)")
+    validate.add_argument("--profile", help="GPU profile of the measurements (default h100)")
+    validate.add_argument("--measurements", nargs="*", help="measurement folders (default samples/measured/h100*)")
+    validate.add_argument("--only", nargs="*", help="configurations whose key contains one of these")
+    validate.add_argument("--plot", help="write predicted against measured as a PNG")
+    validate.add_argument("--json", action="store_true")
+
+
+_EXTENSIONS.append(_register_validate)

@@ -114,3 +114,34 @@ def load_ncu_csv(path: str | os.PathLike[str]) -> list[NcuLaunch]:
             return parse_ncu_csv(handle.read(), name)
     except OSError as exc:
         raise TableFormatError(f"cannot read: {exc.strerror or exc}", name, 0, "") from exc
+
+
+def _plain_name(name: str) -> str:
+    """Mangled ``_Z11offset_copyPfPKfii`` or demangled ``offset_copy(float*, ...)``: the bare name."""
+    if name.startswith("_Z"):
+        digits = ""
+        for ch in name[2:]:
+            if ch.isdigit():
+                digits += ch
+            elif digits:
+                break
+        start = 2 + len(digits)
+        return name[start:start + int(digits)] if digits else name
+    return name.split("(", 1)[0].split("<", 1)[0].split("::")[-1].split()[-1]
+
+
+def matching_cycles(path: str | os.PathLike[str], kernel: str,
+                    grid: tuple[int, int, int], block: tuple[int, int, int]) -> float:
+    """Median ``gpc__cycles_elapsed.max`` of the launches of ``kernel`` with this grid and block."""
+    import statistics
+
+    launches = load_ncu_csv(path)
+    wanted = _plain_name(kernel)
+    cycles = [launch.cycles for launch in launches
+              if _plain_name(launch.kernel) == wanted and launch.grid == tuple(grid)
+              and launch.block == tuple(block) and launch.cycles is not None]
+    if not cycles:
+        seen = sorted({f"{_plain_name(x.kernel)} grid {x.grid} block {x.block}" for x in launches})
+        raise TableFormatError(f"no launch of {wanted} with grid {tuple(grid)} and block {tuple(block)} "
+                               f"has {CYCLES_METRIC} (found: {'; '.join(seen[:6])})", os.fspath(path), 0, "")
+    return statistics.median(cycles)

@@ -247,7 +247,6 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
             s_bslot[b * wpb + wi] = b
 
     n_issued = 0
-    n_scan = 0
     rounds = 0
     n_tr = 0
     n_st = 0
@@ -340,7 +339,6 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
             cnt = 0
         # ---- slots whose wake tick has come join elig ---------------------------------------
         if t >= next_wake:
-            n_scan += 1
             next_wake = _scan(wake, nw, t, elig_new)
             for wd in range(nw):
                 fresh = elig_new[wd] & ~elig[wd]
@@ -612,4 +610,4 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
     out[5] = err
     out[6] = err_block
     out[7] = truncated
-    out[8] = n_scan
+    out[8] = rounds

@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import dataclasses
-
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field

@@ -1,0 +1,82 @@
+"""The models against the cycles Nsight Compute measured on an H100 (samples/measured/h100*).
+
+These run without a GPU: the measurements are stored in the repository.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import pytest
+
+from engine.cli import main
+from engine.validation import load_measurements, run_validation
+
+
+@pytest.fixture(scope="module")
+def validation():
+    return run_validation("h100")
+
+
+def test_suite_has_twelve_kernels_at_three_or_more_configurations():
+    kernels = defaultdict(set)
+    for m in load_measurements().values():
+        kernels[m.sample + "/" + m.config].add(m.key)
+    assert sum(1 for keys in kernels.values() if len(keys) >= 3) >= 12
+    assert all(len(m.cycles) >= 3 for m in load_measurements().values())
+
+
+def test_mape_targets(validation, capsys):
+    ranking = dict(validation.ranking())
+    with capsys.disabled():
+        print("\nMAPE %:", ", ".join(f"{m} {v:.1f}" for m, v in validation.ranking()))
+    assert ranking["pipeline"] <= 25.0
+    assert min(ranking.values()) <= 20.0
+    assert all(validation.covered(m) == len(validation.rows) for m in ("pipeline", "manybsp", "volkov"))
+
+
+@pytest.mark.parametrize("variants", [
+    ("copy/offset0", "copy/offset1", "copy/stride2"),
+    ("transpose/padded", "transpose/tiled", "transpose/naive"),
+])
+def test_memory_variants_rank_as_measured(validation, variants):
+    rows = {r.key: r for r in validation.rows}
+    measured = sorted(variants, key=lambda k: rows[k].measured)
+    predicted = sorted(variants, key=lambda k: rows[k].predicted["pipeline"])
+    assert measured == list(variants)
+    assert predicted == measured
+
+
+def test_memory_analysis_is_what_ranks_them():
+    # Without the coalescing analysis every transpose variant would cost the same global λ:
+    # the naive one (32 lines per store) would not stand out. Check the analysis is in play.
+    from engine.inputs import resolve_inputs
+    from engine.pipeline import describe_kernel
+
+    inputs = resolve_inputs("samples/ptx/transpose.sm_90.ptx", profile="h100", config="naive")
+    with_analysis = describe_kernel(inputs.module, inputs.kernel_name, inputs.profile, inputs.launch)
+    without = describe_kernel(inputs.module, inputs.kernel_name, inputs.profile, inputs.launch, memory=None)
+    stores = [i for i, x in enumerate(with_analysis.instructions) if x.name.startswith("st.global")]
+    assert stores and all(with_analysis.instructions[i].lam > 4 * without.instructions[i].lam for i in stores)
+
+
+def test_validate_command_json(capsys):
+    assert main(["validate", "--only", "knn/case", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {r["configuration"] for r in out["rows"]} == {"knn/case", "knn/case@smem=46080", "knn/case@smem=77824"}
+    assert "pipeline" in out["mape_percent"]
+
+
+def test_predict_imports_ncu_csv(capsys):
+    assert main(["predict", "samples/ptx/copy.sm_90.ptx", "--profile", "h100", "--config", "stride2",
+                 "--model", "pipeline", "--import-ncu", "samples/measured/h100/ncu_cycles.csv", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["measured_cycles"] == pytest.approx(138_200, rel=0.05)
+    assert abs(out["predictions"]["pipeline"]["error_percent"]) < 25
+
+
+def test_import_ncu_without_the_kernel_is_refused(capsys):
+    assert main(["predict", "samples/ptx/copy.sm_90.ptx", "--profile", "h100", "--config", "stride2",
+                 "--model", "pipeline", "--import-ncu", "samples/measured/h100-empty/ncu_empty.csv"]) == 2
+    assert "no launch of stride_copy" in capsys.readouterr().err

@@ -391,12 +391,25 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                         gpos = order[k - 1] * wpb
                 if s < 0:
                     break
+            elif nw == 1:
+                # up to 64 slots (every GPU's case): the circular search is two bit operations
+                c = np.int64(0)
+                m = fm
+                while m != 0:
+                    c |= unit_mask[trailing_zeros(m)]
+                    m &= m - 1
+                c &= elig[0]
+                if c == 0:
+                    break
+                c_hi = c & -(np.int64(1) << rr)  # slots from rr on
+                s = trailing_zeros(c_hi) if c_hi != 0 else trailing_zeros(c)
             else:
                 s = _first(rr, nslots, elig, unit_mask, nw, fm, nsub, -1)
                 if s < 0:
                     s = _first(0, rr, elig, unit_mask, nw, fm, nsub, -1)
                     if s < 0:
                         break
+            if not gto:
                 d = s - rr
                 if d < 0:
                     d += nslots

@@ -225,6 +225,7 @@ def cmd_info(ns: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     # Sub-command modules register themselves on import; they import this module, hence here.
     import engine.cli_models  # noqa: F401
+    import engine.cli_sim  # noqa: F401
 
     parser = argparse.ArgumentParser(prog="main.py", description="Warpline: GPU kernel performance models")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -6,13 +6,21 @@ engine.pipeline.examples.tiled_mm_kernel instead. Three sizes (blocks on the SM)
 recorded show the cost is linear in the work; a trace-free run of ~50 M warp instructions shows
 memory stays bounded; the plain reference simulator of the tests gives the speed ratio.
 
-Run: ``.venv/bin/python bench/bench_simulator.py [--synthetic] [--quick]``.
+Rates are simulated warp instructions per CPU second (``time.process_time``, so time lost to
+other processes on a loaded machine is not counted; wall figures are printed beside them). Each
+size runs ``--repeat`` times and the median is kept, since a shared machine's speed wanders; the
+load average before and after is printed so that figures can be compared.
+
+Run: ``.venv/bin/python bench/bench_simulator.py [--synthetic] [--quick] [--repeat N]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import platform
 import resource
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -45,18 +53,30 @@ def mm_description(synthetic: bool) -> tuple[KernelDescription, str]:
     return tiled_mm_kernel(64, blocks=32, resident_blocks=8), "synthetic tiled mm (64 tiles)"
 
 
-def timed(d: KernelDescription, trace: bool) -> tuple[float, float, int]:
-    """(wall seconds, CPU seconds, instructions) of one simulation."""
-    w0, c0 = time.perf_counter(), time.process_time()
-    r = simulate(d, trace=trace)
-    return time.perf_counter() - w0, time.process_time() - c0, r.instructions_issued
+def timed(d: KernelDescription, trace: bool, repeat: int = 1) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds, instructions) of one simulation; the median of ``repeat`` runs."""
+    walls, cpus, n = [], [], 0
+    for _ in range(repeat):
+        w0, c0 = time.perf_counter(), time.process_time()
+        r = simulate(d, trace=trace)
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+        n = r.instructions_issued
+    return statistics.median(walls), statistics.median(cpus), n
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f} on {os.cpu_count()} CPUs"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--synthetic", action="store_true", help="use the synthetic mm kernel")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, no 50 M run")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per size (the median is kept)")
     args = parser.parse_args()
+    print(f"machine: {platform.processor() or platform.machine()}, {load()} (before)")
 
     d, label = mm_description(args.synthetic)
     per_block = d.total_warp_instructions() // d.blocks
@@ -65,13 +85,14 @@ def main() -> int:
     simulate(d.with_changes(blocks=1), trace=True)  # compile / load the cached machine code
 
     sizes = [8, 16, 32] if args.quick else [16, 32, 64]
-    print("\nwith trace          blocks   warp instrs     wall s    cpu s   M instr/s (wall, cpu)")
+    print(f"\nmedian of {args.repeat} runs    blocks   warp instrs     wall s    cpu s   M instr/s (wall, cpu)")
+    print("with trace")
     rates = []
     for blocks in sizes:
-        wall, cpu, n = timed(d.with_changes(blocks=blocks), trace=True)
+        wall, cpu, n = timed(d.with_changes(blocks=blocks), trace=True, repeat=args.repeat)
         rates.append(n / cpu)
         print(f"{'':18s} {blocks:7d} {n:13,d} {wall:10.3f} {cpu:8.3f}   {n / wall / 1e6:6.2f}, {n / cpu / 1e6:6.2f}")
-    wall, cpu, n = timed(d.with_changes(blocks=sizes[-1]), trace=False)
+    wall, cpu, n = timed(d.with_changes(blocks=sizes[-1]), trace=False, repeat=args.repeat)
     print(f"trace-free         {sizes[-1]:7d} {n:13,d} {wall:10.3f} {cpu:8.3f}   "
           f"{n / wall / 1e6:6.2f}, {n / cpu / 1e6:6.2f}")
 
@@ -82,7 +103,7 @@ def main() -> int:
     c0 = time.process_time()
     run_oracle(small)
     oracle_cpu = time.process_time() - c0
-    _, cpu_small, n_small = timed(small, trace=True)
+    _, cpu_small, n_small = timed(small, trace=True, repeat=args.repeat)
     print(f"\noracle (tests/sim_oracle.py) on {n_small:,d} warp instructions: {oracle_cpu:.2f} s cpu, "
           f"{n_small / oracle_cpu / 1e3:.1f} k instr/s; engine {n_small / cpu_small / 1e6:.2f} M/s "
           f"-> {oracle_cpu / cpu_small:.0f}x faster")
@@ -99,7 +120,9 @@ def main() -> int:
     best = max(rates)
     spread = max(rates) / min(rates)
     print(f"\nlinear in work: rate spread across sizes {spread:.2f}x; best {best / 1e6:.2f} M instr/s (cpu)")
-    print(("PASS" if best >= TARGET else "BELOW TARGET") + f": target {TARGET / 1e6:.0f} M warp instructions/s")
+    print(("PASS" if best >= TARGET else "BELOW TARGET") + f": target {TARGET / 1e6:.0f} M warp instructions/s "
+          "(traced, cpu)")
+    print(f"{load()} (after)")
     return 0
 
 

@@ -27,9 +27,16 @@ not a visit of the warps.
   fetch), and only when time reaches it does one pass over the wake array (branch-free, so LLVM
   vectorises it) refresh ``elig`` and the minimum. That pass costs about what one heap operation
   did, and there is one per wake-up tick instead of a push and a pop per instruction.
+* A slot whose subsystem is already busy beyond its operands' ready tick sleeps until the
+  subsystem frees (nothing could issue it sooner), which saves an empty wake-up.
+* The stall cause of the wait after the operands (subsystem busy at the ready tick, else issue
+  limit) is a bit per slot too, decided for all slots waking at one tick with word operations.
 * LRR's rounds at one tick are merged: picking "the first eligible slot circularly after the last
   one that issued" until none is left is the same order as repeating passes (a round only ends
   early to launch a retired block's successor first, which ``pass_left`` tracks).
+* Empty rounds change nothing (no issue, no state), so when events happen is free to choose as
+  long as no tick at which something can issue or wake is skipped; the trace and every figure are
+  identical to the heap-based core this replaced (checked on random kernels of up to 640 slots).
 """
 
 from __future__ import annotations
@@ -79,9 +86,9 @@ B_BLOCK, B_FINISHED, B_ARRIVED, B_BARMAX, B_LASTC, B_START, B_ORDER, B_ORDER_COP
 N_BLOCK_FIELDS = 9
 
 # per-slot state: rows of one int64 matrix (slots padded to whole 64-bit words)
-F_STATE, F_GID, F_PC, F_POS, F_SP, F_NEXT, F_UNIT, F_READY, F_DCAUSE, F_GAP, F_WAKE, F_FAIL, \
-    F_LASTC, F_BSLOT = range(14)
-N_FIELDS = 14
+F_STATE, F_GID, F_PC, F_POS, F_SP, F_NEXT, F_UNIT, F_READY, F_DCAUSE, F_GAP, F_WAKE, F_LASTC, \
+    F_BSLOT = range(13)
+N_FIELDS = 13
 
 
 def words_for(nslots: int) -> int:
@@ -174,7 +181,7 @@ def _scan(wake, nw, t, elig_new):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
+def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_ptr, dep_src,
                   prog_kind, prog_a, prog_b, pool, path_start, warp_path,
                   tr_warp, tr_block, tr_instr, tr_sub, tr_issue, tr_complete,
                   st_warp, st_start, st_end, st_cause,
@@ -182,6 +189,8 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                   work_slots, work_stack, work_done, work_masks, work_blocks, work_units):
     """Run the simulation; fills the trace buffers and aggregates, writes the summary to ``out``.
 
+    ``dep_cause[e]``: the stall cause charged when dependence ``e`` (of ``dep_src``) is the one
+    ready last (memory or compute dependency, by its producer).
     ``out``: [end_tick, issued, trace_rows, stall_rows, stopped_early, error, error_block,
     trace_truncated, rounds]. ``fin_rows`` receives the stall rows of cause FINISHED (one per
     warp), whose end is only known at the end. ``work_masks`` holds ``(2 + nsub) * words`` int64: elig, a scratch
@@ -205,6 +214,7 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
     st_cap = st_warp.shape[0]
 
     nslots = gamma * wpb
+    all_units = np.int64(-1) if nsub >= 64 else (np.int64(1) << nsub) - 1  # as bits
     nw = (nslots + 63) >> 6
     ss = work_slots
     s_stack = work_stack
@@ -220,13 +230,16 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
     s_ready = ss[F_READY]
     s_dcause = ss[F_DCAUSE]
     s_gap = ss[F_GAP]
-    s_fail = ss[F_FAIL]
     s_lastc = ss[F_LASTC]
     s_bslot = ss[F_BSLOT]
     done = work_done
     elig = work_masks[0:nw]
     elig_new = work_masks[nw:2 * nw]
-    unit_mask = work_masks[2 * nw:]  # [unit * nw + word]: slots whose next instruction is on unit
+    # the stall cause of the wait after the operands, one bit per slot: SUBSYSTEM_BUSY where set,
+    # else ISSUE_LIMIT; ``undecided`` slots get theirs when they wake (word operations for all)
+    fail_busy = work_masks[2 * nw:3 * nw]
+    undecided = work_masks[3 * nw:4 * nw]
+    unit_mask = work_masks[4 * nw:]  # [unit * nw + word]: slots whose next instruction is on unit
     sub_free = work_units[0]
     b_block = work_blocks[B_BLOCK]
     b_finished = work_blocks[B_FINISHED]
@@ -305,17 +318,22 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                     s_dcause[w] = COMPUTE_DEPENDENCY
                     e0 = s_gap[w]
                     wake[w] = e0
+                    ww = w >> 6
+                    wbit = np.int64(1) << (w & 63)
+                    undecided[ww] &= ~wbit
+                    # the wait after e0 is charged to the subsystem if it is busy at e0
+                    if sub_free[u] > e0:
+                        fail_busy[ww] |= wbit
+                    else:
+                        fail_busy[ww] &= ~wbit
                     if e0 <= t:
-                        # the wait after e0 is charged to the subsystem if it is busy at e0
-                        s_fail[w] = SUBSYSTEM_BUSY if sub_free[u] > e0 else ISSUE_LIMIT
-                        elig[w >> 6] |= np.int64(1) << (w & 63)
+                        elig[ww] |= wbit
                     else:
                         if sub_free[u] > e0:
                             # busy at e0 already (it only gets busier): no wake-up before it frees
-                            s_fail[w] = SUBSYSTEM_BUSY
                             wake[w] = sub_free[u]
                         else:
-                            s_fail[w] = -1  # decided when it wakes up
+                            undecided[ww] |= wbit  # decided when it wakes up
                         if wake[w] < next_wake:
                             next_wake = wake[w]
                     if e0 > 0:
@@ -337,27 +355,32 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
             if t >= cycle_end:
                 cycle_end = (t // ticks + 1) * ticks
             cnt = 0
-        # ---- slots whose wake tick has come join elig ---------------------------------------
-        if t >= next_wake:
-            next_wake = _scan(wake, nw, t, elig_new)
-            for wd in range(nw):
-                fresh = elig_new[wd] & ~elig[wd]
-                elig[wd] = elig_new[wd]
-                while fresh != 0:
-                    s = (wd << 6) + trailing_zeros(fresh)
-                    fresh &= fresh - 1
-                    # the wait after the operands (ready now: t is its wake tick) goes to the
-                    # subsystem if it is busy now, else to the issue limit (others issue first)
-                    if s_fail[s] < 0:
-                        s_fail[s] = SUBSYSTEM_BUSY if sub_free[s_unit[s]] > t else ISSUE_LIMIT
-        rounds += 1
         fm = np.int64(0)  # free subsystems, as bits
         for u in range(nsub):
             if sub_free[u] <= t:
                 fm |= np.int64(1) << u
+        # ---- slots whose wake tick has come join elig ---------------------------------------
+        if t >= next_wake:
+            next_wake = _scan(wake, nw, t, elig_new)
+            busy_units = ~fm & all_units
+            for wd in range(nw):
+                fresh = elig_new[wd] & ~elig[wd]
+                elig[wd] = elig_new[wd]
+                # the wait after the operands (ready now: t is their wake tick) goes to the
+                # subsystem if it is busy now, else to the issue limit (other warps issue first)
+                fresh &= undecided[wd]
+                if fresh != 0:
+                    busy = np.int64(0)
+                    m = busy_units
+                    while m != 0:
+                        busy |= unit_mask[trailing_zeros(m) * nw + wd]
+                        m &= m - 1
+                    fail_busy[wd] = (fail_busy[wd] & ~fresh) | (fresh & busy)
+                    undecided[wd] &= ~fresh
+        rounds += 1
         if greedy >= 0 and (s_gid[greedy] != greedy_gid or s_state[greedy] == DONE):
             greedy = -1  # that warp is gone; its slot holds a younger one
-        tf = t / tickf
+        tf = t / tickf if record else 0.0  # the issue time in cycles, for the trace
         # ---- pick and issue, in policy order --------------------------------------------------
         first_issued = -1
         pass_left = nslots  # LRR: positions left in the current pass (round) after the last pick
@@ -454,7 +477,7 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                     n_st += 1
                 c0 = r0
             if t > c0:
-                fc = s_fail[s]
+                fc = SUBSYSTEM_BUSY if fail_busy[sw] & sbit else ISSUE_LIMIT
                 cause_ticks[fc] += t - c0
                 if record and n_st < st_cap:
                     st_warp[n_st] = s_gid[s]
@@ -556,24 +579,27 @@ def simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
                     c = done[row + dep_src[e]]
                     if c > ready:
                         ready = c
-                        cause = MEMORY_DEPENDENCY if ismem[dep_src[e]] != 0 else COMPUTE_DEPENDENCY
+                        cause = dep_cause[e]
                 s_ready[f] = ready
                 s_dcause[f] = cause
                 e0 = ready if ready > s_gap[f] else s_gap[f]
                 f0 = sub_free[un]
+                undecided[fw] &= ~fbit
+                if f0 > e0:
+                    # its subsystem is busy at e0 already (and only gets busier): the wait after
+                    # the operands is the subsystem's
+                    fail_busy[fw] |= fbit
+                else:
+                    fail_busy[fw] &= ~fbit
                 if e0 <= t:
                     # ready at once (a barrier released): eligible in this very round
                     wake[f] = e0
-                    s_fail[f] = SUBSYSTEM_BUSY if f0 > e0 else ISSUE_LIMIT
                     elig[fw] |= fbit
                 else:
                     if f0 > e0:
-                        # its subsystem is busy at e0 already (and only gets busier): the wait
-                        # after the operands is the subsystem's, and it sleeps until it frees
-                        s_fail[f] = SUBSYSTEM_BUSY
-                        e0 = f0
+                        e0 = f0  # no wake-up before the subsystem frees
                     else:
-                        s_fail[f] = -1  # decided when it wakes up
+                        undecided[fw] |= fbit  # decided when it wakes up
                     wake[f] = e0
                     if e0 < next_wake:
                         next_wake = e0

@@ -122,6 +122,8 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
         dep_list.extend(sorted(set(ins.deps)))
         dep_ptr[i + 1] = len(dep_list)
     dep_src = np.asarray(dep_list if dep_list else [0], dtype=np.int64)
+    # the stall cause of each dependence (its producer's kind), so the core looks up one array
+    dep_cause = np.where(ismem[dep_src] != 0, _core.MEMORY_DEPENDENCY, _core.COMPUTE_DEPENDENCY).astype(np.int64)
     prog = _encode_paths(d.paths)
     warp_path = np.array([d.path_of_warp(w) for w in range(d.warps_per_block)], dtype=np.int64)
 
@@ -165,13 +167,13 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     work_slots = np.zeros((_core.N_FIELDS, 64 * words), np.int64)
     work_stack = np.zeros((nslots, prog.max_depth + 1), np.int64)
     work_done = np.zeros(nslots * n, np.int64)
-    work_masks = np.zeros((2 + len(d.subsystems)) * words, np.int64)
+    work_masks = np.zeros((4 + len(d.subsystems)) * words, np.int64)
     work_blocks = np.zeros((_core.N_BLOCK_FIELDS, gamma + 2), np.int64)
     work_units = np.zeros((1, len(d.subsystems)), np.int64)
     if d.blocks == 0:
         out[:] = 0
     else:
-        _core.simulate_core(params, unit, lam, Lam, ismem, isbar, dep_ptr, dep_src,
+        _core.simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_ptr, dep_src,
                             prog.kind, prog.a, prog.b, prog.pool, prog.path_start, warp_path,
                             issues["warp"], issues["block"], issues["instr"], issues["subsystem"],
                             issues["issue"], issues["complete"],

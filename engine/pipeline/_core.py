@@ -86,9 +86,9 @@ B_BLOCK, B_FINISHED, B_ARRIVED, B_BARMAX, B_LASTC, B_START, B_ORDER, B_ORDER_COP
 N_BLOCK_FIELDS = 9
 
 # per-slot state: rows of one int64 matrix (slots padded to whole 64-bit words)
-F_STATE, F_GID, F_PC, F_POS, F_SP, F_NEXT, F_UNIT, F_READY, F_DCAUSE, F_GAP, F_WAKE, F_LASTC, \
-    F_BSLOT = range(13)
-N_FIELDS = 13
+F_STATE, F_GID, F_PC, F_K, F_KEND, F_SP, F_NEXT, F_UNIT, F_READY, F_DCAUSE, F_GAP, F_WAKE, \
+    F_LASTC, F_BSLOT = range(14)
+N_FIELDS = 14
 
 
 def words_for(nslots: int) -> int:
@@ -97,20 +97,23 @@ def words_for(nslots: int) -> int:
 
 
 @njit(cache=True, error_model="numpy", inline="always", _nrt=False)
-def _advance(slot, prog_kind, prog_a, prog_b, pool, s_pc, s_pos, s_stack, s_sp):
-    """Move ``slot`` to its next static instruction; -1 when its path is exhausted."""
+def _advance(slot, prog_kind, prog_a, prog_b, s_pc, s_k, s_kend, s_stack, s_sp):
+    """Move ``slot`` to its next static instruction and return its index in ``pool``; -1 when its
+    path is exhausted. Within a run (the usual case) that is one compare: ``s_k`` is the next pool
+    index and ``s_kend`` the run's end; ``s_pc`` is the program item after the current run."""
+    k = s_k[slot]
+    if k < s_kend[slot]:
+        s_k[slot] = k + 1
+        return k
     pc = s_pc[slot]
-    pos = s_pos[slot]
     while True:
         kind = prog_kind[pc]
-        if kind == RUN:
-            if pos < prog_b[pc]:
-                instr = pool[prog_a[pc] + pos]
-                s_pc[slot] = pc
-                s_pos[slot] = pos + 1
-                return instr
-            pc += 1
-            pos = 0
+        if kind == RUN:  # never empty: the encoder leaves empty runs out
+            k = prog_a[pc]
+            s_k[slot] = k + 1
+            s_kend[slot] = k + prog_b[pc]
+            s_pc[slot] = pc + 1
+            return k
         elif kind == LOOP_BEGIN:
             if prog_a[pc] <= 0:
                 pc = prog_b[pc] + 1
@@ -128,7 +131,6 @@ def _advance(slot, prog_kind, prog_a, prog_b, pool, s_pc, s_pos, s_stack, s_sp):
                 pc += 1
         else:
             s_pc[slot] = pc
-            s_pos[slot] = 0
             return -1
 
 
@@ -181,16 +183,17 @@ def _scan(wake, nw, t, elig_new):
 
 
 @njit(cache=True, error_model="numpy", _nrt=False)
-def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_ptr, dep_src,
-                  prog_kind, prog_a, prog_b, pool, path_start, warp_path,
+def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
+                  prog_kind, prog_a, prog_b, pool, pool_unit, pool_dlo, pool_dhi, path_start, warp_path,
                   tr_warp, tr_block, tr_instr, tr_sub, tr_issue, tr_complete,
                   st_warp, st_start, st_end, st_cause,
                   unit_busy, cause_ticks, instr_count, instr_wait, out, fin_rows,
                   work_slots, work_stack, work_done, work_masks, work_blocks, work_units):
     """Run the simulation; fills the trace buffers and aggregates, writes the summary to ``out``.
 
-    ``dep_cause[e]``: the stall cause charged when dependence ``e`` (of ``dep_src``) is the one
-    ready last (memory or compute dependency, by its producer).
+    ``pool_unit``, ``pool_dlo``, ``pool_dhi``: for each pool position the instruction's subsystem
+    and its range in ``dep_src``. ``dep_cause[e]``: the stall cause charged when dependence ``e``
+    (of ``dep_src``) is the one ready last (memory or compute dependency, by its producer).
     ``out``: [end_tick, issued, trace_rows, stall_rows, stopped_early, error, error_block,
     trace_truncated, rounds]. ``fin_rows`` receives the stall rows of cause FINISHED (one per
     warp), whose end is only known at the end. ``work_masks`` holds ``(2 + nsub) * words`` int64: elig, a scratch
@@ -219,7 +222,8 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_ptr, dep_src,
     ss = work_slots
     s_stack = work_stack
     s_pc = ss[F_PC]
-    s_pos = ss[F_POS]
+    s_k = ss[F_K]
+    s_kend = ss[F_KEND]
     s_sp = ss[F_SP]
     wake = ss[F_WAKE]
     # one 1-D view per field: plain base + index addressing in the hot loop
@@ -303,15 +307,16 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_ptr, dep_src,
                     s_gid[w] = next_block * wpb + wi
                     s_state[w] = ACTIVE
                     s_pc[w] = path_start[warp_path[wi]]
-                    s_pos[w] = 0
+                    s_k[w] = 0
+                    s_kend[w] = 0
                     s_sp[w] = 0
                     s_lastc[w] = 0
                     s_gap[w] = start + wi * wovh
                     for q in range(n_static):
                         done[w * n_static + q] = 0
-                    ins = _advance(w, prog_kind, prog_a, prog_b, pool, s_pc, s_pos, s_stack, s_sp)
-                    s_next[w] = ins
-                    u = unit[ins]
+                    kp = _advance(w, prog_kind, prog_a, prog_b, s_pc, s_k, s_kend, s_stack, s_sp)
+                    s_next[w] = pool[kp]
+                    u = pool_unit[kp]
                     s_unit[w] = u
                     unit_mask[u * nw + (w >> 6)] |= np.int64(1) << (w & 63)
                     s_ready[w] = 0
@@ -404,6 +409,18 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_ptr, dep_src,
                         continue
                     if k > gamma:
                         break
+                    if nw == 1:
+                        # no candidate anywhere: the round is over without a visit of the blocks
+                        c = np.int64(0)
+                        m = fm
+                        while m != 0:
+                            c |= unit_mask[trailing_zeros(m)]
+                            m &= m - 1
+                        c &= elig[0]
+                        if greedy >= 0:
+                            c &= ~(np.int64(1) << greedy)
+                        if c == 0:
+                            break
                     b = order[k - 1]
                     s = _first(gpos, b * wpb + wpb, elig, unit_mask, nw, fm, nsub, greedy)
                     if s >= 0:
@@ -452,7 +469,7 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_ptr, dep_src,
             sw = s >> 6
             sbit = np.int64(1) << (s & 63)
             i = s_next[s]
-            u = unit[i]
+            u = s_unit[s]  # = unit[i], without waiting for i
             elig[sw] &= ~sbit
             wake[s] = INF
             complete = t + Lam[i]
@@ -532,8 +549,8 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_ptr, dep_src,
                 fbit = np.int64(1) << (f & 63)
                 uo = s_unit[f]
                 unit_mask[uo * nw + fw] &= ~fbit
-                nxt = _advance(f, prog_kind, prog_a, prog_b, pool, s_pc, s_pos, s_stack, s_sp)
-                if nxt < 0:
+                kp = _advance(f, prog_kind, prog_a, prog_b, s_pc, s_k, s_kend, s_stack, s_sp)
+                if kp < 0:
                     # ---- the warp issued its last instruction --------------------------------
                     s_state[f] = DONE
                     finished_warps += 1
@@ -568,14 +585,15 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_ptr, dep_src,
                         launch_q[pending] = b
                         pending += 1
                     continue
-                s_next[f] = nxt
-                un = unit[nxt]
+                # per pool position (not per instruction): loaded side by side, not one after another
+                s_next[f] = pool[kp]
+                un = pool_unit[kp]
                 s_unit[f] = un
                 unit_mask[un * nw + fw] |= fbit
                 ready = base
                 cause = BARRIER if base > 0 else COMPUTE_DEPENDENCY
                 row = f * n_static
-                for e in range(dep_ptr[nxt], dep_ptr[nxt + 1]):
+                for e in range(pool_dlo[kp], pool_dhi[kp]):
                     c = done[row + dep_src[e]]
                     if c > ready:
                         ready = c

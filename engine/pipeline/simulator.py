@@ -173,8 +173,10 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     if d.blocks == 0:
         out[:] = 0
     else:
-        _core.simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_ptr, dep_src,
-                            prog.kind, prog.a, prog.b, prog.pool, prog.path_start, warp_path,
+        # per path position: the instruction's subsystem and dependence range (see _core._advance)
+        _core.simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
+                            prog.kind, prog.a, prog.b, prog.pool, unit[prog.pool], dep_ptr[prog.pool],
+                            dep_ptr[prog.pool + 1], prog.path_start, warp_path,
                             issues["warp"], issues["block"], issues["instr"], issues["subsystem"],
                             issues["issue"], issues["complete"],
                             stalls["warp"], stalls["start"], stalls["end"], stalls["cause"],

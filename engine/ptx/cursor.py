@@ -85,14 +85,18 @@ class TokenCursor:
             self.i += 1
             if tok.kind != "punct":
                 continue
-            if tok.text in CLOSERS:
-                stack.append(tok)
-            elif tok.text in ("}", "]", ")"):
-                if not stack or CLOSERS[stack[-1].text] != tok.text:
-                    raise self.error(f"unbalanced {tok.text!r}", tok)
-                stack.pop()
-            elif tok.text == ";" and not stack:
+            if tok.text == ";" and not stack:
                 return
+            self.track_brackets(tok, stack)
+
+    def track_brackets(self, tok: Token, stack: list[Token]) -> None:
+        """Push an opener, pop the closer that matches it; any other closer is malformed PTX."""
+        if tok.text in CLOSERS:
+            stack.append(tok)
+        elif tok.text in ("}", "]", ")"):
+            if not stack or CLOSERS[stack[-1].text] != tok.text:
+                raise self.error(f"unbalanced {tok.text!r}", tok)
+            stack.pop()
 
     def skip_group(self, open_tok: Token) -> None:
         """Skip from just after ``open_tok`` (``{`` or ``(``) to its matching closer."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from engine.ptx.cursor import CLOSERS, TokenCursor
+from engine.ptx.cursor import TokenCursor
 from engine.ptx.lexer import Token
 from engine.ptx.model import Param, RegisterDeclaration, Variable
 from engine.ptx.operands import decode_number
@@ -100,12 +100,7 @@ class DeclarationParser(TokenCursor):
             if tok.kind == "punct":
                 if tok.text in (",", ";") and not stack:
                     break
-                if tok.text in CLOSERS:
-                    stack.append(tok)
-                elif tok.text in ("}", "]", ")"):
-                    if not stack or CLOSERS[stack[-1].text] != tok.text:
-                        raise self.error(f"unbalanced {tok.text!r}", tok)
-                    stack.pop()
+                self.track_brackets(tok, stack)
             last = tok
             self.i += 1
         return self.text[first.pos : last.pos + len(last.text)]

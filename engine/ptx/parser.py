@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from engine.ptx.cursor import CLOSERS
 from engine.ptx.declarations import LINKAGES, STATE_SPACES, base_space
 from engine.ptx.instructions import BodyState, InstructionParser, LocTuple, RegisterTest
 from engine.ptx.lexer import Token
@@ -120,14 +119,9 @@ class _Parser(InstructionParser):
             self.i += 1
             if tok.kind != "punct":
                 continue
-            if tok.text in CLOSERS:
-                stack.append(tok)
-            elif tok.text in ("}", "]", ")"):
-                if not stack or CLOSERS[stack[-1].text] != tok.text:
-                    raise self.error(f"unbalanced {tok.text!r}", tok)
-                stack.pop()
-            elif tok.text == ";" and not stack:
+            if tok.text == ";" and not stack:
                 return
+            self.track_brackets(tok, stack)
 
     def line_directive(self, tok: Token, args: list[Token]) -> None:
         name = tok.text

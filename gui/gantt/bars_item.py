@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from gui.gantt.raster import RasterLayer
 
 BAR_FILL = 0.8          # fraction of a lane's height a bar covers (the rest separates lanes)
+_LOD_STEPS = 9           # levels of detail tried: gaps span / 65536 up to span / 256
+_LOD_MIN_BARS = 2048    # levels of detail stop once a level holds no more bars than this
 _MARGIN_PX = 2.0        # bars are clipped this far outside the view (keeps coordinates small)
 
 
@@ -36,41 +38,52 @@ class BarsItem(pg.GraphicsObject):
                  lane_h: np.ndarray, color: QColor, outline: QColor | None = None,
                  name: str = "") -> None:
         super().__init__()
-        order = np.lexsort((x0, lane))
-        lane = np.ascontiguousarray(lane[order], dtype=np.int64)
-        x0 = np.ascontiguousarray(x0[order], dtype=np.float64)
-        x1 = np.ascontiguousarray(x1[order], dtype=np.float64)
-        self._lanes = np.unique(lane)
-        self._origin = float(x0.min()) if len(x0) else 0.0
-        span = float(x1.max() - self._origin) if len(x1) else 0.0
-        self._stride = 2.0 * span + 4.0       # per-lane key offset, wider than the whole run
-        raw = _Level(np.searchsorted(self._lanes, lane), x0, x1, 0.0, self._origin, self._stride)
-        self._levels = [raw]
-        # Coarser copies with bars closer than `gap` cycles pre-merged: a zoomed-out view
-        # (one pixel >= gap) merges the coarsest such level instead of every bar. Gaps double
-        # from level to level, so a view finds one within a factor two of its pixel size; a
-        # level is kept only if it is markedly smaller, which bounds the memory to a few times
-        # the raw bars.
-        gap = span / 65536.0
-        while span > 0 and gap <= span / 256.0 and len(self._levels[-1]) > 2048:
-            level = self._levels[-1].merged(gap)
-            if len(level) <= 0.7 * len(self._levels[-1]):
-                self._levels.append(level)
-            gap *= 2.0
-        self._lane, self._x0, self._x1 = lane, x0, x1
-        pad = (1.0 - BAR_FILL) / 2.0
-        self._bar_y = (lane_y[self._lanes] + pad * lane_h[self._lanes]).astype(np.float64)
-        self._bar_h = (BAR_FILL * lane_h[self._lanes]).astype(np.float64)
         self.name = name
         self.color = QColor(color)
         self._brush = QBrush(self.color)
         self._pen = QPen(Qt.PenStyle.NoPen) if outline is None else pg.mkPen(outline, width=1, cosmetic=True)
         self._rects = internals.PrimitiveArray(QRectF, 4)
+        self.layer: RasterLayer | None = None    # set when a RasterLayer may paint this item
+        self._bounding = QRectF()
+        self._store(lane, x0, x1, lane_y, lane_h)
+
+    def set_data(self, lane: np.ndarray, x0: np.ndarray, x1: np.ndarray, lane_y: np.ndarray,
+                 lane_h: np.ndarray) -> None:
+        """Replace the bars (same colour, name and pen): a new trace whose colours did not change
+        reuses the items instead of rebuilding them, their legend and their scene entries."""
+        self.prepareGeometryChange()
+        self._store(lane, x0, x1, lane_y, lane_h)
+        self.update()
+
+    def _store(self, lane: np.ndarray, x0: np.ndarray, x1: np.ndarray, lane_y: np.ndarray,
+               lane_h: np.ndarray) -> None:
+        lane, x0, x1 = _sort_bars(lane, x0, x1)
+        starts = np.flatnonzero(np.diff(lane)) + 1
+        self._lanes = lane[np.concatenate(([0], starts))] if len(lane) else lane
+        self._origin = float(x0.min()) if len(x0) else 0.0
+        span = float(x1.max() - self._origin) if len(x1) else 0.0
+        self._span = span
+        self._stride = 2.0 * span + 4.0       # per-lane key offset, wider than the whole run
+        raw = _Level(np.searchsorted(self._lanes, lane), x0, x1, 0.0, self._origin, self._stride)
+        # Coarser copies with bars closer than `gap` cycles pre-merged: a zoomed-out view
+        # (one pixel >= gap) merges the coarsest such level instead of every bar. Gaps double
+        # from level to level (span / 65536 up to span / 256), so a view finds one within a
+        # factor two of its pixel size; a level is kept only if it is markedly smaller, which
+        # bounds the memory to a few times the raw bars. Which levels exist is decided from the
+        # raw bars alone (see _plan_levels); each is built on first use, so a new trace pays
+        # only for the levels its views need.
+        self._levels = [raw]
+        self._lod_plan: list[int] | None = None      # levels of detail k kept (gap as below)
+        self._lod_pending: set[int] = set()          # of those, the ones not built yet
+        self._lane, self._x0, self._x1 = lane, x0, x1
+        pad = (1.0 - BAR_FILL) / 2.0
+        self._bar_y = (lane_y[self._lanes] + pad * lane_h[self._lanes]).astype(np.float64)
+        self._bar_h = (BAR_FILL * lane_h[self._lanes]).astype(np.float64)
         self._cache_key: tuple[float, float, float] | None = None
         self.last_visible = 0     # bars inside the view at the last paint (before merging)
         self.last_drawn = 0       # rectangles handed to drawRects at the last paint
-        self.layer: RasterLayer | None = None    # set when a RasterLayer may paint this item
         self._rect_rank = np.zeros(0, np.int64)
+        self._rects.resize(0)
         if len(self._lane):
             y0 = float(self._bar_y.min())
             y1 = float((self._bar_y + self._bar_h).max())
@@ -79,12 +92,51 @@ class BarsItem(pg.GraphicsObject):
         else:
             self._bounding = QRectF()
 
+    def _lod_gap(self, k: int) -> float:
+        return self._span / 65536.0 * 2.0 ** k
+
+    def _plan_levels(self) -> None:
+        """The levels the eager chain (merge the last kept level at gaps span / 65536 doubling
+        up to span / 256, keep a level only if <= 0.7 of the last kept one, stop once that is
+        <= 2048 bars) would keep. Merging at gap g gives the same groups from the raw bars as
+        from any level pre-merged at a smaller gap, so each level's size is one count over the
+        raw bars' gaps, with no merge."""
+        self._lod_plan = []
+        raw = self._levels[0]
+        if self._span <= 0 or len(raw) <= _LOD_MIN_BARS:
+            return
+        offset = raw.rank * self._stride
+        reach = np.maximum.accumulate(raw.x1 + offset)[:-1]
+        starts = raw.x0[1:] + offset[1:]
+        last = len(raw)
+        for k in range(_LOD_STEPS):
+            if last <= _LOD_MIN_BARS:
+                break
+            n = 1 + int(np.count_nonzero(starts > reach + self._lod_gap(k)))
+            if n <= 0.7 * last:
+                self._lod_plan.append(k)
+                last = n
+        self._lod_pending = set(self._lod_plan)
+
+    def _build_level(self, k: int) -> None:
+        """Build kept level ``k`` by merging the coarsest level already built below its gap."""
+        if k not in self._lod_pending:
+            return
+        self._lod_pending.discard(k)
+        gap = self._lod_gap(k)
+        below = [i for i, level in enumerate(self._levels) if level.gap <= gap]
+        self._levels.insert(below[-1] + 1, self._levels[below[-1]].merged(gap))
+
     def __len__(self) -> int:
         return len(self._lane)
 
     @property
     def levels(self) -> list[int]:
         """Bars held at each level of detail (raw first)."""
+        if self._lod_plan is None:
+            self._plan_levels()
+        for k in sorted(self._lod_pending):
+            self._build_level(k)
         return [len(level) for level in self._levels]
 
     # ---- QGraphicsItem ------------------------------------------------------------------------
@@ -129,6 +181,12 @@ class BarsItem(pg.GraphicsObject):
     # ---- culling and merging ------------------------------------------------------------------
     def _level_for(self, px: float) -> _Level:
         """The coarsest level whose pre-merged gaps are below one pixel."""
+        if self._lod_plan is None:
+            self._plan_levels()
+        if self._lod_pending and px > 0:
+            usable = [k for k in self._lod_plan if self._lod_gap(k) <= px]
+            if usable:
+                self._build_level(usable[-1])
         chosen = self._levels[0]
         for level in self._levels[1:]:
             if level.gap <= px:
@@ -177,6 +235,23 @@ class BarsItem(pg.GraphicsObject):
     def lane_band(self, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Top and height (data units) of the bars of these lane ranks."""
         return self._bar_y[rank], self._bar_h[rank]
+
+
+def _sort_bars(lane: np.ndarray, x0: np.ndarray,
+               x1: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Bars sorted by (lane, x0), ties in the given order (what a stable lexsort gives). The
+    Gantt hands over bars already sorted by x0 within each lane, so one stable sort by lane
+    (or none) usually does."""
+    lane = np.asarray(lane, dtype=np.int64)
+    x0 = np.asarray(x0, dtype=np.float64)
+    x1 = np.asarray(x1, dtype=np.float64)
+    if len(lane) > 1 and not np.all(lane[1:] >= lane[:-1]):
+        order = np.argsort(lane, kind="stable")
+        lane, x0, x1 = lane[order], x0[order], x1[order]
+    if len(lane) > 1 and not np.all((lane[1:] != lane[:-1]) | (x0[1:] >= x0[:-1])):
+        order = np.lexsort((x0, lane))
+        lane, x0, x1 = lane[order], x0[order], x1[order]
+    return np.ascontiguousarray(lane), np.ascontiguousarray(x0), np.ascontiguousarray(x1)
 
 
 def _merge(rank: np.ndarray, a: np.ndarray, b: np.ndarray, gap: float,

@@ -41,6 +41,11 @@ class RasterLayer(pg.GraphicsObject):
         for item in items:
             item.layer = self
         self._items = list(items)
+        self.refresh_bounds()
+
+    def refresh_bounds(self) -> None:
+        """The items' bars changed (refilled in place): drop the cached image, re-read bounds."""
+        items = self._items
         self._cache_key = None
         self.prepareGeometryChange()
         rect = QRectF()

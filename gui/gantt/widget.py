@@ -148,12 +148,15 @@ class GanttView(QWidget):
         self.set_layout(trace, names, layout)
 
     def set_layout(self, trace: Trace, names: Sequence[str], layout: TimelineLayout) -> None:
-        """Show an already computed layout (lets an export reuse the live view's layout)."""
-        self.clear()
+        """Show an already computed layout (lets an export reuse the live view's layout).
+
+        A new trace whose colour keys match the shown one's (the live refresh after an edit)
+        refills the existing bar items in place: no scene, legend or raster-layer rebuild."""
+        self._reset(keep_items=True)
         self._trace, self._names, self._layout = trace, list(names), layout
         self._row_first, self._row_tops, self._row_heights = self._row_geometry()
-        self._build_stall_items()
-        self._build_data_items()
+        stalls_changed = self._build_stall_items()
+        self._build_data_items(force_legend=stalls_changed)
         self.refresh_lane_ticks()
         c = max(layout.cycles, 1.0)
         self.plot.getViewBox().setLimits(xMin=-0.05 * c, xMax=1.05 * c, yMin=0.0, yMax=layout.height,
@@ -166,12 +169,20 @@ class GanttView(QWidget):
         self.fit()
 
     def clear(self) -> None:
-        for item in self._data_items + self._stall_items:
-            self.plot.removeItem(item)
+        self._reset(keep_items=False)
+
+    def _reset(self, keep_items: bool) -> None:
+        """Forget the trace; ``keep_items``: leave the bar items (and legend) in the scene for
+        :meth:`set_layout` to refill."""
+        if not keep_items:
+            for item in self._data_items + self._stall_items:
+                self.plot.removeItem(item)
+            self._data_items, self._stall_items = [], []
+            self._raster.set_items([])
+            self.legend.clear()
         if self._highlight is not None:
             self.plot.removeItem(self._highlight)
-        self._data_items, self._stall_items, self._highlight = [], [], None
-        self._raster.set_items([])
+        self._highlight = None
         self._highlighted = frozenset()
         self._layout, self._trace, self._names = None, None, []
         self._region.hide()
@@ -179,9 +190,9 @@ class GanttView(QWidget):
         self._hover_box.hide()
         self._tip.hide()
         self.hover_text = ""
-        self.legend.clear()
-        self.plot.getAxis("left").setTicks([])
-        self._info.setText("")
+        if not keep_items:
+            self.plot.getAxis("left").setTicks([])
+            self._info.setText("")
 
     def set_color_mode(self, mode: str) -> None:
         """Colour instruction bars by ``"warp"`` (warp id mod 12) or ``"class"`` (opcode family)."""
@@ -338,26 +349,42 @@ class GanttView(QWidget):
             return empty.astype(np.int64), empty, empty, empty.astype(np.int16)
         return tuple(np.concatenate(col) for col in zip(*parts, strict=True))  # type: ignore[return-value]
 
-    def _split_by_key(self, source: str, color_of, name_of) -> list[BarsItem]:  # noqa: ANN001
+    def _split_by_key(self, source: str, color_of, name_of,  # noqa: ANN001
+                      old: list[BarsItem]) -> tuple[list[BarsItem], bool]:
+        """One item per colour key of the bars of ``source``. When the keys give the same
+        (name, colour) list as the items in ``old``, those items are refilled in place;
+        otherwise they leave the plot and new ones are made. Returns the items and whether
+        they are new."""
         lane, x0, x1, key = self._collect(source)
         order = np.argsort(key, kind="stable")
         keys, starts = np.unique(key[order], return_index=True)
         bounds = np.append(starts, len(order))
+        specs = [(name_of(k), color_of(k)) for k in keys.tolist()]
+        reuse = len(old) == len(specs) and all(
+            item.name == name and item.color.rgba() == QColor(color).rgba()
+            for item, (name, color) in zip(old, specs, strict=True))
+        if not reuse:
+            for item in old:
+                self.plot.removeItem(item)
         items = []
-        for k, key_value in enumerate(keys.tolist()):
+        for k, (name, color) in enumerate(specs):
             sel = order[bounds[k]:bounds[k + 1]]
-            item = self._bars(lane[sel], x0[sel], x1[sel], color_of(key_value), name_of(key_value))
-            self.plot.addItem(item)
+            if reuse:
+                item = old[k]
+                item.set_data(lane[sel], x0[sel], x1[sel], self._row_tops, self._row_heights)
+            else:
+                item = self._bars(lane[sel], x0[sel], x1[sel], color, name)
+                self.plot.addItem(item)
             items.append(item)
-        return items
+        return items, not reuse
 
-    def _build_stall_items(self) -> None:
-        self._stall_items = self._split_by_key("stalls", colors.stall_color, lambda c: STALL_CAUSES[c])
+    def _build_stall_items(self) -> bool:
+        self._stall_items, changed = self._split_by_key("stalls", colors.stall_color,
+                                                        lambda c: STALL_CAUSES[c], self._stall_items)
+        return changed
 
-    def _build_data_items(self) -> None:
+    def _build_data_items(self, force_legend: bool = False) -> None:
         assert self._layout is not None and self._trace is not None
-        for item in self._data_items:
-            self.plot.removeItem(item)
         n_warps = len(np.unique(self._trace.issues["warp"]))
         if self._mode == "warp":
             def name_of(k: int) -> str:
@@ -367,9 +394,13 @@ class GanttView(QWidget):
 
             def name_of(k: int) -> str:
                 return classes[k]
-        self._data_items = self._split_by_key("issues", colors.data_color, name_of)
-        self._raster.set_items(self._stall_items + self._data_items)
-        self._fill_legend()
+        self._data_items, changed = self._split_by_key("issues", colors.data_color, name_of,
+                                                       self._data_items)
+        if changed or force_legend or not self.legend.items:
+            self._raster.set_items(self._stall_items + self._data_items)
+            self._fill_legend()
+        else:
+            self._raster.refresh_bounds()
 
     def _fill_legend(self) -> None:
         data = [(item, item.name) for item in self._data_items]

@@ -22,7 +22,7 @@ from engine.workbench import WorkbenchResult, WorkbenchState, initial_state
 from gui.undo import StateCommand
 from gui.worker import ComputeWorker
 
-DEBOUNCE_MS = 30
+DEBOUNCE_MS = 16   # one 60 Hz frame: coalesces a burst of edits (a slider drag) without adding visible lag
 AUTOSAVE_MS = 5000
 
 

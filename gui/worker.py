@@ -28,6 +28,7 @@ from engine.workbench import Cancelled, Workbench, WorkbenchResult, WorkbenchSta
 
 POLL_MS = 4   # how often the UI thread looks for finished work while some is pending
 PARTIAL_WAIT_S = 1.0   # longest the worker waits for the UI to draw a partial result
+PAINT_GRACE_MS = 50    # time left to the UI thread to paint a partial result before the sweep runs
 
 _warmed = False
 
@@ -143,8 +144,11 @@ class ComputeWorker(QObject):
             if kind == "progress":
                 self.progress.emit(*payload)
             elif kind == "partial":
-                self.partialReady.emit(payload)   # direct connections: drawn when this returns
-                self._partial_shown.set()
+                self.partialReady.emit(payload)   # direct connections: laid out when this returns
+                # Release the worker's slower stages only once the event loop has painted that
+                # layout (tables, then the chart's scene on the following pass): that repaint
+                # would otherwise fight the occupancy sweep for the GIL and take several times longer.
+                QTimer.singleShot(PAINT_GRACE_MS, self._partial_shown.set)
             elif kind == "done":
                 self._set_busy(False)
                 self.resultReady.emit(payload)

@@ -124,7 +124,8 @@ def main() -> int:
     print(f"  stages (medians): edit -> set_layout entered {np.median(before_gantt):.1f} ms | "
           f"set_layout {np.median(in_gantt):.1f} ms | rest of the event-loop pass (other panels, "
           f"pending paints) {np.median(after_gantt):.1f} ms | GanttView.repaint {np.median(paint):.1f} ms "
-          f"(window's dirty widgets + the chart's viewport) | a full chart grab, for scale: {np.median(scene_paint):.1f} ms "
+          f"(window's dirty widgets + the chart's viewport) | a full chart grab, for scale: "
+          f"{np.median(scene_paint):.1f} ms "
           f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
     session.undo_stack.setClean()
     window.close()

@@ -29,7 +29,7 @@ from engine.analysis import KernelAnalysis, analyze_kernel
 from engine.errors import WarplineError
 from engine.inputs import KernelInputs
 from engine.launch import Launch
-from engine.manybsp import ManyBspResult, Overrides, build_instruction_table, params_for, run_manybsp
+from engine.manybsp import ManyBspResult, Overrides, manybsp_inputs, run_manybsp
 from engine.memory import analyze_memory
 from engine.occupancy import Occupancy, occupancy
 from engine.pipeline.adapter import PipelineOverrides, build_description
@@ -434,8 +434,8 @@ class Workbench:
 
     def _manybsp(self, inputs: KernelInputs, state: WorkbenchState, profile: Profile, resources: Any,
                  analysis: KernelAnalysis, memory: Any) -> ManyBspResult:
-        """What :func:`predict_manybsp` does, with the analysis, the memory report and the
-        instruction table cached: an edit re-runs only the BLOCK table, the supersteps and the
+        """:func:`predict_manybsp` with the analysis, the memory report and :func:`manybsp_inputs`
+        cached: an edit re-runs only the BLOCK table, the supersteps and the
         equations. (tests/test_workbench.py checks that both paths agree.)"""
         launch = state.launch
         key = (id(analysis), profile.name, str(profile.path), repr(launch), resources.registers,
@@ -443,14 +443,7 @@ class Workbench:
         if key not in self._tables:
             if len(self._tables) > 32:
                 self._tables.clear()
-            if launch.n_blocks <= 0 or launch.threads_per_block <= 0:
-                raise WarplineError(f"empty launch: grid {launch.grid}, block {launch.block}")
-            rows, specs, warnings = build_instruction_table(analysis, profile, launch, resources, memory)
-            if resources.source == "estimate":
-                warnings.append(f"registers/shared memory estimated, not from ptxas ({resources.reason})")
-            params = params_for(profile, launch, rows, specs, resources.registers,
-                                resources.static_shared_bytes)
-            self._tables[key] = (rows, specs, warnings, params)
+            self._tables[key] = manybsp_inputs(analysis, profile, launch, resources, memory)
         rows, specs, warnings, params = self._tables[key]
         result = run_manybsp(rows, params, specs, _manybsp_overrides(state, launch), warnings)
         result.kernel_name = inputs.kernel_name

@@ -10,7 +10,7 @@ from engine.manybsp.csvio import (
     import_level1_specs,
 )
 from engine.manybsp.equations import Level1Input, Prediction, Quantity, evaluate
-from engine.manybsp.from_ptx import build_instruction_table, params_for, predict_manybsp
+from engine.manybsp.from_ptx import build_instruction_table, manybsp_inputs, params_for, predict_manybsp
 from engine.manybsp.model import ManyBspResult, Overrides, predict_from_block, run_manybsp
 from engine.manybsp.reference import block_table_from_reference_tsv, instruction_table_from_reference_tsv
 from engine.manybsp.rows import BlockRow, FuCell, InstructionRow, Level1Spec, ManyBspParams
@@ -29,6 +29,6 @@ __all__ = [
     "Quantity", "block_table_from_reference_tsv", "build_block_table", "build_instruction_table",
     "eq9_comp", "evaluate", "export_block_table", "export_instruction_table", "export_supersteps",
     "fu_cell", "import_block_table", "import_level1_specs", "instruction_table_from_reference_tsv",
-    "level1_supersteps", "level2_supersteps", "params_for", "predict_from_block", "predict_manybsp",
+    "level1_supersteps", "level2_supersteps", "manybsp_inputs", "params_for", "predict_from_block", "predict_manybsp",
     "run_manybsp", "split_by_sync",
 ]

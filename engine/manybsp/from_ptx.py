@@ -214,12 +214,23 @@ def predict_manybsp(
     if resources is None:
         from engine.resources import kernel_resources
         resources = kernel_resources(module, function.name)
+    rows, specs, warnings, params = manybsp_inputs(analysis, profile, launch, resources, memory)
+    result = run_manybsp(rows, params, specs, overrides, warnings)
+    result.kernel_name = function.name
+    return result
+
+
+def manybsp_inputs(analysis: KernelAnalysis, profile: Profile, launch: Launch, resources: Any,
+                   memory: Any = None) -> tuple[list[InstructionRow], list[Level1Spec], list[str], ManyBspParams]:
+    """Everything the Many-BSP stages need that an edit of a cell or an override does not change:
+    the instruction rows, the level-1 ranges, the warnings and the parameter block. Front ends that
+    recompute on every edit cache this and call :func:`run_manybsp` with the overrides."""
+    if launch.n_blocks <= 0 or launch.threads_per_block <= 0:
+        raise LaunchError(f"empty launch: grid {launch.grid}, block {launch.block}")
     registers = launch.regs_per_thread or int(getattr(resources, "registers", 0) or 0)
     static_smem = int(getattr(resources, "static_shared_bytes", 0) or 0)
     rows, specs, warnings = build_instruction_table(analysis, profile, launch, resources, memory)
     if getattr(resources, "source", "") == "estimate":
         warnings.append(f"registers/shared memory estimated, not from ptxas ({resources.reason})")
     params = params_for(profile, launch, rows, specs, registers, static_smem)
-    result = run_manybsp(rows, params, specs, overrides, warnings)
-    result.kernel_name = function.name
-    return result
+    return rows, specs, warnings, params

@@ -8,7 +8,7 @@ from typing import Any
 
 from engine.cli import _EXTENSIONS, add_input_options, command, emit, inputs_from_args
 from engine.errors import LaunchError, WarplineError
-from engine.inputs import KernelInputs
+from engine.inputs import KernelInputs, analyse_launch
 
 MODEL_CHOICES = ("manybsp", "pipeline", "all")
 
@@ -20,15 +20,17 @@ def _require_launch(inputs: KernelInputs) -> None:
         raise WarplineError("this command needs a GPU profile: give --profile NAME (see profiles/)")
 
 
-def manybsp_result(inputs: KernelInputs):
+def manybsp_result(inputs: KernelInputs, prepared: tuple | None = None):
+    """Many-BSP for the inputs; ``prepared`` = ``analyse_launch(inputs)`` when the caller has it."""
     from engine.manybsp import predict_manybsp
 
     _require_launch(inputs)
     if inputs.profile.manybsp is None:
         raise WarplineError(f"profile {inputs.profile.name!r} has no [manybsp] section: "
                             "the Many-BSP model needs its parameters (mem_lat, mu, launch overheads)")
+    analysis, memory = prepared if prepared is not None else (None, True)
     return predict_manybsp(inputs.module, inputs.kernel_name, inputs.profile, inputs.launch,
-                           resources=inputs.resources)
+                           resources=inputs.resources, analysis=analysis, memory=memory)
 
 
 def manybsp_payload(result) -> dict[str, Any]:
@@ -46,12 +48,14 @@ def manybsp_payload(result) -> dict[str, Any]:
     }
 
 
-def pipeline_payloads(inputs: KernelInputs, ns: argparse.Namespace) -> dict[str, dict[str, Any]]:
+def pipeline_payloads(inputs: KernelInputs, ns: argparse.Namespace,
+                      prepared: tuple | None = None) -> dict[str, dict[str, Any]]:
     from engine.pipeline import predict_all
 
     _require_launch(inputs)
+    analysis, memory = prepared if prepared is not None else (None, True)
     predictions = predict_all(inputs.module, inputs.kernel_name, inputs.profile, inputs.launch,
-                              occupancy=ns.occupancy, policy=ns.policy)
+                              occupancy=ns.occupancy, policy=ns.policy, analysis=analysis, memory=memory)
     return {name: {"cycles": p.cycles, "warps_per_cycle": p.warps_per_cycle, "details": dict(p.details)}
             for name, p in predictions.items()}
 
@@ -71,16 +75,18 @@ def _measured_cycles(path: str, inputs: KernelInputs) -> float:
 @command("predict")
 def cmd_predict(ns: argparse.Namespace) -> int:
     inputs = inputs_from_args(ns)
+    _require_launch(inputs)
+    prepared = analyse_launch(inputs)   # both models start from the same analysis
     predictions: dict[str, dict[str, Any]] = {}
     if ns.model in ("manybsp", "all"):
         try:
-            predictions["manybsp"] = manybsp_payload(manybsp_result(inputs))
+            predictions["manybsp"] = manybsp_payload(manybsp_result(inputs, prepared))
         except WarplineError as exc:
             if ns.model == "manybsp":
                 raise
             predictions["manybsp"] = {"cycles": None, "error": str(exc)}
     if ns.model in ("pipeline", "all"):
-        payloads = pipeline_payloads(inputs, ns)
+        payloads = pipeline_payloads(inputs, ns, prepared)
         if ns.model == "pipeline":
             payloads = {k: v for k, v in payloads.items() if k == "pipeline"}
         predictions.update(payloads)

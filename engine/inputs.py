@@ -33,6 +33,17 @@ class KernelInputs:
         return self.function.name
 
 
+def analyse_launch(inputs: KernelInputs, launch: Launch | None = None) -> tuple:
+    """(KernelAnalysis, MemoryReport) of the kernel for a launch: what both models start from,
+    computed once when a caller runs both."""
+    from engine.analysis import analyze_kernel
+    from engine.memory import analyze_memory
+
+    launch = launch or inputs.launch
+    analysis = analyze_kernel(inputs.function, launch, inputs.module)
+    return analysis, analyze_memory(analysis, launch, inputs.module)
+
+
 def find_launch_file(ptx_path: Path) -> Path | None:
     """The launch file of a bundled sample (``samples/<name>.launch.toml``), if there is one."""
     match = _SAMPLE_PTX.match(ptx_path.name)

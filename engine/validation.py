@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from engine.errors import TableFormatError, WarplineError
-from engine.inputs import resolve_inputs
+from engine.inputs import analyse_launch, resolve_inputs
 from engine.ncu import CYCLES_METRIC, load_ncu_csv
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,17 +110,19 @@ def predict_measurement(m: Measurement, profile: str, arch: str = "sm_90") -> Va
     inputs = resolve_inputs(SAMPLES / "ptx" / f"{m.sample}.{arch}.ptx", profile=profile,
                             launch_file=SAMPLES / f"{m.sample}.launch.toml", config=m.config)
     launch = replace(inputs.launch, smem_dynamic=m.smem_dynamic)
+    analysis, memory = analyse_launch(inputs, launch)
     predicted: dict[str, float | None] = {}
     errors: dict[str, str] = {}
     try:
         result = predict_manybsp(inputs.module, inputs.kernel_name, inputs.profile, launch,
-                                 resources=inputs.resources)
+                                 resources=inputs.resources, analysis=analysis, memory=memory)
         predicted["manybsp"] = inputs.profile.kernel_cycles(float(result.prediction.kernel_exec_cycle))
     except WarplineError as exc:
         predicted["manybsp"] = None
         errors["manybsp"] = str(exc)
     try:
-        for name, p in predict_all(inputs.module, inputs.kernel_name, inputs.profile, launch).items():
+        for name, p in predict_all(inputs.module, inputs.kernel_name, inputs.profile, launch,
+                                   analysis=analysis, memory=memory).items():
             predicted[name] = inputs.profile.kernel_cycles(p.cycles) if math.isfinite(p.cycles) else None
     except WarplineError as exc:
         errors["pipeline"] = str(exc)

@@ -403,10 +403,13 @@ def simulate_kernel(module: Any, kernel_name: str | None, profile: Any, launch: 
 
 def predict_all(module: Any, kernel_name: str | None, profile: Any, launch: Any,
                 occupancy: int | None = None, policy: str = "lrr",
-                overrides: PipelineOverrides | None = None) -> dict[str, ModelPrediction]:
-    """The simulation (``pipeline``) and every analytical peer, in cycles for the whole grid."""
+                overrides: PipelineOverrides | None = None,
+                analysis: KernelAnalysis | None = None, memory: Any = True) -> dict[str, ModelPrediction]:
+    """The simulation (``pipeline``) and every analytical peer, in cycles for the whole grid.
+    ``analysis``/``memory``: as for :func:`describe_kernel` (a caller running Many-BSP on the same
+    launch passes the ones it already has)."""
     ov = overrides or PipelineOverrides()
-    d = describe_kernel(module, kernel_name, profile, launch, occupancy, ov)
+    d = describe_kernel(module, kernel_name, profile, launch, occupancy, ov, analysis=analysis, memory=memory)
     sim = simulate(d, policy=ov.policy or policy, trace=False)
     out = {"pipeline": ModelPrediction("pipeline", sim.warps_per_cycle, float(sim.cycles),
                                        {"instructions": float(sim.instructions_issued)})}

@@ -169,7 +169,7 @@ class TimelineLayout:
         return int(candidates[best]) if distance[best] <= tolerance else None
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)   # runs in the GUI's worker thread: let the UI thread run meanwhile
 def _pack_rows_core(x0: np.ndarray, x1: np.ndarray, rows: int) -> np.ndarray:  # pragma: no cover
     out = np.zeros(len(x0), np.int8)
     end = np.full(rows, -np.inf)

@@ -207,6 +207,8 @@ class MainWindow(QMainWindow):
         s.computeFailed.connect(self.show_error)
         s.worker.busyChanged.connect(self._busy)
         s.worker.progress.connect(self._progress)
+        # The occupancy sweep waits for the chart to show a new partial result (see ComputeWorker).
+        self.gantt.view.painted.connect(s.worker.partial_painted)
         for panel in (self.inputs_panel, self.results_panel, self.block_view, self.superstep_view):
             panel.message.connect(self.show_message)
         self.gantt.instructionClicked.connect(self.block_view.select_instruction)

@@ -12,7 +12,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
 from engine.errors import WarplineError
@@ -22,7 +22,9 @@ from engine.workbench import WorkbenchResult, WorkbenchState, initial_state
 from gui.undo import StateCommand
 from gui.worker import ComputeWorker
 
-DEBOUNCE_MS = 16   # one 60 Hz frame: coalesces a burst of edits (a slider drag) without adding visible lag
+# One 60 Hz frame. A lone edit computes at once; edits that follow within this interval (a slider
+# drag, a held key) are coalesced: the newest state is computed when the interval ends.
+DEBOUNCE_MS = 16
 AUTOSAVE_MS = 5000
 
 
@@ -50,6 +52,7 @@ class Session(QObject):
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(DEBOUNCE_MS)
         self._debounce.timeout.connect(self.recompute_now)
+        self._since_submit = QElapsedTimer()     # time since the last submission to the worker
         self._autosave = QTimer(self)
         self._autosave.setInterval(AUTOSAVE_MS)
         self._autosave.timeout.connect(self.autosave)
@@ -137,7 +140,12 @@ class Session(QObject):
         """Called by undo commands only."""
         self.state = state
         self.stateChanged.emit(state)
-        self._debounce.start()
+        if self._debounce.isActive():
+            return       # a burst in progress: the pending timer computes the newest state
+        if self._since_submit.isValid() and self._since_submit.elapsed() < DEBOUNCE_MS:
+            self._debounce.start()
+        else:
+            self.recompute_now()
 
     def set_kernel(self, kernel: str) -> None:
         """Switch to another kernel of the same file (its own launch; clears undo)."""
@@ -155,6 +163,7 @@ class Session(QObject):
     def recompute_now(self) -> None:
         self._debounce.stop()
         if self.inputs is not None and self.state is not None:
+            self._since_submit.start()
             self.worker.submit(self.inputs, self.state)
 
     def _on_result(self, result: WorkbenchResult) -> None:

@@ -14,6 +14,7 @@ thread drains that queue while work is pending and emits the signals there.
 from __future__ import annotations
 
 import queue
+import sys
 import threading
 import time
 import traceback
@@ -28,7 +29,13 @@ from engine.workbench import Cancelled, Workbench, WorkbenchResult, WorkbenchSta
 
 POLL_MS = 4   # how often the UI thread looks for finished work while some is pending
 PARTIAL_WAIT_S = 1.0   # longest the worker waits for the UI to draw a partial result
-PAINT_GRACE_MS = 50    # time left to the UI thread to paint a partial result before the sweep runs
+# The window calls partial_painted() once the chart has painted a partial result; without a
+# window (or with the chart hidden, so that no paint comes) the sweep starts after this grace.
+PAINT_GRACE_MS = 150
+# The UI thread needs the GIL for every Python callback (item models, paint methods). Python's
+# default 5 ms switch interval lets the worker's Python stages hold it that long each time; at
+# 1 ms a redraw that runs beside the occupancy sweep takes about half as long.
+SWITCH_INTERVAL_S = 0.001
 
 _warmed = False
 
@@ -79,6 +86,7 @@ class ComputeWorker(QObject):
     def __init__(self, workbench: Workbench | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         warm_up()
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
         self.workbench = workbench or Workbench()
         self.generation = 0
         self.sweep_enabled = True
@@ -88,6 +96,7 @@ class ComputeWorker(QObject):
         self._idle.set()
         self._lock = threading.Lock()   # makes "queue empty -> idle" atomic with submit
         self._partial_shown = threading.Event()
+        self._awaiting_paint: int | None = None    # generation of a partial result not yet painted
         self._busy = False
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
@@ -110,6 +119,17 @@ class ComputeWorker(QObject):
         self._set_busy(True)
         self._poll.start()
         return self.generation
+
+    def partial_painted(self) -> None:
+        """The UI has painted the latest partial result: let the worker go on with the sweep.
+        Paints before a partial result arrives (or of an older one) do not count."""
+        if self._awaiting_paint == self.generation:
+            self._awaiting_paint = None
+            self._partial_shown.set()
+
+    def _release_unpainted(self, generation: int) -> None:
+        if self._awaiting_paint == generation:
+            self.partial_painted()
 
     def cancel(self) -> None:
         """Make every queued or running computation stale."""
@@ -145,10 +165,11 @@ class ComputeWorker(QObject):
                 self.progress.emit(*payload)
             elif kind == "partial":
                 self.partialReady.emit(payload)   # direct connections: laid out when this returns
-                # Release the worker's slower stages only once the event loop has painted that
-                # layout (tables, then the chart's scene on the following pass): that repaint
-                # would otherwise fight the occupancy sweep for the GIL and take several times longer.
-                QTimer.singleShot(PAINT_GRACE_MS, self._partial_shown.set)
+                # The worker's slower stages wait until the event loop has painted that layout
+                # (partial_painted, from the window): that repaint would otherwise fight the
+                # occupancy sweep for the GIL and take several times longer.
+                self._awaiting_paint = gen
+                QTimer.singleShot(PAINT_GRACE_MS, self, lambda g=gen: self._release_unpainted(g))
             elif kind == "done":
                 self._set_busy(False)
                 self.resultReady.emit(payload)

@@ -182,7 +182,9 @@ def _scan(wake, nw, t, elig_new):
     return nxt
 
 
-@njit(cache=True, error_model="numpy", _nrt=False)
+# nogil: the GUI's worker thread runs this; without it the UI thread waits for the GIL in every
+# Python callback (item models, paint methods) while a simulation or an occupancy sweep runs.
+@njit(cache=True, error_model="numpy", _nrt=False, nogil=True)
 def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
                   prog_kind, prog_a, prog_b, pool, pool_unit, pool_dlo, pool_dhi, path_start, warp_path,
                   tr_warp, tr_block, tr_instr, tr_sub, tr_issue, tr_complete,

@@ -35,6 +35,16 @@ HOVER_TOLERANCE_PX = 3.0      # a hover/click this close to a thin bar still hit
 LEFT_AXIS_WIDTH = 112
 
 
+class _ChartWidget(pg.GraphicsLayoutWidget):
+    """The chart's graphics view; says when a paint of its viewport has finished."""
+
+    painted = Signal()
+
+    def paintEvent(self, event: object) -> None:
+        super().paintEvent(event)
+        self.painted.emit()
+
+
 class GanttView(QWidget):
     """Gantt chart of one trace. Signals carry indices back into the trace / kernel:
 
@@ -48,6 +58,7 @@ class GanttView(QWidget):
     barClicked = Signal(int)
     stallClicked = Signal(int)
     hovered = Signal(str)
+    painted = Signal()          # the chart's viewport finished a paint
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -74,7 +85,8 @@ class GanttView(QWidget):
         bar.addWidget(fit)
         bar.addWidget(self._info, 1)
 
-        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics = _ChartWidget()
+        self.graphics.painted.connect(self.painted)
         self.graphics.setBackground(colors.BACKGROUND)
         self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
         self.legend = make_legend()

@@ -58,7 +58,8 @@ class SuperstepModel(QAbstractItemModel):
         self.state: WorkbenchState | None = None
         self._shape: tuple = ()
 
-    def set_result(self, mb: ManyBspResult | None, state: WorkbenchState) -> None:
+    def set_result(self, mb: ManyBspResult | None, state: WorkbenchState) -> bool:
+        """Show ``mb``; True when the tree was rebuilt (new shape), False when updated in place."""
         self.state = state
         level1 = mb.level1 if mb is not None else []
         shape = tuple((s.start, s.end, tuple((c.start, c.end) for c in s.children)) for s in level1)
@@ -69,14 +70,11 @@ class SuperstepModel(QAbstractItemModel):
                 l1.values, l1.known, l1.tip = self._level1_values(s, state)
                 for l2, c in zip(l1.children, s.children, strict=True):
                     l2.values = (_n(c.comp), _n(c.comm), _n(c.ovh), "")
-            last = len(HEADERS) - 1
-            self.dataChanged.emit(self.index(0, 2), self.index(len(level1) - 1, last))
-            for k, l1 in enumerate(self.root.children):
-                if l1.children:
-                    parent = self.index(k, 0)
-                    self.dataChanged.emit(self.index(0, 2, parent),
-                                          self.index(len(l1.children) - 1, last, parent))
-            return
+            # One signal over the level-1 rows. A tree view answers a multi-row dataChanged by
+            # repainting its whole viewport, so the level-2 rows are redrawn with it; one more
+            # signal per level-1 parent made QTreeView search its row list for each (~15 ms an edit).
+            self.dataChanged.emit(self.index(0, 2), self.index(len(level1) - 1, len(HEADERS) - 1))
+            return False
         root = Node("root", "", 0, 0)
         texts = {r.index: r.text for r in mb.rows} if mb is not None else {}
         for s in level1:
@@ -92,6 +90,14 @@ class SuperstepModel(QAbstractItemModel):
         self.beginResetModel()
         self.root, self._shape = root, shape
         self.endResetModel()
+        return True
+
+    def superstep_texts(self, column: int) -> list[str]:
+        """The texts of ``column`` on every level-1 and level-2 row (instruction rows have none)."""
+        nodes = [n for l1 in self.root.children for n in (l1, *l1.children)]
+        texts = [n.label if column == 0 else f"{n.start}–{n.end}" if column == 1 else n.values[column - 2]
+                 for n in nodes]
+        return [t for t in texts if t]
 
     @staticmethod
     def _level1_values(s, state: WorkbenchState) -> tuple[tuple[str, str, str, str], bool, str]:  # noqa: ANN001

@@ -8,7 +8,8 @@ in the timeline).
 from __future__ import annotations
 
 from PySide6.QtCore import QItemSelectionModel, QPoint, Qt, Signal
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTableView, QTreeView, QWidget
+from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QTableView, QTreeView, QWidget
 
 from engine.workbench import EDITABLE_COLUMNS, WorkbenchResult, is_overridden, with_cell_edit, with_iterations
 from gui.models.block_table import KEYS, BlockTableModel
@@ -94,7 +95,9 @@ class SuperstepView(QTreeView):
         self.setUniformRowHeights(True)
         self.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
                              | QAbstractItemView.EditTrigger.EditKeyPressed)
-        self.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # Interactive, sized by fit_columns: a ResizeToContents header re-measures up to 1,000 rows
+        # on every dataChanged, which made each latency edit spend ~130 ms laying out this header.
+        self.header().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
         self.model_.editRejected.connect(self.message)
@@ -106,7 +109,26 @@ class SuperstepView(QTreeView):
         if result.manybsp is not None and result.manybsp is self._shown:
             return
         self._shown = result.manybsp
-        self.model_.set_result(result.manybsp, result.state)
+        rebuilt = self.model_.set_result(result.manybsp, result.state)
+        self.fit_columns(all_columns=rebuilt)
+
+    def fit_columns(self, all_columns: bool) -> None:
+        """Widen columns to their contents: all of them after a rebuild; after an in-place update
+        only the number columns, measured on the superstep rows (a few dozen, not the instructions)."""
+        if all_columns:
+            for column in range(self.model_.columnCount()):
+                self.resizeColumnToContents(column)
+            return
+        bold = QFont(self.font())
+        bold.setBold(True)              # an overridden iteration count is drawn bold
+        metrics = QFontMetrics(bold)
+        padding = 2 * self.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 12
+        for column in range(2, self.model_.columnCount()):
+            texts = self.model_.superstep_texts(column)
+            if texts:
+                needed = max(metrics.horizontalAdvance(t) for t in texts) + padding
+                if needed > self.columnWidth(column):
+                    self.setColumnWidth(column, needed)
 
     def _edit_iterations(self, level1: int, count: int | None) -> None:
         state = self.session.state

@@ -247,7 +247,10 @@ class WorkbenchResult:
     errors: dict[str, str] = field(default_factory=dict)    # stage -> message
     warnings: list[str] = field(default_factory=list)
     elapsed_s: float = 0.0
-    complete: bool = True                    # False for the early result sent before the sweep
+    complete: bool = True                    # False for the early results sent before the last stage
+    # Stages still to come in an early result (MANYBSP_STAGE, PEERS_STAGE, SWEEP_STAGE): their
+    # fields are empty here, and a window keeps showing the previous values until they arrive.
+    pending: tuple[str, ...] = ()
 
     @property
     def max_blocks(self) -> int:
@@ -255,6 +258,10 @@ class WorkbenchResult:
 
 
 # ---------------------------------------------------------------------------- the facade
+
+MANYBSP_STAGE = "Many-BSP"
+PEERS_STAGE = "analytical models"
+SWEEP_STAGE = "occupancy sweep"
 
 
 class Workbench:
@@ -306,8 +313,11 @@ class Workbench:
                 sweep: bool = True) -> WorkbenchResult:
         """Run every model for ``state``. ``cancel`` is polled between stages (and handed to the
         simulator where it supports it): when it returns True, :class:`Cancelled` is raised.
-        ``partial`` receives the result before the occupancy sweep, so a window can redraw the
-        tables and the Gantt while the sweep (the slow part) still runs."""
+        ``partial`` receives early results (``complete`` False, the stages still to come in
+        ``pending``): first the simulation with its timeline, then the Many-BSP model and the
+        analytical peers as well; only the occupancy sweep (the slow part) follows. A window thus
+        redraws the Gantt without waiting for Many-BSP, and the tables without waiting for the
+        sweep."""
         started = time.perf_counter()
 
         def step(fraction: float, what: str) -> None:
@@ -360,38 +370,44 @@ class Workbench:
         if why:
             result.warnings.append(why)
 
-        step(0.1, "Many-BSP")
-        try:
-            result.manybsp = self._manybsp(inputs, state, profile, resources, analysis, result.memory)
-            result.warnings.extend(result.manybsp.warnings)
-        except WarplineError as exc:
-            errors["Many-BSP"] = str(exc)
+        later_sweep = (SWEEP_STAGE,) if sweep and max_blocks > 0 else ()
 
-        step(0.3, "simulation")
+        def early(pending: tuple[str, ...]) -> None:
+            if partial is None:
+                return
+            result.elapsed_s = time.perf_counter() - started
+            # A copy of every container: the stages below keep filling this result's own, while
+            # the receiver (another thread) reads the early one.
+            partial(dataclasses.replace(result, predictions=list(result.predictions), sweep=dict(result.sweep),
+                                        peers=dict(result.peers), errors=dict(result.errors),
+                                        warnings=list(result.warnings), complete=False, pending=pending))
+
+        # The simulation first: the Gantt, what a latency edit is watched on, needs nothing else.
+        step(0.1, "simulation")
         if max_blocks > 0:
             try:
                 self._simulate(inputs, state, profile, resources, analysis, resident, result)
             except WarplineError as exc:
                 errors["simulation"] = str(exc)
-        self._predictions(result)
-        if partial is not None:
-            result.complete = False
-            result.elapsed_s = time.perf_counter() - started
-            # A copy of every container: the stages below keep filling this result's own, while
-            # the receiver (another thread) reads the partial one.
-            partial(dataclasses.replace(result, predictions=list(result.predictions), sweep=dict(result.sweep),
-                                        peers=dict(result.peers), errors=dict(result.errors),
-                                        warnings=list(result.warnings)))
-            result.complete = True
+        self._predictions(result, manybsp_pending=True)
+        early((MANYBSP_STAGE, PEERS_STAGE, *later_sweep))
+
+        step(0.3, "Many-BSP")
+        try:
+            result.manybsp = self._manybsp(inputs, state, profile, resources, analysis, result.memory)
+            result.warnings.extend(result.manybsp.warnings)
+        except WarplineError as exc:
+            errors["Many-BSP"] = str(exc)
         if result.description is not None:
-            # The peers come after the partial result: the Gantt does not wait for them.
             step(0.45, "analytical models")
             try:
                 for name, pred in all_peers(result.description).items():
                     result.peers[PEER_TITLES.get(name, name)] = float(pred.cycles)
             except WarplineError as exc:
                 errors["peers"] = str(exc)
-            self._predictions(result)
+        self._predictions(result)
+        if later_sweep:
+            early(later_sweep)
         if sweep and max_blocks > 0:
             step(0.5, "occupancy sweep")
             try:
@@ -408,7 +424,8 @@ class Workbench:
         return result
 
     @staticmethod
-    def _predictions(result: WorkbenchResult) -> None:
+    def _predictions(result: WorkbenchResult, manybsp_pending: bool = False) -> None:
+        """The table of predicted cycles (without a Many-BSP row while that stage is to come)."""
         clock = result.profile.device.clock_mhz if result.profile is not None else 0.0
 
         def row(model: str, cycles: float | None, note: str = "") -> ModelPrediction:
@@ -419,7 +436,7 @@ class Workbench:
         if result.manybsp is not None:
             rows.append(row("Many-BSP", float(result.manybsp.kernel_exec_cycle),
                             f"eq. {result.manybsp.prediction.branch.removeprefix('eq. ')}"))
-        else:
+        elif not manybsp_pending:
             rows.append(row("Many-BSP", None, result.errors.get("Many-BSP", "")))
         if result.simulation is not None:
             rows.append(row("Pipeline simulation", float(result.simulation.cycles),

@@ -236,8 +236,12 @@ class MainWindow(QMainWindow):
         self.progress.setFormat(f"{what} %p%")
 
     def _show_result(self, result: WorkbenchResult) -> None:
-        self.gantt.show_result(result)
+        redrawn = self.gantt.show_result(result)
         if not result.complete:
+            if not redrawn:
+                # No chart paint will acknowledge this early result: let the worker go on once
+                # this event-loop pass has painted the other panels.
+                QTimer.singleShot(0, self, self.session.worker.partial_painted)
             return
         # A model that cannot run on these inputs (a profile without Many-BSP figures, a block
         # that does not fit) is worth a banner; it clears itself once every model runs again.

@@ -77,7 +77,7 @@ _STOP = object()
 class ComputeWorker(QObject):
     """Submit states; receive the newest result only, on the UI thread."""
 
-    partialReady = Signal(object)      # WorkbenchResult without the occupancy sweep
+    partialReady = Signal(object)      # an early WorkbenchResult (see Workbench.compute)
     resultReady = Signal(object)       # complete WorkbenchResult
     failed = Signal(str)
     progress = Signal(float, str)
@@ -164,11 +164,11 @@ class ComputeWorker(QObject):
             if kind == "progress":
                 self.progress.emit(*payload)
             elif kind == "partial":
-                self.partialReady.emit(payload)   # direct connections: laid out when this returns
-                # The worker's slower stages wait until the event loop has painted that layout
-                # (partial_painted, from the window): that repaint would otherwise fight the
-                # occupancy sweep for the GIL and take several times longer.
+                # The worker's next stages wait until the event loop has painted this result
+                # (partial_painted, from the window): that repaint would otherwise fight them
+                # for the GIL and take several times longer.
                 self._awaiting_paint = gen
+                self.partialReady.emit(payload)   # direct connections: laid out when this returns
                 QTimer.singleShot(PAINT_GRACE_MS, self, lambda g=gen: self._release_unpainted(g))
             elif kind == "done":
                 self._set_busy(False)

@@ -13,6 +13,9 @@ from engine.inputs import resolve_inputs
 from engine.manybsp import predict_manybsp
 from engine.pipeline.adapter import simulate_kernel
 from engine.workbench import (
+    MANYBSP_STAGE,
+    PEERS_STAGE,
+    SWEEP_STAGE,
     Cancelled,
     Workbench,
     curves_csv,
@@ -138,13 +141,24 @@ def test_cancel_check_stops_the_computation(inputs, bench):
         bench.compute(inputs, initial_state(inputs), cancel=cancel)
 
 
-def test_partial_result_comes_before_the_sweep(inputs, bench):
+def test_early_results_come_simulation_first_then_models_then_the_sweep(inputs, bench):
     seen = []
     progress = []
     final = bench.compute(inputs, initial_state(inputs), partial=seen.append,
                           progress=lambda f, what: progress.append((f, what)))
-    assert len(seen) == 1 and not seen[0].complete and seen[0].sweep.get("Pipeline simulation") is None
-    assert final.complete and final.sweep["Pipeline simulation"]
+    assert len(seen) == 2 and not any(r.complete for r in seen)
+    timeline, models = seen
+    # 1: the simulation and its Gantt layout only; Many-BSP has no row yet (not an error row)
+    assert timeline.pending == (MANYBSP_STAGE, PEERS_STAGE, SWEEP_STAGE)
+    assert timeline.simulation is not None and timeline.timeline is not None
+    assert timeline.manybsp is None and not timeline.peers and not timeline.sweep
+    assert [p.model for p in timeline.predictions] == ["Pipeline simulation"]
+    assert "Many-BSP" not in timeline.errors
+    # 2: every model but the occupancy sweep
+    assert models.pending == (SWEEP_STAGE,) and models.manybsp is not None and models.peers
+    assert models.simulation is timeline.simulation and not models.sweep
+    assert [p.cycles for p in models.predictions] == [p.cycles for p in final.predictions]
+    assert final.complete and final.pending == () and final.sweep["Pipeline simulation"]
     fractions = [f for f, _ in progress]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
 

@@ -34,13 +34,14 @@ class GanttPanel(QWidget):
         self.shown_cycles: float | None = None
         self.view.instructionClicked.connect(lambda i: self.instructionClicked.emit(int(i) + 1))
 
-    def show_result(self, result: WorkbenchResult) -> None:
+    def show_result(self, result: WorkbenchResult) -> bool:
+        """Draw the result's trace; False when there was nothing new to draw."""
         sim = result.simulation
         if sim is None or sim.trace is None:
             self.caption.setText(result.errors.get("simulation", "no simulation"))
-            return
+            return False
         if self.result is not None and self.result.simulation is sim:
-            return   # the complete result repeats the partial one's trace: nothing to redraw
+            return False   # a later result of the same state repeats the trace: nothing to redraw
         self.result = result
         if result.timeline is not None:
             self.view.set_layout(sim.trace, result.trace_names, result.timeline)   # laid out off-thread
@@ -56,6 +57,7 @@ class GanttPanel(QWidget):
             f"Pipeline simulation of one SM: {float(sim.cycles):,.0f} cycles, {d.blocks} blocks "
             f"({result.resident_blocks} resident), {d.warps_per_block} warps/block, policy {sim.policy}"
             + (" — trace truncated" if sim.trace.truncated else ""))
+        return True
 
     def highlight(self, instructions: set[int]) -> None:
         """Highlight 1-based instructions and the stretch of time in which they ran."""

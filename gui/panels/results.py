@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.errors import WarplineError
-from engine.workbench import WorkbenchResult, read_ncu_cycles
+from engine.workbench import MANYBSP_STAGE, WorkbenchResult, read_ncu_cycles
 from gui.session import Session
 
 PRIMARY = ("Many-BSP", "Pipeline simulation")
@@ -94,6 +94,7 @@ class ResultsPanel(QWidget):
 
         self.derivation = QTableWidget(0, 4)
         self._derivation_rows: list[tuple[str, str, str, str]] = []
+        self._headline_lines: dict[str, str] = {}       # model -> its line in the headline
         self.derivation.setObjectName("derivationTable")
         self.derivation.setHorizontalHeaderLabels(["quantity", "value", "equation", "formula"])
         self.derivation.verticalHeader().setVisible(False)
@@ -123,6 +124,7 @@ class ResultsPanel(QWidget):
         self.import_button.clicked.connect(self._import_ncu)
         session.resultChanged.connect(self.show_result)
         session.stateChanged.connect(self._show_measured)
+        session.fileChanged.connect(self._headline_lines.clear)   # no line of another kernel stays
 
     # ------------------------------------------------------------------ showing
 
@@ -135,11 +137,16 @@ class ResultsPanel(QWidget):
         measured = result.state.measured_cycles
         preds = result.predictions
         clock = result.profile.device.clock_mhz if result.profile else 0
-        head = []
+        manybsp_pending = MANYBSP_STAGE in result.pending
         for p in preds:
             if p.model in PRIMARY:
-                head.append(f"<b>{p.model}</b>: {_fmt(p.cycles)} cycles"
-                            + (f" ({_fmt(p.microseconds, 2)} µs)" if p.microseconds is not None else ""))
+                self._headline_lines[p.model] = (
+                    f"<b>{p.model}</b>: {_fmt(p.cycles)} cycles"
+                    + (f" ({_fmt(p.microseconds, 2)} µs)" if p.microseconds is not None else ""))
+        if not manybsp_pending and "Many-BSP" not in {p.model for p in preds}:
+            self._headline_lines.pop("Many-BSP", None)
+        # While Many-BSP is still to come, its line from the previous state stays.
+        head = [self._headline_lines[m] for m in PRIMARY if m in self._headline_lines]
         profile = result.profile.name if result.profile else "?"
         took = f", computed in {result.elapsed_s * 1000:.0f} ms" if result.complete else ", updating…"
         head.append(f"<small>{profile} at {clock:g} MHz, {result.resident_blocks} blocks/SM{took}</small>")
@@ -147,8 +154,8 @@ class ResultsPanel(QWidget):
 
         shown = [self.table.item(k, 0).text() for k in range(self.table.rowCount()) if self.table.item(k, 0)]
         if not result.complete and all(p.model in shown for p in preds):
-            # A partial result (no peers yet): refresh its rows, keep the others until the
-            # complete result arrives, so the table does not shrink and grow on every edit.
+            # An early result (no peers or no sweep yet): refresh its rows, keep the others until
+            # the later results arrive, so the table does not shrink and grow on every edit.
             for p in preds:
                 self._fill_row(shown.index(p.model), p, measured)
         else:
@@ -156,6 +163,8 @@ class ResultsPanel(QWidget):
             for k, p in enumerate(preds):
                 self._fill_row(k, p, measured)
         self._show_curves(result)
+        if manybsp_pending:
+            return    # the derivation and the messages come with the Many-BSP stage
         self._show_derivation(result)
         lines = [f"[{stage}] {msg}" for stage, msg in result.errors.items()]
         lines += result.warnings

@@ -11,7 +11,14 @@ from PySide6.QtCore import QItemSelectionModel, QPoint, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QTableView, QTreeView, QWidget
 
-from engine.workbench import EDITABLE_COLUMNS, WorkbenchResult, is_overridden, with_cell_edit, with_iterations
+from engine.workbench import (
+    EDITABLE_COLUMNS,
+    MANYBSP_STAGE,
+    WorkbenchResult,
+    is_overridden,
+    with_cell_edit,
+    with_iterations,
+)
 from gui.models.block_table import KEYS, BlockTableModel
 from gui.models.supersteps import SuperstepModel
 from gui.session import Session
@@ -42,6 +49,8 @@ class BlockTableView(QTableView):
         session.resultChanged.connect(self.show_result)
 
     def show_result(self, result: WorkbenchResult) -> None:
+        if MANYBSP_STAGE in result.pending:
+            return   # an early result without the Many-BSP tables: keep the shown ones until they come
         if result.manybsp is not None and result.manybsp is self._shown:
             return   # the complete result repeats the partial one's tables
         self._shown = result.manybsp
@@ -106,6 +115,8 @@ class SuperstepView(QTreeView):
         session.resultChanged.connect(self.show_result)
 
     def show_result(self, result: WorkbenchResult) -> None:
+        if MANYBSP_STAGE in result.pending:
+            return
         if result.manybsp is not None and result.manybsp is self._shown:
             return
         self._shown = result.manybsp

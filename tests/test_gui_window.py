@@ -314,3 +314,71 @@ def test_long_recomputation_shows_progress_and_keeps_the_window_responsive(windo
     during = [t for t in ticks if start <= t <= start + 0.8]
     assert len(during) >= 20
     assert max(b - a for a, b in zip(during, during[1:], strict=False)) < 0.15
+
+
+def test_edit_shows_the_gantt_first_and_keeps_the_tables_until_many_bsp_arrives(window, qtbot):
+    """The early result without Many-BSP redraws the chart only: the BLOCK table, the superstep
+    tree and the headline keep the previous values (never blank) until the Many-BSP stage comes."""
+    model = window.block_view.model_
+    tree = window.superstep_view.model_
+    seen = []
+
+    def look(result) -> None:  # noqa: ANN001 - WorkbenchResult
+        seen.append((result.pending, window.gantt.view.trace is result.simulation.trace,
+                     len(model.rows), "Many-BSP" in window.results_panel.headline.text(), tree.rowCount()))
+
+    window.session.resultChanged.connect(look)
+    rows_before, level1_before = len(model.rows), tree.rowCount()
+    assert model.setData(cell(window, global_load(window), "lat_comm"), "777")
+    wait_complete(qtbot, window)
+    window.session.resultChanged.disconnect(look)
+    pendings = [p for p, *_ in seen]
+    assert pendings == [("Many-BSP", "analytical models", "occupancy sweep"), ("occupancy sweep",), ()]
+    first = seen[0]
+    assert first[1]                                   # the chart already shows the new trace
+    assert first[2] == rows_before and first[3] and first[4] == level1_before   # tables kept
+
+
+def test_superstep_tree_updates_level2_values_in_place(window, qtbot):
+    tree = window.superstep_view.model_
+    view = window.superstep_view
+    level1 = next(k for k in range(tree.rowCount()) if tree.rowCount(tree.index(k, 0)))
+    view.expand(tree.index(level1, 0))
+    parent = tree.index(level1, 0)
+    before = [tree.index(r, 3, parent).data() for r in range(tree.rowCount(parent))]
+    node_before = tree.node(tree.index(0, 0, parent))
+    # a much slower global memory changes the communication of the level-2 supersteps
+    assert window.block_view.model_.setData(cell(window, global_load(window), "lat_comm"), "5000")
+    wait_complete(qtbot, window)
+    parent = tree.index(level1, 0)
+    after = [tree.index(r, 3, parent).data() for r in range(tree.rowCount(parent))]
+    assert view.isExpanded(parent)                                    # not rebuilt: expansion kept
+    assert tree.node(tree.index(0, 0, parent)) is node_before
+    mb = window.session.result.manybsp
+    assert after == [_cycles_text(c.comm) for c in mb.level1[level1].children] and after != before
+    # the column widened to the new numbers instead of eliding them
+    width = view.fontMetrics().horizontalAdvance(max(after, key=len))
+    assert view.columnWidth(3) >= width
+
+
+def _cycles_text(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:.1f}"
+
+
+def test_a_lone_edit_computes_at_once_and_a_burst_is_coalesced(window, qtbot):
+    session = window.session
+    model = window.block_view.model_
+    row = global_load(window)
+    generation = session.worker.generation
+    assert model.setData(cell(window, row, "lat_comm"), "600")
+    assert session.worker.generation == generation + 1          # submitted without a debounce wait
+    wait_complete(qtbot, window)
+    generation = session.worker.generation
+    for k in range(8):                                          # eight edits inside one frame
+        assert model.setData(cell(window, row, "lat_comm"), str(700 + k))
+    submitted_during_burst = session.worker.generation - generation
+    wait_complete(qtbot, window)
+    assert submitted_during_burst == 1                           # the rest wait for the timer
+    assert session.worker.generation - generation == 2           # ... which computes the newest state
+    assert window.session.result.state == session.state
+    assert cell(window, row, "lat_comm").data() == "707"

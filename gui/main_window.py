@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QScrollArea,
     QSpinBox,
     QSplitter,
+    QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -35,6 +36,7 @@ from engine.workbench import WorkbenchResult, curves_csv
 from gui.panels.gantt import GanttPanel
 from gui.panels.inputs import InputsPanel
 from gui.panels.results import ResultsPanel
+from gui.panels.source import SourcePanel
 from gui.panels.tables import BlockTableView, SuperstepView
 from gui.session import Session
 
@@ -100,9 +102,13 @@ class MainWindow(QMainWindow):
         self.block_view = BlockTableView(self.session)
         self.superstep_view = SuperstepView(self.session)
         self.gantt = GanttPanel()
+        self.source_panel = SourcePanel()
+        self.side_tabs = QTabWidget()
+        self.side_tabs.addTab(self.superstep_view, "Supersteps")
+        self.side_tabs.addTab(self.source_panel, "Source")
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.block_view)
-        top.addWidget(self.superstep_view)
+        top.addWidget(self.side_tabs)
         top.setStretchFactor(0, 3)
         top.setStretchFactor(1, 2)
         top.setSizes([560, 380])
@@ -212,6 +218,8 @@ class MainWindow(QMainWindow):
         for panel in (self.inputs_panel, self.results_panel, self.block_view, self.superstep_view):
             panel.message.connect(self.show_message)
         self.gantt.instructionClicked.connect(self.block_view.select_instruction)
+        self.block_view.rowsSelected.connect(self.source_panel.select)
+        s.fileChanged.connect(self._show_sources)
         self.superstep_view.instructionsSelected.connect(self._superstep_selected)
 
     # ------------------------------------------------------------------ feedback
@@ -258,6 +266,12 @@ class MainWindow(QMainWindow):
         if instructions:
             self.block_view.select_instruction(min(instructions))
         self.gantt.highlight(instructions)
+        # the whole superstep in the sources (the table selects its first row only)
+        self.source_panel.select([r for r in self.block_view.model_.rows if r.index in instructions])
+
+    def _show_sources(self) -> None:
+        if self.session.inputs is not None:
+            self.source_panel.show_inputs(self.session.inputs)
 
     def _update_title(self) -> None:
         inputs = self.session.inputs

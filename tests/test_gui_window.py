@@ -168,10 +168,31 @@ def test_level1_iterations_edit_is_undoable(window, qtbot):
     assert cycles(window)[0] == many0
 
 
-def test_gantt_click_selects_instruction_row(window):
-    window.gantt.view.instructionClicked.emit(9)        # 0-based instruction of the trace
+def test_gantt_click_selects_instruction_row_and_source_lines(window):
+    window.gantt.view.instructionClicked.emit(49)       # 0-based instruction of the trace
     selected = window.block_view.selectionModel().selectedRows()
-    assert [window.block_view.model_.rows[i.row()].index for i in selected] == [10]
+    rows = [window.block_view.model_.rows[i.row()] for i in selected]
+    assert [r.index for r in rows] == [50]
+    source = window.source_panel
+    ptx_lines = source.ptx.toPlainText().splitlines()
+    # the highlighted PTX line is the instruction's own text
+    assert source.ptx.highlighted == [rows[0].location.line]
+    assert ptx_lines[rows[0].location.line - 1].split()[0] == rows[0].text.split()[0]
+    # hotspot's PTX names ../hotspot.cu, found beside samples/ptx
+    (name, view), = source.cuda.items()
+    assert name == "../hotspot.cu" and view.highlighted == [rows[0].cuda_location.line]
+    # instruction 50 forms the address of power[gidx] (hotspot.cu line 56)
+    assert "power[gidx]" in view.toPlainText().splitlines()[view.highlighted[0] - 1]
+
+
+def test_superstep_selection_highlights_its_source_lines(window):
+    tree = window.superstep_view
+    index = tree.model_.index(1, 0)
+    node = tree.model_.node(index)
+    tree.setCurrentIndex(index)
+    rows = [r for r in window.block_view.model_.rows if node.start <= r.index <= node.end]
+    assert window.source_panel.ptx.highlighted == sorted({r.location.line for r in rows})
+    assert len(window.source_panel.ptx.highlighted) == node.end - node.start + 1
 
 
 def test_export_png_and_trace_csv(window, tmp_path):

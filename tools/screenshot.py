@@ -25,6 +25,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out")
     parser.add_argument("--size", default="1600x960", help="window size, WIDTHxHEIGHT")
+    parser.add_argument("--source", action="store_true", help="show the Source tab beside the table")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
     app = QApplication(sys.argv[:1])
@@ -59,6 +60,9 @@ def main() -> int:
     settle()
     tree = window.superstep_view
     tree.setCurrentIndex(tree.model_.index(1, 0))
+    if args.source:
+        window.side_tabs.setCurrentWidget(window.source_panel)
+        window.block_view.select_instruction(50)
     pump(1.0)
     shot = app.primaryScreen().grabWindow(0)   # the X display: what a user would see
     shot.save(args.out)

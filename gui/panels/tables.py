@@ -26,6 +26,7 @@ from gui.session import Session
 
 class BlockTableView(QTableView):
     message = Signal(str)
+    rowsSelected = Signal(object)      # list of the selected InstructionRows, in table order
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -44,6 +45,7 @@ class BlockTableView(QTableView):
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
         self.model_.editRejected.connect(self.message)
+        self.selectionModel().selectionChanged.connect(self._selection_changed)
         self._sized = False
         self._shown = None
         session.resultChanged.connect(self.show_result)
@@ -59,6 +61,10 @@ class BlockTableView(QTableView):
             self.resizeColumnsToContents()
             self.setColumnWidth(KEYS.index("text"), min(self.columnWidth(KEYS.index("text")), 300))
             self._sized = True
+
+    def _selection_changed(self, *_args: object) -> None:
+        rows = sorted({index.row() for index in self.selectionModel().selectedRows()})
+        self.rowsSelected.emit([self.model_.rows[k] for k in rows if k < len(self.model_.rows)])
 
     def _edit(self, row: int, column: str, value: object) -> None:
         state = self.session.state

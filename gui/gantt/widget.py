@@ -368,9 +368,18 @@ class GanttView(QWidget):
         otherwise they leave the plot and new ones are made. Returns the items and whether
         they are new."""
         lane, x0, x1, key = self._collect(source)
-        order = np.argsort(key, kind="stable")
-        keys, starts = np.unique(key[order], return_index=True)
-        bounds = np.append(starts, len(order))
+        # One sort for every item, into (key, row, x0) order: within a lane the bars come by x0,
+        # and lanes come in row order, so a stable sort on (key, row) alone suffices, a linear
+        # radix sort when that pair fits in 16 bits. Each item then gets a contiguous slice,
+        # already in the order BarsItem keeps.
+        n_rows = int(lane.max()) + 1 if len(lane) else 1
+        pair = key.astype(np.int64) * n_rows + lane
+        if len(pair) and int(pair.max()) < 2 ** 15:
+            pair = pair.astype(np.int16)
+        order = np.argsort(pair, kind="stable")
+        lane, x0, x1, key = lane[order], x0[order], x1[order], key[order]
+        keys, starts = np.unique(key, return_index=True)
+        bounds = np.append(starts, len(key))
         specs = [(name_of(k), color_of(k)) for k in keys.tolist()]
         reuse = len(old) == len(specs) and all(
             item.name == name and item.color.rgba() == QColor(color).rgba()
@@ -380,12 +389,12 @@ class GanttView(QWidget):
                 self.plot.removeItem(item)
         items = []
         for k, (name, color) in enumerate(specs):
-            sel = order[bounds[k]:bounds[k + 1]]
+            part = slice(bounds[k], bounds[k + 1])
             if reuse:
                 item = old[k]
-                item.set_data(lane[sel], x0[sel], x1[sel], self._row_tops, self._row_heights)
+                item.set_data(lane[part], x0[part], x1[part], self._row_tops, self._row_heights)
             else:
-                item = self._bars(lane[sel], x0[sel], x1[sel], color, name)
+                item = self._bars(lane[part], x0[part], x1[part], color, name)
                 self.plot.addItem(item)
             items.append(item)
         return items, not reuse

@@ -247,9 +247,9 @@ class MainWindow(QMainWindow):
         redrawn = self.gantt.show_result(result)
         if not result.complete:
             if not redrawn:
-                # No chart paint will acknowledge this early result: let the worker go on once
-                # this event-loop pass has painted the other panels.
-                QTimer.singleShot(0, self, self.session.worker.partial_painted)
+                # No chart paint will acknowledge this early result: the worker goes on after
+                # the paints these panels have queued.
+                self.session.worker.partial_painted()
             return
         # A model that cannot run on these inputs (a profile without Many-BSP figures, a block
         # that does not fit) is worth a banner; it clears itself once every model runs again.

@@ -72,6 +72,61 @@ class StaticInstruction:
     deps: tuple[int, ...] = ()  # static producers this instruction reads
 
 
+# An occupancy sweep validates and times copies of one description that share its instruction
+# tuple (``with_changes``): the per-instruction work is done once per tuple. Entries hold the
+# tuple itself, so an id in a key cannot be reused by another object while it is cached.
+_CHECKED: dict[tuple[int, int], tuple] = {}
+_DENOMINATORS: dict[int, tuple[tuple, int]] = {}
+_CACHE_SIZE = 8
+
+
+def _remember(cache: dict, key: object, value: object, owner: object) -> None:
+    if not isinstance(owner, tuple):
+        return                  # a list could change after it was checked: never cached
+    if len(cache) >= _CACHE_SIZE:
+        cache.pop(next(iter(cache)))
+    cache[key] = value
+
+
+def _check_instructions(instructions: tuple, n_subsystems: int) -> None:
+    """Refuse an instruction the simulator cannot run, naming it."""
+    key = (id(instructions), n_subsystems)
+    if _CHECKED.get(key) is instructions:
+        return
+    n = len(instructions)
+    for i, ins in enumerate(instructions):
+        # numerators: λ and Λ are Fractions (positive denominators), and comparing those
+        # directly costs microseconds each
+        if (0 <= ins.unit < n_subsystems and ins.lam.numerator > 0 and ins.Lam.numerator >= 0
+                and all(0 <= p < n for p in ins.deps)):
+            continue            # the common case, without formatting a message
+        where = f"instruction {i} ({ins.name})"
+        if not 0 <= ins.unit < n_subsystems:
+            raise SimulationError(f"{where}: subsystem index {ins.unit} is out of range")
+        if ins.lam <= 0:
+            raise SimulationError(f"{where}: λ (CPI) is {ins.lam}; it must be positive, or the "
+                                  "subsystem could issue infinitely many instructions at once")
+        if ins.Lam < 0:
+            raise SimulationError(f"{where}: Λ (latency) is {ins.Lam}; it cannot be negative")
+        for p in ins.deps:
+            if not 0 <= p < n:
+                raise SimulationError(f"{where}: depends on instruction {p}, which does not exist")
+    _remember(_CHECKED, key, instructions, instructions)
+
+
+def _instruction_ticks(instructions: tuple) -> int:
+    """LCM of the denominators of every λ and Λ."""
+    hit = _DENOMINATORS.get(id(instructions))
+    if hit is not None and hit[0] is instructions:
+        return hit[1]
+    ticks = 1
+    for ins in instructions:
+        for d in (ins.lam.denominator, ins.Lam.denominator):
+            ticks = ticks * d // math.gcd(ticks, d)
+    _remember(_DENOMINATORS, id(instructions), (instructions, ticks), instructions)
+    return ticks
+
+
 @dataclass(frozen=True)
 class KernelDescription:
     """Everything the simulator and the peers need about one kernel on one SM.
@@ -140,9 +195,7 @@ class KernelDescription:
     def ticks_per_cycle(self) -> int:
         """LCM of the denominators of every duration, so each becomes a whole number of ticks."""
         denominators = [self.warp_issue_interval.denominator, self.block_launch_overhead.denominator,
-                        self.warp_launch_overhead.denominator]
-        for ins in self.instructions:
-            denominators += [ins.lam.denominator, ins.Lam.denominator]
+                        self.warp_launch_overhead.denominator, _instruction_ticks(self.instructions)]
         ticks = 1
         for d in denominators:
             ticks = ticks * d // math.gcd(ticks, d)
@@ -159,18 +212,7 @@ class KernelDescription:
             raise SimulationError(f"kernel {self.name!r} has no instructions")
         if not self.subsystems:
             raise SimulationError("no subsystems are defined")
-        for i, ins in enumerate(self.instructions):
-            where = f"instruction {i} ({ins.name})"
-            if not 0 <= ins.unit < len(self.subsystems):
-                raise SimulationError(f"{where}: subsystem index {ins.unit} is out of range")
-            if ins.lam <= 0:
-                raise SimulationError(f"{where}: λ (CPI) is {ins.lam}; it must be positive, or the "
-                                      "subsystem could issue infinitely many instructions at once")
-            if ins.Lam < 0:
-                raise SimulationError(f"{where}: Λ (latency) is {ins.Lam}; it cannot be negative")
-            for p in ins.deps:
-                if not 0 <= p < n:
-                    raise SimulationError(f"{where}: depends on instruction {p}, which does not exist")
+        _check_instructions(self.instructions, len(self.subsystems))
         if self.warps_per_block < 1:
             raise SimulationError(f"a block needs at least one warp (got {self.warps_per_block})")
         if self.warps_per_block > 64:

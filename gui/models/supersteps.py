@@ -35,8 +35,15 @@ class Node:
     parent: Node | None = None
     children: list[Node] = field(default_factory=list)
 
+    position: int = 0              # row under the parent (a search there is quadratic on big kernels)
+
     def row(self) -> int:
-        return self.parent.children.index(self) if self.parent is not None else 0
+        return self.position
+
+    def adopt(self, child: Node) -> Node:
+        child.parent, child.position = self, len(self.children)
+        self.children.append(child)
+        return child
 
     @property
     def instructions(self) -> set[int]:
@@ -79,14 +86,12 @@ class SuperstepModel(QAbstractItemModel):
         texts = {r.index: r.text for r in mb.rows} if mb is not None else {}
         for s in level1:
             values, known, tip = self._level1_values(s, state)
-            l1 = Node("level1", f"L1 #{s.index}", s.start, s.end, values, s.index, known, tip, root)
-            root.children.append(l1)
+            l1 = root.adopt(Node("level1", f"L1 #{s.index}", s.start, s.end, values, s.index, known, tip))
             for c in s.children:
-                l2 = Node("level2", f"L2 #{c.index}", c.start, c.end, (_n(c.comp), _n(c.comm), _n(c.ovh), ""),
-                          tip=f"ends at: {c.reason}", parent=l1)
-                l1.children.append(l2)
+                l2 = l1.adopt(Node("level2", f"L2 #{c.index}", c.start, c.end,
+                                   (_n(c.comp), _n(c.comm), _n(c.ovh), ""), tip=f"ends at: {c.reason}"))
                 for i in range(c.start, c.end + 1):
-                    l2.children.append(Node("instruction", f"{i}: {texts.get(i, '')}", i, i, parent=l2))
+                    l2.adopt(Node("instruction", f"{i}: {texts.get(i, '')}", i, i))
         self.beginResetModel()
         self.root, self._shape = root, shape
         self.endResetModel()

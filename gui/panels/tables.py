@@ -23,6 +23,8 @@ from gui.models.block_table import KEYS, BlockTableModel
 from gui.models.supersteps import SuperstepModel
 from gui.session import Session
 
+SIZE_SAMPLE_ROWS = 60
+
 
 class BlockTableView(QTableView):
     message = Signal(str)
@@ -42,6 +44,9 @@ class BlockTableView(QTableView):
         self.verticalHeader().setVisible(False)
         self.verticalHeader().setDefaultSectionSize(20)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        # Column widths come from the visible rows and this many others: measuring every row of
+        # a 2,500-instruction kernel took 5 s of the UI thread.
+        self.horizontalHeader().setResizeContentsPrecision(SIZE_SAMPLE_ROWS)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
         self.model_.editRejected.connect(self.message)
@@ -57,6 +62,9 @@ class BlockTableView(QTableView):
             return   # the complete result repeats the partial one's tables
         self._shown = result.manybsp
         self.model_.set_result(result.manybsp, result.state)
+        # Lay out now what a model reset leaves to a zero timer: the paint it leads to is then
+        # queued before the worker's next stage starts, not while it runs (see ComputeWorker).
+        self.executeDelayedItemsLayout()
         if not self._sized and self.model_.rowCount():
             self.resizeColumnsToContents()
             self.setColumnWidth(KEYS.index("text"), min(self.columnWidth(KEYS.index("text")), 300))
@@ -127,6 +135,7 @@ class SuperstepView(QTreeView):
             return
         self._shown = result.manybsp
         rebuilt = self.model_.set_result(result.manybsp, result.state)
+        self.executeDelayedItemsLayout()     # as in BlockTableView.show_result
         self.fit_columns(all_columns=rebuilt)
 
     def fit_columns(self, all_columns: bool) -> None:

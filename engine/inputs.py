@@ -100,14 +100,17 @@ def resolve_inputs(
     args: dict[str | int, int | float] | None = None,
     trips: dict[str, int] | None = None,
     use_ptxas: bool = True,
+    module: Module | None = None,
 ) -> KernelInputs:
     """Parse ``path`` and build the inputs of one kernel.
 
     The launch comes from, in increasing priority: the sample's launch file (found next to the
-    PTX, or given), ``launch``, then the individual settings (grid, block, ...).
+    PTX, or given), ``launch``, then the individual settings (grid, block, ...). ``module`` is
+    ``path`` already parsed (switching kernels, or after asking which one): it is not read again.
     """
     path = Path(path)
-    module = load_ptx(path)
+    if module is None:
+        module = load_ptx(path)
     base: Launch | None = launch
     lf_path = Path(launch_file) if launch_file else (None if launch else find_launch_file(path))
     if base is None and lf_path is not None:

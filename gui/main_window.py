@@ -4,11 +4,14 @@ session (model) and the panels (views). It holds no state of its own beyond what
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDialog,
     QDialogButtonBox,
     QDockWidget,
@@ -31,6 +34,9 @@ from PySide6.QtWidgets import (
 )
 
 from engine.errors import PtxSyntaxError, WarplineError
+from engine.inputs import find_launch_file
+from engine.ptx import load_ptx
+from engine.ptx.model import Module
 from engine.session_file import SUFFIX
 from engine.workbench import WorkbenchResult, curves_csv
 from gui.panels.gantt import GanttPanel
@@ -87,6 +93,16 @@ class SizeDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         form.addRow(buttons)
+
+
+@contextmanager
+def busy_cursor() -> Iterator[None]:
+    """A wait cursor while the UI thread parses (a 25,000-line PTX file takes about a second)."""
+    QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+    try:
+        yield
+    finally:
+        QApplication.restoreOverrideCursor()
 
 
 class MainWindow(QMainWindow):
@@ -289,10 +305,15 @@ class MainWindow(QMainWindow):
         path = Path(path)
         try:
             if path.suffix == SUFFIX:
-                self.session.open_session(path)
+                with busy_cursor():
+                    self.session.open_session(path)
             else:
-                self.session.open_ptx(path)
-                self._pick_kernel()
+                # Parsed once here: the kernel is asked for before anything is computed.
+                with busy_cursor():
+                    module = load_ptx(path)
+                kernel = self._pick_kernel(path, module)
+                with busy_cursor():
+                    self.session.open_ptx(path, kernel=kernel, module=module)
         except PtxSyntaxError as exc:
             self.show_error(f"Cannot open {path.name}: syntax error at line {exc.line}, column {exc.column}"
                             f"\n{exc}")
@@ -310,14 +331,12 @@ class MainWindow(QMainWindow):
             self.show_message(f"Opened {path}")
         return True
 
-    def _pick_kernel(self) -> None:
-        inputs = self.session.inputs
-        if inputs is None or len(inputs.module.kernels) < 2 or inputs.launch is not None:
-            return
-        names = [k.name for k in inputs.module.kernels]
-        choice = self.choose_kernel(names)
-        if choice and choice != inputs.kernel_name:
-            self.session.set_kernel(choice)
+    def _pick_kernel(self, path: Path, module: Module) -> str | None:
+        """The kernel to open: asked for when the file has several and no launch file names one
+        (None, the first kernel, when the user cancels)."""
+        if len(module.kernels) < 2 or find_launch_file(path) is not None:
+            return None
+        return self.choose_kernel([k.name for k in module.kernels])
 
     def choose_kernel(self, names: list[str]) -> str | None:
         """Ask which kernel to open (tests replace this)."""

@@ -17,6 +17,7 @@ from PySide6.QtGui import QUndoStack
 
 from engine.errors import WarplineError
 from engine.inputs import KernelInputs, resolve_inputs
+from engine.ptx.model import Module
 from engine.session_file import load_session, recovery_path, save_session
 from engine.workbench import WorkbenchResult, WorkbenchState, initial_state
 from gui.undo import StateCommand
@@ -70,10 +71,11 @@ class Session(QObject):
         return not self.undo_stack.isClean()
 
     def open_ptx(self, path: str | os.PathLike[str], kernel: str | None = None,
-                 state: WorkbenchState | None = None) -> None:
-        """Parse ``path`` and make it the session. On any WarplineError (malformed PTX with its
-        file:line:column, unknown kernel, bad launch file) nothing changes and the error rises."""
-        inputs = resolve_inputs(path, kernel=kernel or (state.kernel if state else None))
+                 state: WorkbenchState | None = None, module: Module | None = None) -> None:
+        """Parse ``path`` (unless ``module`` is it, parsed) and make it the session. On any
+        WarplineError (malformed PTX with its file:line:column, unknown kernel, bad launch file)
+        nothing changes and the error rises."""
+        inputs = resolve_inputs(path, kernel=kernel or (state.kernel if state else None), module=module)
         new_state = state or initial_state(inputs)
         if state is not None:
             # The session's profile must load before we commit to it (it may have moved).
@@ -152,7 +154,8 @@ class Session(QObject):
         if self.inputs is None or self.state is None or kernel == self.state.kernel:
             return
         profile = self.state.profile
-        self.open_ptx(self.inputs.path, kernel=kernel)
+        # The open file's parse is reused: a 25,000-line PTX takes most of a second to parse.
+        self.open_ptx(self.inputs.path, kernel=kernel, module=self.inputs.module)
         if self.state is not None and self.state.profile != profile:
             self.state = replace(self.state, profile=profile)
             self.stateChanged.emit(self.state)

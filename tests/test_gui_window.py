@@ -10,6 +10,8 @@ import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QFont, QImage
 
+import engine.inputs as inputs_module
+import gui.main_window as main_window_module
 from engine.session_file import load_session
 from gui.models.block_table import KEYS
 from tests.test_gui_support import HOTSPOT, ROOT, cycles, make_window, wait_complete
@@ -277,10 +279,30 @@ def test_kernel_picker_for_files_with_several_kernels(window, qtbot, tmp_path, m
         return names[1]
 
     monkeypatch.setattr(window, "choose_kernel", choose)
+    parses = []
+    real_load = main_window_module.load_ptx
+    monkeypatch.setattr(main_window_module, "load_ptx", lambda p: parses.append(p) or real_load(p))
+    monkeypatch.setattr(inputs_module, "load_ptx", lambda p: parses.append(p) or real_load(p))
     assert window.open_file(path)
     wait_complete(qtbot, window)
     assert len(offered) > 1 and window.session.state.kernel == offered[1]
     assert window.inputs_panel.kernel_combo.currentData() == offered[1]
+    # The kernel is asked for before the session changes, and the file is parsed once, also
+    # when another kernel of it is chosen afterwards.
+    window.session.set_kernel(offered[0])
+    wait_complete(qtbot, window)
+    assert window.session.state.kernel == offered[0] and parses == [path]
+
+
+def test_cancelling_the_kernel_picker_opens_the_first_kernel(window, qtbot, tmp_path, monkeypatch):
+    src = ROOT / "tests" / "corpus" / "nvcc" / "templates.sm_90.ptx"
+    path = tmp_path / "templates.ptx"
+    path.write_text(src.read_text())
+    monkeypatch.setattr(window, "choose_kernel", lambda names: None)
+    assert window.open_file(path)
+    wait_complete(qtbot, window)
+    assert window.session.inputs.path == path
+    assert window.session.state.kernel == window.session.inputs.module.kernels[0].name
 
 
 def test_autosave_writes_a_recovery_session(window, qtbot):

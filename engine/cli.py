@@ -18,6 +18,7 @@ from typing import Any
 from engine.errors import WarplineError
 from engine.inputs import KernelInputs, resolve_inputs
 from engine.launch import parse_dim
+from engine.ptx import load_ptx
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
@@ -75,7 +76,9 @@ def parse_trip_option(items: Sequence[str]) -> dict[str, int]:
 def add_input_options(parser: argparse.ArgumentParser, profile_required: bool = False) -> None:
     parser.add_argument("file", help="PTX file")
     parser.add_argument("--kernel", help="kernel name (exact or a unique part); default: the first")
-    parser.add_argument("--profile", required=profile_required, help="GPU profile name or .toml path")
+    parser.add_argument("--profile", required=profile_required,
+                        help="GPU profile name or .toml path (default: the one the app picks for "
+                             "the PTX's architecture, named on stderr)")
     parser.add_argument("--launch", dest="launch_file", help="launch-settings .toml (samples have one)")
     parser.add_argument("--config", help="named [[launch]] of the launch file")
     parser.add_argument("--grid", help="grid X[,Y,Z]")
@@ -90,11 +93,25 @@ def add_input_options(parser: argparse.ArgumentParser, profile_required: bool = 
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def inputs_from_args(ns: argparse.Namespace, kernel: str | None = None) -> KernelInputs:
+def inputs_from_args(ns: argparse.Namespace, kernel: str | None = None,
+                     needs_profile: bool = False) -> KernelInputs:
+    """The inputs the options describe. A command that ``needs_profile`` and got no --profile
+    gets the profile the app would open the file with (the PTX's architecture, else gtx1070),
+    named on stderr so that a batch log says which GPU the numbers are for."""
+    profile = ns.profile
+    module = None
+    if profile is None and needs_profile:
+        from engine.workbench import default_profile_for
+
+        module = load_ptx(ns.file)
+        profile = default_profile_for(module)
+        print(f"warpline: no --profile given, using {profile!r} (the default for "
+              f"{module.target[0] if module.target else 'this PTX'}; see profiles/)", file=sys.stderr)
     return resolve_inputs(
         ns.file,
+        module=module,
         kernel=kernel if kernel is not None else ns.kernel,
-        profile=ns.profile,
+        profile=profile,
         launch_file=ns.launch_file,
         config=ns.config,
         grid=parse_dim(ns.grid, "grid") if ns.grid else None,

@@ -74,7 +74,7 @@ def _measured_cycles(path: str, inputs: KernelInputs) -> float:
 
 @command("predict")
 def cmd_predict(ns: argparse.Namespace) -> int:
-    inputs = inputs_from_args(ns)
+    inputs = inputs_from_args(ns, needs_profile=True)
     _require_launch(inputs)
     prepared = analyse_launch(inputs)   # both models start from the same analysis
     predictions: dict[str, dict[str, Any]] = {}
@@ -139,7 +139,7 @@ def cmd_predict(ns: argparse.Namespace) -> int:
 def cmd_table(ns: argparse.Namespace) -> int:
     from engine.manybsp import export_block_table, export_instruction_table, export_supersteps
 
-    result = manybsp_result(inputs_from_args(ns))
+    result = manybsp_result(inputs_from_args(ns, needs_profile=True))
     if ns.what == "instructions":
         text = export_instruction_table(result.rows, ns.csv)
     elif ns.what == "block":

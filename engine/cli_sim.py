@@ -63,7 +63,7 @@ def sweep_table(inputs: KernelInputs, warps: list[int], policy: str = "lrr") -> 
 
 @command("sweep")
 def cmd_sweep(ns: argparse.Namespace) -> int:
-    inputs = inputs_from_args(ns)
+    inputs = inputs_from_args(ns, needs_profile=True)
     rows = sweep_table(inputs, parse_range(ns.occupancy), ns.policy)
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=list(rows[0]))
@@ -102,7 +102,7 @@ def cmd_trace(ns: argparse.Namespace) -> int:
 
     if not ns.csv and not ns.chrome_trace:
         raise WarplineError("trace: give --csv OUT.csv and/or --chrome-trace OUT.json")
-    inputs = inputs_from_args(ns)
+    inputs = inputs_from_args(ns, needs_profile=True)
     result = simulate_inputs(inputs, ns)
     names, _ = _names_and_units(result)
     subsystems = list(result.description.subsystems)
@@ -136,7 +136,7 @@ def cmd_export(ns: argparse.Namespace) -> int:
 
     if not any((ns.png, ns.csv, ns.block_csv, ns.supersteps_csv, ns.curves_csv)):
         raise WarplineError("export: give at least one of --png, --csv, --block-csv, --supersteps-csv, --curves-csv")
-    inputs = inputs_from_args(ns)
+    inputs = inputs_from_args(ns, needs_profile=True)
     written: list[str] = []
     if ns.png or ns.csv:
         result = simulate_inputs(inputs, ns)

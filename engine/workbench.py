@@ -38,6 +38,7 @@ from engine.pipeline.peers import all_peers
 from engine.pipeline.simulator import simulate
 from engine.pipeline.sweep import occupancy_sweep
 from engine.profiles import Profile, list_profiles, load_profile
+from engine.ptx.model import Module
 from engine.timeline import layout_trace
 
 CancelCheck = Callable[[], bool]          # returns True when the caller wants the work stopped
@@ -183,9 +184,9 @@ def is_overridden(state: WorkbenchState, row: int, column: str) -> bool:
     return (row, column) in ov.block_cells
 
 
-def default_profile_for(inputs: KernelInputs) -> str:
+def default_profile_for(module: Module) -> str:
     """A shipped profile of the PTX's own architecture with Many-BSP figures, else 000's GPU."""
-    target = inputs.module.sm_version
+    target = module.sm_version
     names = list_profiles()
     for name in names:
         try:
@@ -200,7 +201,7 @@ def default_profile_for(inputs: KernelInputs) -> str:
 def initial_state(inputs: KernelInputs, profile: str | None = None) -> WorkbenchState:
     """The state right after opening a file: its launch (sample launch file or a 1x32 guess)."""
     launch = inputs.launch or Launch(grid=(1, 1, 1), block=(32, 1, 1), kernel=inputs.kernel_name)
-    name = profile or (inputs.profile.name if inputs.profile is not None else default_profile_for(inputs))
+    name = profile or (inputs.profile.name if inputs.profile is not None else default_profile_for(inputs.module))
     if inputs.profile is not None and inputs.profile.path is not None and profile is None:
         name = str(inputs.profile.path) if inputs.profile.name not in list_profiles() else inputs.profile.name
     return WorkbenchState(kernel=inputs.kernel_name, profile=name, launch=launch)

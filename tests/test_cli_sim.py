@@ -63,3 +63,15 @@ def test_export_png_and_tables(tmp_path, capsys, qapp):
     assert (image.width(), image.height()) == (800, 500)
     header = block.read_text().splitlines()[0]
     assert header.startswith("inst,op,issue,fu1")
+
+
+def test_without_a_profile_the_cli_uses_the_apps_default_and_says_so(tmp_path, capsys):
+    chosen, explicit = tmp_path / "default.csv", tmp_path / "h100.csv"
+    assert main(["trace", HOTSPOT, "--csv", str(chosen)]) == 0
+    assert "no --profile given, using 'h100'" in capsys.readouterr().err
+    assert main(["trace", HOTSPOT, "--profile", "h100", "--csv", str(explicit)]) == 0
+    assert chosen.read_text() == explicit.read_text()
+    # An sm_52 file has no shipped profile of its own: the fallback is 000's GPU.
+    assert main(["predict", str(ROOT / "samples" / "ptx" / "mm.sm_52.ptx"), "--model", "manybsp", "--no-ptxas"]) == 0
+    captured = capsys.readouterr()
+    assert "using 'gtx1070'" in captured.err and "on gtx1070" in captured.out

@@ -19,6 +19,7 @@ from engine.errors import WarplineError
 from engine.inputs import KernelInputs, resolve_inputs
 from engine.launch import parse_dim
 from engine.ptx import load_ptx
+from engine.ptx.model import Module
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {}
 
@@ -94,16 +95,16 @@ def add_input_options(parser: argparse.ArgumentParser, profile_required: bool = 
 
 
 def inputs_from_args(ns: argparse.Namespace, kernel: str | None = None,
-                     needs_profile: bool = False) -> KernelInputs:
+                     needs_profile: bool = False, module: Module | None = None) -> KernelInputs:
     """The inputs the options describe. A command that ``needs_profile`` and got no --profile
     gets the profile the app would open the file with (the PTX's architecture, else gtx1070),
-    named on stderr so that a batch log says which GPU the numbers are for."""
+    named on stderr so that a batch log says which GPU the numbers are for. ``module`` is
+    the file already parsed."""
     profile = ns.profile
-    module = None
     if profile is None and needs_profile:
         from engine.workbench import default_profile_for
 
-        module = load_ptx(ns.file)
+        module = module or load_ptx(ns.file)
         profile = default_profile_for(module)
         print(f"warpline: no --profile given, using {profile!r} (the default for "
               f"{module.target[0] if module.target else 'this PTX'}; see profiles/)", file=sys.stderr)
@@ -226,7 +227,8 @@ def cmd_info(ns: argparse.Namespace) -> int:
     kernels = [first.function] if ns.kernel else first.module.kernels
     infos = []
     for function in kernels:
-        inputs = first if function is first.function else inputs_from_args(ns, kernel=function.name)
+        inputs = (first if function is first.function
+                  else inputs_from_args(ns, kernel=function.name, module=first.module))
         infos.append(kernel_info(inputs))
     payload = {"file": str(first.path), "version": first.module.version,
                "target": list(first.module.target), "kernels": infos}

@@ -9,16 +9,25 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+
+
+def _is_file_argument(word: str) -> bool:
+    return word.lower().endswith(".ptx") or word.lower().endswith(".json") or Path(word).exists()
 
 
 def main(argv: list[str]) -> int:
-    from engine.cli import COMMANDS, build_parser
+    from engine.cli.registry import command_names
 
-    build_parser()  # registers every sub-command
-    if argv and argv[0] in COMMANDS:
+    if argv and argv[0] in command_names():
         from engine.cli import main as cli_main
-        return cli_main(argv)
+        from gui.render import QtRenderer
+
+        # The CLI layer never imports Qt; commands that draw get this renderer.
+        return cli_main(argv, renderer=QtRenderer())
     if argv and argv[0] in ("-h", "--help"):
+        from engine.cli import build_parser
+
         print(__doc__.strip())
         build_parser().print_help()
         return 0
@@ -28,6 +37,11 @@ def main(argv: list[str]) -> int:
         for line in action():
             print(line)
         return 0
+    if argv and not argv[0].startswith("-") and not _is_file_argument(argv[0]):
+        from engine.cli import unknown_command
+
+        print(unknown_command(argv[0]), file=sys.stderr)
+        return 2
     from gui.app import run_app
     return run_app(argv)
 

@@ -6,4 +6,9 @@ cd "$(dirname "$0")"
 tools/setup_env.sh --test
 export QT_QPA_PLATFORM=offscreen
 .venv/bin/python -m ruff check .
+# Architecture contracts of pyproject.toml (the engine never imports Qt; layers import downward).
+contracts=$(mktemp)
+.venv/bin/lint-imports --no-cache > "$contracts" 2>&1 || { cat "$contracts"; rm -f "$contracts"; exit 1; }
+grep -E "KEPT|kept" "$contracts" || true
+rm -f "$contracts"
 exec .venv/bin/python -m pytest -q "$@"

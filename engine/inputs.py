@@ -1,5 +1,16 @@
 """Everything one prediction needs, resolved once: the PTX module, the kernel, the GPU profile,
-the launch, and the kernel's resources. The CLI and the GUI both build a :class:`KernelInputs`.
+the launch, and the kernel's resources. The CLI, the window, ``validate`` and sessions all build a
+:class:`KernelInputs` here, so a file, a kernel name, a profile and a launch mean the same
+everywhere.
+
+Defaults, the same in every front end:
+
+* profile: a shipped profile of the PTX's own architecture with Many-BSP figures, else gtx1070
+  (source 000's GPU); :attr:`KernelInputs.profile_source` says which rule chose it;
+* launch: the sample's launch file; else ``.reqntid``/``.maxntid`` of the kernel for the block
+  (256 threads without them) and a grid that fills the GPU once (one wave at full occupancy);
+  :attr:`KernelInputs.launch_source` says where it came from;
+* registers: ``ptxas -v`` for the PTX's own target when allowed and installed, else an estimate.
 """
 
 from __future__ import annotations
@@ -10,10 +21,14 @@ from pathlib import Path
 
 from engine.errors import LaunchError, WarplineError
 from engine.launch import Launch, LaunchFile, load_launch_file
-from engine.profiles import Profile, load_profile
+from engine.names import find_kernel
+from engine.profiles import Profile, list_profiles, load_profile
 from engine.ptx import load_ptx
 from engine.ptx.model import Function, Module
 from engine.resources import Resources, kernel_resources
+
+FALLBACK_PROFILE = "gtx1070"   # source 000's worked cases (hotspot, knn, mm) run on it
+DEFAULT_BLOCK_THREADS = 256    # block size of the default launch when the PTX names none
 
 # samples/ptx/hotspot.sm_90.ptx -> samples/hotspot.launch.toml
 _SAMPLE_PTX = re.compile(r"^(?P<stem>.+?)\.sm_\d+a?\.ptx$")
@@ -27,21 +42,12 @@ class KernelInputs:
     profile: Profile | None
     launch: Launch | None
     resources: Resources
+    launch_source: str = ""      # where the launch came from, in words
+    profile_source: str = ""     # why this profile, in words
 
     @property
     def kernel_name(self) -> str:
         return self.function.name
-
-
-def analyse_launch(inputs: KernelInputs, launch: Launch | None = None) -> tuple:
-    """(KernelAnalysis, MemoryReport) of the kernel for a launch: what both models start from,
-    computed once when a caller runs both."""
-    from engine.analysis import analyze_kernel
-    from engine.memory import analyze_memory
-
-    launch = launch or inputs.launch
-    analysis = analyze_kernel(inputs.function, launch, inputs.module)
-    return analysis, analyze_memory(analysis, launch, inputs.module)
 
 
 def find_launch_file(ptx_path: Path) -> Path | None:
@@ -56,23 +62,8 @@ def find_launch_file(ptx_path: Path) -> Path | None:
 
 
 def pick_kernel(module: Module, name: str | None) -> Function:
-    """The kernel called ``name`` (exact, else a unique substring, so demangled-ish names work)."""
-    kernels = module.kernels
-    if not kernels:
-        raise WarplineError(f"{module.filename}: the file defines no kernel (.entry with a body)")
-    if name is None:
-        return kernels[0]
-    exact = [k for k in kernels if k.name == name]
-    if exact:
-        return exact[0]
-    partial = [k for k in kernels if name in k.name]
-    if len(partial) == 1:
-        return partial[0]
-    names = ", ".join(k.name for k in kernels)
-    if not partial:
-        raise WarplineError(f"{module.filename}: no kernel named {name!r} (kernels: {names})")
-    raise WarplineError(f"{module.filename}: {name!r} matches several kernels: "
-                        + ", ".join(k.name for k in partial))
+    """The kernel ``name`` designates (see :func:`engine.names.find_kernel`)."""
+    return find_kernel(module.kernels, name, module.filename)
 
 
 def launch_for_kernel(launch_file: LaunchFile, kernel: str, config: str | None) -> Launch | None:
@@ -83,6 +74,53 @@ def launch_for_kernel(launch_file: LaunchFile, kernel: str, config: str | None) 
         if launch.kernel is None or launch.kernel == kernel:
             return launch
     return None
+
+
+def default_profile_for(module: Module) -> tuple[str, str]:
+    """(profile name, why): a shipped profile of the PTX's own architecture that has Many-BSP
+    figures, else :data:`FALLBACK_PROFILE`. Profiles that fail to load are passed over."""
+    target = module.sm_version
+    names = list_profiles()
+    for name in names:
+        try:
+            prof = load_profile(name)
+        except WarplineError:
+            continue
+        if prof.manybsp is not None and target is not None and prof.device.sm_version == target:
+            return name, f"the default for sm_{target}"
+    fallback = FALLBACK_PROFILE if FALLBACK_PROFILE in names else next(iter(names), FALLBACK_PROFILE)
+    why = (f"no shipped profile for sm_{target}; {fallback} is the fallback" if target is not None
+           else f"the PTX names no sm_XX target; {fallback} is the fallback")
+    return fallback, why
+
+
+def default_launch(function: Function, profile: Profile | None, resources: Resources) -> tuple[Launch, str]:
+    """(launch, where it came from) for a kernel without a launch file or --grid/--block.
+
+    The block is the kernel's ``.reqntid`` (which the kernel requires) or ``.maxntid`` (its upper
+    bound), else :data:`DEFAULT_BLOCK_THREADS` threads; the grid fills the GPU once: every SM
+    holds as many blocks as the occupancy rules allow (one wave at full occupancy).
+    """
+    from engine.occupancy import occupancy
+
+    block: tuple[int, int, int] = (DEFAULT_BLOCK_THREADS, 1, 1)
+    why_block = f"{DEFAULT_BLOCK_THREADS} threads per block (the PTX declares no .reqntid/.maxntid)"
+    for directive in ("reqntid", "maxntid"):
+        dims = function.directives.get(directive)
+        if dims:
+            full = tuple((list(dims) + [1, 1, 1])[:3])
+            block = full  # type: ignore[assignment]
+            why_block = f"block {full[0]}x{full[1]}x{full[2]} from the kernel's .{directive}"
+            break
+    threads = block[0] * block[1] * block[2]
+    if profile is None:
+        return Launch(grid=(1, 1, 1), block=block, kernel=function.name), f"{why_block}; one block (no profile)"
+    occ = occupancy(profile, threads, resources.registers, resources.static_shared_bytes)
+    per_sm = max(1, occ.blocks_per_sm)
+    blocks = profile.device.sm_count * per_sm
+    launch = Launch(grid=(blocks, 1, 1), block=block, kernel=function.name)
+    return launch, (f"{why_block}; grid {blocks} = one wave on {profile.name} "
+                    f"({profile.device.sm_count} SMs x {per_sm} resident blocks)")
 
 
 def resolve_inputs(
@@ -105,13 +143,16 @@ def resolve_inputs(
     """Parse ``path`` and build the inputs of one kernel.
 
     The launch comes from, in increasing priority: the sample's launch file (found next to the
-    PTX, or given), ``launch``, then the individual settings (grid, block, ...). ``module`` is
-    ``path`` already parsed (switching kernels, or after asking which one): it is not read again.
+    PTX, or given), ``launch``, then the individual settings (grid, block, ...); with none of
+    them, :func:`default_launch`. ``profile`` None takes :func:`default_profile_for`. ``module``
+    is ``path`` already parsed (switching kernels, or after asking which one): it is not read
+    again.
     """
     path = Path(path)
     if module is None:
         module = load_ptx(path)
     base: Launch | None = launch
+    launch_source = "given by the caller" if launch is not None else ""
     lf_path = Path(launch_file) if launch_file else (None if launch else find_launch_file(path))
     if base is None and lf_path is not None:
         lf = load_launch_file(lf_path)
@@ -122,33 +163,46 @@ def resolve_inputs(
     function = pick_kernel(module, kernel)
     if base is None and lf_path is not None:
         base = launch_for_kernel(load_launch_file(lf_path), function.name, config)
+        if base is not None:
+            launch_source = f"launch file {lf_path.name}" + (f" [{base.name}]" if base.name else "")
+    if profile is None:
+        profile_name, profile_source = default_profile_for(module)
+        prof: Profile | None = load_profile(profile_name)
+    else:
+        prof = load_profile(profile) if isinstance(profile, str) else profile
+        profile_source = "chosen"
+    resources = kernel_resources(module, function.name, arch=_ptxas_arch(module, prof.device.sm_version if prof
+                                                                            else None), use_ptxas=use_ptxas)
+    if regs is not None:
+        resources = replace(resources, registers=regs, source="override")
     if base is None and (grid is None or block is None):
         if grid is not None or block is not None:
             raise LaunchError("give both --grid and --block (or a launch file)")
-    else:
-        changes: dict = {}
-        if grid is not None:
-            changes["grid"] = grid
-        if block is not None:
-            changes["block"] = block
-        if smem_dynamic is not None:
-            changes["smem_dynamic"] = smem_dynamic
-        if regs is not None:
-            changes["regs_per_thread"] = regs
-        if base is None:
-            base = Launch(grid=changes.pop("grid"), block=changes.pop("block"), kernel=function.name)
-        merged_args = dict(base.args)
-        merged_args.update(args or {})
-        merged_trips = dict(base.trip_overrides)
-        merged_trips.update(trips or {})
-        base = replace(base, args=merged_args, trip_overrides=merged_trips, **changes)
-    prof = load_profile(profile) if isinstance(profile, str) else profile
-    arch = prof.device.sm_version if prof is not None else None
-    resources = kernel_resources(module, function.name, arch=_ptxas_arch(module, arch), use_ptxas=use_ptxas)
-    if base is not None and base.regs_per_thread is not None:
+        base, launch_source = default_launch(function, prof, resources)
+    elif base is None:
+        launch_source = "command line"
+    elif grid is not None or block is not None or smem_dynamic is not None:
+        launch_source += ", changed on the command line"
+    changes: dict = {}
+    if grid is not None:
+        changes["grid"] = grid
+    if block is not None:
+        changes["block"] = block
+    if smem_dynamic is not None:
+        changes["smem_dynamic"] = smem_dynamic
+    if regs is not None:
+        changes["regs_per_thread"] = regs
+    if base is None:
+        base = Launch(grid=changes.pop("grid"), block=changes.pop("block"), kernel=function.name)
+    merged_args = dict(base.args)
+    merged_args.update(args or {})
+    merged_trips = dict(base.trip_overrides)
+    merged_trips.update(trips or {})
+    base = replace(base, args=merged_args, trip_overrides=merged_trips, **changes)
+    if base.regs_per_thread is not None:
         resources = replace(resources, registers=base.regs_per_thread, source="override")
     return KernelInputs(path=path, module=module, function=function, profile=prof, launch=base,
-                        resources=resources)
+                        resources=resources, launch_source=launch_source, profile_source=profile_source)
 
 
 def _ptxas_arch(module: Module, profile_sm: int | None) -> str | None:

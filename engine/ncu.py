@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
 from dataclasses import dataclass, field
 
 from engine.errors import TableFormatError
+from engine.names import display_name, same_kernel
 
 CYCLES_METRIC = "gpc__cycles_elapsed.max"
 
@@ -116,32 +118,50 @@ def load_ncu_csv(path: str | os.PathLike[str]) -> list[NcuLaunch]:
         raise TableFormatError(f"cannot read: {exc.strerror or exc}", name, 0, "") from exc
 
 
-def _plain_name(name: str) -> str:
-    """Mangled ``_Z11offset_copyPfPKfii`` or demangled ``offset_copy(float*, ...)``: the bare name."""
-    if name.startswith("_Z"):
-        digits = ""
-        for ch in name[2:]:
-            if ch.isdigit():
-                digits += ch
-            elif digits:
-                break
-        start = 2 + len(digits)
-        return name[start:start + int(digits)] if digits else name
-    return name.split("(", 1)[0].split("<", 1)[0].split("::")[-1].split()[-1]
+def _signature(name: str) -> str:
+    """A demangled signature with blanks and the return type dropped, so that ncu's
+    ``void f<32>(float *, int)`` and the demangler's ``f<32>(float*, int)`` compare equal."""
+    text = display_name(name) if name.startswith("_Z") else name
+    if text.startswith("void "):
+        text = text[5:]
+    return "".join(text.split())
 
 
-def matching_cycles(path: str | os.PathLike[str], kernel: str,
-                    grid: tuple[int, int, int], block: tuple[int, int, int]) -> float:
-    """Median ``gpc__cycles_elapsed.max`` of the launches of ``kernel`` with this grid and block."""
+def measured_cycles(path: str | os.PathLike[str], kernel: str,
+                    grid: tuple[int, int, int] | None = None,
+                    block: tuple[int, int, int] | None = None) -> float:
+    """Measured ``gpc__cycles_elapsed.max`` of ``kernel`` in an Nsight Compute CSV: the one rule
+    the CLI (``predict --import-ncu``) and the window (Import Nsight Compute CSV) share.
+
+    A launch counts when its kernel is this one (same signature; else the same bare name when no
+    launch has the same signature, since ncu may print a kernel differently) and, when
+    ``grid``/``block`` are given, it ran with them (when the file records launch dimensions). Repeats are reduced to their median; no
+    matching launch is an error that lists what the file holds, never an average of others.
+    """
     import statistics
 
-    launches = load_ncu_csv(path)
-    wanted = _plain_name(kernel)
-    cycles = [launch.cycles for launch in launches
-              if _plain_name(launch.kernel) == wanted and launch.grid == tuple(grid)
-              and launch.block == tuple(block) and launch.cycles is not None]
-    if not cycles:
-        seen = sorted({f"{_plain_name(x.kernel)} grid {x.grid} block {x.block}" for x in launches})
-        raise TableFormatError(f"no launch of {wanted} with grid {tuple(grid)} and block {tuple(block)} "
-                               f"has {CYCLES_METRIC} (found: {'; '.join(seen[:6])})", os.fspath(path), 0, "")
-    return statistics.median(cycles)
+    source = os.fspath(path)
+    launches = [x for x in load_ncu_csv(path) if x.cycles is not None]
+    if not launches:
+        raise TableFormatError(f"no {CYCLES_METRIC} value in the file; profile with "
+                               f"`ncu --csv --metrics {CYCLES_METRIC} ...`", source, 0, CYCLES_METRIC)
+    for launch in launches:
+        if not math.isfinite(launch.cycles) or launch.cycles <= 0:
+            raise TableFormatError(f"launch {launch.id} of {launch.function_name}: {CYCLES_METRIC} = "
+                                   f"{launch.cycles:g} is not a positive number of cycles", source, 0, CYCLES_METRIC)
+    wanted = _signature(kernel)
+    named = [x for x in launches if _signature(x.kernel) == wanted]
+    if not named:
+        named = [x for x in launches if same_kernel(x.kernel, kernel)]
+    # A file without the Grid Size / Block Size columns (dimensions (0, 0, 0)) cannot be filtered by
+    # the launch: its launches of this kernel all count.
+    chosen = [x for x in named
+              if (grid is None or x.grid in (tuple(grid), (0, 0, 0)))
+              and (block is None or x.block in (tuple(block), (0, 0, 0)))]
+    if not chosen:
+        seen = sorted({f"{display_name(x.kernel)} grid {x.grid} block {x.block}" for x in launches})
+        what = display_name(kernel) + (f" with grid {tuple(grid)}" if grid is not None else "") \
+            + (f" and block {tuple(block)}" if block is not None else "")
+        raise TableFormatError(f"no launch of {what} has {CYCLES_METRIC} (the file holds: "
+                               f"{'; '.join(seen[:6]) or 'no launch with that metric'})", source, 0, "")
+    return float(statistics.median(x.cycles for x in chosen))

@@ -19,7 +19,7 @@ from typing import Any
 from engine.errors import WarplineError
 from engine.launch import Launch
 from engine.manybsp import Overrides
-from engine.workbench import CELL_COLUMNS, POLICIES, WorkbenchState
+from engine.state import CELL_COLUMNS, POLICIES, WorkbenchState
 
 FORMAT = "warpline-session"
 VERSION = 1
@@ -70,6 +70,7 @@ def session_to_dict(ptx_path: str | os.PathLike[str], state: WorkbenchState) -> 
         "occupancy": state.occupancy,
         "policy": state.policy,
         "measured_cycles": state.measured_cycles,
+        "launch_source": state.launch_source,
     }
 
 
@@ -167,9 +168,11 @@ def session_from_dict(data: Any, source: str = "<session>") -> SessionData:
     measured = rd.get(data, "measured_cycles", (int, float), optional=True)
     if measured is not None:
         rd.number(measured, "measured_cycles", minimum=0)
+    launch_source = rd.get(data, "launch_source", str, optional=True) or "session file"
     state = WorkbenchState(kernel=kernel, profile=profile, launch=launch, overrides=overrides,
                            occupancy=occ, policy=policy,
-                           measured_cycles=float(measured) if measured is not None else None)
+                           measured_cycles=float(measured) if measured is not None else None,
+                           launch_source=launch_source)
     return SessionData(ptx, state)
 
 

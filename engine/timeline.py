@@ -24,7 +24,7 @@ from __future__ import annotations
 import heapq
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,7 +82,7 @@ class Lane:
     """One horizontal row of bars; arrays are sorted by ``x0`` (ties keep trace order)."""
 
     label: str
-    kind: str                 # "issue" | "subsystem" | "warp"
+    kind: str                 # the LaneGroup that built it (LANE_GROUPS: "issue", "subsystem", "warp")
     source: str               # "issues" | "stalls": which trace table ``row`` indexes
     y: float                  # top edge in layout units (lane 0 at y = 0, growing downwards)
     height: float
@@ -130,14 +130,11 @@ class TimelineLayout:
     height: float                    # total height in layout units
 
     def color_keys(self, lane: Lane, trace: Trace, mode: str) -> np.ndarray:
-        """Colour key of each bar: stall cause for warp lanes, warp or class for the others."""
+        """Colour key of each bar, as the lane's group defines it (stall cause for warp lanes,
+        warp or instruction class for the others)."""
         if mode not in COLOR_MODES:
             raise ValueError(f"colour mode {mode!r}: choose one of {COLOR_MODES}")
-        if lane.source == "stalls":
-            return trace.stalls["cause"][lane.row].astype(np.int16)
-        if mode == "warp":
-            return (trace.issues["warp"][lane.row] % WARP_COLORS).astype(np.int16)
-        return self.class_of_instr[trace.issues["instr"][lane.row]]
+        return lane_group(lane.kind).color_keys(self, lane, trace, mode)
 
     def lane_at(self, y: float) -> int | None:
         for i, lane in enumerate(self.lanes):
@@ -265,11 +262,111 @@ def _lanes_from(groups: np.ndarray, n_groups: int, x0: np.ndarray, x1: np.ndarra
     return out
 
 
+@dataclass
+class LayoutInput:
+    """What every lane group's builder reads."""
+
+    trace: Trace
+    names: Sequence[str]
+    subsystems: list[str]
+    max_warp_lanes: int
+    issue_rows: np.ndarray        # int64 0..len(trace.issues)-1
+
+
+@dataclass(frozen=True)
+class LaneGroup:
+    """One kind of lane: how its lanes are built from the trace, which trace table their bars
+    index, whether each lane is labelled on the axis (``major``) or labels are thinned out, and how
+    its bars are coloured. A new lane type is one group passed to :func:`register_lane_group`."""
+
+    kind: str
+    title: str
+    source: str                   # "issues" | "stalls"
+    major: bool
+    build: Callable[[LayoutInput, float], tuple[list[Lane], float]]   # (input, top y) -> (lanes, next y)
+    color_keys: Callable[[TimelineLayout, Lane, Trace, str], np.ndarray]
+
+
+LANE_GROUPS: list[LaneGroup] = []
+
+
+def register_lane_group(group: LaneGroup) -> LaneGroup:
+    if any(g.kind == group.kind for g in LANE_GROUPS):
+        raise ValueError(f"lane group {group.kind!r} is registered already")
+    LANE_GROUPS.append(group)
+    return group
+
+
+def lane_group(kind: str) -> LaneGroup:
+    for group in LANE_GROUPS:
+        if group.kind == kind:
+            return group
+    raise KeyError(f"no lane group {kind!r}")
+
+
+def _issue_colors(layout: TimelineLayout, lane: Lane, trace: Trace, mode: str) -> np.ndarray:
+    if mode == "warp":
+        return (trace.issues["warp"][lane.row] % WARP_COLORS).astype(np.int16)
+    return layout.class_of_instr[trace.issues["instr"][lane.row]]
+
+
+def _stall_colors(layout: TimelineLayout, lane: Lane, trace: Trace, mode: str) -> np.ndarray:
+    return trace.stalls["cause"][lane.row].astype(np.int16)
+
+
+def _issue_slot_lanes(inp: LayoutInput, y: float) -> tuple[list[Lane], float]:
+    x0 = inp.trace.issues["issue"].astype(np.float64)
+    lane = Lane("issue slots", "issue", "issues", y, ISSUE_LANE_HEIGHT, inp.issue_rows, x0, x0 + 1.0,
+                sub_rows=ISSUE_SUB_ROWS, sub_row=pack_rows(x0, x0 + 1.0, ISSUE_SUB_ROWS))
+    return [lane], y + ISSUE_LANE_HEIGHT
+
+
+def _subsystem_lanes(inp: LayoutInput, y: float) -> tuple[list[Lane], float]:
+    issues = inp.trace.issues
+    lanes = []
+    per_sub = _lanes_from(issues["subsystem"].astype(np.int64), len(inp.subsystems), issues["issue"],
+                          issues["complete"], inp.issue_rows)
+    for k, (rows, x0, x1) in enumerate(per_sub):
+        lanes.append(Lane(subsystem_label(inp.subsystems[k]), "subsystem", "issues", y, SUBSYSTEM_LANE_HEIGHT,
+                          rows, x0, x1, subsystem=k, sub_rows=SUBSYSTEM_SUB_ROWS,
+                          sub_row=pack_rows(x0, x1, SUBSYSTEM_SUB_ROWS)))
+        y += SUBSYSTEM_LANE_HEIGHT
+    return lanes, y + GROUP_GAP
+
+
+def _warp_lanes(inp: LayoutInput, y: float) -> tuple[list[Lane], float]:
+    trace = inp.trace
+    issues, stalls = trace.issues, trace.stalls
+    warps = np.union1d(issues["warp"], stalls["warp"]).astype(np.int64)
+    slots = len(warps) > inp.max_warp_lanes
+    lane_of_warp = _warp_slots(trace, warps) if slots else np.arange(len(warps))
+    n_warp_lanes = int(lane_of_warp.max()) + 1 if len(warps) else 0
+    stall_lane = lane_of_warp[np.searchsorted(warps, stalls["warp"])] if len(stalls) else \
+        np.zeros(0, np.int64)
+    keep = ~np.isin(stalls["cause"], _SLOT_DROPPED) if slots else np.ones(len(stalls), bool)
+    stall_rows = np.flatnonzero(keep)
+    per_warp = _lanes_from(stall_lane[keep], n_warp_lanes, stalls["start"][keep],
+                           stalls["end"][keep], stall_rows)
+    lanes = []
+    for k, (rows, x0, x1) in enumerate(per_warp):
+        members = tuple(int(w) for w in warps[lane_of_warp == k])
+        label = f"slot {k}" if slots else f"warp {members[0]}"
+        lanes.append(Lane(label, "warp", "stalls", y, WARP_LANE_HEIGHT, rows, x0, x1, warps=members))
+        y += WARP_LANE_HEIGHT
+    return lanes, y
+
+
+register_lane_group(LaneGroup("issue", "issue slots", "issues", True, _issue_slot_lanes, _issue_colors))
+register_lane_group(LaneGroup("subsystem", "subsystems", "issues", True, _subsystem_lanes, _issue_colors))
+register_lane_group(LaneGroup("warp", "warps (stalls by cause)", "stalls", False, _warp_lanes, _stall_colors))
+
+
 def layout_trace(trace: Trace, names: Sequence[str], units: Sequence[str] | None = None,
                  cycles: float | None = None, subsystems: Sequence[str] | None = None,
                  max_warp_lanes: int = DEFAULT_MAX_WARP_LANES) -> TimelineLayout:
-    """Lanes of ``trace`` (see the module docstring). ``names``: text per static instruction;
-    ``units``: unit per static instruction (names subsystems when ``subsystems`` is None)."""
+    """Lanes of ``trace``, group by group (:data:`LANE_GROUPS`, top to bottom). ``names``: text per
+    static instruction; ``units``: unit per static instruction (names subsystems when
+    ``subsystems`` is None)."""
     issues, stalls = trace.issues, trace.stalls
     if len(issues) and int(issues["instr"].max()) >= len(names):
         raise ValueError(f"the trace refers to instruction {int(issues['instr'].max())} but only "
@@ -279,69 +376,57 @@ def layout_trace(trace: Trace, names: Sequence[str], units: Sequence[str] | None
     if cycles is None:
         cycles = float(max(issues["complete"].max() if len(issues) else 0.0,
                            stalls["end"].max() if len(stalls) else 0.0))
+    inp = LayoutInput(trace, names, subs, max_warp_lanes, np.arange(len(issues), dtype=np.int64))
     lanes: list[Lane] = []
     y = 0.0
-    all_rows = np.arange(len(issues), dtype=np.int64)
-    issue_x0 = issues["issue"].astype(np.float64)
-    lanes.append(Lane("issue slots", "issue", "issues", y, ISSUE_LANE_HEIGHT, all_rows, issue_x0,
-                      issue_x0 + 1.0, sub_rows=ISSUE_SUB_ROWS,
-                      sub_row=pack_rows(issue_x0, issue_x0 + 1.0, ISSUE_SUB_ROWS)))
-    y += ISSUE_LANE_HEIGHT
-    per_sub = _lanes_from(issues["subsystem"].astype(np.int64), len(subs), issues["issue"],
-                          issues["complete"], all_rows)
-    for k, (rows, x0, x1) in enumerate(per_sub):
-        lanes.append(Lane(subsystem_label(subs[k]), "subsystem", "issues", y, SUBSYSTEM_LANE_HEIGHT,
-                          rows, x0, x1, subsystem=k, sub_rows=SUBSYSTEM_SUB_ROWS,
-                          sub_row=pack_rows(x0, x1, SUBSYSTEM_SUB_ROWS)))
-        y += SUBSYSTEM_LANE_HEIGHT
-    y += GROUP_GAP
-
-    warps = np.union1d(issues["warp"], stalls["warp"]).astype(np.int64)
-    slots = len(warps) > max_warp_lanes
-    lane_of_warp = _warp_slots(trace, warps) if slots else np.arange(len(warps))
-    n_warp_lanes = int(lane_of_warp.max()) + 1 if len(warps) else 0
-    stall_lane = lane_of_warp[np.searchsorted(warps, stalls["warp"])] if len(stalls) else \
-        np.zeros(0, np.int64)
-    keep = ~np.isin(stalls["cause"], _SLOT_DROPPED) if slots else np.ones(len(stalls), bool)
-    stall_rows = np.flatnonzero(keep)
-    per_warp = _lanes_from(stall_lane[keep], n_warp_lanes, stalls["start"][keep],
-                           stalls["end"][keep], stall_rows)
-    for k, (rows, x0, x1) in enumerate(per_warp):
-        members = tuple(int(w) for w in warps[lane_of_warp == k])
-        label = f"slot {k}" if slots else f"warp {members[0]}"
-        lanes.append(Lane(label, "warp", "stalls", y, WARP_LANE_HEIGHT, rows, x0, x1, warps=members))
-        y += WARP_LANE_HEIGHT
+    for group in LANE_GROUPS:
+        built, y = group.build(inp, y)
+        lanes.extend(built)
+    slots = len(np.union1d(issues["warp"], stalls["warp"])) > max_warp_lanes   # warp lanes are shared slots
     return TimelineLayout(lanes, subs, classes, class_of_instr, slots, float(cycles), y)
 
 
 # ---- exports ---------------------------------------------------------------------------------
-CSV_COLUMNS = ("kind", "row", "warp", "block", "instr", "name", "subsystem", "start", "end", "cause")
+CSV_COLUMNS = ("kind", "row", "warp", "block", "instruction", "name", "subsystem", "start", "end", "cause")
 
 
 def export_trace_csv(trace: Trace, path: str | Path, names: Sequence[str],
                      subsystems: Sequence[str] | None = None) -> int:
     """One CSV, both tables, told apart by the ``kind`` column; returns the data rows written.
 
-    ``kind=issue`` rows (in ``trace.issues`` order, ``row`` = index there): warp, block, instr,
-    name, subsystem name, start = issue cycle, end = completion cycle, empty cause.
-    ``kind=stall`` rows (``trace.stalls`` order): warp, start, end, cause name; block, instr,
-    name and subsystem empty. Cycles are written with ``repr`` so they read back exactly.
+    ``kind=issue`` rows (in ``trace.issues`` order, ``row`` = index there): warp, block,
+    instruction (1-based, the BLOCK table's number), name, subsystem name, start = issue cycle,
+    end = completion cycle, empty cause. ``kind=stall`` rows (``trace.stalls`` order): warp,
+    start, end, cause name; block, instruction, name and subsystem empty. Cycles are rounded to a
+    tenth; text that a spreadsheet would evaluate (``@%p1 bra``) is escaped. The file is written
+    atomically.
     """
-    subs = [_csv_field(x) for x in subsystem_names(trace, subsystems, None)]
-    text = [_csv_field(n) for n in names]
+    from engine.fileio import csv_safe, write_text_atomic
+
+    subs = [_csv_field(str(csv_safe(x))) for x in subsystem_names(trace, subsystems, None)]
+    text = [_csv_field(str(csv_safe(n))) for n in names]
     causes = list(STALL_CAUSES)
     iss, st = trace.issues, trace.stalls
     # Hand-formatted lines: csv.writer costs ~5 µs a row, which is seconds on a full trace.
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        fh.write(",".join(CSV_COLUMNS) + "\r\n")
-        cols = (iss["warp"].tolist(), iss["block"].tolist(), iss["instr"].tolist(),
-                iss["subsystem"].tolist(), iss["issue"].tolist(), iss["complete"].tolist())
-        fh.writelines(f"issue,{r},{w},{b},{i},{text[i]},{subs[k]},{a!r},{c!r},\r\n"
-                      for r, (w, b, i, k, a, c) in enumerate(zip(*cols, strict=True)))
-        cols = (st["warp"].tolist(), st["start"].tolist(), st["end"].tolist(), st["cause"].tolist())
-        fh.writelines(f"stall,{r},{w},,,,,{a!r},{b!r},{causes[c]}\r\n"
-                      for r, (w, a, b, c) in enumerate(zip(*cols, strict=True)))
+    lines = [",".join(CSV_COLUMNS) + "\r\n"]
+    cols = (iss["warp"].tolist(), iss["block"].tolist(), iss["instr"].tolist(),
+            iss["subsystem"].tolist(), _tenths(iss["issue"]), _tenths(iss["complete"]))
+    lines.extend(f"issue,{r},{w},{b},{i + 1},{text[i]},{subs[k]},{a},{c},\r\n"
+                 for r, (w, b, i, k, a, c) in enumerate(zip(*cols, strict=True)))
+    cols = (st["warp"].tolist(), _tenths(st["start"]), _tenths(st["end"]), st["cause"].tolist())
+    lines.extend(f"stall,{r},{w},,,,,{a},{b},{causes[c]}\r\n"
+                 for r, (w, a, b, c) in enumerate(zip(*cols, strict=True)))
+    write_text_atomic(path, "".join(lines))
     return len(iss) + len(st)
+
+
+def _tenths(values: np.ndarray) -> list[str]:
+    """Cycles as text rounded to a tenth, without a trailing ``.0``."""
+    out = []
+    for v in np.round(np.asarray(values, dtype=np.float64), 1).tolist():
+        text = f"{v:.1f}"
+        out.append(text[:-2] if text.endswith(".0") else text)
+    return out
 
 
 def _csv_field(value: str) -> str:
@@ -402,7 +487,7 @@ def _chrome_events(tr: Trace, pid: int, names: Sequence[str], subsystems: Sequen
         # Pre-formatted JSON objects: json.dumps over a million dicts takes several seconds.
         events.extend(
             f'{{"ph":"X","name":{text[i]},"cat":{cat},"ts":{a!r},"dur":{c - a!r},"pid":{pid},'
-            f'"tid":{tids[t]},"args":{{"warp":{w},"block":{b},"instr":{i},"row":{r}}}}}'
+            f'"tid":{tids[t]},"args":{{"warp":{w},"block":{b},"instruction":{i + 1},"row":{r}}}}}'
             for r, t, w, b, i, a, c in zip(*cols, strict=True))
         n_complete += len(sel)
     order = np.lexsort((st["start"], st["warp"]))

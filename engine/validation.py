@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from engine.errors import TableFormatError, WarplineError
-from engine.inputs import analyse_launch, resolve_inputs
+from engine.inputs import resolve_inputs
 from engine.ncu import CYCLES_METRIC, load_ncu_csv
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,29 +103,21 @@ class ValidationResult:
 
 
 def predict_measurement(m: Measurement, profile: str, arch: str = "sm_90") -> ValidationRow:
-    """Run every model on one measured configuration."""
-    from engine.manybsp import predict_manybsp
-    from engine.pipeline import predict_all
+    """Every model on one measured configuration, through the evaluation core: the kernel cycles
+    (launch cost included) that ``predict`` prints for the same launch."""
+    from engine.evaluation import Evaluator, state_for
 
     inputs = resolve_inputs(SAMPLES / "ptx" / f"{m.sample}.{arch}.ptx", profile=profile,
                             launch_file=SAMPLES / f"{m.sample}.launch.toml", config=m.config)
-    launch = replace(inputs.launch, smem_dynamic=m.smem_dynamic)
-    analysis, memory = analyse_launch(inputs, launch)
+    inputs = replace(inputs, launch=replace(inputs.launch, smem_dynamic=m.smem_dynamic))
+    ev = Evaluator().evaluate(inputs, state_for(inputs), trace=False)
     predicted: dict[str, float | None] = {}
     errors: dict[str, str] = {}
-    try:
-        result = predict_manybsp(inputs.module, inputs.kernel_name, inputs.profile, launch,
-                                 resources=inputs.resources, analysis=analysis, memory=memory)
-        predicted["manybsp"] = inputs.profile.kernel_cycles(float(result.prediction.kernel_exec_cycle))
-    except WarplineError as exc:
-        predicted["manybsp"] = None
-        errors["manybsp"] = str(exc)
-    try:
-        for name, p in predict_all(inputs.module, inputs.kernel_name, inputs.profile, launch,
-                                   analysis=analysis, memory=memory).items():
-            predicted[name] = inputs.profile.kernel_cycles(p.cycles) if math.isfinite(p.cycles) else None
-    except WarplineError as exc:
-        errors["pipeline"] = str(exc)
+    for model_id, result in ev.models.items():
+        cycles = result.kernel_cycles
+        predicted[model_id] = cycles if cycles is not None and math.isfinite(cycles) else None
+        if result.error:
+            errors[model_id] = result.error
     return ValidationRow(m.key, inputs.kernel_name, m.median, predicted, errors)
 
 

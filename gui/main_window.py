@@ -38,7 +38,7 @@ from engine.inputs import find_launch_file
 from engine.ptx import load_ptx
 from engine.ptx.model import Module
 from engine.session_file import SUFFIX
-from engine.workbench import WorkbenchResult, curves_csv
+from engine.evaluation import Evaluation, sweep_csv
 from gui.panels.gantt import GanttPanel
 from gui.panels.inputs import InputsPanel
 from gui.panels.results import ResultsPanel
@@ -201,6 +201,7 @@ class MainWindow(QMainWindow):
         self._action(export, "&BLOCK table CSV…", self._export_block_csv)
         self._action(export, "&Supersteps CSV…", self._export_supersteps_csv)
         self._action(export, "Occupancy c&urves CSV…", self._export_curves_csv)
+        self._action(export, "&Predictions CSV…", self._export_predictions_csv)
         file.addSeparator()
         self._action(file, "&Quit", self.close, QKeySequence.StandardKey.Quit)
 
@@ -225,7 +226,8 @@ class MainWindow(QMainWindow):
         s = self.session
         s.fileChanged.connect(self._update_title)
         s.dirtyChanged.connect(lambda _dirty: self._update_title())
-        s.resultChanged.connect(self._show_result)
+        s.timelineChanged.connect(self._show_timeline)
+        s.evaluationFinished.connect(self._show_finished)
         s.computeFailed.connect(self.show_error)
         s.worker.busyChanged.connect(self._busy)
         s.worker.progress.connect(self._progress)
@@ -259,14 +261,13 @@ class MainWindow(QMainWindow):
         self.progress.setValue(int(fraction * 100))
         self.progress.setFormat(f"{what} %p%")
 
-    def _show_result(self, result: WorkbenchResult) -> None:
-        redrawn = self.gantt.show_result(result)
-        if not result.complete:
-            if not redrawn:
-                # No chart paint will acknowledge this early result: the worker goes on after
-                # the paints these panels have queued.
-                self.session.worker.partial_painted()
-            return
+    def _show_timeline(self, result: Evaluation) -> None:
+        if not self.gantt.show_result(result):
+            # No chart paint will acknowledge this timeline: the worker goes on after the paints
+            # the panels have queued.
+            self.session.worker.partial_painted()
+
+    def _show_finished(self, result: Evaluation) -> None:
         # A model that cannot run on these inputs (a profile without Many-BSP figures, a block
         # that does not fit) is worth a banner; it clears itself once every model runs again.
         if result.errors:
@@ -449,7 +450,7 @@ class MainWindow(QMainWindow):
         chosen, _ = QFileDialog.getSaveFileName(self, title, str(self._last_dir() / base), f"*{suffix}")
         return Path(chosen) if chosen else None
 
-    def _result_or_warn(self) -> WorkbenchResult | None:
+    def _result_or_warn(self) -> Evaluation | None:
         result = self.session.result
         if result is None:
             self.show_message("Nothing to export yet: the models are still running")
@@ -469,7 +470,7 @@ class MainWindow(QMainWindow):
             return
         path = self._save_path("Export timeline PNG", ".png", "timeline")
         if path is not None:
-            self._guarded(lambda: self.export_png(path, dialog.width_spin.value(), dialog.height_spin.value()))
+            self._guarded(lambda: self.export_png(path, dialog.width_spin.value(), dialog.height_spin.value()), path)
 
     def export_trace_csv(self, path: str | os.PathLike[str]) -> int:
         from engine.timeline import export_trace_csv
@@ -482,7 +483,7 @@ class MainWindow(QMainWindow):
     def _export_trace_csv(self) -> None:
         if self._result_or_warn() is not None and (path := self._save_path("Export timeline CSV", ".csv",
                                                                              "timeline")):
-            self._guarded(lambda: self.export_trace_csv(path))
+            self._guarded(lambda: self.export_trace_csv(path), path)
 
     def _export_block_csv(self) -> None:
         from engine.manybsp import export_block_table
@@ -490,7 +491,7 @@ class MainWindow(QMainWindow):
         result = self._result_or_warn()
         if result is not None and result.manybsp is not None and (
                 path := self._save_path("Export BLOCK table", ".csv", "block")):
-            self._guarded(lambda: export_block_table(result.manybsp.block, path))
+            self._guarded(lambda: export_block_table(result.manybsp.block, path), path)
 
     def _export_supersteps_csv(self) -> None:
         from engine.manybsp import export_supersteps
@@ -498,17 +499,27 @@ class MainWindow(QMainWindow):
         result = self._result_or_warn()
         if result is not None and result.manybsp is not None and (
                 path := self._save_path("Export supersteps", ".csv", "supersteps")):
-            self._guarded(lambda: export_supersteps(result.manybsp.level1, path))
+            self._guarded(lambda: export_supersteps(result.manybsp.level1, path), path)
 
     def _export_curves_csv(self) -> None:
         result = self._result_or_warn()
+        if result is not None and result.sweep is None:
+            self.show_message("The occupancy curves are still being computed")
+            return
         if result is not None and (path := self._save_path("Export occupancy curves", ".csv", "curves")):
-            self._guarded(lambda: curves_csv(result, path))
+            self._guarded(lambda: sweep_csv(result.sweep, str(path)), path)
 
-    def _guarded(self, action) -> None:  # noqa: ANN001
+    def _export_predictions_csv(self) -> None:
+        from engine.evaluation.report import predictions_csv
+
+        result = self._result_or_warn()
+        if result is not None and (path := self._save_path("Export predictions", ".csv", "predictions")):
+            self._guarded(lambda: predictions_csv(result, str(path)), path)
+
+    def _guarded(self, action, path: Path | None = None) -> None:  # noqa: ANN001
         try:
             action()
         except (WarplineError, OSError, ValueError) as exc:
             self.show_error(f"Export failed: {exc}")
             return
-        self.show_message("Exported")
+        self.show_message(f"Exported {path}" if path is not None else "Exported")

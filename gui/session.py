@@ -1,9 +1,10 @@
 """The session: the one model object of the window.
 
 It owns the opened kernel (``KernelInputs``), the user's :class:`WorkbenchState`, the undo stack,
-the latest result, the debounce timer, the background worker and the autosave timer. Views call
-:meth:`apply` to change the state (one undoable command each) and redraw on the signals below;
-they never change each other.
+the latest evaluation, the debounce timer, the background worker and the autosave timer. Views call
+:meth:`apply` to change the state (one undoable command each) and redraw on the signals below, one
+per part of the evaluation (timeline, models, derivation, sweep); they never change each other and
+never look at how far an evaluation has got.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from engine.errors import WarplineError
 from engine.inputs import KernelInputs, resolve_inputs
 from engine.ptx.model import Module
 from engine.session_file import load_session, recovery_path, save_session
-from engine.workbench import WorkbenchResult, WorkbenchState, initial_state
+from engine.evaluation import PART_DERIVATION, PART_MODELS, PART_SWEEP, PART_TIMELINE, Evaluation, state_for
+from engine.state import WorkbenchState
 from gui.undo import StateCommand
 from gui.worker import ComputeWorker
 
@@ -32,7 +34,13 @@ AUTOSAVE_MS = 5000
 class Session(QObject):
     fileChanged = Signal()              # a new PTX file / kernel is open (tables change shape)
     stateChanged = Signal(object)       # WorkbenchState
-    resultChanged = Signal(object)      # WorkbenchResult (partial or complete)
+    # One signal per part of an evaluation, each with the Evaluation that carries it (a later
+    # part's evaluation also carries the earlier parts of the same state).
+    timelineChanged = Signal(object)    # simulation, trace and lane layout; analysis and occupancy
+    modelsChanged = Signal(object)      # every model's figures (Evaluation.models)
+    derivationChanged = Signal(object)  # Many-BSP: BLOCK table, supersteps, derivation
+    sweepChanged = Signal(object)       # the occupancy sweep
+    evaluationFinished = Signal(object)  # every part of the state is in (errors, warnings final)
     computeFailed = Signal(str)
     dirtyChanged = Signal(bool)
 
@@ -40,14 +48,14 @@ class Session(QObject):
         super().__init__(parent)
         self.inputs: KernelInputs | None = None
         self.state: WorkbenchState | None = None
-        self.result: WorkbenchResult | None = None
+        self.result: Evaluation | None = None
         self.session_path: Path | None = None
         self.undo_stack = QUndoStack(self)
         # A bound slot (not a lambda): Qt drops it when the session dies before the stack.
         self.undo_stack.cleanChanged.connect(self._clean_changed)
         self.worker = ComputeWorker(parent=self)
-        self.worker.partialReady.connect(self._on_result)
-        self.worker.resultReady.connect(self._on_result)
+        self.worker.partReady.connect(self._on_part)
+        self.worker.resultReady.connect(self._on_finished)
         self.worker.failed.connect(self.computeFailed)
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
@@ -75,11 +83,9 @@ class Session(QObject):
         """Parse ``path`` (unless ``module`` is it, parsed) and make it the session. On any
         WarplineError (malformed PTX with its file:line:column, unknown kernel, bad launch file)
         nothing changes and the error rises."""
-        inputs = resolve_inputs(path, kernel=kernel or (state.kernel if state else None), module=module)
-        new_state = state or initial_state(inputs)
-        if state is not None:
-            # The session's profile must load before we commit to it (it may have moved).
-            self.worker.workbench.profile(state.profile)
+        inputs = resolve_inputs(path, kernel=kernel or (state.kernel if state else None), module=module,
+                                profile=state.profile if state is not None else None)
+        new_state = state or state_for(inputs)
         self.inputs = inputs
         self.state = new_state
         self.result = None
@@ -169,12 +175,21 @@ class Session(QObject):
             self._since_submit.start()
             self.worker.submit(self.inputs, self.state)
 
-    def _on_result(self, result: WorkbenchResult) -> None:
+    def _on_part(self, evaluation: Evaluation, parts: tuple[str, ...]) -> None:
         # A result for an older state can still arrive between an edit and its debounce firing.
-        if result.state != self.state:
+        if evaluation.state != self.state:
             return
-        self.result = result
-        self.resultChanged.emit(result)
+        self.result = evaluation
+        signals = {PART_TIMELINE: self.timelineChanged, PART_MODELS: self.modelsChanged,
+                   PART_DERIVATION: self.derivationChanged, PART_SWEEP: self.sweepChanged}
+        for part in parts:
+            signals[part].emit(evaluation)
+
+    def _on_finished(self, evaluation: Evaluation) -> None:
+        if evaluation.state != self.state:
+            return
+        self.result = evaluation
+        self.evaluationFinished.emit(evaluation)
 
     def shutdown(self) -> None:
         self._autosave.stop()

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from PySide6.QtGui import QUndoCommand
 
-from engine.workbench import WorkbenchState
+from engine.state import WorkbenchState
 
 MERGE_ID = 4242   # QUndoCommand.id(): any value != -1 enables mergeWith
 

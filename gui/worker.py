@@ -1,4 +1,4 @@
-"""The one background worker: runs ``Workbench.compute`` off the UI thread.
+"""The one background worker: runs the evaluation core (``Evaluator.evaluate``) off the UI thread.
 
 Every submission gets a new generation number. The running computation polls ``cancel``
 (generation no longer current) between stages, so stale work stops early, and only the newest
@@ -25,7 +25,8 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
 
 from engine.errors import WarplineError
 from engine.inputs import KernelInputs
-from engine.workbench import Cancelled, Workbench, WorkbenchResult, WorkbenchState
+from engine.evaluation import PART_TIMELINE, Cancelled, Evaluation, Evaluator
+from engine.state import WorkbenchState
 
 POLL_MS = 4   # how often the UI thread looks for finished work while some is pending
 PARTIAL_WAIT_S = 1.0   # longest the worker waits for the UI to draw a partial result
@@ -78,17 +79,17 @@ _STOP = object()
 class ComputeWorker(QObject):
     """Submit states; receive the newest result only, on the UI thread."""
 
-    partialReady = Signal(object)      # an early WorkbenchResult (see Workbench.compute)
-    resultReady = Signal(object)       # complete WorkbenchResult
+    partReady = Signal(object, object)  # (Evaluation snapshot, tuple of the parts it adds)
+    resultReady = Signal(object)        # the finished Evaluation
     failed = Signal(str)
     progress = Signal(float, str)
     busyChanged = Signal(bool)
 
-    def __init__(self, workbench: Workbench | None = None, parent: QObject | None = None) -> None:
+    def __init__(self, evaluator: Evaluator | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         warm_up()
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
-        self.workbench = workbench or Workbench()
+        self.evaluator = evaluator or Evaluator()
         self.generation = 0
         self.sweep_enabled = True
         self._jobs: queue.Queue[Any] = queue.Queue()
@@ -178,12 +179,14 @@ class ComputeWorker(QObject):
             if kind == "progress":
                 self.progress.emit(*payload)
             elif kind == "partial":
-                # The worker's next stages wait until the event loop has painted this result
+                # The worker's next stages wait until the event loop has painted the timeline
                 # (partial_painted, from the window): that repaint would otherwise fight them
                 # for the GIL and take several times longer.
                 self._awaiting_paint = gen
-                self.partialReady.emit(payload)   # direct connections: laid out when this returns
+                self.partReady.emit(*payload)   # direct connections: laid out when this returns
                 QTimer.singleShot(PAINT_GRACE_MS, self, lambda g=gen: self._release_unpainted(g))
+            elif kind == "part":
+                self.partReady.emit(*payload)
             elif kind == "done":
                 self._set_busy(False)
                 self.resultReady.emit(payload)
@@ -218,22 +221,25 @@ class ComputeWorker(QObject):
             return
         put = self._out.put
 
-        def partial(result: WorkbenchResult) -> None:
-            # Wait (briefly) until the UI thread has drawn the partial result: the slower stages
-            # that follow would otherwise compete with that redraw for the GIL.
+        def on_part(evaluation: Evaluation, parts: tuple[str, ...]) -> None:
+            if PART_TIMELINE not in parts:
+                put((gen, "part", (evaluation, parts)))
+                return
+            # Wait (briefly) until the UI thread has drawn the timeline: the slower stages that
+            # follow would otherwise compete with that redraw for the GIL.
             self._partial_shown.clear()
-            put((gen, "partial", result))
+            put((gen, "partial", (evaluation, parts)))
             deadline = time.monotonic() + PARTIAL_WAIT_S
             while not self._partial_shown.wait(0.005):
                 if self.generation != gen or time.monotonic() > deadline:
                     break
 
         try:
-            result = self.workbench.compute(
+            result = self.evaluator.evaluate(
                 job.inputs, job.state,
                 cancel=lambda: self.generation != gen,
                 progress=lambda f, what: put((gen, "progress", (f, what))),
-                partial=partial,
+                on_part=on_part,
                 sweep=job.sweep)
         except Cancelled:
             return
@@ -246,4 +252,4 @@ class ComputeWorker(QObject):
         put((gen, "done", result))
 
 
-__all__ = ["ComputeWorker", "WorkbenchResult", "warm_up"]
+__all__ = ["ComputeWorker", "warm_up"]

@@ -9,7 +9,8 @@ import pytest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from engine.session_file import save_session
-from engine.workbench import initial_state, with_cell_edit
+from engine.evaluation import state_for as initial_state
+from engine.state import with_cell_edit
 from gui.worker import ComputeWorker
 from tests.test_gui_support import HOTSPOT, cycles, make_window, wait_complete
 
@@ -70,8 +71,9 @@ def test_profile_switch_and_bad_profile_file(window, qtbot, tmp_path):
     panel._profile_chosen(index)
     wait_complete(qtbot, window)
     result = window.session.result
-    assert result.profile.name == "gtx1070" and result.predictions[0].microseconds == pytest.approx(
-        result.predictions[0].cycles / result.profile.device.clock_mhz)
+    first = next(iter(result.models.values()))
+    assert result.profile.name == "gtx1070" and first.microseconds == pytest.approx(
+        first.kernel_cycles / result.profile.device.clock_mhz)
     assert window.session.state.profile == "gtx1070"
     bad = tmp_path / "bad.toml"
     bad.write_text("[device]\nname = 3\n")
@@ -87,11 +89,14 @@ def test_profile_switch_and_bad_profile_file(window, qtbot, tmp_path):
 
 
 def test_all_csv_exports_write_engine_tables(window, tmp_path, monkeypatch):
-    targets = iter([tmp_path / "block.csv", tmp_path / "steps.csv", tmp_path / "curves.csv"])
+    targets = iter([tmp_path / "block.csv", tmp_path / "steps.csv", tmp_path / "curves.csv",
+                    tmp_path / "predictions.csv"])
     monkeypatch.setattr(window, "_save_path", lambda *a: next(targets))
     window._export_block_csv()
     window._export_supersteps_csv()
     window._export_curves_csv()
+    assert str(tmp_path / "curves.csv") in window.statusBar().currentMessage()   # names the file
+    window._export_predictions_csv()
     result = window.session.result
     with open(tmp_path / "block.csv", newline="") as fh:
         block = list(csv.DictReader(fh))
@@ -102,7 +107,12 @@ def test_all_csv_exports_write_engine_tables(window, tmp_path, monkeypatch):
     with open(tmp_path / "curves.csv", newline="") as fh:
         curves = list(csv.DictReader(fh))
     assert len(curves) == result.max_blocks
-    assert float(curves[0]["Many-BSP"]) == dict(result.sweep["Many-BSP"])[1]
+    assert float(curves[0]["manybsp_kernel_cycles"]) == pytest.approx(
+        dict(result.sweep.kernel_cycles("manybsp"))[1], abs=0.05)
+    with open(tmp_path / "predictions.csv", newline="") as fh:
+        predictions = {r["model"]: r for r in csv.DictReader(fh)}
+    assert float(predictions["pipeline"]["kernel_cycles"]) == pytest.approx(
+        result.models["pipeline"].kernel_cycles, abs=0.05)
 
 
 def test_close_prompts_on_unsaved_changes(qtbot, tmp_path, monkeypatch):
@@ -189,8 +199,8 @@ def test_profile_without_manybsp_shows_a_banner_and_the_other_models(window, qtb
     window.session.apply(replace(window.session.state, profile="c2050"), "profile")
     wait_complete(qtbot, window)
     assert not window.banner.isHidden() and "no [manybsp] section" in window.banner.label.text()
-    preds = {p.model: p.cycles for p in window.session.result.predictions}
-    assert preds["Many-BSP"] is None and preds["Pipeline simulation"] > 0
+    preds = {r.model: r.kernel_cycles for r in window.session.result.models.values()}
+    assert preds["manybsp"] is None and preds["pipeline"] > 0
     assert window.results_panel.table.item(0, 1).text() == "—"
     assert window.block_view.model_.rowCount() == 0
     window.undo_action.trigger()

@@ -38,12 +38,12 @@ def wait_complete(qtbot, window, timeout: int = TIMEOUT_MS):
 
     def done() -> bool:
         r = session.result
-        return r is not None and r.complete and r.state == session.state and not session.worker.busy
+        return r is not None and r.finished and r.state == session.state and not session.worker.busy
 
     qtbot.waitUntil(done, timeout=timeout)
     return session.result
 
 
 def cycles(window) -> tuple[float, float]:
-    preds = {p.model: p.cycles for p in window.session.result.predictions}
-    return preds["Many-BSP"], preds["Pipeline simulation"]
+    models = window.session.result.models
+    return models["manybsp"].kernel_cycles, models["pipeline"].kernel_cycles

@@ -49,11 +49,15 @@ def test_opens_hotspot_with_real_tables_results_and_gantt(window):
     assert tree.rowCount() == len(result.manybsp.level1) > 1
     assert tree.rowCount(tree.index(0, 0)) == len(result.manybsp.level1[0].children)
     many, sim = cycles(window)
-    assert many == result.manybsp.kernel_exec_cycle > 0 and sim == float(result.simulation.cycles) > 0
+    launch = result.profile.device.kernel_launch_cycles
+    assert many == result.manybsp.kernel_exec_cycle + launch > 0 and sim == float(result.simulation.cycles) + launch
     table = window.results_panel.table
-    assert table.item(0, 0).text() == "Many-BSP" and table.item(0, 1).text() == f"{many:,.0f}"
+    # SM cycles, then kernel cycles with the launch cost: the figures `predict` prints
+    assert table.item(0, 0).text() == "Many-BSP" and table.item(0, 1).text() == f"{many - launch:,.0f}"
+    assert table.item(0, 2).text() == f"{many:,.0f}"
+    assert f"{launch:,.0f} launch cost" in window.results_panel.headline.text()
     assert window.results_panel.derivation.rowCount() == len(result.manybsp.prediction.quantities)
-    assert set(window.results_panel.curves) == set(result.sweep) >= {"Many-BSP", "Pipeline simulation"}
+    assert set(window.results_panel.curves) == set(result.sweep.figures) >= {"manybsp", "pipeline"}
     view = window.gantt.view
     assert view.trace is result.simulation.trace and len(view.trace.issues) > 0
     assert window.inputs_panel.loops_table.rowCount() == len(result.analysis.loop_info)
@@ -72,7 +76,7 @@ def test_latency_edit_changes_cycles_and_gantt_and_undo_restores(window, qtbot):
     many1, sim1 = cycles(window)
     assert many1 > many0 and sim1 > sim0
     assert window.gantt.redraws > redraws and window.gantt.view.trace is not trace0
-    assert window.gantt.shown_cycles == sim1
+    assert window.gantt.shown_cycles == window.session.result.models["pipeline"].sm_cycles
     index = cell(window, row, "lat_comm")
     assert index.data() == f"{old * 5:g}"
     assert isinstance(index.data(Qt.ItemDataRole.FontRole), QFont) and index.data(Qt.ItemDataRole.FontRole).bold()
@@ -81,7 +85,7 @@ def test_latency_edit_changes_cycles_and_gantt_and_undo_restores(window, qtbot):
     window.undo_action.trigger()
     wait_complete(qtbot, window)
     assert cycles(window) == (many0, sim0)
-    assert window.gantt.shown_cycles == sim0
+    assert window.gantt.shown_cycles == window.session.result.models["pipeline"].sm_cycles
     assert cell(window, row, "lat_comm").data(Qt.ItemDataRole.FontRole) is None
     window.redo_action.trigger()
     wait_complete(qtbot, window)
@@ -106,7 +110,7 @@ def test_reset_override_from_computed_value(window, qtbot):
     window.block_view.model_.setData(cell(window, row, "lat_comm"), "3000")
     wait_complete(qtbot, window)
     assert cycles(window)[0] != many0
-    from engine.workbench import with_cell_edit
+    from engine.state import with_cell_edit
 
     window.session.apply(with_cell_edit(window.session.state, row, "lat_comm", None, reset=True), "reset")
     wait_complete(qtbot, window)
@@ -211,9 +215,10 @@ def test_export_png_and_trace_csv(window, tmp_path):
     assert n == len(rows) == len(trace.issues) + len(trace.stalls)
     issues = [r for r in rows if r["kind"] == "issue"]
     assert len(issues) == len(trace.issues)
-    assert np.array_equal([int(r["instr"]) for r in issues], trace.issues["instr"])
-    assert np.array_equal([float(r["start"]) for r in issues], trace.issues["issue"])
-    assert np.array_equal([float(r["end"]) for r in issues], trace.issues["complete"])
+    # 1-based instruction numbers (the BLOCK table's), cycles to a tenth
+    assert np.array_equal([int(r["instruction"]) for r in issues], trace.issues["instr"] + 1)
+    assert np.allclose([float(r["start"]) for r in issues], trace.issues["issue"], atol=0.05)
+    assert np.allclose([float(r["end"]) for r in issues], trace.issues["complete"], atol=0.05)
 
 
 def test_malformed_ptx_shows_line_and_keeps_session(window, tmp_path):
@@ -247,7 +252,7 @@ def test_save_and_reopen_session_restores_state(window, qtbot, tmp_path, monkeyp
     assert other.open_file(path)
     wait_complete(qtbot, other)
     assert other.session.state == state and cycles(other) == expected
-    err = [other.results_panel.table.item(k, 3).text() for k in range(2)]
+    err = [other.results_panel.table.item(k, 4).text() for k in range(2)]
     assert all(e.endswith("%") for e in err)
     # A broken session file: error shown, the open session untouched.
     broken = tmp_path / "broken.warpline"
@@ -321,7 +326,7 @@ def test_ncu_import_sets_measured_cycles(window, qtbot, tmp_path):
     wait_complete(qtbot, window)
     assert window.session.state.measured_cycles == 15000
     many, _ = cycles(window)
-    assert window.results_panel.table.item(0, 3).text() == f"{100 * (many - 15000) / 15000:+.1f} %"
+    assert window.results_panel.table.item(0, 4).text() == f"{100 * (many - 15000) / 15000:+.1f} %"
 
 
 def test_long_recomputation_shows_progress_and_keeps_the_window_responsive(window, qtbot, monkeypatch):
@@ -329,8 +334,8 @@ def test_long_recomputation_shows_progress_and_keeps_the_window_responsive(windo
 
     from PySide6.QtCore import QTimer
 
-    workbench = window.session.worker.workbench
-    original = workbench.compute
+    evaluator = window.session.worker.evaluator
+    original = evaluator.evaluate
 
     span = []
 
@@ -341,7 +346,7 @@ def test_long_recomputation_shows_progress_and_keeps_the_window_responsive(windo
         span.append(time.perf_counter())
         return out
 
-    monkeypatch.setattr(workbench, "compute", slow)
+    monkeypatch.setattr(evaluator, "evaluate", slow)
     ticks = []
     timer = QTimer()
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
@@ -360,23 +365,31 @@ def test_long_recomputation_shows_progress_and_keeps_the_window_responsive(windo
 
 
 def test_edit_shows_the_gantt_first_and_keeps_the_tables_until_many_bsp_arrives(window, qtbot):
-    """The early result without Many-BSP redraws the chart only: the BLOCK table, the superstep
-    tree and the headline keep the previous values (never blank) until the Many-BSP stage comes."""
+    """The timeline part redraws the chart only: the BLOCK table, the superstep tree and the
+    headline keep the previous values (never blank) until the models and the derivation come."""
     model = window.block_view.model_
     tree = window.superstep_view.model_
+    session = window.session
     seen = []
 
-    def look(result) -> None:  # noqa: ANN001 - WorkbenchResult
-        seen.append((result.pending, window.gantt.view.trace is result.simulation.trace,
-                     len(model.rows), "Many-BSP" in window.results_panel.headline.text(), tree.rowCount()))
+    def look(part):  # noqa: ANN202
+        def record(result) -> None:  # noqa: ANN001 - Evaluation
+            seen.append((part, window.gantt.view.trace is result.simulation.trace, len(model.rows),
+                         "Many-BSP" in window.results_panel.headline.text(), tree.rowCount()))
+        return record
 
-    window.session.resultChanged.connect(look)
+    slots = {"timeline": look("timeline"), "models": look("models"), "derivation": look("derivation"),
+             "sweep": look("sweep")}
+    signals = {"timeline": session.timelineChanged, "models": session.modelsChanged,
+               "derivation": session.derivationChanged, "sweep": session.sweepChanged}
+    for part, signal in signals.items():
+        signal.connect(slots[part])
     rows_before, level1_before = len(model.rows), tree.rowCount()
     assert model.setData(cell(window, global_load(window), "lat_comm"), "777")
     wait_complete(qtbot, window)
-    window.session.resultChanged.disconnect(look)
-    pendings = [p for p, *_ in seen]
-    assert pendings == [("Many-BSP", "analytical models", "occupancy sweep"), ("occupancy sweep",), ()]
+    for part, signal in signals.items():
+        signal.disconnect(slots[part])
+    assert [p for p, *_ in seen] == ["timeline", "models", "derivation", "sweep"]
     first = seen[0]
     assert first[1]                                   # the chart already shows the new trace
     assert first[2] == rows_before and first[3] and first[4] == level1_before   # tables kept

@@ -123,6 +123,7 @@ def test_instruction_classes_and_subsystem_names(small):
 def test_csv_round_trip(small, tmp_path):
     d, trace, names, _ = small
     names = [f'{n}, "quoted"' if i == 0 else n for i, n in enumerate(names)]   # needs CSV quoting
+    names[1] = "@%p1 bra $L__BB0_2;"          # a spreadsheet would read this as a formula
     path = tmp_path / "trace.csv"
     written = export_trace_csv(trace, path, names, d.subsystems)
     with open(path, newline="", encoding="utf-8") as fh:
@@ -133,15 +134,22 @@ def test_csv_round_trip(small, tmp_path):
     assert len(issues) == len(trace.issues) and len(stalls) == len(trace.stalls)
     for r in issues:
         rec = trace.issues[int(r["row"])]
-        assert (int(r["warp"]), int(r["block"]), int(r["instr"])) == (rec["warp"], rec["block"], rec["instr"])
-        assert r["name"] == names[rec["instr"]] and r["subsystem"] == d.subsystems[rec["subsystem"]]
-        assert float(r["start"]) == rec["issue"] and float(r["end"]) == rec["complete"]
+        # 1-based instruction numbers, as in the BLOCK table
+        assert (int(r["warp"]), int(r["block"]), int(r["instruction"])) == \
+            (rec["warp"], rec["block"], rec["instr"] + 1)
+        expected = names[rec["instr"]]
+        assert r["name"] == ("'" + expected if expected.startswith("@") else expected)   # escaped, readable
+        assert r["subsystem"] == d.subsystems[rec["subsystem"]]
+        # cycles rounded to a tenth
+        assert float(r["start"]) == pytest.approx(rec["issue"], abs=0.05)
+        assert float(r["end"]) == pytest.approx(rec["complete"], abs=0.05)
         assert r["cause"] == ""
     for r in stalls:
         rec = trace.stalls[int(r["row"])]
         assert int(r["warp"]) == rec["warp"] and r["cause"] == STALL_CAUSES[rec["cause"]]
-        assert float(r["start"]) == rec["start"] and float(r["end"]) == rec["end"]
-        assert r["block"] == r["instr"] == ""
+        assert float(r["start"]) == pytest.approx(rec["start"], abs=0.05)
+        assert float(r["end"]) == pytest.approx(rec["end"], abs=0.05)
+        assert r["block"] == r["instruction"] == ""
 
 
 def test_chrome_trace_loads_and_nests(tiled, tmp_path):
@@ -167,6 +175,7 @@ def test_chrome_trace_loads_and_nests(tiled, tmp_path):
         rec = trace.issues[e["args"]["row"]]
         assert e["ts"] == rec["issue"] and e["ts"] + e["dur"] == pytest.approx(rec["complete"])
         assert e["name"] == names[rec["instr"]] and e["args"]["warp"] == rec["warp"]
+        assert e["args"]["instruction"] == rec["instr"] + 1
 
 
 def test_real_ptx_kernel_trace(tmp_path):

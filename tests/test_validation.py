@@ -72,8 +72,11 @@ def test_predict_imports_ncu_csv(capsys):
     assert main(["predict", "samples/ptx/copy.sm_90.ptx", "--profile", "h100", "--config", "stride2",
                  "--model", "pipeline", "--import-ncu", "samples/measured/h100/ncu_cycles.csv", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["measured_cycles"] == pytest.approx(138_200, rel=0.05)
-    assert abs(out["predictions"]["pipeline"]["error_percent"]) < 25
+    assert out["measured_kernel_cycles"] == pytest.approx(138_200, rel=0.05)
+    pipeline = out["models"]["pipeline"]
+    assert abs(pipeline["error_percent"]) < 25
+    assert pipeline["error_percent"] == pytest.approx(
+        100 * (pipeline["kernel_cycles"] - out["measured_kernel_cycles"]) / out["measured_kernel_cycles"])
 
 
 def test_import_ncu_without_the_kernel_is_refused(capsys):

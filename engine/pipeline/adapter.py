@@ -354,8 +354,8 @@ def _resident_blocks(analysis: KernelAnalysis, profile: Any, launch: Any, module
     regs = launch.regs_per_thread
     smem = launch.smem_dynamic
     if module is not None:
-        res = kernel_resources(module, analysis.function.name,
-                               arch=f"sm_{profile.device.sm_version}" if profile.device.sm_version else None)
+        # The PTX's own target, as engine.inputs counts them: one register count everywhere.
+        res = kernel_resources(module, analysis.function.name)
         regs = regs or res.registers
         smem += res.static_shared_bytes
     if regs is None:
@@ -365,16 +365,15 @@ def _resident_blocks(analysis: KernelAnalysis, profile: Any, launch: Any, module
 
 
 def _find_function(module: Any, kernel_name: str | None) -> Any:
-    kernels = [f for f in module.functions if f.is_kernel] or list(module.functions)
-    if kernel_name is None:
-        if not kernels:
-            raise ModelError("the module has no kernel")
-        return kernels[0]
-    for f in module.functions:
-        if f.name == kernel_name:
-            return f
-    names = ", ".join(f.name for f in kernels)
-    raise ModelError(f"no kernel {kernel_name!r} in the module (kernels: {names})")
+    from engine.names import find_kernel
+
+    try:
+        return find_kernel([f for f in module.functions if f.is_kernel] or list(module.functions), kernel_name,
+                           getattr(module, "filename", ""))
+    except ModelError:
+        raise
+    except WarplineError as exc:
+        raise ModelError(str(exc)) from None
 
 
 def describe_kernel(module: Any, kernel_name: str | None, profile: Any, launch: Any,

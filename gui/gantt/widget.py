@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.pipeline.trace import STALL_CAUSES, Trace
-from engine.timeline import COLOR_MODES, WARP_COLORS, TimelineLayout, layout_trace
+from engine.timeline import COLOR_MODES, WARP_COLORS, TimelineLayout, lane_group, layout_trace
 from gui.gantt import colors
 from gui.gantt.bars_item import BarsItem
 from gui.gantt.legend import ENTRY_WIDTH, fill_legend, make_legend, swatch
@@ -320,7 +320,7 @@ class GanttView(QWidget):
         instr = int(rec["instr"])
         issue, done = float(rec["issue"]), float(rec["complete"])
         sub = self._layout.subsystems[int(rec["subsystem"])]
-        return (f"{self._names[instr]}\ninstruction #{instr} · {sub}\n"
+        return (f"{self._names[instr]}\ninstruction #{instr + 1} · {sub}\n"
                 f"warp {int(rec['warp'])} · block {int(rec['block'])}\n"
                 f"issue {issue:g} → complete {done:g} ({done - issue:g} cycles)")
 
@@ -444,8 +444,8 @@ class GanttView(QWidget):
         if self._layout is None:
             return
         lanes = self._layout.lanes
-        major = [(ln.y + ln.height / 2, ln.label) for ln in lanes if ln.kind != "warp"]
-        warp_lanes = [ln for ln in lanes if ln.kind == "warp"]
+        major = [(ln.y + ln.height / 2, ln.label) for ln in lanes if lane_group(ln.kind).major]
+        warp_lanes = [ln for ln in lanes if not lane_group(ln.kind).major]
         # label every k-th warp lane so labels stay legible when many lanes share the height
         px_per_unit = max(self.plot.getViewBox().height(), 400.0) / max(self._layout.height, 1.0)
         every = max(1, int(np.ceil(13.0 / max(px_per_unit, 1e-6))))

@@ -17,7 +17,7 @@ from PySide6.QtGui import QBrush, QColor, QFont
 from engine.errors import WarplineError
 from engine.manybsp import BlockRow, InstructionRow, ManyBspResult
 from engine.manybsp.rows import FU_NAMES
-from engine.workbench import EDITABLE_COLUMNS, WorkbenchState, is_overridden, parse_cell_value
+from engine.state import EDITABLE_COLUMNS, WorkbenchState, is_overridden, parse_cell_value
 
 Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()   # the invalid index: "no parent"

@@ -13,7 +13,7 @@ from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelInde
 from PySide6.QtGui import QBrush, QColor, QFont
 
 from engine.manybsp import ManyBspResult
-from engine.workbench import WorkbenchState
+from engine.state import WorkbenchState
 
 Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()   # the invalid index: "no parent"

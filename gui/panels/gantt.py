@@ -11,7 +11,7 @@ import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from engine.workbench import WorkbenchResult
+from engine.evaluation import Evaluation
 from gui.gantt.widget import GanttView
 
 
@@ -28,13 +28,13 @@ class GanttPanel(QWidget):
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.caption)
         layout.addWidget(self.view, 1)
-        self.result: WorkbenchResult | None = None
+        self.result: Evaluation | None = None
         self._selected: set[int] = set()
         self.redraws = 0             # how many traces were drawn (tests and the benchmark read it)
         self.shown_cycles: float | None = None
         self.view.instructionClicked.connect(lambda i: self.instructionClicked.emit(int(i) + 1))
 
-    def show_result(self, result: WorkbenchResult) -> bool:
+    def show_result(self, result: Evaluation) -> bool:
         """Draw the result's trace; False when there was nothing new to draw."""
         sim = result.simulation
         if sim is None or sim.trace is None:

@@ -8,6 +8,8 @@ through ``message`` with the reason and does not touch the state.
 
 from __future__ import annotations
 
+import html
+
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
@@ -18,6 +20,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHeaderView,
+    QLabel,
     QLineEdit,
     QSpinBox,
     QTableWidget,
@@ -29,7 +32,9 @@ from PySide6.QtWidgets import (
 from engine.errors import WarplineError
 from engine.launch import parse_dim
 from engine.profiles import list_profiles
-from engine.workbench import POLICIES, WorkbenchResult, WorkbenchState
+from engine.evaluation import Evaluation
+from engine.names import display_name
+from engine.state import POLICIES, WorkbenchState
 from gui.panels.occupancy import OccupancyControl
 from gui.session import Session
 
@@ -97,6 +102,11 @@ class InputsPanel(QWidget):
         lform.addRow("Block", self.block_edit)
         lform.addRow("Dynamic smem", self.smem_spin)
         lform.addRow("Registers", self.regs_spin)
+        self.launch_source = QLabel()
+        self.launch_source.setObjectName("launchSource")
+        self.launch_source.setWordWrap(True)
+        self.launch_source.setStyleSheet("color: palette(mid);")
+        lform.addRow(self.launch_source)
         occ_box = QGroupBox("Occupancy and scheduling")
         oform = QVBoxLayout(occ_box)
         oform.addWidget(self.occupancy)
@@ -124,7 +134,7 @@ class InputsPanel(QWidget):
 
         session.fileChanged.connect(self._file_changed)
         session.stateChanged.connect(self.show_state)
-        session.resultChanged.connect(self.show_result)
+        session.timelineChanged.connect(self.show_result)
 
     # ------------------------------------------------------------------ showing
 
@@ -135,7 +145,8 @@ class InputsPanel(QWidget):
         self._updating = True
         self.kernel_combo.clear()
         for k in inputs.module.kernels:
-            self.kernel_combo.addItem(k.name, k.name)
+            self.kernel_combo.addItem(display_name(k.name), k.name)
+            self.kernel_combo.setItemData(self.kernel_combo.count() - 1, k.name, Qt.ItemDataRole.ToolTipRole)
         self.kernel_combo.setEnabled(len(inputs.module.kernels) > 1)
         kernel = inputs.kernel_name
         self.args_table.setRowCount(len(inputs.function.params))
@@ -165,6 +176,9 @@ class InputsPanel(QWidget):
             self.smem_spin.setValue(state.launch.smem_dynamic)
             self.regs_spin.setValue(state.launch.regs_per_thread or 0)
             self.policy_combo.setCurrentIndex(max(0, self.policy_combo.findData(state.policy)))
+            source = state.launch_source or "set in the window"
+            self.launch_source.setText(f"<small>Launch: {html.escape(source)}</small>")
+            self.launch_source.setToolTip(source)
             args = state.launch.args
             inputs = self.session.inputs
             for i in range(self.args_table.rowCount()):
@@ -186,7 +200,7 @@ class InputsPanel(QWidget):
             self.profile_combo.addItem(OPEN_PROFILE, None)
         self.profile_combo.setCurrentIndex(max(0, self.profile_combo.findData(current)))
 
-    def show_result(self, result: WorkbenchResult) -> None:
+    def show_result(self, result: Evaluation) -> None:
         self._updating = True
         try:
             self.occupancy.show_occupancy(result.occupancy, result.resident_blocks)
@@ -243,7 +257,7 @@ class InputsPanel(QWidget):
                 return
             name = path
         try:
-            self.session.worker.workbench.profile(name)   # validate before it becomes the state
+            self.session.worker.evaluator.profile(name)   # validate before it becomes the state
         except WarplineError as exc:
             self.message.emit(str(exc))
             self.show_state(state)

@@ -4,6 +4,8 @@ the occupancy curve of every model with the current occupancy marked, the Many-B
 
 from __future__ import annotations
 
+import html
+
 import math
 from dataclasses import replace
 
@@ -27,16 +29,21 @@ from PySide6.QtWidgets import (
 )
 
 from engine.errors import WarplineError
-from engine.workbench import MANYBSP_STAGE, WorkbenchResult, read_ncu_cycles
+from engine.evaluation import FIGURE_HELP, FIGURE_TITLES, Evaluation, ModelResult, models
+from engine.evaluation.registry import model as model_spec
+from engine.ncu import measured_cycles
 from gui.session import Session
 
-PRIMARY = ("Many-BSP", "Pipeline simulation")
-PEN_COLORS = ("#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-              "#17becf", "#ff7f0e", "#393b79", "#637939")
+COLUMNS = ("model", "sm_cycles", "kernel_cycles", "microseconds", "error")
+COLUMN_TITLES = ("model", FIGURE_TITLES["sm_cycles"], FIGURE_TITLES["kernel_cycles"], FIGURE_TITLES["microseconds"],
+                 "error vs measured")
+COLUMN_HELP = ("the model (hover for what it is)", FIGURE_HELP["sm_cycles"], FIGURE_HELP["kernel_cycles"],
+               FIGURE_HELP["microseconds"], "(kernel cycles − measured) / measured; measured cycles include the "
+               "launch cost")
 
 
 def _fmt(x: float | None, digits: int = 0) -> str:
-    if x is None:
+    if x is None or not math.isfinite(x):
         return "—"
     return f"{x:,.{digits}f}"
 
@@ -53,9 +60,11 @@ class ResultsPanel(QWidget):
         self.headline.setTextFormat(Qt.TextFormat.RichText)
         self.headline.setWordWrap(True)
 
-        self.table = QTableWidget(0, 4)
+        self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("predictionsTable")
-        self.table.setHorizontalHeaderLabels(["model", "cycles", "µs", "error vs measured"])
+        self.table.setHorizontalHeaderLabels(list(COLUMN_TITLES))
+        for col, tip in enumerate(COLUMN_HELP):
+            self.table.horizontalHeaderItem(col).setToolTip(tip)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         header = self.table.horizontalHeader()
@@ -94,7 +103,6 @@ class ResultsPanel(QWidget):
 
         self.derivation = QTableWidget(0, 4)
         self._derivation_rows: list[tuple[str, str, str, str]] = []
-        self._headline_lines: dict[str, str] = {}       # model -> its line in the headline
         self.derivation.setObjectName("derivationTable")
         self.derivation.setHorizontalHeaderLabels(["quantity", "value", "equation", "formula"])
         self.derivation.verticalHeader().setVisible(False)
@@ -122,9 +130,12 @@ class ResultsPanel(QWidget):
 
         self.measured.valueChanged.connect(self._measured_edited)
         self.import_button.clicked.connect(self._import_ncu)
-        session.resultChanged.connect(self.show_result)
+        session.modelsChanged.connect(self.show_models)
+        session.derivationChanged.connect(self._show_derivation)
+        session.sweepChanged.connect(self._show_curves)
+        session.timelineChanged.connect(lambda ev: self.marker.setValue(ev.resident_blocks))
+        session.evaluationFinished.connect(self._show_messages)
         session.stateChanged.connect(self._show_measured)
-        session.fileChanged.connect(self._headline_lines.clear)   # no line of another kernel stays
 
     # ------------------------------------------------------------------ showing
 
@@ -133,84 +144,83 @@ class ResultsPanel(QWidget):
         self.measured.setValue(state.measured_cycles or 0)
         self._updating = False
 
-    def show_result(self, result: WorkbenchResult) -> None:
+    def show_models(self, result: Evaluation) -> None:
+        """Every model's figures, in registry order; the primary models also in the headline."""
         measured = result.state.measured_cycles
-        preds = result.predictions
-        clock = result.profile.device.clock_mhz if result.profile else 0
-        manybsp_pending = MANYBSP_STAGE in result.pending
-        for p in preds:
-            if p.model in PRIMARY:
-                self._headline_lines[p.model] = (
-                    f"<b>{p.model}</b>: {_fmt(p.cycles)} cycles"
-                    + (f" ({_fmt(p.microseconds, 2)} µs)" if p.microseconds is not None else ""))
-        if not manybsp_pending and "Many-BSP" not in {p.model for p in preds}:
-            self._headline_lines.pop("Many-BSP", None)
-        # While Many-BSP is still to come, its line from the previous state stays.
-        head = [self._headline_lines[m] for m in PRIMARY if m in self._headline_lines]
+        rows = list(result.models.values())
+        head = []
+        for r in rows:
+            spec = model_spec(r.model)
+            if not spec.primary:
+                continue
+            if r.figures is None:
+                head.append(f"<b>{spec.title}</b>: — <small>({html.escape(r.error[:120])})</small>")
+                continue
+            f = r.figures
+            us = f" = {_fmt(f.microseconds, 2)} µs" if f.microseconds is not None else ""
+            head.append(f"<b>{spec.title}</b>: {_fmt(f.kernel_cycles)} kernel cycles{us} "
+                        f"<small>({_fmt(f.sm_cycles)} SM cycles + {_fmt(f.launch_cycles)} launch cost)</small>")
         profile = result.profile.name if result.profile else "?"
-        took = f", computed in {result.elapsed_s * 1000:.0f} ms" if result.complete else ", updating…"
-        head.append(f"<small>{profile} at {clock:g} MHz, {result.resident_blocks} blocks/SM{took}</small>")
+        head.append(f"<small>{profile} at {result.clock_mhz:g} MHz, {result.resident_blocks} blocks/SM</small>")
         self.headline.setText("<br>".join(head))
+        if self.table.rowCount() != len(rows):
+            self.table.setRowCount(len(rows))
+        for k, r in enumerate(rows):
+            self._fill_row(k, r, measured)
 
-        shown = [self.table.item(k, 0).text() for k in range(self.table.rowCount()) if self.table.item(k, 0)]
-        if not result.complete and all(p.model in shown for p in preds):
-            # An early result (no peers or no sweep yet): refresh its rows, keep the others until
-            # the later results arrive, so the table does not shrink and grow on every edit.
-            for p in preds:
-                self._fill_row(shown.index(p.model), p, measured)
-        else:
-            self.table.setRowCount(len(preds))
-            for k, p in enumerate(preds):
-                self._fill_row(k, p, measured)
-        self._show_curves(result)
-        if manybsp_pending:
-            return    # the derivation and the messages come with the Many-BSP stage
-        self._show_derivation(result)
+    def _fill_row(self, k: int, r: ModelResult, measured: float | None) -> None:
+        spec = model_spec(r.model)
+        err = r.error_percent(measured)
+        cells = [spec.title, _fmt(r.sm_cycles), _fmt(r.kernel_cycles), _fmt(r.microseconds, 3),
+                 "" if err is None else f"{err:+.1f} %"]
+        bold = QFont()
+        bold.setBold(spec.primary)
+        tip = spec.explanation + (f"\n\n{r.note}" if r.note else "") + (f"\n\nNo figure: {r.error}" if r.error else "")
+        for col, text in enumerate(cells):
+            item = self.table.item(k, col)
+            if item is None:
+                item = QTableWidgetItem()
+                if col:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.table.setItem(k, col, item)
+            item.setText(text)
+            item.setFont(bold)
+            item.setForeground(QColor("#a00") if r.figures is None else self.palette().text().color())
+            item.setToolTip(tip)
+
+    def _show_messages(self, result: Evaluation) -> None:
         lines = [f"[{stage}] {msg}" for stage, msg in result.errors.items()]
         lines += result.warnings
         self.messages.setPlainText("\n".join(lines) if lines else "No warnings.")
         self.tabs.setTabText(2, f"Messages ({len(lines)})" if lines else "Messages")
 
-    def _fill_row(self, k: int, p, measured: float | None) -> None:  # noqa: ANN001 - ModelPrediction
-        err = p.error_percent(measured)
-        cells = [p.model, _fmt(p.cycles), _fmt(p.microseconds, 2), "" if err is None else f"{err:+.1f} %"]
-        bold = QFont()
-        bold.setBold(True)
-        for col, text in enumerate(cells):
-            item = QTableWidgetItem(text)
-            if col:
-                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            if p.model in PRIMARY:
-                item.setFont(bold)
-            if p.cycles is None and p.note:
-                item.setForeground(QColor("#a00"))
-            if p.note:
-                item.setToolTip(p.note)
-            self.table.setItem(k, col, item)
-
-    def _show_curves(self, result: WorkbenchResult) -> None:
+    def _show_curves(self, result: Evaluation) -> None:
+        """Kernel cycles of every model at each resident-blocks count (the sweep's one rule)."""
         self.marker.setValue(result.resident_blocks)
-        if not result.complete and not result.sweep:
-            return   # the sweep follows; keep the previous curves until then
-        if result.sweep == self._shown_sweep:
+        sweep = result.sweep
+        if sweep is None:
             return
-        self._shown_sweep = dict(result.sweep)
-        names = list(result.sweep)
-        if set(names) != set(self.curves):
+        points = {m.id: sweep.kernel_cycles(m.id) for m in models() if m.id in sweep.figures}
+        if points == self._shown_sweep:
+            return
+        self._shown_sweep = points
+        if set(points) != set(self.curves):
             self.plot.clear()
             self.legend.clear()
             self.plot.addItem(self.marker)
             self.curves = {}
-            for k, name in enumerate(names):
-                color = PEN_COLORS[k % len(PEN_COLORS)]
-                # Markers only on the two models of this app: scatter items are costly to repaint.
-                marks = {"symbol": "o", "symbolSize": 6, "symbolBrush": color} if name in PRIMARY else {}
-                pen = pg.mkPen(color, width=3 if name in PRIMARY else 1.5)
-                self.curves[name] = self.plot.plot([], [], pen=pen, name=name, **marks)
-        finite = [(x, y) for pts in result.sweep.values() for x, y in pts if 0 < y < float("inf")]
-        for name, points in result.sweep.items():
-            good = [(x, y) for x, y in points if 0 < y < float("inf")]
-            self.curves[name].setData([x for x, _ in good], [y for _, y in good])
+            for spec in models():
+                if spec.id not in points:
+                    continue
+                style = spec.curve
+                marks = {"symbol": "o", "symbolSize": 6, "symbolBrush": style.color} if style.markers else {}
+                pen = pg.mkPen(style.color, width=style.width,
+                               style=Qt.PenStyle.DashLine if style.dashed else Qt.PenStyle.SolidLine)
+                self.curves[spec.id] = self.plot.plot([], [], pen=pen, name=spec.title, **marks)
+        finite = [(x, y) for pts in points.values() for x, y in pts if 0 < y < float("inf")]
+        for model_id, pts in points.items():
+            good = [(x, y) for x, y in pts if 0 < y < float("inf")]
+            self.curves[model_id].setData([x for x, _ in good], [y for _, y in good])
         if finite:
             # Explicit ranges instead of auto-range: pyqtgraph's auto-range walks every item on
             # each repaint, which made the plot the slowest part of a refresh.
@@ -221,7 +231,7 @@ class ResultsPanel(QWidget):
             vb.setRange(xRange=(min(xs) - 0.3, max(xs) + 0.3),
                         yRange=(min(ys) - 0.05, max(ys) + 0.05), padding=0)
 
-    def _show_derivation(self, result: WorkbenchResult) -> None:
+    def _show_derivation(self, result: Evaluation) -> None:
         mb = result.manybsp
         quantities = list(mb.prediction.quantities.values()) if mb is not None else []
         rows = []
@@ -263,7 +273,7 @@ class ResultsPanel(QWidget):
         if state is None:
             return
         try:
-            cycles = read_ncu_cycles(path, state.kernel)
+            cycles = measured_cycles(path, state.kernel, state.launch.grid, state.launch.block)
         except WarplineError as exc:
             self.message.emit(str(exc))
             return

@@ -11,14 +11,8 @@ from PySide6.QtCore import QItemSelectionModel, QPoint, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QTableView, QTreeView, QWidget
 
-from engine.workbench import (
-    EDITABLE_COLUMNS,
-    MANYBSP_STAGE,
-    WorkbenchResult,
-    is_overridden,
-    with_cell_edit,
-    with_iterations,
-)
+from engine.evaluation import Evaluation
+from engine.state import EDITABLE_COLUMNS, is_overridden, with_cell_edit, with_iterations
 from gui.models.block_table import KEYS, BlockTableModel
 from gui.models.supersteps import SuperstepModel
 from gui.session import Session
@@ -53,13 +47,11 @@ class BlockTableView(QTableView):
         self.selectionModel().selectionChanged.connect(self._selection_changed)
         self._sized = False
         self._shown = None
-        session.resultChanged.connect(self.show_result)
+        session.derivationChanged.connect(self.show_result)
 
-    def show_result(self, result: WorkbenchResult) -> None:
-        if MANYBSP_STAGE in result.pending:
-            return   # an early result without the Many-BSP tables: keep the shown ones until they come
+    def show_result(self, result: Evaluation) -> None:
         if result.manybsp is not None and result.manybsp is self._shown:
-            return   # the complete result repeats the partial one's tables
+            return
         self._shown = result.manybsp
         self.model_.set_result(result.manybsp, result.state)
         # Lay out now what a model reset leaves to a zero timer: the paint it leads to is then
@@ -126,11 +118,9 @@ class SuperstepView(QTreeView):
         self.model_.editRejected.connect(self.message)
         self.selectionModel().currentChanged.connect(self._current_changed)
         self._shown = None
-        session.resultChanged.connect(self.show_result)
+        session.derivationChanged.connect(self.show_result)
 
-    def show_result(self, result: WorkbenchResult) -> None:
-        if MANYBSP_STAGE in result.pending:
-            return
+    def show_result(self, result: Evaluation) -> None:
         if result.manybsp is not None and result.manybsp is self._shown:
             return
         self._shown = result.manybsp

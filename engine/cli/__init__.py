@@ -1,0 +1,52 @@
+"""Headless command line: ``python main.py <command> FILE.ptx [options]``.
+
+Each command is one module of this package (``cmd_*.py``) listed in
+:data:`engine.cli.registry.MODULES`; every one that runs a model goes through the evaluation core
+(:mod:`engine.evaluation`), so its figures are the window's. A ``WarplineError`` becomes a one-line
+message and exit status 2; Ctrl+C exits with 130; anything else is a bug and keeps its traceback.
+Commands that draw (PNG) get a renderer from the entry point (:mod:`engine.cli.render`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from engine.cli.registry import command_names, commands
+from engine.errors import WarplineError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="main.py", description="Warpline: GPU kernel performance models")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in commands().values():
+        command.add_arguments(sub.add_parser(command.name, help=command.help, description=command.help))
+    return parser
+
+
+def unknown_command(word: str) -> str:
+    return f"error: unknown command {word!r} (commands: {', '.join(command_names())}; or give a .ptx file)"
+
+
+def main(argv: Sequence[str] | None = None, renderer: Any = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and not argv[0].startswith("-") and argv[0] not in command_names():
+        print(unknown_command(argv[0]), file=sys.stderr)
+        return 2
+    parser = build_parser()
+    ns = parser.parse_args(argv)
+    try:
+        return commands()[ns.command].run(ns, renderer)
+    except WarplineError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+__all__ = ["build_parser", "command_names", "main", "unknown_command"]

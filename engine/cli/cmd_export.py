@@ -1,0 +1,89 @@
+"""``export``: timeline PNG/CSV, the Many-BSP tables and the occupancy curves, headless."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from engine.cli.cmd_sweep import add_sweep_points, sweep_points
+from engine.cli.cmd_trace import add_simulation_options
+from engine.cli.evaluating import evaluate_options
+from engine.cli.options import add_input_options, emit, inputs_from_args, positive_int
+from engine.cli.registry import Command
+from engine.cli.render import require_renderer
+from engine.errors import WarplineError
+
+MAX_IMAGE_SIDE = 16384
+
+
+def _image_side(text: str) -> int:
+    value = positive_int(text)
+    if value > MAX_IMAGE_SIDE:
+        raise argparse.ArgumentTypeError(f"{value} pixels: at most {MAX_IMAGE_SIDE}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_input_options(parser)
+    add_simulation_options(parser)
+    parser.add_argument("--png", help="timeline (Gantt chart of the simulated SM) as PNG")
+    parser.add_argument("--width", type=_image_side, default=1600)
+    parser.add_argument("--height", type=_image_side, default=900)
+    parser.add_argument("--color", choices=("warp", "class"), default="class")
+    parser.add_argument("--csv", help="timeline events and stalls as CSV")
+    parser.add_argument("--predictions-csv", help="every model's figures as CSV")
+    parser.add_argument("--block-csv", help="Many-BSP BLOCK table as CSV")
+    parser.add_argument("--supersteps-csv", help="Many-BSP supersteps as CSV")
+    parser.add_argument("--curves-csv", help="occupancy curves of every model as CSV")
+    add_sweep_points(parser, prefix="curve-")
+
+
+def run(ns: argparse.Namespace, renderer: Any = None) -> int:
+    from engine.evaluation.report import predictions_csv
+    from engine.evaluation.sweep import sweep_csv
+    from engine.manybsp import export_block_table, export_supersteps
+    from engine.timeline import export_trace_csv
+
+    wanted = (ns.png, ns.csv, ns.block_csv, ns.supersteps_csv, ns.curves_csv, ns.predictions_csv)
+    if not any(wanted):
+        raise WarplineError("export: give at least one of --png, --csv, --predictions-csv, --block-csv, "
+                            "--supersteps-csv, --curves-csv")
+    if ns.png:
+        renderer = require_renderer(renderer, "--png")
+    inputs = inputs_from_args(ns)
+    ev = evaluate_options(ns, inputs, trace=bool(ns.png or ns.csv), sweep=bool(ns.curves_csv),
+                          cycle_budget=ns.cycle_budget, **sweep_points(ns, "curve-"))
+    written: list[str] = []
+    if ns.png or ns.csv:
+        if ev.simulation is None or ev.simulation.trace is None:
+            raise WarplineError(ev.models["pipeline"].error or "the simulation did not run")
+        if ns.csv:
+            export_trace_csv(ev.simulation.trace, ns.csv, ev.trace_names, ev.trace_units)
+            written.append(ns.csv)
+        if ns.png:
+            renderer.timeline_png(ev, ns.png, width=ns.width, height=ns.height, color_mode=ns.color)
+            written.append(ns.png)
+    if ns.predictions_csv:
+        predictions_csv(ev, ns.predictions_csv)
+        written.append(ns.predictions_csv)
+    if ns.block_csv or ns.supersteps_csv:
+        if ev.manybsp is None:
+            raise WarplineError(ev.models["manybsp"].error or "Many-BSP could not be built")
+        if ns.block_csv:
+            export_block_table(ev.manybsp.block, ns.block_csv)
+            written.append(ns.block_csv)
+        if ns.supersteps_csv:
+            export_supersteps(ev.manybsp.level1, ns.supersteps_csv)
+            written.append(ns.supersteps_csv)
+    if ns.curves_csv:
+        if ev.sweep is None:
+            raise WarplineError("the occupancy sweep could not run: "
+                                + ("; ".join(ev.errors.values()) or "no description"))
+        sweep_csv(ev.sweep, ns.curves_csv)
+        written.append(ns.curves_csv)
+    emit(ns, {"written": written}, "\n".join(f"wrote {p}" for p in written))
+    return 0
+
+
+COMMAND = Command("export", "timeline PNG/CSV, predictions, Many-BSP tables and curves, headless",
+                  add_arguments, run)

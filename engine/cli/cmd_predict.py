@@ -1,0 +1,49 @@
+"""``predict``: every model's figures for one kernel launch (or the models named by --model)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from engine.cli.evaluating import evaluate_options
+from engine.cli.options import add_input_options, add_model_options, emit, inputs_from_args
+from engine.cli.registry import Command
+from engine.evaluation.registry import model_ids, models
+from engine.evaluation.report import predictions_csv, predictions_payload, predictions_text
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_input_options(parser)
+    add_model_options(parser)
+    listing = "; ".join(f"{m.id}: {m.title}" for m in models())
+    parser.add_argument("--model", action="append", choices=[*model_ids(), "all"], metavar="MODEL",
+                        help=f"model to run (repeatable; default all): {listing}")
+    parser.add_argument("--derivation", action="store_true", help="print every Many-BSP intermediate")
+    parser.add_argument("--import-ncu", metavar="CSV",
+                        help="Nsight Compute CSV with gpc__cycles_elapsed.max: adds each model's error")
+    parser.add_argument("--csv", help="also write the predictions as CSV")
+
+
+def run(ns: argparse.Namespace, renderer: Any = None) -> int:
+    inputs = inputs_from_args(ns)
+    chosen = None if not ns.model or "all" in ns.model else list(dict.fromkeys(ns.model))
+    if ns.derivation and chosen is not None and "manybsp" not in chosen:
+        chosen.append("manybsp")
+    ev = evaluate_options(ns, inputs, only=chosen, trace=False)
+    measured = None
+    if ns.import_ncu:
+        from engine.ncu import measured_cycles
+
+        measured = measured_cycles(ns.import_ncu, inputs.kernel_name, inputs.launch.grid, inputs.launch.block)
+    payload = {"file": str(inputs.path), "profile_source": inputs.profile_source,
+               **predictions_payload(ev, measured)}
+    if ns.csv:
+        predictions_csv(ev, ns.csv)
+        print(f"wrote {ns.csv}", file=sys.stderr)
+    emit(ns, payload, predictions_text(ev, measured, derivation=ns.derivation))
+    return 0
+
+
+COMMAND = Command("predict", "every model's predicted cycles (SM cycles, kernel cycles with the launch cost, µs)",
+                  add_arguments, run)

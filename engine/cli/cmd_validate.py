@@ -1,0 +1,52 @@
+"""``validate``: every model against the cycles measured on the sample launches (MAPE)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from engine.cli.options import emit
+from engine.cli.registry import Command
+from engine.cli.render import require_renderer
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--profile", help="GPU profile of the measurements (default h100)")
+    parser.add_argument("--measurements", nargs="*", help="measurement folders (default samples/measured/h100*)")
+    parser.add_argument("--only", nargs="*", help="configurations whose key contains one of these")
+    parser.add_argument("--plot", help="write predicted against measured as a PNG")
+    parser.add_argument("--json", action="store_true")
+
+
+def run(ns: argparse.Namespace, renderer: Any = None) -> int:
+    from engine.validation import DEFAULT_RUNS, format_validation, run_validation
+
+    if ns.plot:
+        renderer = require_renderer(renderer, "--plot")
+    runs = [Path(p) for p in ns.measurements] if ns.measurements else list(DEFAULT_RUNS)
+    only = (lambda key: any(part in key for part in ns.only)) if ns.only else None
+
+    def progress(i: int, n: int, key: str) -> None:
+        if not ns.json:
+            print(f"\r[{i + 1}/{n}] {key:<50}", end="", file=sys.stderr, flush=True)
+
+    result = run_validation(ns.profile or "h100", runs, only=only, progress=progress)
+    if not ns.json:
+        print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
+    payload = {
+        "profile": result.profile,
+        "figure": "kernel_cycles",
+        "mape_percent": {model: value for model, value in result.ranking()},
+        "rows": [{"configuration": r.key, "kernel": r.kernel, "measured_kernel_cycles": r.measured,
+                  "predicted_kernel_cycles": r.predicted, "errors": r.errors} for r in result.rows],
+    }
+    if ns.plot:
+        renderer.validation_png(result, ns.plot)
+        print(f"wrote {ns.plot}", file=sys.stderr)
+    emit(ns, payload, format_validation(result))
+    return 0
+
+
+COMMAND = Command("validate", "every model against the measured sample launches (MAPE)", add_arguments, run)

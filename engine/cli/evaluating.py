@@ -1,0 +1,24 @@
+"""From a command's options to an evaluation: the one path every model-running command takes."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from engine.errors import WarplineError
+from engine.evaluation import Evaluation, Evaluator, state_for
+from engine.inputs import KernelInputs
+
+
+def evaluate_options(ns: argparse.Namespace, inputs: KernelInputs, **options: Any) -> Evaluation:
+    """Evaluate the inputs with the command's --occupancy/--policy; a --trip naming no loop of the
+    kernel is an error that lists the loops."""
+    state = state_for(inputs, occupancy=getattr(ns, "occupancy", None), policy=getattr(ns, "policy", "lrr"))
+    ev = Evaluator().evaluate(inputs, state, **options)
+    if ev.analysis is not None and state.launch.trip_overrides:
+        loops = [loop.key for loop in ev.analysis.loop_info]
+        for key in state.launch.trip_overrides:
+            if key not in loops:
+                raise WarplineError(f"--trip {key}: no loop with that header in {inputs.kernel_name} "
+                                    f"(loops: {', '.join(loops) or 'none'})")
+    return ev

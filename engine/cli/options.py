@@ -1,0 +1,184 @@
+"""Options every command shares, and how they become :class:`engine.inputs.KernelInputs`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.errors import WarplineError
+from engine.inputs import KernelInputs, resolve_inputs
+from engine.launch import parse_dim
+from engine.ptx.model import Module
+from engine.state import POLICIES
+
+
+def _number(text: str) -> int | float:
+    try:
+        return int(text, 0)
+    except ValueError:
+        value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
+def _key_value(text: str, what: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip() or not value.strip():
+        raise WarplineError(f"{what}: expected NAME=VALUE, got {text!r}")
+    return key.strip(), value.strip()
+
+
+def parse_args_option(items: Sequence[str]) -> dict[str | int, int | float]:
+    """``--arg 0=2 --arg n=1024`` -> ``{0: 2, "n": 1024}`` (index or parameter name)."""
+    out: dict[str | int, int | float] = {}
+    for item in items:
+        key, value = _key_value(item, "--arg")
+        try:
+            out[int(key) if key.isdigit() else key] = _number(value)
+        except ValueError:
+            raise WarplineError(f"--arg {item}: the value must be a finite number") from None
+    return out
+
+
+def parse_trip_option(items: Sequence[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        key, value = _key_value(item, "--trip")
+        try:
+            count = int(value)
+        except ValueError:
+            raise WarplineError(f"--trip {item}: the trip count must be an integer") from None
+        if count < 0:
+            raise WarplineError(f"--trip {item}: the trip count cannot be negative")
+        out[key] = count
+    return out
+
+
+def parse_range(text: str, option: str) -> list[int]:
+    """``1:64`` -> 1..64, ``8:64:8`` -> 8, 16, ..., 64, ``4`` -> [4]."""
+    parts = text.split(":")
+    try:
+        numbers = [int(p) for p in parts]
+    except ValueError:
+        raise WarplineError(f"{option} {text!r}: expected A:B[:STEP] or N (integers)") from None
+    if len(numbers) == 1:
+        numbers = [numbers[0], numbers[0]]
+    bad_step = len(numbers) == 3 and numbers[2] < 1
+    if len(numbers) not in (2, 3) or numbers[0] < 1 or numbers[1] < numbers[0] or bad_step:
+        raise WarplineError(f"{option} {text!r}: expected A:B[:STEP] with 1 <= A <= B and STEP >= 1")
+    step = numbers[2] if len(numbers) == 3 else 1
+    return list(range(numbers[0], numbers[1] + 1, step))
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} cannot be negative")
+    return value
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", help="PTX file")
+    parser.add_argument("--kernel", help="kernel: mangled or demangled name, bare name or a unique part; "
+                                         "default: the first")
+    parser.add_argument("--profile", help="GPU profile name or .toml path (default: the one for the PTX's "
+                                          "architecture, named on stderr)")
+    parser.add_argument("--launch", dest="launch_file", help="launch-settings .toml (samples have one)")
+    parser.add_argument("--config", help="named [[launch]] of the launch file")
+    parser.add_argument("--grid", help="grid X[,Y,Z] (default: launch file, else one wave that fills the GPU)")
+    parser.add_argument("--block", help="block X[,Y,Z] (default: launch file, else .reqntid/.maxntid, else 256)")
+    parser.add_argument("--smem-dynamic", type=non_negative_int, help="dynamic shared memory per block, bytes")
+    parser.add_argument("--regs", type=positive_int, help="registers per thread (default: ptxas -v, else estimate)")
+    parser.add_argument("--arg", action="append", default=[], metavar="INDEX_OR_NAME=VALUE",
+                        help="kernel argument value (repeatable)")
+    parser.add_argument("--trip", action="append", default=[], metavar="LOOP=N",
+                        help="loop trip count override by header label (repeatable)")
+    parser.add_argument("--no-ptxas", action="store_true", help="estimate registers instead of running ptxas")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--occupancy", type=positive_int,
+                        help="resident blocks per SM (default: as many as fit)")
+    parser.add_argument("--policy", choices=POLICIES, default="lrr", help="warp scheduler of the simulation")
+
+
+def inputs_from_args(ns: argparse.Namespace, kernel: str | None = None,
+                     module: Module | None = None) -> KernelInputs:
+    """The inputs the options describe; what was chosen by default is named on stderr so that a
+    log says which GPU and which launch the numbers are for. ``module``: the file already parsed."""
+    inputs = resolve_inputs(
+        ns.file,
+        module=module,
+        kernel=kernel if kernel is not None else ns.kernel,
+        profile=ns.profile,
+        launch_file=ns.launch_file,
+        config=ns.config,
+        grid=parse_dim(ns.grid, "grid") if ns.grid else None,
+        block=parse_dim(ns.block, "block") if ns.block else None,
+        smem_dynamic=ns.smem_dynamic,
+        regs=ns.regs,
+        args=parse_args_option(ns.arg),
+        trips=parse_trip_option(ns.trip),
+        use_ptxas=not ns.no_ptxas,
+    )
+    _check_argument_names(inputs, parse_args_option(ns.arg))
+    if ns.profile is None and inputs.profile is not None and not getattr(ns, "_told_profile", False):
+        print(f"warpline: no --profile given, using {inputs.profile.name!r} ({inputs.profile_source})",
+              file=sys.stderr)
+        ns._told_profile = True
+    return inputs
+
+
+def _check_argument_names(inputs: KernelInputs, args: dict[str | int, int | float]) -> None:
+    params = inputs.function.params
+    names = [p.name for p in params]
+    for key in args:
+        if isinstance(key, int):
+            if not 0 <= key < len(params):
+                raise WarplineError(f"--arg {key}: {inputs.kernel_name} has {len(params)} parameters "
+                                    f"(indices 0..{len(params) - 1})")
+        elif key not in names:
+            raise WarplineError(f"--arg {key}: no such parameter (parameters: {', '.join(names) or 'none'})")
+
+
+def emit(ns: argparse.Namespace, payload: dict[str, Any], text: str) -> None:
+    if getattr(ns, "json", False):
+        json.dump(payload, sys.stdout, indent=2, default=_json_default, allow_nan=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def finite_or_none(value: float | None) -> float | None:
+    """JSON has no infinity or NaN: such a figure is written as null."""
+    return value if value is not None and math.isfinite(value) else None

@@ -1,0 +1,41 @@
+"""What a model's predict function is handed: one kernel launch at one occupancy.
+
+The context computes what several models share once (the analytical peers' aggregate figures,
+GPUMech's interval profile) and keeps it for the others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.pipeline.description import KernelDescription
+
+
+@dataclass
+class ModelContext:
+    """``description``: the Pipeline-model description at ``resident_blocks`` blocks per SM.
+    ``manybsp``: the Many-BSP result of the state (None when that model could not be built).
+    ``simulation``: the state's own simulation when it is already done (the timeline's), reused
+    rather than run again; None at the other points of an occupancy sweep."""
+
+    description: KernelDescription | None
+    resident_blocks: int
+    policy: str = "lrr"
+    manybsp: Any = None
+    simulation: Any = None
+    profile: Any = None
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def shared(self, key: str, compute: Any) -> Any:
+        """``compute()`` once per context under ``key`` (for figures several models read)."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def require_description(self) -> KernelDescription:
+        from engine.errors import ModelError
+
+        if self.description is None:
+            raise ModelError("no Pipeline-model description (the kernel could not be described)")
+        return self.description

@@ -1,0 +1,464 @@
+"""The evaluation core: one call turns a kernel's inputs and the user's state into every figure.
+
+The window's worker, every CLI command, ``validate`` and sessions call :meth:`Evaluator.evaluate`;
+nothing else computes a model's cycles. It runs, in order:
+
+1. the kernel analysis (loops, inferred trip counts), the memory-access analysis and the
+   occupancy rules: the resident blocks every model runs at;
+2. part ``timeline``: the Pipeline-model simulation with its trace and lane layout;
+3. parts ``models`` and ``derivation``: Many-BSP (BLOCK table, supersteps, equations) and every
+   other model of the registry, each as :class:`~engine.evaluation.figures.CycleFigures`;
+4. part ``sweep`` (when asked): every model at each resident-blocks count.
+
+``on_part`` receives a snapshot after each step, so a window redraws the chart before the slower
+models finish. A stage that fails with a ``WarplineError`` records its message and lets the others
+run. ``cancel`` is polled between stages and sweep points (:class:`Cancelled`).
+
+The evaluator caches what an edit does not change (profiles, analyses, the Many-BSP instruction
+table, the unedited Pipeline description), keyed by the inputs and the launch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from engine.analysis import KernelAnalysis, analyze_kernel
+from engine.errors import WarplineError
+from engine.evaluation.context import ModelContext
+from engine.evaluation.figures import CycleFigures, ModelResult
+from engine.evaluation.manybsp_at import occupancy_overrides
+from engine.evaluation.registry import STAGE_TIMELINE, model, models
+from engine.evaluation.sweep import Sweep, plan_blocks
+from engine.inputs import KernelInputs
+from engine.launch import Launch
+from engine.manybsp import ManyBspResult, manybsp_inputs, run_manybsp
+from engine.memory import analyze_memory
+from engine.occupancy import Occupancy, occupancy
+from engine.pipeline.adapter import PipelineOverrides, build_description
+from engine.pipeline.description import KernelDescription, to_fraction
+from engine.pipeline.simulator import simulate
+from engine.profiles import Profile, list_profiles, load_profile
+from engine.state import WorkbenchState
+from engine.timeline import layout_trace
+
+CancelCheck = Callable[[], bool]          # True when the caller wants the work stopped
+ProgressFn = Callable[[float, str], None]  # fraction done (0..1), what is running
+
+PART_TIMELINE = "timeline"
+PART_MODELS = "models"
+PART_DERIVATION = "derivation"
+PART_SWEEP = "sweep"
+PARTS = (PART_TIMELINE, PART_MODELS, PART_DERIVATION, PART_SWEEP)
+
+
+class Cancelled(Exception):
+    """The caller asked the running evaluation to stop (its result would be stale)."""
+
+
+@dataclass
+class Evaluation:
+    """Everything computed for one state. Stage errors are messages, never exceptions.
+
+    ``parts`` lists what is filled in so far (a snapshot handed to ``on_part`` may lack the later
+    parts; a finished evaluation has every part it was asked for).
+    """
+
+    state: WorkbenchState
+    profile: Profile | None
+    analysis: KernelAnalysis | None
+    occupancy: Occupancy | None
+    resident_blocks: int                     # the occupancy every model ran at
+    launch_source: str = ""
+    memory: Any = None                       # engine.memory MemoryReport (None: not available)
+    inferred_trips: dict[str, Any] = field(default_factory=dict)  # loop key -> TripCount, no overrides
+    simulation: Any = None                   # engine.pipeline SimulationResult (with trace)
+    description: KernelDescription | None = None
+    timeline: Any = None                     # engine.timeline TimelineLayout of the trace
+    trace_names: list[str] = field(default_factory=list)   # instruction text per static index
+    trace_units: list[str] = field(default_factory=list)   # subsystem names
+    manybsp: ManyBspResult | None = None
+    models: dict[str, ModelResult] = field(default_factory=dict)   # registry order
+    sweep: Sweep | None = None
+    errors: dict[str, str] = field(default_factory=dict)    # stage -> message
+    warnings: list[str] = field(default_factory=list)
+    parts: tuple[str, ...] = ()
+    finished: bool = False                   # True on the evaluation returned at the end (not a snapshot)
+    elapsed_s: float = 0.0
+
+    @property
+    def max_blocks(self) -> int:
+        return self.occupancy.blocks_per_sm if self.occupancy is not None else 0
+
+    @property
+    def launch_cycles(self) -> float:
+        return self.profile.device.kernel_launch_cycles if self.profile is not None else 0.0
+
+    @property
+    def clock_mhz(self) -> float:
+        return self.profile.device.clock_mhz if self.profile is not None else 0.0
+
+    def figures(self, sm_cycles: float) -> CycleFigures:
+        return CycleFigures(float(sm_cycles), self.launch_cycles, self.clock_mhz)
+
+    def result(self, model_id: str) -> ModelResult | None:
+        return self.models.get(model_id)
+
+    def snapshot(self) -> Evaluation:
+        """A copy whose containers the receiver owns (the evaluation goes on filling its own)."""
+        return dataclasses.replace(self, models=dict(self.models), errors=dict(self.errors),
+                                   warnings=list(self.warnings), finished=False)
+
+
+PartFn = Callable[[Evaluation, tuple[str, ...]], None]
+
+
+def state_for(inputs: KernelInputs, *, occupancy: int | None = None, policy: str = "lrr",
+              measured_cycles: float | None = None) -> WorkbenchState:
+    """The state a front end starts from: the inputs' kernel, profile and launch."""
+    profile = inputs.profile
+    if profile is None:
+        raise WarplineError("no GPU profile")
+    name = profile.name if profile.path is None or profile.name in list_profiles() else str(profile.path)
+    if occupancy is not None and occupancy < 1:
+        raise WarplineError(f"occupancy {occupancy}: at least one resident block per SM")
+    return WorkbenchState(kernel=inputs.kernel_name, profile=name, launch=inputs.launch,
+                          occupancy=occupancy, policy=policy, measured_cycles=measured_cycles,
+                          launch_source=inputs.launch_source)
+
+
+class Evaluator:
+    """Runs the models for a state; caches what does not change between edits."""
+
+    CACHE_LIMIT = 32
+
+    def __init__(self) -> None:
+        self._profiles: dict[str, Profile] = {}
+        self._analyses: dict[tuple, KernelAnalysis] = {}
+        self._tables: dict[tuple, tuple] = {}
+        self._descriptions: dict[tuple, KernelDescription] = {}
+        self._memory: dict[int, tuple[Any, str]] = {}
+
+    # ------------------------------------------------------------------ cached inputs
+
+    def profile(self, name: str, given: Profile | None = None) -> Profile:
+        if name not in self._profiles:
+            if given is not None and name in (given.name, str(given.path)):
+                self._profiles[name] = given
+            else:
+                self._profiles[name] = load_profile(name)
+        return self._profiles[name]
+
+    def analysis(self, inputs: KernelInputs, launch: Launch) -> KernelAnalysis:
+        # The analysis reads the launch (argument values, trip overrides); the Launch repr
+        # covers every field, so equal launches share one analysis.
+        key = (id(inputs.function), inputs.kernel_name, repr(launch))
+        if key not in self._analyses:
+            _bounded(self._analyses, self.CACHE_LIMIT)
+            self._analyses[key] = analyze_kernel(inputs.function, launch, inputs.module)
+        return self._analyses[key]
+
+    def memory(self, inputs: KernelInputs, analysis: KernelAnalysis, launch: Launch) -> tuple[Any, str]:
+        """The memory-access analysis and why it is missing if it is (keyed by the analysis: an
+        edit of a latency or of the occupancy reuses it)."""
+        key = id(analysis)
+        if key not in self._memory:
+            _bounded(self._memory, self.CACHE_LIMIT)
+            try:
+                self._memory[key] = (analyze_memory(analysis, launch, inputs.module), "")
+            except WarplineError as exc:
+                self._memory[key] = (None, f"memory-access analysis failed ({exc}); coalesced "
+                                           "accesses and the profile's memory costs assumed")
+        return self._memory[key]
+
+    # ------------------------------------------------------------------ evaluation
+
+    def evaluate(self, inputs: KernelInputs, state: WorkbenchState | None = None, *,
+                 sweep: bool = False, sweep_blocks: Sequence[int] | None = None,
+                 sweep_warps: Sequence[int] | None = None,
+                 only: Sequence[str] | None = None, trace: bool = True,
+                 cycle_budget: float | None = None,
+                 cancel: CancelCheck | None = None, progress: ProgressFn | None = None,
+                 on_part: PartFn | None = None) -> Evaluation:
+        """Every model for ``state`` (default: :func:`state_for` the inputs).
+
+        ``sweep``: also the occupancy sweep (``sweep_blocks``/``sweep_warps`` choose its points;
+        default every reachable count). ``only``: model ids to run (default all). ``trace``:
+        keep the simulation's trace and lay out the timeline. ``cycle_budget``: stop the
+        simulation after that many cycles (its figure is then a lower bound, and says so).
+        """
+        started = time.perf_counter()
+        state = state or state_for(inputs)
+        wanted = [m for m in models() if only is None or m.id in only]
+        if only is not None:
+            for model_id in only:
+                model(model_id)      # unknown ids are an error, not silently nothing
+
+        def step(fraction: float, what: str) -> None:
+            if cancel is not None and cancel():
+                raise Cancelled()
+            if progress is not None:
+                progress(fraction, what)
+
+        step(0.0, "analysis")
+        ev = self._prepare(inputs, state)
+        done: list[str] = []
+
+        def deliver(*parts: str) -> None:
+            done.extend(parts)
+            ev.parts = tuple(done)
+            ev.elapsed_s = time.perf_counter() - started
+            if on_part is not None:
+                on_part(ev.snapshot(), parts)
+
+        ready = ev.profile is not None and ev.analysis is not None and ev.resident_blocks > 0
+        if ready:
+            step(0.1, "simulation")
+            try:
+                self._describe(inputs, ev)
+                if any(m.id == "pipeline" for m in wanted) or trace:
+                    self._simulate(ev, trace, cycle_budget)
+            except WarplineError as exc:
+                ev.errors["simulation"] = str(exc)
+        self._predict(ev, [m for m in wanted if m.stage == STAGE_TIMELINE])
+        deliver(PART_TIMELINE)
+
+        step(0.3, "Many-BSP")
+        if ready and any(m.id == "manybsp" for m in wanted):
+            try:
+                ev.manybsp = self._manybsp(inputs, ev)
+                ev.warnings.extend(ev.manybsp.warnings)
+            except WarplineError as exc:
+                ev.errors["Many-BSP"] = str(exc)
+        step(0.45, "analytical models")
+        self._predict(ev, wanted)
+        deliver(PART_MODELS, PART_DERIVATION)
+
+        if sweep and ready and ev.description is not None:
+            step(0.5, "occupancy sweep")
+            ev.sweep = self._sweep(ev, wanted, sweep_blocks, sweep_warps,
+                                   lambda f: step(0.5 + 0.5 * f, "occupancy sweep"))
+            deliver(PART_SWEEP)
+        step(1.0, "done")
+        ev.elapsed_s = time.perf_counter() - started
+        ev.finished = True
+        return ev
+
+    # ------------------------------------------------------------------ stages
+
+    def _prepare(self, inputs: KernelInputs, state: WorkbenchState) -> Evaluation:
+        launch = state.launch
+        errors: dict[str, str] = {}
+        profile: Profile | None = None
+        analysis: KernelAnalysis | None = None
+        occ: Occupancy | None = None
+        inferred: dict[str, Any] = {}
+        try:
+            profile = self.profile(state.profile, inputs.profile)
+        except WarplineError as exc:
+            errors["profile"] = str(exc)
+        try:
+            analysis = self.analysis(inputs, launch)
+            # What the analysis infers without the user's trip counts, shown beside them.
+            plain = self.analysis(inputs, replace(launch, trip_overrides={})) if launch.trip_overrides \
+                else analysis
+            inferred = dict(plain.trip_counts)
+        except WarplineError as exc:
+            errors["analysis"] = str(exc)
+        resources = _resources(inputs, launch)
+        if profile is not None:
+            try:
+                occ = occupancy(profile, launch.threads_per_block, resources.registers,
+                                resources.static_shared_bytes + launch.smem_dynamic)
+            except WarplineError as exc:
+                errors["occupancy"] = str(exc)
+        max_blocks = occ.blocks_per_sm if occ is not None else 0
+        resident = max_blocks if state.occupancy is None else max(1, min(state.occupancy, max_blocks))
+        if max_blocks == 0:
+            resident = 0
+        ev = Evaluation(state=state, profile=profile, analysis=analysis, occupancy=occ, resident_blocks=resident,
+                        launch_source=state.launch_source or inputs.launch_source, errors=errors,
+                        inferred_trips=inferred)
+        if state.occupancy is not None and max_blocks and state.occupancy > max_blocks:
+            ev.warnings.append(f"occupancy {state.occupancy} blocks/SM cannot be reached: at most {max_blocks} "
+                               f"fit ({occ.limiter if occ else '?'}); {max_blocks} used")
+        if profile is not None and occ is not None and max_blocks == 0:
+            errors["occupancy"] = (f"the block does not fit on an SM of {profile.device.name} "
+                                   f"(limited by {occ.limiter})")
+        if analysis is not None and profile is not None:
+            ev.memory, why = self.memory(inputs, analysis, launch)
+            if why:
+                ev.warnings.append(why)
+        return ev
+
+    def _describe(self, inputs: KernelInputs, ev: Evaluation) -> None:
+        """The Pipeline-model description for this state.
+
+        Building it from PTX costs every instruction a profile look-up (tens of ms), yet a latency
+        edit or an occupancy change alters one Λ or the resident blocks only. So the unedited
+        description is built once per (kernel, profile, launch) and the edits are applied to a
+        copy, exactly as the adapter's index-keyed cost overrides would.
+        """
+        state, profile, analysis = ev.state, ev.profile, ev.analysis
+        assert profile is not None and analysis is not None
+        key = (id(analysis), profile.name, str(profile.path), repr(state.launch))
+        base = self._descriptions.get(key)
+        if base is None:
+            _bounded(self._descriptions, 16)
+            base = build_description(analysis, profile, state.launch, PipelineOverrides(),
+                                     resident_blocks=ev.resident_blocks, module=inputs.module, memory=ev.memory)
+            self._descriptions[key] = base
+        d = base.with_changes(resident_blocks=ev.resident_blocks)
+        costs = pipeline_overrides(state, analysis).costs
+        if costs:
+            instructions = list(d.instructions)
+            for index, (lam, Lam) in costs.items():
+                ins = instructions[index]  # type: ignore[index]
+                where = f"instruction {index + 1} ({ins.name})"  # type: ignore[operator]
+                instructions[index] = replace(  # type: ignore[index]
+                    ins,
+                    lam=ins.lam if lam is None else to_fraction(lam, f"λ of {where}"),
+                    Lam=ins.Lam if Lam is None else to_fraction(Lam, f"Λ of {where}"))
+            d = d.with_changes(instructions=tuple(instructions))
+        ev.description = d
+        ev.trace_names = [ins.name for ins in d.instructions]
+        ev.trace_units = list(d.subsystems)
+        ev.warnings.extend(d.notes)
+
+    def _simulate(self, ev: Evaluation, trace: bool, cycle_budget: float | None = None) -> None:
+        d = ev.description
+        assert d is not None
+        sim = simulate(d, policy=ev.state.policy, trace=trace, cycle_budget=cycle_budget)
+        ev.simulation = sim
+        if sim.stopped_early:
+            ev.warnings.append(f"the simulation stopped at its cycle budget ({cycle_budget:g}): its cycles "
+                               "are a lower bound")
+        if sim.trace is not None and sim.trace.truncated:
+            ev.warnings.append("the simulation trace hit its row limit; the timeline shows its start")
+        if sim.trace is not None:
+            # The lane layout is plain numpy work: done here, off the UI thread.
+            ev.timeline = layout_trace(sim.trace, ev.trace_names, None, float(sim.cycles), ev.trace_units)
+
+    def _manybsp(self, inputs: KernelInputs, ev: Evaluation) -> ManyBspResult:
+        """Many-BSP at the resident blocks every model runs at (:mod:`manybsp_at`); the
+        instruction table is cached, so an edit re-runs the BLOCK table, supersteps and equations."""
+        profile, analysis, state = ev.profile, ev.analysis, ev.state
+        assert profile is not None and analysis is not None
+        if profile.manybsp is None:
+            raise WarplineError(f"profile {profile.name!r} has no [manybsp] section: the Many-BSP model "
+                                "needs its parameters (mem_lat, mu, launch overheads)")
+        launch = state.launch
+        resources = _resources(inputs, launch)
+        key = (id(analysis), profile.name, str(profile.path), repr(launch), resources.registers,
+               resources.static_shared_bytes)
+        if key not in self._tables:
+            _bounded(self._tables, self.CACHE_LIMIT)
+            self._tables[key] = manybsp_inputs(analysis, profile, launch, resources, ev.memory)
+        rows, specs, warnings, params = self._tables[key]
+        overrides = occupancy_overrides(state.overrides, ev.resident_blocks, launch)
+        result = run_manybsp(rows, params, specs, overrides, warnings)
+        result.kernel_name = inputs.kernel_name
+        return result
+
+    def _context(self, ev: Evaluation, description: KernelDescription | None, blocks: int,
+                 simulation: Any) -> ModelContext:
+        return ModelContext(description=description, resident_blocks=blocks, policy=ev.state.policy,
+                            manybsp=ev.manybsp, simulation=simulation, profile=ev.profile)
+
+    def _predict(self, ev: Evaluation, wanted: Sequence[Any]) -> None:
+        ctx = self._context(ev, ev.description, ev.resident_blocks, ev.simulation)
+        for spec in wanted:
+            if spec.id not in ev.models:
+                ev.models[spec.id] = self._one(ev, spec, ctx)
+        order = {m.id: k for k, m in enumerate(models())}
+        ev.models = dict(sorted(ev.models.items(), key=lambda item: order.get(item[0], len(order))))
+
+    def _one(self, ev: Evaluation, spec: Any, ctx: ModelContext) -> ModelResult:
+        why = _blocked(ev, spec.id)
+        if why:
+            return ModelResult(spec.id, None, error=why)
+        try:
+            cycles = spec.predict(ctx)
+        except WarplineError as exc:
+            return ModelResult(spec.id, None, error=str(exc))
+        note = ""
+        if spec.id == "manybsp" and ev.manybsp is not None:
+            note = f"eq. {ev.manybsp.prediction.branch.removeprefix('eq. ')}"
+        elif spec.id == "pipeline" and ctx.simulation is not None:
+            note = f"{ev.resident_blocks} blocks/SM, {ev.state.policy}"
+            if ctx.simulation.stopped_early:
+                note += ", stopped at the cycle budget (lower bound)"
+        return ModelResult(spec.id, ev.figures(cycles), note=note)
+
+    def _sweep(self, ev: Evaluation, wanted: Sequence[Any], blocks: Sequence[int] | None,
+               warps: Sequence[int] | None, progress: Callable[[float], None]) -> Sweep:
+        d = ev.description
+        assert d is not None
+        chosen, notes = plan_blocks(ev.max_blocks, d.blocks, d.warps_per_block, blocks, warps)
+        sweep = Sweep(blocks=chosen, warps_per_block=d.warps_per_block, notes=notes)
+        for spec in wanted:
+            sweep.figures[spec.id] = []
+        for k, b in enumerate(chosen):
+            same = b == ev.resident_blocks
+            ctx = self._context(ev, d.with_changes(resident_blocks=b), b,
+                                ev.simulation if same else None)
+            for spec in wanted:
+                result = ev.models[spec.id] if same and spec.id in ev.models else self._one(ev, spec, ctx)
+                sweep.figures[spec.id].append(result.figures)
+                if result.figures is None and result.error:
+                    sweep.errors.setdefault(spec.id, result.error)
+            progress((k + 1) / max(1, len(chosen)))
+        return sweep
+
+
+def _blocked(ev: Evaluation, model_id: str) -> str:
+    """Why no model can run (a failed earlier stage), or ''."""
+    for stage in ("profile", "analysis", "occupancy"):
+        if stage in ev.errors:
+            return ev.errors[stage]
+    if model_id == "manybsp":
+        return ev.errors.get("Many-BSP", "")
+    if ev.description is None:
+        return ev.errors.get("simulation", "no Pipeline-model description")
+    if model_id == "pipeline" and "simulation" in ev.errors:
+        return ev.errors["simulation"]
+    return ""
+
+
+def _resources(inputs: KernelInputs, launch: Launch) -> Any:
+    resources = inputs.resources
+    if launch.regs_per_thread is not None and launch.regs_per_thread != resources.registers:
+        resources = replace(resources, registers=launch.regs_per_thread, source="override")
+    return resources
+
+
+def _bounded(cache: dict, limit: int) -> None:
+    if len(cache) >= limit:
+        cache.clear()
+
+
+def pipeline_overrides(state: WorkbenchState, analysis: KernelAnalysis) -> PipelineOverrides:
+    """The BLOCK-table latency edits as the Pipeline model's Λ of the same instruction.
+
+    A global access's latency is its ``lat_comm``, anything else's its ``lat_comp`` (Many-BSP keeps
+    the other one at 0 for that row); row numbers are 1-based, the simulator's indices 0-based.
+    """
+    costs: dict[int | str, tuple[float | None, float | None]] = {}
+    for row, cells in state.overrides.latencies.items():
+        index = row - 1
+        if not 0 <= index < len(analysis.classifications):
+            continue
+        c = analysis.classifications[index]
+        is_global = c.is_global_memory and (c.is_load or c.is_store or c.is_atomic)
+        key = "lat_comm" if is_global else "lat_comp"
+        if key in cells:
+            costs[index] = (None, cells[key])
+    return PipelineOverrides(costs=costs, policy=state.policy)
+
+
+def evaluate(inputs: KernelInputs, state: WorkbenchState | None = None, **options: Any) -> Evaluation:
+    """One evaluation without a cache to keep (the CLI, ``validate``): see :meth:`Evaluator.evaluate`."""
+    return Evaluator().evaluate(inputs, state, **options)

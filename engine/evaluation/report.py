@@ -1,0 +1,127 @@
+"""The predictions of an evaluation as JSON-ready data, as text and as CSV: one view, three forms,
+the same names and numbers (:mod:`engine.evaluation.figures`) in each."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from typing import Any
+
+from engine.evaluation.core import Evaluation
+from engine.evaluation.figures import FIGURE_TITLES
+from engine.evaluation.registry import model as model_spec
+from engine.fileio import csv_safe, write_text_atomic
+from engine.names import display_name
+
+
+def _finite(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def predictions_payload(ev: Evaluation, measured_kernel_cycles: float | None = None) -> dict[str, Any]:
+    """Every model's figures, keyed by model id, plus what they were computed for."""
+    state = ev.state
+    launch = state.launch
+    out: dict[str, Any] = {
+        "kernel": state.kernel,
+        "kernel_display": display_name(state.kernel),
+        "profile": ev.profile.name if ev.profile is not None else state.profile,
+        "clock_mhz": ev.clock_mhz,
+        "launch": {"grid": list(launch.grid), "block": list(launch.block), "smem_dynamic": launch.smem_dynamic,
+                   "source": ev.launch_source},
+        "resident_blocks": ev.resident_blocks,
+        "max_resident_blocks": ev.max_blocks,
+        "policy": state.policy,
+        "launch_cycles": ev.launch_cycles,
+        "figures": dict(FIGURE_TITLES),
+        "models": {},
+        "errors": dict(ev.errors),
+        "warnings": list(ev.warnings),
+    }
+    for model_id, result in ev.models.items():
+        spec = model_spec(model_id)
+        entry: dict[str, Any] = {"title": spec.title, "family": spec.family}
+        if result.figures is not None:
+            entry.update({k: _finite(v) for k, v in result.figures.as_dict().items()})
+        else:
+            entry.update({k: None for k in FIGURE_TITLES})
+        entry["note"] = result.note
+        entry["error"] = result.error or None
+        if measured_kernel_cycles is not None:
+            entry["error_percent"] = result.error_percent(measured_kernel_cycles)
+        out["models"][model_id] = entry
+    if measured_kernel_cycles is not None:
+        out["measured_kernel_cycles"] = measured_kernel_cycles
+    if ev.manybsp is not None:
+        out["manybsp_derivation"] = [
+            {"name": q.name, "value": q.value, "exact": q.exact, "equation": q.equation, "formula": q.formula}
+            for q in ev.manybsp.prediction.quantities.values()]
+    return out
+
+
+def predictions_text(ev: Evaluation, measured_kernel_cycles: float | None = None,
+                     derivation: bool = False) -> str:
+    state = ev.state
+    launch = state.launch
+    profile = ev.profile.name if ev.profile is not None else state.profile
+    lines = [f"{display_name(state.kernel)} on {profile}: grid {launch.grid} block {launch.block}, "
+             f"{ev.resident_blocks} resident blocks/SM, {state.policy}",
+             f"  launch: {ev.launch_source}",
+             f"  kernel cycles = SM cycles + launch cost ({ev.launch_cycles:,.0f} cycles, profile "
+             f"device.kernel_launch_cycles); µs at {ev.clock_mhz:g} MHz"]
+    head = f"  {'model':<22} {'SM cycles':>14} {'kernel cycles':>14} {'µs':>11}"
+    if measured_kernel_cycles is not None:
+        head += f" {'error':>9}"
+        lines.append(f"  measured: {measured_kernel_cycles:,.0f} kernel cycles (Nsight Compute)")
+    lines.append(head)
+    for model_id, result in ev.models.items():
+        name = model_spec(model_id).title
+        if result.figures is None:
+            lines.append(f"  {name:<22} {'—':>14} {'—':>14} {'—':>11}  {result.error}")
+            continue
+        f = result.figures
+        us = f.microseconds
+        row = (f"  {name:<22} {_cycles(f.sm_cycles):>14} {_cycles(f.kernel_cycles):>14} "
+               f"{(f'{us:,.3f}' if us is not None else '—'):>11}")
+        if measured_kernel_cycles is not None:
+            err = result.error_percent(measured_kernel_cycles)
+            row += f" {(f'{err:+.1f} %' if err is not None else '—'):>9}"
+        if result.note:
+            row += f"  {result.note}"
+        lines.append(row)
+    for stage, message in ev.errors.items():
+        lines.append(f"  error [{stage}]: {message}")
+    for warning in ev.warnings:
+        lines.append(f"  warning: {warning}")
+    if derivation and ev.manybsp is not None:
+        lines.append("  Many-BSP derivation:")
+        for q in ev.manybsp.prediction.quantities.values():
+            lines.append(f"    {q.name:<20} {q.value:>14,.6g}   {q.equation}: {q.formula}")
+    return "\n".join(lines)
+
+
+def _cycles(value: float) -> str:
+    return f"{value:,.1f}" if math.isfinite(value) else "inf"
+
+
+PREDICTION_COLUMNS = ("model", "title", "family", "sm_cycles", "launch_cycles", "kernel_cycles",
+                      "microseconds", "note", "error")
+
+
+def predictions_csv(ev: Evaluation, path: str | None = None) -> str:
+    """One row per model, figures rounded to what they mean (0.1 cycle, 0.001 µs)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(PREDICTION_COLUMNS)
+    for model_id, result in ev.models.items():
+        spec = model_spec(model_id)
+        values = result.figures.as_dict(rounded=True) if result.figures is not None else {}
+        writer.writerow([model_id, spec.title, spec.family,
+                         *("" if values.get(k) is None else values[k]
+                           for k in ("sm_cycles", "launch_cycles", "kernel_cycles", "microseconds")),
+                         csv_safe(result.note), csv_safe(result.error)])
+    text = buffer.getvalue()
+    if path is not None:
+        write_text_atomic(path, text)
+    return text

@@ -1,0 +1,44 @@
+"""The drawing layer the CLI is handed by ``main.py`` (``engine.cli.render.Renderer``).
+
+Qt is imported when a picture is drawn, not when this module is: a command that draws nothing
+never loads PySide6. Without a display (no ``DISPLAY``/``WAYLAND_DISPLAY``) the offscreen
+platform is chosen, so PNG export works headless.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from engine.errors import WarplineError
+
+
+def _headless_platform() -> None:
+    if "QT_QPA_PLATFORM" not in os.environ and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+
+
+class QtRenderer:
+    def timeline_png(self, evaluation: Any, path: str | Path, *, width: int, height: int,
+                     color_mode: str) -> Path:
+        _headless_platform()
+        from gui.gantt.export_png import render_trace_png
+
+        sim = evaluation.simulation
+        try:
+            return render_trace_png(sim.trace, evaluation.trace_names, None, float(sim.cycles), path,
+                                    width=width, height=height, subsystems=evaluation.trace_units,
+                                    color_mode=color_mode)
+        except OSError as exc:
+            raise WarplineError(f"{path}: cannot write the PNG: {exc}") from None
+
+    def validation_png(self, result: Any, path: str | Path) -> Path:
+        _headless_platform()
+        from gui.plots import plot_validation
+
+        try:
+            plot_validation(result, path)
+        except OSError as exc:
+            raise WarplineError(f"{path}: cannot write the PNG: {exc}") from None
+        return Path(path)

@@ -80,7 +80,7 @@ def main() -> int:
     session = window.session
     t0 = time.perf_counter()
     window.open_file(args.ptx)
-    wait(app, lambda: session.result is not None and session.result.complete)
+    wait(app, lambda: session.result is not None and session.result.finished)
     print(f"open + first complete result: {1000 * (time.perf_counter() - t0):.0f} ms")
     settle(app)
 
@@ -140,7 +140,7 @@ def main() -> int:
         compute.append(1000 * gantt.result.elapsed_s)     # the early result the chart drew
         # Let the sweep of this state finish and its curves be painted, so that every edit starts
         # from the same quiet window (that paint belongs to the previous edit, not to this one).
-        wait(app, lambda: session.result.complete and not session.worker.busy)
+        wait(app, lambda: session.result.finished and not session.worker.busy)
         settle(app)
         # For scale: a full render of the chart on its own (culling, merging, rasterising).
         t = time.perf_counter()

@@ -135,8 +135,9 @@ def measured_cycles(path: str | os.PathLike[str], kernel: str,
 
     A launch counts when its kernel is this one (same signature; else the same bare name when no
     launch has the same signature, since ncu may print a kernel differently) and, when
-    ``grid``/``block`` are given, it ran with them (when the file records launch dimensions). Repeats are reduced to their median; no
-    matching launch is an error that lists what the file holds, never an average of others.
+    ``grid``/``block`` are given, it ran with them (when the file records launch dimensions).
+    Repeats are reduced to their median; no matching launch is an error that lists what the file
+    holds, never an average of others.
     """
     import statistics
 

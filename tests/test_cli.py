@@ -73,3 +73,29 @@ def test_bad_option_values_are_refused(capsys):
     assert "grid" in capsys.readouterr().err
     assert main(["info", str(MM), "--arg", "3=abc"]) == 2
     assert "--arg" in capsys.readouterr().err
+
+
+def test_unknown_command_is_one_line_with_the_command_list():
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, str(root / "main.py"), "batch", "x.ptx"], capture_output=True,
+                          text=True, timeout=120, env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unknown command 'batch'" in lines[0] and "predict" in lines[0]
+
+
+def test_triton_reqntid_sets_the_default_launch(capsys):
+    import json
+
+    root = Path(__file__).resolve().parents[1]
+    ptx = root / "tests" / "corpus" / "triton" / "vector_add.cc75.ptx"
+    assert main(["info", str(ptx), "--profile", "h100", "--json", "--no-ptxas"]) == 0
+    info = json.loads(capsys.readouterr().out)["kernels"][0]
+    assert info["launch"]["block"] == [128, 1, 1] and ".reqntid" in info["launch"]["source"]
+    per_sm = info["occupancy"]["blocks_per_sm"]
+    assert info["launch"]["blocks"] == 132 * per_sm and "one wave" in info["launch"]["source"]
+    # predict needs no --grid/--block for it
+    assert main(["predict", str(ptx), "--profile", "h100", "--model", "pipeline", "--no-ptxas"]) == 0

@@ -30,6 +30,7 @@ MODULES = (
     "engine.cli.cmd_trace",
     "engine.cli.cmd_export",
     "engine.cli.cmd_validate",
+    "engine.cli.cmd_models",
 )
 
 

@@ -34,11 +34,12 @@ from PySide6.QtWidgets import (
 )
 
 from engine.errors import PtxSyntaxError, WarplineError
+from engine.evaluation import Evaluation, sweep_csv
+from engine.names import display_name
 from engine.inputs import find_launch_file
 from engine.ptx import load_ptx
 from engine.ptx.model import Module
 from engine.session_file import SUFFIX
-from engine.evaluation import Evaluation, sweep_csv
 from gui.panels.gantt import GanttPanel
 from gui.panels.inputs import InputsPanel
 from gui.panels.results import ResultsPanel
@@ -296,7 +297,7 @@ class MainWindow(QMainWindow):
             self.setWindowTitle(APP_NAME)
             return
         dirty = "*" if self.session.dirty else ""
-        self.setWindowTitle(f"{APP_NAME} — {inputs.path.name} [{inputs.kernel_name}]{dirty}")
+        self.setWindowTitle(f"{APP_NAME} — {inputs.path.name} [{display_name(inputs.kernel_name)}]{dirty}")
 
     # ------------------------------------------------------------------ opening
 

@@ -17,10 +17,10 @@ from PySide6.QtCore import QElapsedTimer, QObject, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 
 from engine.errors import WarplineError
+from engine.evaluation import PART_DERIVATION, PART_MODELS, PART_SWEEP, PART_TIMELINE, Evaluation, state_for
 from engine.inputs import KernelInputs, resolve_inputs
 from engine.ptx.model import Module
 from engine.session_file import load_session, recovery_path, save_session
-from engine.evaluation import PART_DERIVATION, PART_MODELS, PART_SWEEP, PART_TIMELINE, Evaluation, state_for
 from engine.state import WorkbenchState
 from gui.undo import StateCommand
 from gui.worker import ComputeWorker

@@ -24,8 +24,8 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
 
 from engine.errors import WarplineError
-from engine.inputs import KernelInputs
 from engine.evaluation import PART_TIMELINE, Cancelled, Evaluation, Evaluator
+from engine.inputs import KernelInputs
 from engine.state import WorkbenchState
 
 POLL_MS = 4   # how often the UI thread looks for finished work while some is pending

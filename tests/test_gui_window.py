@@ -34,7 +34,7 @@ def global_load(window) -> int:
 def test_opens_hotspot_with_real_tables_results_and_gantt(window):
     result = window.session.result
     inputs = window.session.inputs
-    assert window.windowTitle().startswith("Warpline — hotspot.sm_90.ptx [_Z14calculate_temp")
+    assert window.windowTitle().startswith("Warpline — hotspot.sm_90.ptx [calculate_temp(int, float*")
     model = window.block_view.model_
     assert model.rowCount() == len(inputs.function.instructions) == len(result.manybsp.block)
     # Instruction text, PTX line and CUDA line columns come from the parsed file.

@@ -47,7 +47,7 @@ def main() -> int:
             time.sleep(0.01)
 
     def settle() -> None:
-        while not (session.result is not None and session.result.complete and not session.worker.busy
+        while not (session.result is not None and session.result.finished and not session.worker.busy
                    and session.result.state == session.state):
             pump(0.05)
 

@@ -9,7 +9,6 @@ through ``message`` with the reason and does not touch the state.
 from __future__ import annotations
 
 import html
-
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
@@ -30,10 +29,10 @@ from PySide6.QtWidgets import (
 )
 
 from engine.errors import WarplineError
-from engine.launch import parse_dim
-from engine.profiles import list_profiles
 from engine.evaluation import Evaluation
+from engine.launch import parse_dim
 from engine.names import display_name
+from engine.profiles import list_profiles
 from engine.state import POLICIES, WorkbenchState
 from gui.panels.occupancy import OccupancyControl
 from gui.session import Session

@@ -5,7 +5,6 @@ the occupancy curve of every model with the current occupancy marked, the Many-B
 from __future__ import annotations
 
 import html
-
 import math
 from dataclasses import replace
 
@@ -36,7 +35,7 @@ from gui.session import Session
 
 COLUMNS = ("model", "sm_cycles", "kernel_cycles", "microseconds", "error")
 COLUMN_TITLES = ("model", FIGURE_TITLES["sm_cycles"], FIGURE_TITLES["kernel_cycles"], FIGURE_TITLES["microseconds"],
-                 "error vs measured")
+                 "vs measured")
 COLUMN_HELP = ("the model (hover for what it is)", FIGURE_HELP["sm_cycles"], FIGURE_HELP["kernel_cycles"],
                FIGURE_HELP["microseconds"], "(kernel cycles − measured) / measured; measured cycles include the "
                "launch cost")

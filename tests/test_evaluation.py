@@ -9,9 +9,6 @@ from pathlib import Path
 import pytest
 
 from engine.errors import WarplineError
-from engine.inputs import resolve_inputs
-from engine.manybsp import predict_manybsp
-from engine.pipeline.adapter import simulate_kernel
 from engine.evaluation import (
     PART_DERIVATION,
     PART_MODELS,
@@ -22,7 +19,10 @@ from engine.evaluation import (
     state_for,
     sweep_csv,
 )
+from engine.inputs import resolve_inputs
+from engine.manybsp import predict_manybsp
 from engine.ncu import measured_cycles
+from engine.pipeline.adapter import simulate_kernel
 from engine.state import is_overridden, parse_cell_value, with_cell_edit, with_iterations
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -8,8 +8,8 @@ import time
 import pytest
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from engine.session_file import save_session
 from engine.evaluation import state_for as initial_state
+from engine.session_file import save_session
 from engine.state import with_cell_edit
 from gui.worker import ComputeWorker
 from tests.test_gui_support import HOTSPOT, cycles, make_window, wait_complete

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from engine.errors import WarplineError
+from engine.evaluation import state_for as initial_state
 from engine.inputs import resolve_inputs
 from engine.session_file import load_session, recovery_path, save_session, session_to_dict
-from engine.evaluation import state_for as initial_state
 from engine.state import with_cell_edit, with_iterations
 
 ROOT = Path(__file__).resolve().parents[1]

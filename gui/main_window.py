@@ -35,8 +35,8 @@ from PySide6.QtWidgets import (
 
 from engine.errors import PtxSyntaxError, WarplineError
 from engine.evaluation import Evaluation, sweep_csv
-from engine.names import display_name
 from engine.inputs import find_launch_file
+from engine.names import display_name
 from engine.ptx import load_ptx
 from engine.ptx.model import Module
 from engine.session_file import SUFFIX

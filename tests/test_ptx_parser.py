@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -479,12 +478,13 @@ def test_checked_in_nvcc_output_parses():
     assert tile.sm_version == 80
 
 
-def test_five_thousand_lines_parse_quickly():
+def test_five_thousand_lines_parse():
+    # Speed is measured by bench/bench_frontend.py, not asserted here: a timed unit test fails on
+    # a busy 2-core machine.
     block = "\n".join(f"    add.s32 %r{i % 9 + 1}, %r{(i + 1) % 9 + 1}, {i};" for i in range(4990))
-    start = time.perf_counter()
     k = body(block)
-    elapsed = time.perf_counter() - start
-    assert len(k.instructions) == 4990 and elapsed < 1.0, elapsed
+    assert len(k.instructions) == 4990
+    assert k.instructions[-1].text.strip() == "add.s32 %r4, %r5, 4989;"
 
 
 NVCC = shutil.which("nvcc")

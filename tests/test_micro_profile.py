@@ -80,6 +80,18 @@ def test_profile_is_what_make_profile_writes(tmp_path):
     load_profile(out)  # and it validates
 
 
+def test_h200_profile_is_what_make_profile_writes(tmp_path):
+    results = ROOT / "bench" / "micro" / "results" / "h200-2026-11-23"
+    out = tmp_path / "h200.toml"
+    assert MP.main([str(results), "--gpu", "h200", "-o", str(out)]) == 0
+    shipped = (ROOT / "profiles" / "h200.toml").read_text(encoding="utf-8")
+    assert out.read_text(encoding="utf-8") == shipped, \
+        "regenerate: .venv/bin/python bench/micro/make_profile.py bench/micro/results/h200-2026-11-23 --gpu h200"
+    h200 = load_profile(out)
+    assert h200.device.memory_bandwidth_gbps == 4800 and "H100" not in h200.device.name
+    assert h200.device.kernel_launch_cycles > 0       # measured: samples/measured/h200-empty
+
+
 def test_profile_numbers_are_the_measured_means():
     h100 = load_profile("h100")
     value = {k: f.value for k, f in FIGURES.items()}

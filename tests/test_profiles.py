@@ -15,7 +15,7 @@ from engine.profiles import SHIPPED_DIR, list_profiles, load_profile, parse_prof
 from engine.units import MemorySpace, Unit
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
-SHIPPED = ["940mx", "c2050", "gtx1060", "gtx1070", "gtx650ti", "gtx760", "h100", "k620", "r9_380", "rtx2070"]
+SHIPPED = ["940mx", "c2050", "gtx1060", "gtx1070", "gtx650ti", "gtx760", "h100", "h200", "k620", "r9_380", "rtx2070"]
 
 
 def _reference(name: str) -> dict:

@@ -210,6 +210,43 @@ device = "NVIDIA CUDA C++ Programming Guide, table 'Technical Specifications per
 EMPTY_KERNELS = Path(__file__).resolve().parents[2] / "samples" / "measured" / "h100-empty" / "ncu_empty.csv"
 
 
+@dataclass(frozen=True)
+class Gpu:
+    """What differs between the GPUs this script writes profiles for: the public device figures
+    (the microbenchmarks measure the rest) and the empty-kernel measurement of the launch cost."""
+
+    key: str
+    name: str
+    memory: str                 # the memory in words, for the sources
+    global_memory_bytes: int
+    bandwidth_gbps: int
+    bandwidth_words: str
+
+    @property
+    def empty_kernels(self) -> Path:
+        return ROOT / "samples" / "measured" / f"{self.key}-empty" / "ncu_empty.csv"
+
+    def retarget(self, text: str) -> str:
+        """The H100 text with this GPU's figures (identity for the H100)."""
+        if self.key == "h100":
+            return text
+        return (text.replace("NVIDIA H100 SXM5", self.name)
+                .replace("the lent H100", f"the lent {self.key.upper()}")
+                .replace("global_memory_bytes = 85899345920", f"global_memory_bytes = {self.global_memory_bytes}")
+                .replace("memory_bandwidth_gbps = 3352", f"memory_bandwidth_gbps = {self.bandwidth_gbps}")
+                .replace("80 GB HBM3 at 3.35 TB/s", self.memory)
+                .replace("specification (3.35 TB/s)", f"specification ({self.bandwidth_words})")
+                .replace("whitepaper (H100 SXM5: 132 SMs, 50 MB L2,",
+                         "whitepaper and H200 product brief (H200 SXM: the same GH100 chip, 132 SMs, 50 MB L2,"))
+
+
+GPUS = {
+    "h100": Gpu("h100", "NVIDIA H100 SXM5", "80 GB HBM3 at 3.35 TB/s", 85899345920, 3352, "3.35 TB/s"),
+    # The H200 is the same GH100 chip (132 SMs, 50 MB L2, same SM) with 141 GB of HBM3e.
+    "h200": Gpu("h200", "NVIDIA H200 SXM", "141 GB HBM3e at 4.8 TB/s", 141000000000, 4800, "4.8 TB/s"),
+}
+
+
 def empty_kernel_cycles(path: Path = EMPTY_KERNELS) -> tuple[float, str]:
     """Median gpc__cycles_elapsed.max of the one-block empty kernels (all block sizes)."""
     sys.path.insert(0, str(path.parents[3]))  # the repo root, when run as a script
@@ -252,7 +289,7 @@ def _T(lam: float) -> float:
     return round(WARP_SIZE / (lam * N_WS), DIGITS["T"])
 
 
-def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS) -> str:
+def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = GPUS["h100"]) -> str:
     """The profile text for the figures ``fig`` measured in ``results``."""
     try:
         where = results.resolve().relative_to(ROOT).as_posix()
@@ -279,7 +316,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS) -> str:
       'instruction costs, latencies and overheads measured on the lent H100 (bench/micro)."')
     w("")
     w(DEVICE.rstrip("\n"))
-    launch_cycles, launch_where = empty_kernel_cycles()
+    launch_cycles, launch_where = empty_kernel_cycles(gpu.empty_kernels)
     w(f"kernel_launch_cycles = {_fmt(launch_cycles)}           # an empty one-block kernel, ncu cycles")
     w("")
     w("# Functional units: counts per SM / per scheduler (whitepaper) and class defaults measured")
@@ -461,7 +498,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS) -> str:
     w(f'"device.kernel_launch_cycles" = "{launch_where}"')
     USED.clear()
     USED.update(v.used)
-    return "\n".join(out) + "\n"
+    return gpu.retarget("\n".join(out) + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -470,6 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-o", "--output", type=Path, default=DEFAULT_OUTPUT)
     parser.add_argument("--table", action="store_true", help="print the figures (run 1, run 2, difference)")
     parser.add_argument("--markdown", action="store_true", help="print the figures as a Markdown table")
+    parser.add_argument("--gpu", choices=sorted(GPUS), default="h100", help="whose device figures to write")
     args = parser.parse_args(argv)
     fig = derive(args.results)
     if args.markdown:
@@ -482,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
         for f in fig.values():
             print(f"{f.key:28s} {f.run1:12.4f} {f.run2:12.4f} {f.diff_pct:+7.2f}%  -> {f.value}")
         return 0
-    args.output.write_text(render(fig, args.results), encoding="utf-8")
+    args.output.write_text(render(fig, args.results, GPUS[args.gpu]), encoding="utf-8")
     print(f"wrote {args.output}")
     return 0
 

@@ -1,9 +1,15 @@
-"""Every model against cycles measured with Nsight Compute on the sample launches.
+"""Every model against cycles measured with Nsight Compute, on a validation suite.
 
-A measurement folder (``samples/measured/<run>/``, written by ``tools/device/measure.sh``) holds
-``launch_order.csv`` (which sample launch ran in which order, and its dynamic shared memory) and
-``ncu_cycles.csv`` (ncu numbers launches in the same order). Repeated launches of one
-configuration are reduced to their median; several runs of one configuration are pooled.
+Suites (:data:`SUITES`): ``v1``, the round-1 samples (``samples/``) measured on an H100; ``v2``, 54
+kernels modelled on real applications (``samples/v2/``) measured on an H100 and an H200, with a
+third of its kernels held out (``samples/v2/SPLIT.toml``, fixed before measuring) and reported
+separately: nothing is tuned on them.
+
+A measurement folder (``samples/measured/<run>/``) holds ``launch_order.csv`` (which launch ran in
+which order, and its dynamic shared memory) and ``ncu_cycles.csv`` (ncu numbers launches in the
+same order); optionally ``launch_order_memory.csv`` + ``ncu_memory.csv`` with executed
+instructions, DRAM bytes and hit rates. Repeats of one configuration are reduced to their median;
+several runs of one configuration are pooled.
 """
 
 from __future__ import annotations
@@ -21,7 +27,37 @@ from engine.ncu import CYCLES_METRIC, load_ncu_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
-DEFAULT_RUNS = (SAMPLES / "measured" / "h100", SAMPLES / "measured" / "h100-run2")
+MEASURED = SAMPLES / "measured"
+DEFAULT_RUNS = (MEASURED / "h100", MEASURED / "h100-run2")
+INSTRUCTIONS_METRIC = "smsp__inst_executed.sum"
+MEMORY_METRICS = (INSTRUCTIONS_METRIC, "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sector_hit_rate.pct")
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    root: Path                                  # holds ptx/<sample>.sm_90.ptx and <sample>.launch.toml
+    runs: dict[str, tuple[Path, ...]]           # GPU profile -> measurement folders
+    split: Path | None = None                   # TOML with the held-out kernels
+
+    def held_out(self) -> frozenset[str]:
+        """``family/kernel`` of the kernels nobody tunes on (empty without a split file)."""
+        if self.split is None:
+            return frozenset()
+        import tomllib
+
+        try:
+            data = tomllib.loads(self.split.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise WarplineError(f"{self.split}: cannot read the held-out split: {exc}") from None
+        return frozenset(str(k) for k in data.get("held_out", []))
+
+
+SUITES = {
+    "v1": Suite("v1", SAMPLES, {"h100": DEFAULT_RUNS}),
+    "v2": Suite("v2", SAMPLES / "v2", {"h100": (MEASURED / "v2-h100",), "h200": (MEASURED / "v2-h200",)},
+                SAMPLES / "v2" / "SPLIT.toml"),
+}
 
 
 @dataclass
@@ -33,6 +69,11 @@ class Measurement:
     config: str
     smem_dynamic: int
     cycles: list[float] = field(default_factory=list)   # one per launch, all runs pooled
+    metrics: dict[str, list[float]] = field(default_factory=dict)   # MEMORY_METRICS, one per launch
+
+    def metric(self, name: str) -> float | None:
+        values = self.metrics.get(name)
+        return statistics.median(values) if values else None
 
     @property
     def median(self) -> float:
@@ -66,7 +107,27 @@ def load_measurements(runs: Iterable[Path] = DEFAULT_RUNS) -> dict[str, Measurem
                 raise TableFormatError(f"launch {launch.id} has no {CYCLES_METRIC}", str(run / "ncu_cycles.csv"),
                                        launch.id + 2, CYCLES_METRIC)
             entry.cycles.append(launch.cycles)
+        _load_memory_metrics(run, out)
     return out
+
+
+def _load_memory_metrics(run: Path, out: dict[str, Measurement]) -> None:
+    order_path, csv_path = run / "launch_order_memory.csv", run / "ncu_memory.csv"
+    if not order_path.is_file() or not csv_path.is_file():
+        return
+    with open(order_path, newline="") as handle:
+        order = list(csv.DictReader(handle))
+    launches = load_ncu_csv(csv_path)
+    if len(order) != len(launches):
+        raise TableFormatError(f"{len(order)} launches listed but ncu measured {len(launches)}",
+                               str(order_path), len(order) + 1, "order")
+    for row, launch in zip(order, launches, strict=True):
+        entry = out.get(row["key"])
+        if entry is None:
+            continue
+        for name in MEMORY_METRICS:
+            if name in launch.metrics:
+                entry.metrics.setdefault(name, []).append(launch.metrics[name])
 
 
 @dataclass
@@ -76,6 +137,19 @@ class ValidationRow:
     measured: float
     predicted: dict[str, float | None]           # model -> cycles (None: the model failed)
     errors: dict[str, str] = field(default_factory=dict)  # model -> why it failed
+    held_out: bool = False
+    measured_instructions: float | None = None    # warp instructions executed (ncu)
+    predicted_instructions: float | None = None   # warp instructions the simulated PTX path issues
+
+    @property
+    def kernel_key(self) -> str:
+        """``family/kernel`` of a suite-v2 key (``family/kernel/config``)."""
+        return "/".join(self.key.split("@")[0].split("/")[:2])
+
+    def instruction_error_percent(self) -> float | None:
+        if not self.measured_instructions or self.predicted_instructions is None:
+            return None
+        return 100.0 * (self.predicted_instructions - self.measured_instructions) / self.measured_instructions
 
     def error_percent(self, model: str) -> float | None:
         value = self.predicted.get(model)
@@ -90,9 +164,19 @@ class ValidationResult:
     rows: list[ValidationRow]
     models: list[str]
 
-    def mape(self, model: str) -> float | None:
-        errors = [abs(e) for r in self.rows if (e := r.error_percent(model)) is not None]
+    def part(self, held_out: bool) -> list[ValidationRow]:
+        return [r for r in self.rows if r.held_out == held_out]
+
+    def mape(self, model: str, rows: list[ValidationRow] | None = None) -> float | None:
+        rows = self.rows if rows is None else rows
+        errors = [abs(e) for r in rows if (e := r.error_percent(model)) is not None]
         return sum(errors) / len(errors) if errors else None
+
+    def instructions_within(self, percent: float, rows: list[ValidationRow] | None = None) -> tuple[int, int]:
+        """(launches whose executed warp instructions are predicted within ``percent``, launches measured)."""
+        rows = self.rows if rows is None else rows
+        errors = [e for r in rows if (e := r.instruction_error_percent()) is not None]
+        return sum(1 for e in errors if abs(e) <= percent), len(errors)
 
     def covered(self, model: str) -> int:
         return sum(1 for r in self.rows if r.predicted.get(model) is not None)
@@ -102,13 +186,13 @@ class ValidationResult:
         return sorted(scored, key=lambda item: item[1])
 
 
-def predict_measurement(m: Measurement, profile: str, arch: str = "sm_90") -> ValidationRow:
+def predict_measurement(m: Measurement, profile: str, arch: str = "sm_90", root: Path = SAMPLES) -> ValidationRow:
     """Every model on one measured configuration, through the evaluation core: the kernel cycles
     (launch cost included) that ``predict`` prints for the same launch."""
     from engine.evaluation import Evaluator, state_for
 
-    inputs = resolve_inputs(SAMPLES / "ptx" / f"{m.sample}.{arch}.ptx", profile=profile,
-                            launch_file=SAMPLES / f"{m.sample}.launch.toml", config=m.config)
+    inputs = resolve_inputs(root / "ptx" / f"{m.sample}.{arch}.ptx", profile=profile,
+                            launch_file=root / f"{m.sample}.launch.toml", config=m.config)
     inputs = replace(inputs, launch=replace(inputs.launch, smem_dynamic=m.smem_dynamic))
     ev = Evaluator().evaluate(inputs, state_for(inputs), trace=False)
     predicted: dict[str, float | None] = {}
@@ -118,18 +202,38 @@ def predict_measurement(m: Measurement, profile: str, arch: str = "sm_90") -> Va
         predicted[model_id] = cycles if cycles is not None and math.isfinite(cycles) else None
         if result.error:
             errors[model_id] = result.error
-    return ValidationRow(m.key, inputs.kernel_name, m.median, predicted, errors)
+    instructions = None
+    d = ev.description
+    if d is not None and d.blocks:
+        instructions = d.total_warp_instructions() / d.blocks * inputs.launch.n_blocks
+    return ValidationRow(m.key, inputs.kernel_name, m.median, predicted, errors,
+                         measured_instructions=m.metric(INSTRUCTIONS_METRIC), predicted_instructions=instructions)
 
 
-def run_validation(profile: str = "h100", runs: Iterable[Path] = DEFAULT_RUNS,
+def run_validation(profile: str = "h100", runs: Iterable[Path] | None = None,
                    only: Callable[[str], bool] | None = None,
-                   progress: Callable[[int, int, str], None] | None = None) -> ValidationResult:
+                   progress: Callable[[int, int, str], None] | None = None,
+                   suite: str = "v1") -> ValidationResult:
+    chosen = SUITES.get(suite)
+    if chosen is None:
+        raise WarplineError(f"no validation suite {suite!r} (suites: {', '.join(SUITES)})")
+    if runs is None:
+        if profile not in chosen.runs:
+            raise WarplineError(f"suite {suite} has no measurements for {profile!r} "
+                                f"(measured on: {', '.join(chosen.runs)})")
+        runs = chosen.runs[profile]
+    held = chosen.held_out()
     measurements = [m for key, m in sorted(load_measurements(runs).items()) if only is None or only(key)]
     rows = []
     for i, m in enumerate(measurements):
         if progress:
             progress(i, len(measurements), m.key)
-        rows.append(predict_measurement(m, profile))
+        try:
+            row = predict_measurement(m, profile, root=chosen.root)
+        except WarplineError as exc:
+            row = ValidationRow(m.key, m.sample, m.median, {}, {"inputs": str(exc)})
+        row.held_out = "/".join(m.key.split("@")[0].split("/")[:2]) in held
+        rows.append(row)
     models: list[str] = []
     for row in rows:
         for name in row.predicted:
@@ -153,4 +257,21 @@ def format_validation(result: ValidationResult, models: list[str] | None = None)
     lines.append("MAPE by model (configurations covered):")
     for model, value in result.ranking():
         lines.append(f"  {model:<16} {value:8.1f} %   ({result.covered(model)}/{len(result.rows)})")
+    held = result.part(True)
+    if held:
+        tuning = result.part(False)
+        lines.append("")
+        lines.append(f"by part: tuning {len(tuning)} launches, held out {len(held)} launches (never tuned on)")
+        for model, _ in result.ranking():
+            a, b = result.mape(model, tuning), result.mape(model, held)
+            lines.append(f"  {model:<16} tuning {a if a is not None else float('nan'):8.1f} %   "
+                         f"held out {b if b is not None else float('nan'):8.1f} %")
+    within, measured = result.instructions_within(10.0)
+    if measured:
+        lines.append("")
+        lines.append(f"executed warp instructions (simulated PTX path vs ncu smsp__inst_executed): "
+                     f"{within}/{measured} launches within 10 %")
+    failed = [r for r in result.rows if "inputs" in r.errors]
+    for r in failed:
+        lines.append(f"  could not evaluate {r.key}: {r.errors['inputs']}")
     return "\n".join(lines)

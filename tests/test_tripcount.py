@@ -201,10 +201,15 @@ def test_nested_loops(module) -> None:
     assert a.loop_key_of(0) is None
 
 
-def test_thread_dependent_bound_is_unknown(module) -> None:
+def test_thread_dependent_bound_counts_the_last_lane_of_each_warp(module) -> None:
+    # i < threadIdx.x: lane t runs t iterations; a warp runs until its last lane leaves
     (tc,) = trips(module.kernel("tidloop"), FakeLaunch())
-    assert tc.value is None and tc.source == "unknown"
-    assert "%tid.x" in tc.reason
+    assert tc.value == 31 and tc.source == "inferred" and "per thread" in tc.reason
+    (tc,) = trips(module.kernel("tidloop"), FakeLaunch(block=(64, 1, 1)))
+    assert tc.value == 47           # warps 0 and 1: 31 and 63 iterations, mean 47
+    # without a block shape the per-thread count cannot be taken
+    (tc,) = trips(module.kernel("tidloop"), FakeLaunch(block=None))
+    assert tc.value is None and "%tid.x" in tc.reason
 
 
 def test_block_dimension_bound(module) -> None:
@@ -418,6 +423,9 @@ def test_pointer_induction_without_pointer_values(module, n: int) -> None:
     assert tc.value == len(range(0, n, 2)), tc.reason
 
 
-def test_block_stride_loop_is_thread_dependent(module) -> None:
+def test_block_stride_loop_is_counted_per_thread(module) -> None:
     (tc,) = trips(module.kernel("strided"), FakeLaunch(block=(128, 1, 1), args={1: 4096}))
-    assert tc.value is None and "%tid.x" in tc.reason
+    assert tc.value == 32 and "per thread" in tc.reason      # 4096 / 128
+    (tc,) = trips(module.kernel("strided"), FakeLaunch(block=(128, 1, 1), args={1: 4000}))
+    # 4000 = 31·128 + 32: warp 0 runs 32 iterations, warps 1-3 run 31; their mean rounds to 31
+    assert tc.value == 31

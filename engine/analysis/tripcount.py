@@ -177,7 +177,8 @@ class _LoopAnalysis:
 
     def infer(self) -> TripCount:
         loop, cfg = self.loop, self.cfg
-        exiting = [b for b in loop.body if any(s not in loop.body for s in cfg.blocks[b].successors)]
+        # Blocks of the body with a successor outside: the predecessors of the exits inside it.
+        exiting = list({p for e in loop.exits for p in cfg.blocks[e].predecessors if p in loop.body})
         if not exiting:
             raise _Fail("the loop has no exit")
         # Header first, then program order: at equal k the earlier test in the iteration wins.
@@ -242,26 +243,111 @@ class _LoopAnalysis:
             raise _Fail(f"the loop bound is not uniform: {bound.reason if bound else 'unknown'}")
         step, init = self.step_and_init(a.phi)
         stay_cmp = cmp if stay_if_true else _NEGATE[cmp]
+        per_thread = ""
         if bound.known and init.known:
             v0 = _typed(int(init.value) + a.offset, t)
             limit = _typed(int(bound.value), t)
+            k = _first_exit(v0, step, stay_cmp, limit)
         else:
-            # Only the distance matters; it must not depend on the non-uniform parts.
+            # Only the distance matters. When it depends on thread or block indices (grid-stride
+            # and block-stride loops, triangular loops), a warp runs until its last lane leaves:
+            # the count is the mean over the warps of the launch of their lanes' maximum.
             (b_off, b_terms), (i_off, i_terms) = bound.linear, init.linear
             if b_terms != i_terms:
-                culprit = bound if b_terms else init
-                raise _Fail(f"the loop bound is not uniform: {culprit.reason}")
-            v0, limit = 0, b_off - i_off - a.offset
-        k = _first_exit(v0, step, stay_cmp, limit)
+                distance = {n: b_terms.get(n, 0) - i_terms.get(n, 0) for n in set(b_terms) | set(i_terms)}
+                k = _mean_warp_exit(b_off - i_off - a.offset, distance, step, stay_cmp, self.ev.values,
+                                    bound if b_terms else init)
+                per_thread = " (per thread; mean over warps of the last lane's count)"
+            else:
+                k = _first_exit(0, step, stay_cmp, b_off - i_off - a.offset)
         off = f" {a.offset:+d}" if a.offset else ""
         start = init.value if init.known else init.expr
         expression = (f"{a.phi} = {init.expr}; while {a.phi}{off} {_TEXT[stay_cmp]} {bound.expr}; "
                       f"{a.phi} += {step}")
         reason = (f"{a.phi} from {start} step {step:+d} while {a.phi}{off} {_TEXT[stay_cmp]} "
-                  f"{bound.value if bound.known else bound.expr}")
+                  f"{bound.value if bound.known else bound.expr}{per_thread}")
         if k is None:
             reason = f"{a.phi} never leaves the loop ({reason}): wrap-around or an infinite loop"
         return k, expression, reason
+
+
+_BLOCK_SAMPLES = 256     # blocks sampled for a per-thread trip count (first, last, evenly spaced)
+
+
+def _mean_warp_exit(limit: int, coeffs: dict[str, int], step: int, cmp: str, values: LaunchValues,
+                    culprit: Value) -> int:
+    """Mean over warps of max over their lanes of the first exit iteration, for a distance
+    ``limit + Σ coeff·atom`` between bound and induction value whose atoms are thread and block
+    indices of a known launch."""
+    import numpy as np
+
+    if values.block is None or values.grid is None:
+        raise _Fail(f"the loop bound is not uniform: {culprit.reason} (the launch gives no grid/block)")
+    names = {}
+    for name in coeffs:
+        base, _, axis = name.lstrip("%").partition(".")
+        if base not in ("tid", "ctaid", "laneid") or (base != "laneid" and axis not in "xyz"):
+            raise _Fail(f"the loop bound is not uniform: {culprit.reason}")
+        names[name] = (base, "xyz".index(axis) if base != "laneid" else 0)
+    bx, by, bz = values.block
+    threads = bx * by * bz
+    linear = np.arange(threads)
+    tid = (linear % bx, (linear // bx) % by, linear // (bx * by))
+    block_axes = [k for k in range(3) if any(b == "ctaid" and ax == k for b, ax in names.values())]
+    per_axis = max(1, int(_BLOCK_SAMPLES ** (1 / max(1, len(block_axes)))))
+    samples = []
+    for k in range(3):
+        n = values.grid[k]
+        if k in block_axes and n > per_axis:
+            samples.append(np.unique(np.linspace(0, n - 1, per_axis).round().astype(np.int64)))
+        else:
+            samples.append(np.arange(n) if k in block_axes else np.zeros(1, np.int64))
+    warps = -(-threads // 32)
+    total, count = 0.0, 0
+    for cx in samples[0]:
+        for cy in samples[1]:
+            for cz in samples[2]:
+                ctaid = (cx, cy, cz)
+                distance = np.full(threads, limit, dtype=np.int64)
+                for name, c in coeffs.items():
+                    base, axis = names[name]
+                    value = tid[axis] if base == "tid" else linear % 32 if base == "laneid" else ctaid[axis]
+                    distance = distance + c * np.asarray(value, dtype=np.int64)
+                exits = _first_exit_array(distance, step, cmp)
+                if exits is None:
+                    raise _Fail("some thread never leaves the loop: wrap-around or an infinite loop")
+                padded = np.zeros(warps * 32, dtype=np.int64)
+                padded[:threads] = exits
+                total += float(padded.reshape(warps, 32).max(axis=1).sum())
+                count += warps
+    return int(round(total / count)) if count else 0
+
+
+def _first_exit_array(distance: Any, step: int, cmp: str) -> Any:
+    """:func:`_first_exit` for v0 = 0 and every lane's bound ``distance`` (numpy), or None when a
+    lane never leaves."""
+    import numpy as np
+
+    if cmp in ("le", "ls"):
+        return _first_exit_array(distance + 1, step, "lt")
+    if cmp in ("ge", "hs"):
+        return _first_exit_array(distance - 1, step, "gt")
+    if cmp in ("lt", "lo"):
+        inside = distance > 0
+        if inside.any() and step <= 0:
+            return None
+        up = max(step, 1)
+        return np.where(inside, (distance + up - 1) // up, 0)
+    if cmp in ("gt", "hi"):
+        inside = distance < 0
+        if inside.any() and step >= 0:
+            return None
+        down = max(-step, 1)
+        return np.where(inside, (down - 1 - distance) // down, 0)
+    out = [_first_exit(0, step, cmp, int(d)) for d in distance]
+    if any(k is None for k in out):
+        return None
+    return np.asarray(out, dtype=np.int64)
 
 
 def _is_int(t: str | None) -> bool:

@@ -13,34 +13,42 @@ from engine.cli.render import require_renderer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--profile", help="GPU profile of the measurements (default h100)")
-    parser.add_argument("--measurements", nargs="*", help="measurement folders (default samples/measured/h100*)")
+    parser.add_argument("--suite", choices=("v1", "v2"), default="v1",
+                        help="v1: the samples (H100); v2: 54 application-like kernels (H100 and H200, "
+                             "a held-out third reported apart)")
+    parser.add_argument("--profile", help="GPU profile of the measurements (default h100; v2 also h200)")
+    parser.add_argument("--measurements", nargs="*", help="measurement folders (default: the suite's for the profile)")
     parser.add_argument("--only", nargs="*", help="configurations whose key contains one of these")
     parser.add_argument("--plot", help="write predicted against measured as a PNG")
     parser.add_argument("--json", action="store_true")
 
 
 def run(ns: argparse.Namespace, renderer: Any = None) -> int:
-    from engine.validation import DEFAULT_RUNS, format_validation, run_validation
+    from engine.validation import format_validation, run_validation
 
     if ns.plot:
         renderer = require_renderer(renderer, "--plot")
-    runs = [Path(p) for p in ns.measurements] if ns.measurements else list(DEFAULT_RUNS)
+    runs = [Path(p) for p in ns.measurements] if ns.measurements else None
     only = (lambda key: any(part in key for part in ns.only)) if ns.only else None
 
     def progress(i: int, n: int, key: str) -> None:
         if not ns.json:
             print(f"\r[{i + 1}/{n}] {key:<50}", end="", file=sys.stderr, flush=True)
 
-    result = run_validation(ns.profile or "h100", runs, only=only, progress=progress)
+    result = run_validation(ns.profile or "h100", runs, only=only, progress=progress, suite=ns.suite)
     if not ns.json:
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
     payload = {
         "profile": result.profile,
         "figure": "kernel_cycles",
+        "suite": ns.suite,
         "mape_percent": {model: value for model, value in result.ranking()},
+        "mape_percent_tuning": {m: result.mape(m, result.part(False)) for m, _ in result.ranking()},
+        "mape_percent_held_out": {m: result.mape(m, result.part(True)) for m, _ in result.ranking()},
         "rows": [{"configuration": r.key, "kernel": r.kernel, "measured_kernel_cycles": r.measured,
-                  "predicted_kernel_cycles": r.predicted, "errors": r.errors} for r in result.rows],
+                  "predicted_kernel_cycles": r.predicted, "errors": r.errors, "held_out": r.held_out,
+                  "measured_warp_instructions": r.measured_instructions,
+                  "predicted_warp_instructions": r.predicted_instructions} for r in result.rows],
     }
     if ns.plot:
         renderer.validation_png(result, ns.plot)

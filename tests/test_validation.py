@@ -83,3 +83,24 @@ def test_import_ncu_without_the_kernel_is_refused(capsys):
     assert main(["predict", "samples/ptx/copy.sm_90.ptx", "--profile", "h100", "--config", "stride2",
                  "--model", "pipeline", "--import-ncu", "samples/measured/h100-empty/ncu_empty.csv"]) == 2
     assert "no launch of stride_copy" in capsys.readouterr().err
+
+
+def test_suite_v2_on_both_gpus_reports_the_held_out_part_apart(capsys):
+    for gpu in ("h100", "h200"):
+        assert main(["validate", "--suite", "v2", "--profile", gpu, "--only", "gridstride/", "--json"]) == 0
+        out = json.loads(capsys.readouterr().out)
+        rows = out["rows"]
+        assert len(rows) == 8 and out["suite"] == "v2"
+        # gs_copy_float4 is held out (samples/v2/SPLIT.toml), gs_saxpy is not
+        assert {r["held_out"] for r in rows if "gs_copy_float4" in r["configuration"]} == {True}
+        assert {r["held_out"] for r in rows if "gs_saxpy" in r["configuration"]} == {False}
+        assert out["mape_percent_held_out"]["pipeline"] is not None
+        for r in rows:
+            assert r["measured_warp_instructions"] > 0 and r["predicted_warp_instructions"] > 0
+            # grid-stride trip counts: the simulated PTX path is within a factor 2 of ncu's count
+            assert 0.5 < r["predicted_warp_instructions"] / r["measured_warp_instructions"] < 2.0
+
+
+def test_suite_v2_has_no_measurements_for_an_unmeasured_gpu(capsys):
+    assert main(["validate", "--suite", "v2", "--profile", "gtx1070"]) == 2
+    assert "measured on: h100, h200" in capsys.readouterr().err

@@ -120,6 +120,7 @@ PIPELINE_MEMORY: dict[str, Field] = {
     "shared_Lam": OPT_NUM,
     "local_lam": OPT_NUM,
     "local_Lam": OPT_NUM,
+    "atomic_same_address_cycles": OPT_NUM,  # GPU cycles per atomic on one global address (serial)
     "source": OPT_STR,
 }
 

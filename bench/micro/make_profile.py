@@ -257,6 +257,26 @@ def empty_kernel_cycles(path: Path = EMPTY_KERNELS) -> tuple[float, str]:
     return statistics.median(one_block), where
 
 
+def same_address_atomic_cycles(gpu_key: str, launch_cycles: float) -> tuple[float, str]:
+    """GPU cycles per same-address global atomic: suite v2's atomic_same_global (every thread of
+    the grid adds to out[0]) measured on this GPU, (kernel cycles − launch cost) / atomics, the
+    median over its launch configurations."""
+    sys.path.insert(0, str(ROOT))
+    from engine.launch import load_launch_file
+    from engine.validation import load_measurements
+
+    run = ROOT / "samples" / "measured" / f"v2-{gpu_key}"
+    launches = {x.name: x for x in load_launch_file(ROOT / "samples" / "v2" / "atomics.launch.toml").launches}
+    per_atomic = []
+    for key, m in load_measurements([run]).items():
+        if key.startswith("atomics/atomic_same_global/"):
+            n = int(launches[m.config].args[2])
+            per_atomic.append((m.median - launch_cycles) / n)
+    where = (f"measured: {run.relative_to(ROOT).as_posix()} (suite v2 atomics/atomic_same_global, one address "
+             f"for every thread; (ncu cycles - launch cost) / atomics, median of {len(per_atomic)} launches)")
+    return round(statistics.median(per_atomic), 2), where
+
+
 def _fmt(x: float) -> str:
     """A TOML number: integers without a fraction, others as the shortest repr."""
     if float(x).is_integer():
@@ -390,6 +410,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w(f"dram_lam = {_fmt(v['dram_read.lam'])}")
     w(f"dram_Lam = {_fmt(v['dram.Lam'])}")
     w(f"l2_lam = {_fmt(v['l2_read.lam'])}")
+    atomic_cycles, atomic_where = same_address_atomic_cycles(gpu.key, empty_kernel_cycles(gpu.empty_kernels)[0])
     w(f"l2_Lam = {_fmt(v['l2.Lam'])}")
     w(f"shared_lam = {_fmt(v['ld_shared.lam'])}")
     w(f"shared_Lam = {_fmt(v['ld_shared.Lam'])}")
@@ -397,9 +418,12 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w("# own 256 B per thread (512 KB per SM, twice L1): the rate of heavy spilling, served from L2.")
     w(f"local_lam = {_fmt(v['ld_local.lam'])}")
     w(f"local_Lam = {_fmt(v['ld_local.Lam'])}")
+    w("# atomics on one global address serialise at its L2 slice: GPU cycles per atomic, all SMs together")
+    w(f"atomic_same_address_cycles = {_fmt(atomic_cycles)}")
     w(f'source = "global/dram {src("dram_read.lam", "dram.Lam")}; l2 {src("l2_read.lam", "l2.Lam")}; '
       f'shared {src("ld_shared.lam", "ld_shared.Lam")}; local {src("ld_local.lam", "ld_local.Lam")}: '
-      f'Λ an L1 hit, λ with 512 KB of local data per SM (more than L1)"')
+      f'Λ an L1 hit, λ with 512 KB of local data per SM (more than L1); atomic_same_address_cycles '
+      f'{atomic_where}"')
     w("")
     w("# Per-instruction rules, each measured by its own chain (Λ) and its own 64-warp stream (λ).")
     rules = [

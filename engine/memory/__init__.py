@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 POINTER_ALIGN = 256        # cudaMalloc returns 256-byte aligned pointers
+_PER_THREAD_ATOMS = {"tid", "ctaid", "laneid", "warpid", "ntid", "nctaid"}
 _OPCODES = {"ld", "ldu", "st", "atom", "red", "cp"}
 
 
@@ -164,8 +165,10 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         if space is MemorySpace.GLOBAL:
             # divide by the sharing factor below: 1 / Π(1 − overlap with the next block)
             shared_by /= _neighbour_overlap(lanes, form, instr, operand, ctxs, c.width_bytes, values.grid)
-        accesses.append(_pattern(_with(info, mask_note=mask_note), sets, masks, [w for _, w in ctxs],
-                                 c.width_bytes, shared_by))
+        uniform = form is not None and not any(
+            atom.split(".")[0].lstrip("%") in _PER_THREAD_ATOMS for atom, _ in form.terms)
+        accesses.append(_pattern(_with(info, mask_note=mask_note, uniform_address=uniform), sets, masks,
+                                 [w for _, w in ctxs], c.width_bytes, shared_by))
         if space is MemorySpace.GLOBAL and accesses[-1].dram_ratio is not None:
             footprints.append((len(accesses) - 1, form, instr, operand, c.width_bytes))
     if lanes is not None:

@@ -33,12 +33,28 @@ def memory_cost_overrides(report: MemoryReport, profile: Any) -> dict[int, tuple
     excess bytes: λ·m. A request also costs one L2 transfer per 128-byte line it touches, however
     few of its bytes are used (an uncoalesced store of 32 lines moves 32 lines through L1/L2 even
     when L2 merges them before DRAM), so λ is at least lines × the profile's L2 λ of one line.
-    Λ grows by the extra issue time: Λ + (λ' − λ). Shared: D = extra wavefronts = mean degree − 1."""
+    Λ grows by the extra issue time: Λ + (λ' − λ). Shared: D = extra wavefronts = mean degree − 1.
+
+    Atomics on one address (:attr:`AccessInfo.uniform_address`) serialise: in shared memory each
+    active lane is one more wavefront; in global memory every SM's atomics queue at the one L2
+    slice that owns the address, ``atomic_same_address_cycles`` GPU cycles each, so one SM's warp
+    instruction takes lanes × that × SMs of its LDST pipeline (all SMs contend alike)."""
     out: dict[int, tuple[float, float]] = {}
     pipeline = getattr(profile, "pipeline", None)
     l2_line_lam = pipeline.memory.get("l2_lam") if pipeline is not None else None
+    serial = pipeline.memory.get("atomic_same_address_cycles") if pipeline is not None else None
+    sm_count = getattr(getattr(profile, "device", None), "sm_count", 1) or 1
     for a in report.accesses:
-        if a.space is MemorySpace.SHARED and a.bank_conflict_mean is not None:
+        # Lanes that run the atomic: known from the masks, else 1 (at least one atomic per warp
+        # instruction: a guard on loaded data, such as a ballot's leader, leaves it unknown).
+        lanes = a.active_lanes if a.active_lanes is not None and a.mask_note is None else 1.0
+        if a.kind == "atomic" and a.uniform_address and a.space is MemorySpace.SHARED:
+            out[a.index] = profile.shared_memory_lambdas(max(lanes - 1.0, 0.0))
+        elif a.kind == "atomic" and a.uniform_address and a.space is MemorySpace.GLOBAL and serial:
+            lam, Lam = profile.global_memory_lambdas(1.0)
+            charged = max(lam, lanes * serial * sm_count)
+            out[a.index] = (charged, Lam + (charged - lam))
+        elif a.space is MemorySpace.SHARED and a.bank_conflict_mean is not None:
             out[a.index] = profile.shared_memory_lambdas(max(a.bank_conflict_mean - 1.0, 0.0))
         elif a.space is MemorySpace.GLOBAL and a.sectors_per_request is not None:
             lam, Lam = profile.global_memory_lambdas(a.dram_ratio if a.dram_ratio is not None else 1.0)

@@ -198,9 +198,21 @@ def evaluate(params: ManyBspParams, level1: Sequence[Level1Like], last_level2_co
                f"{_fmt(novlp)} / 2")
     if rho < tau:
         pred.branch = "eq. 25"
-        kec += (k - 1) * (tau - rho) / (tau - 1) * novlp
-        formula += f" + ({_fmt(k)} − 1) × ({_fmt(tau)} − {_fmt(rho)}) / ({_fmt(tau)} − 1) × {_fmt(novlp)}"
+        waves_after_first = k - 1
+        if k < 1:
+            # Outside eq. 25's domain: a grid smaller than one wave (K < 1) has no later wave to
+            # overlap; K − 1 < 0 would subtract time (a negative kernel). The rule: max(0, K − 1).
+            waves_after_first = Fraction(0)
+            put("K_beyond_first_wave", waves_after_first, waves_after_first, "domain rule",
+                f"max(0, K − 1) = max(0, {_fmt(k)} − 1): the grid is smaller than one wave")
+        kec += waves_after_first * (tau - rho) / (tau - 1) * novlp
+        formula += (f" + {_fmt(waves_after_first)} × ({_fmt(tau)} − {_fmt(rho)}) / ({_fmt(tau)} − 1) "
+                    f"× {_fmt(novlp)}" if k < 1 else
+                    f" + ({_fmt(k)} − 1) × ({_fmt(tau)} − {_fmt(rho)}) / ({_fmt(tau)} − 1) × {_fmt(novlp)}")
     put("kernel_exec_cycle", kec, _ceil(kec), pred.branch, formula + "⌉")
     if math.isnan(float(kec)):
         raise ModelError("Many-BSP: kernel_exec_cycle is not a number")
+    if kec <= 0:
+        raise ModelError(f"Many-BSP: eqs. 10-25 give {float(kec):g} cycles for these inputs (not a time); "
+                         "see the derivation")
     return pred

@@ -3,10 +3,24 @@
 Kept apart from :mod:`engine.profiles` so that the list of accepted keys reads as one table.
 Every problem becomes a :class:`ProfileError` naming the file, the dotted key and the line;
 unknown keys are errors because a typo (``lat_comn``) must never fall back to a default silently.
+
+Every number must be finite and lie within its key's bounds. Lower bounds: counts, sizes of
+allocation units, clocks, throughputs (``T``, λ, ``issue_limit``, ``mu``, ``issue_cycle``) must be
+positive (rates at least :data:`MIN_POSITIVE`); latencies, overheads and byte sizes may be 0.
+Upper bounds are far beyond any real GPU and only keep absurd values (``1e308``, a stray
+exponent) out of the models:
+
+=============================  =====================================================
+:data:`MAX_CYCLES` (10^9)      every latency, overhead, λ/Λ and cycle count
+:data:`MAX_UNITS` (2^16)       functional units per SM/scheduler, ``n_fu``, ``T``
+:data:`MAX_BYTES` (2^50)       memory and cache sizes in bytes
+per key (below)                threads, warps, blocks, registers, clocks, ratios
+=============================  =====================================================
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -15,27 +29,50 @@ from engine.errors import ProfileError
 from engine.profile_match import PatternSyntaxError, compile_pattern
 from engine.units import Unit
 
+MAX_CYCLES = 1e9        # a second at 1 GHz: no instruction, launch or barrier costs that much
+MAX_UNITS = 1 << 16     # lanes of one unit class per SM or per scheduler
+MAX_BYTES = 1 << 50     # a petabyte
+MIN_POSITIVE = 1e-9     # the smallest value of a key that must be positive (rates, ratios)
+MAX_SHOWN = 60          # characters of an offending value quoted in a message
+_CAPABILITY = re.compile(r"\d{1,3}(?:\.\d{1,3})?")
+_THREADS = re.compile(r"[1-9][0-9]{0,8}")
+
 
 @dataclass(frozen=True)
 class Field:
-    """One accepted key: its kind (``int``, ``num``, ``str``, ``bool``, ``int_list``),
-    whether it is required, and the smallest value allowed (numbers)."""
+    """One accepted key: its kind (``int``, ``num``, ``str``, ``bool``, ``int_list``,
+    ``str_list``), whether it is required, and the bounds of a number (``minimum`` is
+    exclusive when ``positive``; ``maximum`` inclusive)."""
 
     kind: str
     required: bool = False
     minimum: float | None = 0
+    maximum: float | None = None
+    positive: bool = False
 
 
-def _f(kind: str, required: bool = False, minimum: float | None = 0) -> Field:
-    return Field(kind, required, minimum)
+def _f(kind: str, required: bool = False, minimum: float | None = 0,
+       maximum: float | None = None, positive: bool = False) -> Field:
+    return Field(kind, required, minimum, maximum, positive)
 
 
-REQ_INT = _f("int", True)
-REQ_POS = _f("int", True, 1)
-REQ_NUM = _f("num", True)
-OPT_INT = _f("int")
-OPT_NUM = _f("num")
+def _count(maximum: float, required: bool = True) -> Field:
+    """An integer count of at least 1."""
+    return _f("int", required, 1, maximum)
+
+
+def _cycles(required: bool = False, positive: bool = False) -> Field:
+    return _f("num", required, 0, MAX_CYCLES, positive)
+
+
+def _bytes(required: bool = False) -> Field:
+    return _f("int", required, 0, MAX_BYTES)
+
+
 OPT_STR = _f("str", minimum=None)
+REQ_NUM = _cycles(True)  # a cycle count (kept under its old name)
+CYCLES = _cycles()
+RATE = _cycles(positive=True)  # λ: cycles per warp instruction, never 0
 
 TOP_LEVEL: dict[str, Field] = {"description": OPT_STR}
 
@@ -45,95 +82,95 @@ DEVICE: dict[str, Field] = {
     "vendor": OPT_STR,  # "nvidia" (default) or "amd"
     "chip": OPT_STR,
     "compute_capability": OPT_STR,  # "6.1"; absent for non-NVIDIA devices
-    "sm_count": REQ_POS,
-    "schedulers_per_sm": REQ_POS,
-    "dispatch_units_per_scheduler": REQ_POS,
-    "warp_size": REQ_POS,
-    "clock_mhz": _f("num", True, 1),
-    "max_threads_per_sm": REQ_POS,
-    "max_warps_per_sm": REQ_POS,
-    "max_blocks_per_sm": REQ_POS,
-    "max_threads_per_block": REQ_POS,
-    "registers_per_sm": REQ_POS,
-    "max_registers_per_block": REQ_POS,
-    "max_registers_per_thread": REQ_POS,
-    "register_allocation_unit": REQ_POS,  # registers, per warp
-    "register_file_partitions": REQ_POS,  # sub-partitions that each own a slice of the file
-    "warp_allocation_granularity": _f("int", False, 1),
-    "shared_memory_per_sm": REQ_INT,  # the largest carve-out
-    "shared_memory_carveouts": _f("int_list"),
-    "max_shared_memory_per_block": REQ_INT,
-    "max_shared_memory_per_block_optin": OPT_INT,
-    "shared_memory_allocation_unit": REQ_POS,
-    "reserved_shared_memory_per_block": REQ_INT,
-    "shared_memory_banks": _f("int", False, 1),
-    "l1_cache_bytes": OPT_INT,
-    "l2_cache_bytes": OPT_INT,
-    "global_memory_bytes": OPT_INT,
-    "global_memory_segment_bytes": _f("int", False, 1),
-    "memory_bandwidth_gbps": OPT_NUM,
+    "sm_count": _count(1 << 20),
+    "schedulers_per_sm": _count(1024),
+    "dispatch_units_per_scheduler": _count(1024),
+    "warp_size": _count(1024),
+    "clock_mhz": _f("num", True, 1, 1e6),
+    "max_threads_per_sm": _count(1 << 24),
+    "max_warps_per_sm": _count(1 << 20),
+    "max_blocks_per_sm": _count(1 << 20),
+    "max_threads_per_block": _count(1 << 24),
+    "registers_per_sm": _count(1 << 30),
+    "max_registers_per_block": _count(1 << 30),
+    "max_registers_per_thread": _count(1 << 20),
+    "register_allocation_unit": _count(1 << 20),  # registers, per warp
+    "register_file_partitions": _count(1024),  # sub-partitions that each own a slice of the file
+    "warp_allocation_granularity": _count(1024, False),
+    "shared_memory_per_sm": _bytes(True),  # the largest carve-out
+    "shared_memory_carveouts": _f("int_list", False, 0, MAX_BYTES),
+    "max_shared_memory_per_block": _bytes(True),
+    "max_shared_memory_per_block_optin": _bytes(),
+    "shared_memory_allocation_unit": _count(1 << 30),
+    "reserved_shared_memory_per_block": _bytes(True),
+    "shared_memory_banks": _count(1 << 16, False),
+    "l1_cache_bytes": _bytes(),
+    "l2_cache_bytes": _bytes(),
+    "global_memory_bytes": _bytes(),
+    "global_memory_segment_bytes": _count(1 << 30, False),
+    "memory_bandwidth_gbps": _f("num", False, 0, 1e9, True),
     # Cycles an empty kernel takes (Nsight Compute's gpc__cycles_elapsed.max for one block): what
     # every launch pays on top of the models' execution time.
-    "kernel_launch_cycles": OPT_NUM,
+    "kernel_launch_cycles": CYCLES,
 }
 
 UNIT: dict[str, Field] = {
-    "per_sm": REQ_INT,
-    "per_scheduler": REQ_INT,
-    "n_fu": OPT_INT,  # 000's n_fu for this class (default per_scheduler)
-    "T": _f("num", False, 0),  # results per clock per scheduler (000's T_i)
-    "lat_comp": OPT_NUM,
-    "lat_comm": OPT_NUM,
-    "lam": OPT_NUM,
-    "Lam": OPT_NUM,
+    "per_sm": _count(MAX_UNITS),
+    "per_scheduler": _count(MAX_UNITS),
+    "n_fu": _count(MAX_UNITS, False),  # 000's n_fu for this class (default per_scheduler)
+    "T": _f("num", False, 0, MAX_UNITS, True),  # results per clock per scheduler (000's T_i)
+    "lat_comp": CYCLES,
+    "lat_comm": CYCLES,
+    "lam": RATE,
+    "Lam": CYCLES,
     "source": OPT_STR,
 }
 REQUIRED_UNITS = ("alu", "fp64", "sfu", "ldst")
 
 MANYBSP: dict[str, Field] = {
     "mem_lat": REQ_NUM,
-    "g0": OPT_NUM,  # printed in 000's parameter blocks, unused by eqs.
-    "g1": OPT_NUM,
-    "g2": OPT_NUM,
-    "mu": _f("num", True, 0),
+    "g0": CYCLES,  # printed in 000's parameter blocks, unused by eqs.
+    "g1": CYCLES,
+    "g2": CYCLES,
+    "mu": _f("num", True, 0, 1e6, True),
     "block_lnch_ovh": REQ_NUM,
     "warp_lnch_ovh": REQ_NUM,
-    "issue_cycle": OPT_NUM,
+    "issue_cycle": _cycles(positive=True),
     "source": OPT_STR,
 }
 
 PIPELINE: dict[str, Field] = {
-    "issue_limit": _f("num", True, 0),
-    "lambda_alu": OPT_NUM,
-    "lambda_sfu": OPT_NUM,
+    "issue_limit": _f("num", True, 0, 1024, True),  # warp instructions per cycle per SM
+    "lambda_alu": RATE,
+    "lambda_sfu": RATE,
     "source": OPT_STR,
 }
 
 PIPELINE_MEMORY: dict[str, Field] = {
-    "global_lam": OPT_NUM,
-    "global_Lam": OPT_NUM,
-    "dram_lam": OPT_NUM,                    # 001 section 6.3: λ/Λ of DRAM and of L2, mixed by
-    "dram_Lam": OPT_NUM,                    # R = bytes_DRAM / bytes_global of a kernel
-    "l2_lam": OPT_NUM,
-    "l2_Lam": OPT_NUM,
-    "shared_lam": OPT_NUM,
-    "shared_Lam": OPT_NUM,
-    "local_lam": OPT_NUM,
-    "local_Lam": OPT_NUM,
-    "atomic_same_address_cycles": OPT_NUM,  # GPU cycles per atomic on one global address (serial)
+    "global_lam": RATE,
+    "global_Lam": CYCLES,
+    "dram_lam": RATE,                       # 001 section 6.3: λ/Λ of DRAM and of L2, mixed by
+    "dram_Lam": CYCLES,                     # R = bytes_DRAM / bytes_global of a kernel
+    "l2_lam": RATE,
+    "l2_Lam": CYCLES,
+    "shared_lam": RATE,
+    "shared_Lam": CYCLES,
+    "local_lam": RATE,
+    "local_Lam": CYCLES,
+    "atomic_same_address_cycles": RATE,     # GPU cycles per atomic on one global address (serial)
     "source": OPT_STR,
 }
 
 INSTRUCTION: dict[str, Field] = {
     "pattern": _f("str", True, None),
     "unit": OPT_STR,
-    "n_fu": OPT_INT,
-    "T": OPT_NUM,
-    "lat_comp": OPT_NUM,
-    "lat_comm": OPT_NUM,
-    "n_ma": OPT_NUM,
-    "lam": OPT_NUM,
-    "Lam": OPT_NUM,
+    "n_fu": _count(MAX_UNITS, False),
+    "T": _f("num", False, 0, MAX_UNITS, True),
+    "lat_comp": CYCLES,
+    "lat_comm": CYCLES,
+    "n_ma": _f("num", False, 0, 1e6),  # memory transactions per warp access
+    "lam": RATE,
+    "Lam": CYCLES,
     "special_registers": _f("str_list"),  # rule applies only when one of these is read
     "source": OPT_STR,
     "note": OPT_STR,
@@ -144,7 +181,9 @@ SECTIONS = ("description", "device", "units", "manybsp", "pipeline", "instructio
 
 # --------------------------------------------------------------------------- line lookup
 
-_HEADER_RE = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*(\]\]?)\s*(#.*)?$")
+# A table header; the name is stripped afterwards (no overlapping quantifiers: a long line of
+# spaces must not make the match quadratic).
+_HEADER_RE = re.compile(r"^[ \t]*(\[\[?)([^\]#]*)(\]\]?)[ \t]*(#.*)?$")
 
 
 def find_line(text: str, section: str | None, key: str | None, occurrence: int = 0) -> int | None:
@@ -161,7 +200,7 @@ def find_line(text: str, section: str | None, key: str | None, occurrence: int =
     for number, line in enumerate(lines, start=1):
         header = _HEADER_RE.match(line)
         if header:
-            current = header.group(2)
+            current = header.group(2).strip()
             if current == section:
                 if header.group(1) == "[[":
                     seen += 1
@@ -220,7 +259,7 @@ class Validator:
 
     def check_value(self, value: Any, field: Field, section: str | None, key: str, occurrence: int) -> None:
         def bad(what: str) -> None:
-            self.fail(f"{what}, got {value!r}", section, key, occurrence)
+            self.fail(f"{what}, got {shown(value)}", section, key, occurrence)
 
         is_int = isinstance(value, int) and not isinstance(value, bool)
         is_num = is_int or isinstance(value, float)
@@ -240,8 +279,24 @@ class Validator:
                 isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value
             ):
                 bad("must be a list of non-negative integers")
-        if field.kind in ("int", "num") and field.minimum is not None and value < field.minimum:
-            bad(f"must be >= {field.minimum:g}")
+            for v in value:
+                self.check_bounds(v, field, bad)
+        if field.kind in ("int", "num"):
+            self.check_bounds(value, field, bad)
+
+    @staticmethod
+    def check_bounds(value: int | float, field: Field, bad: Any) -> None:
+        if isinstance(value, float) and not math.isfinite(value):
+            bad("must be a finite number")
+        if field.minimum is not None:
+            if field.positive and not value > field.minimum:
+                bad(f"must be > {_number(field.minimum)}")
+            if field.positive and not value >= MIN_POSITIVE:
+                bad(f"must be >= {_number(MIN_POSITIVE)} (a rate this small is a typo)")
+            if not value >= field.minimum:
+                bad(f"must be >= {_number(field.minimum)}")
+        if field.maximum is not None and not value <= field.maximum:
+            bad(f"must be <= {_number(field.maximum)}{_unit_of(field)}")
 
     def validate(self) -> None:
         data = self.data
@@ -253,6 +308,7 @@ class Validator:
         if "device" not in data:
             self.fail("the [device] section is missing", None, None)
         self.check_table(data["device"], DEVICE, "device")
+        self._validate_device_strings(data["device"])
         self._validate_units(data.get("units"))
         if "manybsp" in data:
             self._validate_manybsp(data["manybsp"])
@@ -280,6 +336,12 @@ class Validator:
             if name not in units:
                 self.fail(f"the [units.{name}] section is missing", None, None)
 
+    def _validate_device_strings(self, device: dict[str, Any]) -> None:
+        capability = device.get("compute_capability")
+        if capability is not None and not _CAPABILITY.fullmatch(capability):
+            self.fail(f'must be "major.minor" such as "8.6", got {shown(capability)}', "device",
+                      "compute_capability")
+
     def _validate_manybsp(self, table: Any) -> None:
         if not isinstance(table, dict):
             self.fail("must be a table", None, "manybsp")
@@ -290,11 +352,16 @@ class Validator:
             self.fail("required table [manybsp.barrier_overhead] is missing", "manybsp", None)
         if not isinstance(barrier, dict) or not barrier:
             self.fail("must map threads per block to cycles", "manybsp", "barrier_overhead")
+        seen: set[int] = set()
+        section = "manybsp.barrier_overhead"
         for threads, cycles in barrier.items():
-            if not threads.isdigit() or int(threads) <= 0:
-                section = "manybsp.barrier_overhead"
-                self.fail("keys are threads per block (positive integers)", section, threads)
-            self.check_value(cycles, REQ_NUM, "manybsp.barrier_overhead", threads, 0)
+            if not _THREADS.fullmatch(threads) or int(threads) > 1 << 24:
+                self.fail("keys are threads per block (positive integers up to 16777216, "
+                          "no leading zeros)", section, threads)
+            if int(threads) in seen:
+                self.fail("threads per block given twice", section, threads)
+            seen.add(int(threads))
+            self.check_value(cycles, REQ_NUM, section, threads, 0)
 
     def _validate_instructions(self, rules: Any) -> None:
         if not isinstance(rules, list):
@@ -337,6 +404,24 @@ class Validator:
                 return False
             node = node[part]
         return True
+
+
+def shown(value: Any) -> str:
+    """``repr`` of a value for a one-line message, shortened."""
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN else text[: MAX_SHOWN - 3] + "..."
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
+def _unit_of(field: Field) -> str:
+    if field.maximum == MAX_CYCLES:
+        return " (cycles)"
+    if field.maximum == MAX_BYTES:
+        return " (bytes)"
+    return ""
 
 
 def validate_profile_data(data: dict[str, Any], text: str, file: str) -> None:

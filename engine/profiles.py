@@ -3,12 +3,21 @@
 A profile is one TOML file (``profiles/<name>.toml``, format in ``profiles/README.md``).
 :func:`load_profile` validates it (:mod:`engine.profile_schema`) and returns a frozen
 :class:`Profile`; :meth:`Profile.cost` turns an instruction into the numbers both models need.
+
+Reading is defensive: a profile must be a regular file of at most :data:`MAX_PROFILE_BYTES`
+(checked before reading, so ``/dev/zero`` or a FIFO is refused at once), UTF-8 text, and valid
+TOML; every failure is a one-line :class:`ProfileError`. :func:`list_profiles` lists only the
+profiles that load: a broken file in a profile folder is skipped, and the reason is kept for
+:func:`profile_problems` (and logged). A broken file still shadows a shipped profile of the same
+name: ``load_profile(name)`` then raises that file's error instead of loading another file.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,12 +25,14 @@ from typing import Any, Protocol
 
 import tomllib
 
-from engine.errors import ModelError, ProfileError
+from engine.errors import ModelError, ProfileError, WarplineError
 from engine.profile_match import OpcodePattern, compile_pattern
 from engine.profile_schema import validate_profile_data
 from engine.units import MemorySpace, Unit
 
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "profiles"
+MAX_PROFILE_BYTES = 1 << 20  # shipped profiles are under 20 KB
+_LOG = logging.getLogger(__name__)
 USER_DIR = Path("~/.config/warpline/profiles")
 PATH_ENV = "WARPLINE_PROFILE_PATH"
 
@@ -435,32 +446,136 @@ def profile_dirs() -> list[Path]:
     return dirs
 
 
-def list_profiles() -> dict[str, Path]:
-    """Every profile name found, mapped to its file. A user file shadows a shipped one of
-    the same name, so a user can edit a copy without touching the installation."""
-    found: dict[str, Path] = {}
+# path -> (the file's identity when checked, the ProfileError it gave or None)
+_CHECKED: dict[Path, tuple[tuple[int, int, int, int], ProfileError | None]] = {}
+_PROBLEMS: list[str] = []
+
+
+def profile_problems() -> list[str]:
+    """One line per profile file that the latest :func:`list_profiles` skipped, and why."""
+    return list(_PROBLEMS)
+
+
+def _candidates() -> list[tuple[str, Path]]:
+    """(name, path) of every ``*.toml`` in the search directories, in search order; folders
+    that cannot be listed are reported as problems."""
+    out: list[tuple[str, Path]] = []
     for directory in profile_dirs():
-        if directory.is_dir():
-            for path in sorted(directory.glob("*.toml")):
-                found.setdefault(path.stem, path)
+        try:
+            if not directory.is_dir():
+                continue
+            paths = sorted(directory.glob("*.toml"))
+        except OSError as exc:
+            _PROBLEMS.append(f"{directory}: cannot list the profile folder: {exc.strerror or exc}")
+            continue
+        out.extend((path.stem, path) for path in paths)
+    return out
+
+
+def _check(path: Path) -> ProfileError | None:
+    """The error loading ``path`` gives (None when it loads), cached by the file's identity."""
+    try:
+        st = os.stat(path)
+        identity = (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev)
+    except OSError as exc:
+        return ProfileError(f"cannot read the profile: {exc.strerror or exc}", str(path))
+    cached = _CHECKED.get(path)
+    if cached is not None and cached[0] == identity:
+        return cached[1]
+    try:
+        _load_path(path)
+        problem = None
+    except ProfileError as exc:
+        problem = exc
+    except WarplineError as exc:  # pragma: no cover - every refusal is a ProfileError
+        problem = ProfileError(str(exc), str(path))
+    if problem is not None and (cached is None or cached[1] is None or str(cached[1]) != str(problem)):
+        _LOG.warning("skipping profile %s", problem)
+    _CHECKED[path] = (identity, problem)
+    return problem
+
+
+def list_profiles() -> dict[str, Path]:
+    """Every profile name that loads, mapped to its file. A user file shadows a shipped one of
+    the same name, so a user can edit a copy without touching the installation; a broken file
+    is left out (its reason goes to :func:`profile_problems`) and still shadows the others, as
+    it does for :func:`load_profile`."""
+    _PROBLEMS.clear()
+    found: dict[str, Path] = {}
+    claimed: set[str] = set()
+    candidates = _candidates()
+    for name, path in candidates:
+        if name in claimed:
+            continue
+        claimed.add(name)
+        problem = _check(path)
+        if problem is None:
+            found[name] = path
+            continue
+        hidden = [p for n, p in candidates if n == name and p != path]
+        also = f" (it hides {hidden[0]})" if hidden else ""
+        _PROBLEMS.append(f"{problem} [skipped{also}]")
     return dict(sorted(found.items()))
 
 
+def _named(name: str) -> Path | None:
+    """The file ``load_profile(name)`` reads: the first ``<name>.toml`` in search order,
+    whether or not it is valid."""
+    for directory in profile_dirs():
+        path = directory / f"{name}.toml"
+        try:
+            if path.exists() or path.is_symlink():
+                return path
+        except OSError:
+            return path
+    return None
+
+
 def load_profile(name_or_path: str | os.PathLike[str]) -> Profile:
-    """Load by name (``gtx1070``) or by path to a ``.toml`` file."""
+    """Load by name (``gtx1070``) or by path to a ``.toml`` file. Any problem with the file is a
+    ProfileError naming it, even when another directory has a valid file of that name."""
     text_name = os.fspath(name_or_path)
     path = Path(text_name).expanduser()
     if not (text_name.endswith(".toml") or os.sep in text_name or path.is_file()):
-        known = list_profiles()
-        if text_name not in known:
-            names = ", ".join(known) or "none"
+        found = _named(text_name) if text_name and "\0" not in text_name else None
+        if found is None:
+            names = ", ".join(list_profiles()) or "none"
             raise ProfileError(f"no profile named {text_name!r} (known: {names})", text_name)
-        path = known[text_name]
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ProfileError(f"cannot read the profile: {exc.strerror or exc}", str(path)) from exc
+        path = found
+    return _load_path(path)
+
+
+def _load_path(path: Path) -> Profile:
+    text = read_profile_text(path)
     return parse_profile(text, str(path), name=path.stem, path=path)
+
+
+def read_profile_text(path: Path) -> str:
+    """The text of a profile file: a regular file, at most MAX_PROFILE_BYTES, UTF-8."""
+    where = str(path)
+    try:
+        # Non-blocking, so that opening a FIFO does not wait for a writer; fstat then refuses it.
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb", buffering=0) as handle:
+            st = os.fstat(handle.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise ProfileError("not a regular file (a profile is a .toml text file)", where)
+            if st.st_size > MAX_PROFILE_BYTES:
+                raise ProfileError(f"the file is {st.st_size} bytes; a profile may have at most "
+                                   f"{MAX_PROFILE_BYTES}", where)
+            data = handle.read(MAX_PROFILE_BYTES + 1)
+    except OSError as exc:
+        raise ProfileError(f"cannot read the profile: {exc.strerror or exc}", where) from exc
+    except ValueError as exc:  # a path with a NUL byte
+        raise ProfileError(f"cannot read the profile: {exc}", where) from exc
+    if len(data) > MAX_PROFILE_BYTES:
+        raise ProfileError(f"the file has more than {MAX_PROFILE_BYTES} bytes", where)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ProfileError(f"the file is not UTF-8 text (byte 0x{data[exc.start]:02x})", where,
+                           None, line) from exc
 
 
 def parse_profile(
@@ -472,6 +587,10 @@ def parse_profile(
     except tomllib.TOMLDecodeError as exc:
         line = _decode_error_line(str(exc))
         raise ProfileError(f"not valid TOML: {exc}", file, None, line) from exc
+    except RecursionError as exc:
+        raise ProfileError("not valid TOML: arrays or tables nested too deeply", file) from exc
+    except ValueError as exc:  # a number too long for Python's int conversion
+        raise ProfileError("not valid TOML: a number has too many digits", file) from exc
     validate_profile_data(data, text, file)
     return _build(data, name or Path(file).stem, path)
 

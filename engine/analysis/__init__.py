@@ -13,6 +13,7 @@ from engine.analysis.classify import Classification, classify
 from engine.analysis.defuse import DefUseEdge, DefUseGraph, build_def_use
 from engine.analysis.tripcount import TripCount, infer_trip_counts
 from engine.analysis.values import LaunchValues, UniformEvaluator
+from engine.ptx.gc_pause import paused_gc
 from engine.ptx.model import Function, Module
 from engine.units import MemorySpace
 
@@ -112,6 +113,11 @@ def analyze_kernel(function: Function, launch: Any = None, module: Module | None
     """Everything the models need about one kernel. ``launch`` is a duck-typed launch
     (``grid``, ``block``, ``args``, ``trip_overrides``), a :class:`LaunchValues`, or None;
     ``module`` lets generic addresses resolve module-scope variables."""
+    with paused_gc():  # millions of objects, no garbage cycles: the collector only costs time
+        return _analyze(function, launch, module)
+
+
+def _analyze(function: Function, launch: Any, module: Module | None) -> KernelAnalysis:
     cfg = build_cfg(function)
     defuse = build_def_use(function, cfg)
     classes = [classify(instr) for instr in function.instructions]
@@ -119,8 +125,6 @@ def analyze_kernel(function: Function, launch: Any = None, module: Module | None
     trips = infer_trip_counts(function, cfg, defuse, LaunchValues.from_launch(launch))
     info = []
     for loop in cfg.loops:
-        starts = [cfg.blocks[b].start for b in loop.body]
-        ends = [cfg.blocks[b].end - 1 for b in loop.body]
         parent = cfg.loop_by_header(loop.parent) if loop.parent is not None else None
         info.append(LoopInfo(
             key=loop.key,
@@ -128,8 +132,8 @@ def analyze_kernel(function: Function, launch: Any = None, module: Module | None
             header_block=loop.header_block,
             depth=loop.depth,
             parent=parent.key if parent is not None else None,
-            first_instruction=min(starts),
-            last_instruction=max(ends),
+            first_instruction=cfg.blocks[min(loop.body)].start,  # blocks are in text order
+            last_instruction=cfg.blocks[max(loop.body)].end - 1,
             trip_count=trips[loop.key],
         ))
     return KernelAnalysis(function, cfg, defuse, classes, trips, info)

@@ -4,6 +4,11 @@ Blocks start at labels and after control transfers; ``bra``/``brx`` add edges to
 (a guarded branch also falls through), ``ret``/``exit``/``trap`` end a path unless guarded.
 Loops are natural loops of back edges (u -> h with h dominating u); loops sharing a header are
 merged. Irreducible cycles have no dominating header, so they simply yield no loop.
+
+Every walk here is iterative (no recursion on nesting depth): depth-first orders with explicit
+stacks, immediate dominators by Cooper, Harvey and Kennedy's iteration over reverse postorder,
+``dominates`` in O(1) from entry/exit numbers of the dominator tree, loop parents and depths in
+one pass over the loop bodies. The networkx view (``graph``) is built only when asked for.
 """
 
 from __future__ import annotations
@@ -61,7 +66,6 @@ class Loop:
 class ControlFlowGraph:
     function: Function
     blocks: list[BasicBlock]
-    graph: nx.DiGraph
     entry: int | None
     exit_blocks: list[int]
     dominators: dict[int, int]     # immediate dominator of each reachable block (entry -> entry)
@@ -69,6 +73,26 @@ class ControlFlowGraph:
     back_edges: list[tuple[int, int]]
     _starts: list[int] = field(default_factory=list, repr=False)
     _innermost: dict[int, int] = field(default_factory=dict, repr=False)  # block -> header
+    _by_header: dict[int, Loop] = field(default_factory=dict, repr=False)
+    _dom_in: dict[int, int] = field(default_factory=dict, repr=False)   # dominator-tree DFS
+    _dom_out: dict[int, int] = field(default_factory=dict, repr=False)  # entry/exit numbers
+    _graph: nx.DiGraph | None = field(default=None, repr=False)
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        """The blocks as a networkx DiGraph (built on first use; the analysis does not need it)."""
+        if self._graph is None:
+            graph = nx.DiGraph()
+            graph.add_nodes_from(range(len(self.blocks)))
+            for block in self.blocks:
+                for s in block.successors:
+                    graph.add_edge(block.index, s)
+            self._graph = graph
+        return self._graph
+
+    def edges(self) -> list[tuple[int, int]]:
+        """Every edge (block, successor), in block order."""
+        return [(b.index, s) for b in self.blocks for s in b.successors]
 
     def block_of(self, instruction_index: int) -> BasicBlock:
         """The block holding an instruction. IndexError when out of range."""
@@ -80,25 +104,93 @@ class ControlFlowGraph:
         """The innermost loop containing a block, or None."""
         index = block.index if isinstance(block, BasicBlock) else block
         header = self._innermost.get(index)
-        return None if header is None else self.loop_by_header(header)
+        return None if header is None else self._by_header.get(header)
 
     def loop_by_header(self, header_block: int) -> Loop | None:
-        for loop in self.loops:
-            if loop.header_block == header_block:
-                return loop
-        return None
+        return self._by_header.get(header_block)
 
     def dominates(self, a: int, b: int) -> bool:
         """True when block ``a`` dominates block ``b`` (both reachable)."""
-        if b not in self.dominators or a not in self.dominators:
+        dom_in = self._dom_in
+        if a not in dom_in or b not in dom_in:
             return False
-        while True:
-            if a == b:
-                return True
-            parent = self.dominators[b]
-            if parent == b:
-                return False
-            b = parent
+        return dom_in[a] <= dom_in[b] and self._dom_out[b] <= self._dom_out[a]
+
+
+def postorder(successors: list[list[int]], start: int) -> list[int]:
+    """Depth-first postorder of the blocks reachable from ``start`` (children in successor
+    order), with an explicit stack."""
+    seen = {start}
+    order: list[int] = []
+    stack = [(start, iter(successors[start]))]
+    while stack:
+        node, children = stack[-1]
+        for child in children:
+            if child not in seen:
+                seen.add(child)
+                stack.append((child, iter(successors[child])))
+                break
+        else:
+            stack.pop()
+            order.append(node)
+    return order
+
+
+def immediate_dominators(successors: list[list[int]], predecessors: list[list[int]],
+                         entry: int) -> dict[int, int]:
+    """Immediate dominator of every block reachable from ``entry`` (the entry maps to itself):
+    Cooper, Harvey and Kennedy's "A Simple, Fast Dominance Algorithm", iterated in reverse
+    postorder until nothing changes (twice for reducible graphs)."""
+    post = postorder(successors, entry)
+    number = {b: i for i, b in enumerate(post)}
+    idom = {entry: entry}
+    rpo = post[-2::-1]  # reverse postorder without the entry
+    changed = True
+    while changed:
+        changed = False
+        for b in rpo:
+            new = -1
+            for p in predecessors[b]:
+                if p not in idom:
+                    continue  # unreachable, or not processed yet in this pass
+                if new < 0:
+                    new = p
+                    continue
+                x, y = p, new
+                while x != y:
+                    while number[x] < number[y]:
+                        x = idom[x]
+                    while number[y] < number[x]:
+                        y = idom[y]
+                new = x
+            if idom.get(b) != new:
+                idom[b] = new
+                changed = True
+    return idom
+
+
+def _dominator_numbers(idom: dict[int, int], entry: int) -> tuple[dict[int, int], dict[int, int]]:
+    """Entry and exit times of an iterative DFS over the dominator tree: ``a`` dominates ``b``
+    exactly when ``a``'s interval contains ``b``'s."""
+    children: dict[int, list[int]] = {}
+    for b, d in idom.items():
+        if b != d:
+            children.setdefault(d, []).append(b)
+    t_in: dict[int, int] = {}
+    t_out: dict[int, int] = {}
+    clock = 0
+    stack = [(entry, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            t_out[node] = clock
+            clock += 1
+            continue
+        t_in[node] = clock
+        clock += 1
+        stack.append((node, True))
+        stack.extend((c, False) for c in children.get(node, ()))
+    return t_in, t_out
 
 
 def _targets(instruction: Instruction, function: Function) -> list[str] | None:
@@ -138,8 +230,6 @@ def build_cfg(function: Function) -> ControlFlowGraph:
     block_at = {b.start: b.index for b in blocks}
     labeled = [b.index for b in blocks if b.start in label_at]
 
-    graph = nx.DiGraph()
-    graph.add_nodes_from(range(len(blocks)))
     exit_blocks: list[int] = []
     for block in blocks:
         last = body[block.end - 1]
@@ -164,34 +254,36 @@ def build_cfg(function: Function) -> ControlFlowGraph:
                 succ.append(block.index + 1)
             elif last.opcode not in _TERMINATORS:
                 exit_blocks.append(block.index)  # falls off the end
-        for s in dict.fromkeys(succ):
-            graph.add_edge(block.index, s)
-    for block in blocks:
-        block.successors = list(graph.successors(block.index))
-        block.predecessors = list(graph.predecessors(block.index))
+        block.successors = list(dict.fromkeys(succ))
+    for block in blocks:  # predecessors in block order, as the successors were added
+        for s in block.successors:
+            blocks[s].predecessors.append(block.index)
 
     entry = 0 if blocks else None
-    dominators = dict(nx.immediate_dominators(graph, entry)) if entry is not None else {}
+    successors = [b.successors for b in blocks]
+    dominators = {}
     if entry is not None:
-        dominators[entry] = entry  # networkx versions differ on whether the entry maps to itself
+        dominators = immediate_dominators(successors, [b.predecessors for b in blocks], entry)
+    dom_in, dom_out = _dominator_numbers(dominators, entry) if entry is not None else ({}, {})
     cfg = ControlFlowGraph(
         function=function,
         blocks=blocks,
-        graph=graph,
         entry=entry,
         exit_blocks=sorted(set(exit_blocks)),
         dominators=dominators,
         loops=[],
         back_edges=[],
         _starts=starts,
+        _dom_in=dom_in,
+        _dom_out=dom_out,
     )
     _find_loops(cfg)
     return cfg
 
 
 def _find_loops(cfg: ControlFlowGraph) -> None:
-    graph = cfg.graph
-    back_edges = [(u, h) for u, h in graph.edges if u in cfg.dominators and cfg.dominates(h, u)]
+    blocks = cfg.blocks
+    back_edges = [(u, h) for u, h in cfg.edges() if u in cfg.dominators and cfg.dominates(h, u)]
     bodies: dict[int, set[int]] = {}
     latches: dict[int, list[int]] = {}
     for u, h in back_edges:
@@ -204,38 +296,48 @@ def _find_loops(cfg: ControlFlowGraph) -> None:
             if node in body:
                 continue
             body.add(node)
-            stack.extend(p for p in graph.predecessors(node) if p in cfg.dominators)
-    # Parents: the smallest other loop whose body contains this header.
+            stack.extend(p for p in blocks[node].predecessors if p in cfg.dominators)
+    # Parent: the smallest other loop whose body holds this header (the first such in
+    # ascending size order). One pass over the bodies, smallest first.
     order = sorted(bodies, key=lambda h: len(bodies[h]))
-    parent: dict[int, int | None] = {}
-    for h in order:
-        enclosing = [g for g in order if g != h and h in bodies[g] and len(bodies[g]) >= len(bodies[h])]
-        parent[h] = min(enclosing, key=lambda g: len(bodies[g])) if enclosing else None
+    parent: dict[int, int | None] = dict.fromkeys(bodies)
+    for g in order:
+        size = len(bodies[g])
+        for b in bodies[g]:
+            if b != g and b in parent and parent[b] is None and size >= len(bodies[b]):
+                parent[b] = g
     depth: dict[int, int] = {}
-
-    def depth_of(h: int) -> int:
-        if h not in depth:
-            p = parent[h]
-            depth[h] = 1 if p is None else depth_of(p) + 1
-        return depth[h]
+    for h in bodies:  # depth = 1 + the parent's, by walking up (no recursion)
+        chain: list[int] = []
+        on_chain: set[int] = set()
+        node: int | None = h
+        while node is not None and node not in depth and node not in on_chain:
+            chain.append(node)
+            on_chain.add(node)
+            node = parent[node]
+        base = depth.get(node, 0) if node is not None else 0
+        for n in reversed(chain):
+            base += 1
+            depth[n] = base
 
     loops = []
     for h, body in bodies.items():
-        exits = sorted({s for b in body for s in graph.successors(b) if s not in body})
+        exits = sorted({s for b in body for s in blocks[b].successors if s not in body})
         loops.append(
             Loop(
                 header_block=h,
-                header_label=cfg.blocks[h].label,
+                header_label=blocks[h].label,
                 body=frozenset(body),
                 latches=tuple(sorted(set(latches[h]))),
                 exits=tuple(exits),
-                depth=depth_of(h),
+                depth=depth[h],
                 parent=parent[h],
             )
         )
-    loops.sort(key=lambda lp: (lp.depth, cfg.blocks[lp.header_block].start))
+    loops.sort(key=lambda lp: (lp.depth, blocks[lp.header_block].start))
     cfg.loops = loops
     cfg.back_edges = sorted(back_edges)
+    cfg._by_header = {loop.header_block: loop for loop in loops}
     # Innermost loop of each block: visit outer loops first so inner ones overwrite.
     for loop in loops:
         for b in loop.body:

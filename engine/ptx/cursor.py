@@ -1,9 +1,15 @@
-"""Token cursor shared by the PTX parser's parts: look-ahead, expectations, errors, skipping."""
+"""Token cursor shared by the PTX parser's parts: look-ahead, expectations, errors, skipping.
+
+Tokens are lexed on demand (:class:`engine.ptx.lexer.Lexer`) into a short buffer ``toks``;
+``i`` indexes it. :meth:`TokenCursor.sync` drops what was consumed and un-lexes look-ahead at a
+statement boundary, so that the buffer never grows with the file and the parser's fast paths can
+read the next statement straight from the text at ``lexer.pos``.
+"""
 
 from __future__ import annotations
 
 from engine.errors import PtxSyntaxError
-from engine.ptx.lexer import Token, tokenize
+from engine.ptx.lexer import Lexer, Token
 from engine.ptx.model import SourceLocation
 from engine.ptx.operands import decode_number
 
@@ -16,22 +22,44 @@ class TokenCursor:
     def __init__(self, text: str, filename: str) -> None:
         self.text = text
         self.file = filename
-        self.toks = tokenize(text, filename)
+        self.lexer = Lexer(text, filename)
+        self.toks: list[Token] = []
+        self.i = 0
+
+    def sync(self) -> None:
+        """At a statement boundary: forget consumed tokens, un-lex the look-ahead."""
+        toks = self.toks
+        if self.i < len(toks):
+            self.lexer.reset(toks[self.i])
+        toks.clear()
         self.i = 0
 
     def error(self, message: str, tok: Token | None = None, text: str | None = None) -> PtxSyntaxError:
         if tok is None:
-            if self.toks:
-                last = self.toks[-1]
+            last = self.lexer.last_text
+            if last:
                 line = self.text.count("\n") + 1
                 column = len(self.text) - (self.text.rfind("\n") + 1) + 1
-                return PtxSyntaxError(message, self.file, line, column, text or last.text)
+                return PtxSyntaxError(message, self.file, line, column, text or last)
             return PtxSyntaxError(message, self.file, 1, 1, text or "")
         return PtxSyntaxError(message, self.file, tok.line, tok.column, tok.text if text is None else text)
 
     def peek(self, ahead: int = 0) -> Token | None:
+        toks = self.toks
         j = self.i + ahead
-        return self.toks[j] if j < len(self.toks) else None
+        if j < len(toks):
+            return toks[j]
+        if self.i > 4096:  # a long statement (an initializer): keep two tokens of context
+            del toks[: self.i - 2]
+            j -= self.i - 2
+            self.i = 2
+        lex = self.lexer.lex
+        while j >= len(toks):
+            tok = lex()
+            if tok is None:
+                return None
+            toks.append(tok)
+        return toks[j]
 
     def next(self, what: str) -> Token:
         tok = self.peek()

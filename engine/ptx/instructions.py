@@ -1,49 +1,146 @@
-"""Instruction statements: guard, opcode and modifiers, operands, and their registers."""
+"""Instruction statements: guard, opcode and modifiers, operands, and their registers.
+
+Two paths read an instruction. The general one works on tokens and accepts every form the
+grammar allows. The fast one (:data:`INSTRUCTION_PATTERN`, driven by the body loop of
+:mod:`engine.ptx.parser`, and :meth:`InstructionParser.new_statement`) matches a whole
+one-line statement of the common shapes (``@!%p1 bra $L__BB0_3;``, ``ld.global.v2.f32 {%f1, %f2},
+[%rd4+-8];``, ``mad.lo.s32 %r5, %r6, 7, %r5;``) with one regular expression and builds the same
+objects from text, sharing equal operands between instructions; anything else (comments inside
+a statement, several lines, call lists, strings, malformed numbers) goes to the general path, so
+both paths give identical results and identical errors. Every quantifier of the fast patterns is
+atomic or bounded by a delimiter, so they cannot backtrack badly either.
+"""
 
 from __future__ import annotations
 
 import re
+from array import array
 from dataclasses import dataclass, field
+from functools import lru_cache
+from operator import itemgetter
 
 from engine.errors import PtxSyntaxError
 from engine.ptx.declarations import DeclarationParser
 from engine.ptx.lexer import Token
-from engine.ptx.model import Function, Instruction, Operand
-from engine.ptx.operands import decode_number, dests_and_srcs, is_special_register
+from engine.ptx.model import Function, Instruction, Operand, named_operand
+from engine.ptx.operands import (
+    decode_number,
+    dests_and_srcs,
+    is_special_register,
+    plain_rule,
+    split_registers,
+)
 
 # A ``.loc`` before its ``.file`` names are known: file index, line, column, inlined-at site.
 LocTuple = tuple[int, int, int, "LocTuple | None"]
 
 _MAX_NESTING = 32  # operand nesting bound, so that no input can exhaust the stack
+_CACHE_LIMIT = 1 << 16  # entries per fast-path cache before it is emptied (bounds its memory)
+
+# ------------------------------------------------------------------ fast-path patterns
+# Each piece mirrors one lexer token (atomic groups: no backtracking into a token) and must be
+# followed by a delimiter, so the fast path splits text exactly where the lexer would.
+_W = r"[A-Za-z_$][\w$]*"
+_WORD = rf"(?>%?{_W}(?:\.[\w$]+)*)"                     # a register, symbol or label
+_LWORD = rf"(?>{_W}(?:(?:\.|::)[\w$]+)*)"               # an opcode with its modifiers
+_GWORD = rf"(?>%?{_W}(?:(?:\.|::)[\w$]+)*)"             # a guard predicate, a label name
+_NUM = r"(?>\d+\.\d*(?:[eE][+-]?\d+)?|\d[\w$]*)"
+_ATOM = rf"(?:{_WORD}|{_NUM})"
+_ADDR = rf"\[[ \t]*{_WORD}[ \t]*(?:(?:\+[ \t]*-?|-)[ \t]*{_NUM}[ \t]*)?\]"
+_VEC = rf"\{{[ \t]*{_ATOM}(?:[ \t]*,[ \t]*{_ATOM})*[ \t]*\}}"
+# Alternatives in order of their first character; a word is one match whether or not a '|'
+# pair follows, so no operand is matched twice.
+_OPND = rf"(?:{_WORD}(?:[ \t]*\|[ \t]*{_WORD})?|{_ADDR}|{_NUM}|{_VEC}|![ \t]*{_WORD}|[-+][ \t]*{_NUM})"
+INSTRUCTION_PATTERN = (
+    rf"(?:@[ \t]*(?P<neg>!)?[ \t]*(?P<guard>{_GWORD})[ \t]+)?(?P<op>{_LWORD})"
+    rf"(?:[ \t]*;|[ \t]+(?P<ops>{_OPND}(?:[ \t]*,[ \t]*{_OPND})*)[ \t]*;)"
+)
+_OPERAND = re.compile(_OPND)
+_ADDRESS_PARTS = re.compile(rf"\[[ \t]*({_WORD})[ \t]*(?:(\+[ \t]*-?|-)[ \t]*({_NUM})[ \t]*)?\]")
+
+
+@lru_cache(maxsize=4096)
+def _split_opcode(word: str) -> tuple[str, tuple[str, ...], bool]:
+    """``ld.global.f32`` -> ``("ld", ("global", "f32"), plain)``; ``plain`` when the
+    destination/source rule reduces to "operand 0 is written, the rest read" (see
+    :func:`engine.ptx.operands.split_registers`)."""
+    parts = word.split(".")
+    opcode, modifiers = parts[0], tuple(parts[1:])
+    return opcode, modifiers, opcode != "call" and plain_rule(opcode, modifiers)
+
+
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
+
+
+class Fallback(Exception):
+    """The fast path declines a statement; the general path reads it (and reports any error)."""
 
 
 @dataclass
 class BodyState:
-    """What the parser tracks while inside one function body."""
+    """What the parser tracks while inside one function body.
+
+    Nested ``{ }`` scopes are numbered in the order they open (0 is the body itself); the
+    tree is kept as flat lists (parent, depth, last descendant), so that nesting depth costs
+    nothing per instruction and no walk over it recurses."""
 
     function: Function
     register_names: set[str] = field(default_factory=set)
     register_ranges: list[tuple[str, int]] = field(default_factory=list)
     cuda_loc: LocTuple | None = None  # the last ``.loc``
-    scope: tuple[int, ...] = ()  # ids of the open nested ``{ }`` scopes
-    label_defs: list[tuple[Token, tuple[int, ...], int]] = field(default_factory=list)
-    instruction_scopes: list[tuple[int, ...]] = field(default_factory=list)
+    scope: int = 0  # id of the innermost open scope
+    scope_parent: list[int] = field(default_factory=lambda: [-1])
+    scope_depth: list[int] = field(default_factory=lambda: [0])
+    scope_last: list[int] = field(default_factory=lambda: [0])  # last scope id opened inside
+    # (name, scope, instruction index, line, column, offset) of every label definition
+    label_defs: list[tuple[str, int, int, int, int, int]] = field(default_factory=list)
+    instruction_scopes: array = field(default_factory=lambda: array("l"))
+
+    def open_scope(self) -> None:
+        new = len(self.scope_parent)
+        self.scope_parent.append(self.scope)
+        self.scope_depth.append(self.scope_depth[self.scope] + 1)
+        self.scope_last.append(new)
+        self.scope = new
+
+    def close_scope(self) -> None:
+        self.scope_last[self.scope] = len(self.scope_parent) - 1
+        self.scope = self.scope_parent[self.scope]
 
 
 class RegisterTest:
-    """Is a name without ``%`` a declared register (``.reg .pred p;`` in inline asm)?"""
+    """Is a name without ``%`` a declared register (``.reg .pred p;`` in inline asm)?
+
+    ``ranges`` grows as ``.reg .b32 t<4>;`` lines are read; it is indexed by prefix (the
+    largest count wins) and prefix length, so a test costs one look-up per distinct prefix
+    length, not one per declaration or per character."""
 
     def __init__(self, names: set[str], ranges: list[tuple[str, int]]) -> None:
         self.names = names
         self.ranges = ranges
+        self._indexed = 0
+        self._by_prefix: dict[str, int] = {}
+        self._lengths: set[int] = set()
 
     def __call__(self, name: str) -> bool:
         if name in self.names:
             return True
-        for prefix, count in self.ranges:
-            if name.startswith(prefix):
-                digits = name[len(prefix):]
-                if digits.isdigit() and int(digits) < count:
+        if not self.ranges:
+            return False
+        by_prefix = self._by_prefix
+        if self._indexed < len(self.ranges):
+            for prefix, count in self.ranges[self._indexed:]:
+                by_prefix[prefix] = max(count, by_prefix.get(prefix, 0))
+                self._lengths.add(len(prefix))
+            self._indexed = len(self.ranges)
+        stem = len(name.rstrip("0123456789"))  # where the trailing digits start
+        for length in self._lengths:
+            if stem <= length < len(name):
+                count = by_prefix.get(name[:length])
+                digits = name[length:]
+                # (more than 18 digits exceed any count, and int() would refuse 4,300)
+                if count is not None and len(digits) <= 18 and int(digits) < count:
                     return True
         return False
 
@@ -53,12 +150,21 @@ class InstructionParser(DeclarationParser):
 
     def __init__(self, text: str, filename: str) -> None:
         super().__init__(text, filename)
-        # (instruction, file index, line, column) for every instruction after a ``.loc``;
-        # resolved at the end because ``.file`` lines come after the function bodies.
-        self.pending_locs: list[tuple[Instruction, LocTuple]] = []
         self.depth = 0  # operand nesting depth, checked against _MAX_NESTING
         self.is_register = RegisterTest(set(), [])  # replaced per function body
         self.branch = False  # inside a bra/brx: bare names are labels
+        # Fast-path memory: operand text -> Operand (one dict for branches, where bare names are
+        # labels, one for the rest) and statement text -> everything but its position. Both
+        # depend on which names are registers, so :meth:`forget_operands` empties them when
+        # that changes.
+        self.operand_cache: tuple[dict[str, tuple[Operand, tuple[str, ...]]],
+                                  dict[str, tuple[Operand, tuple[str, ...]]]] = ({}, {})
+        self.statement_cache: dict[str, tuple] = {}
+
+    def forget_operands(self) -> None:
+        self.operand_cache[0].clear()
+        self.operand_cache[1].clear()
+        self.statement_cache.clear()
 
     def instruction(self, state: BodyState, guard_tok: Token | None) -> None:
         function = state.function
@@ -93,17 +199,130 @@ class InstructionParser(DeclarationParser):
                 raise
         end = self.next("';'")
         dests, srcs = dests_and_srcs(opcode, modifiers, tuple(operands), guard)
-        instr = Instruction(
-            index=len(function.body or []), opcode=opcode, modifiers=modifiers,
+        body = function.body
+        assert body is not None
+        body.append(Instruction(
+            index=len(body), opcode=opcode, modifiers=modifiers,
             operands=tuple(operands), dests=dests, srcs=srcs,
             text=clean_statement(self.text[first.pos : end.pos + 1]),
             location=self.loc(first), guard=guard, guard_negated=negated,
-        )
-        if state.cuda_loc is not None:
-            self.pending_locs.append((instr, state.cuda_loc))
-        assert function.body is not None
-        function.body.append(instr)
+            cuda_location=state.cuda_loc,  # type: ignore[arg-type]  # resolved after parsing
+        ))
         state.instruction_scopes.append(state.scope)
+
+    # ------------------------------------------------------------------ fast path
+    def new_statement(self, m: re.Match[str], statement: str) -> tuple:
+        """Everything but the position of the instruction ``statement`` that
+        :data:`INSTRUCTION_PATTERN` matched in ``m``, kept for its next occurrence (Fallback:
+        the token path must read it)."""
+        negated, guard, op_text, ops = m.group("neg", "guard", "op", "ops")
+        opcode, modifiers, plain = _split_opcode(op_text)
+        self.branch = opcode in ("bra", "brx")
+        if ops:
+            hits = self.fast_operands(ops)
+            operands = tuple(map(_FIRST, hits))
+            first = operands[0].kind
+            if plain and first == "register":
+                # The common case of the rule in engine.ptx.operands: operand 0 is the
+                # destination, every register of the others (and the guard) a source.
+                dests = hits[0][1]
+                srcs = [guard] if guard else []
+                for hit in hits[1:]:
+                    srcs += hit[1]
+                srcs = tuple(srcs) if len(srcs) < 2 else tuple(dict.fromkeys(srcs))
+            else:
+                dests, srcs = split_registers(opcode, modifiers, first, list(map(_SECOND, hits)), guard)
+        else:
+            operands = ()
+            dests, srcs = split_registers(opcode, modifiers, None, [], guard)
+        hit = (opcode, modifiers, operands, dests, srcs, " ".join(statement.split()), guard,
+               negated is not None)
+        cache = self.statement_cache
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[statement] = hit
+        return hit
+
+    def fast_operands(self, ops: str) -> list[tuple[Operand, tuple[str, ...]]]:
+        """(operand, its registers) for each operand of the text ``ops``."""
+        cache = self.operand_cache[self.branch]
+        if "{" in ops:
+            parts = _OPERAND.findall(ops)
+        elif ops.count(",") == ops.count(", "):
+            parts = ops.split(", ")  # the usual spelling: parts come bare (new_operand strips)
+        else:
+            parts = ops.split(",")
+        get = cache.get
+        return [get(part) or self.new_operand(cache, part) for part in parts]
+
+    def new_operand(self, cache: dict[str, tuple[Operand, tuple[str, ...]]], part: str
+                    ) -> tuple[Operand, tuple[str, ...]]:
+        text = part.strip()
+        hit = cache.get(text)
+        if hit is None:
+            if text[0] == "%" and "|" not in text:  # the common miss: a new register
+                operand = self.word(text)
+                hit = (operand, (text,) if operand.kind == "register" else ())
+            else:
+                operand = self.fast_operand(text)
+                hit = (operand, operand.registers())
+        if len(cache) >= _CACHE_LIMIT:
+            cache.clear()
+        cache[part] = cache[text] = hit
+        return hit
+
+    def fast_operand(self, text: str) -> Operand:
+        """One operand that :data:`_OPND` matched, built as :meth:`operand` builds it."""
+        c = text[0]
+        if c == "[":
+            m = _ADDRESS_PARTS.match(text)
+            assert m is not None
+            base_text, sign, number = m.groups()
+            offset = 0
+            if number is not None:
+                value = decode_number(number)
+                if not isinstance(value, int):
+                    raise Fallback  # a float offset or a malformed number
+                offset = -value if "-" in sign else value
+            return Operand("address", " ".join(text.split()), base=self.atom_text(base_text),
+                           offset=offset)
+        if c == "{":
+            elements = tuple(self.atom_text(e.strip()) for e in text[1:-1].split(","))
+            return Operand("vector", " ".join(text.split()), elements=elements)
+        if c == "!":
+            return Operand("predicate", " ".join(text.split()), name=text[1:].strip(), negated=True)
+        if c in "-+":
+            value = decode_number(text[1:].strip())
+            if value is None:
+                raise Fallback
+            return Operand("immediate", " ".join(text.split()), value=-value if c == "-" else value)
+        if "|" in text:
+            first, second = text.split("|")
+            return Operand("pair", " ".join(text.split()),
+                           elements=(self.atom_text(first.strip()), self.atom_text(second.strip())))
+        return self.atom_text(text)
+
+    def atom_text(self, text: str) -> Operand:
+        """A number or a word token's operand (shared by both paths)."""
+        if text[0].isdigit():
+            value = decode_number(text)
+            if value is None:
+                raise Fallback
+            return Operand("immediate", text, value=value)
+        return self.word(text)
+
+    def word(self, text: str) -> Operand:
+        if text == "_":
+            return Operand("placeholder", text)
+        if text.startswith("%"):
+            if is_special_register(text) and text not in self.is_register.names:
+                return named_operand("special", text)
+            return named_operand("register", text)
+        if self.is_register(text):
+            return Operand("register", text, name=text)
+        if text.startswith("."):
+            return Operand("other", text)
+        return Operand("label" if self.branch else "symbol", text, name=text)
 
     def operand_list(self, operands: list[Operand], first: Token) -> None:
         while True:
@@ -178,22 +397,11 @@ class InstructionParser(DeclarationParser):
         return value
 
     def atom(self, tok: Token) -> Operand:
-        text = tok.text
         if tok.kind == "num":
-            return Operand("immediate", text, value=self.number(tok))
+            return Operand("immediate", tok.text, value=self.number(tok))
         if tok.kind == "str":
-            return Operand("other", text)
-        if text == "_":
-            return Operand("placeholder", text)
-        if text.startswith("%"):
-            if is_special_register(text) and text not in self.is_register.names:
-                return Operand("special", text, name=text)
-            return Operand("register", text, name=text)
-        if self.is_register(text):
-            return Operand("register", text, name=text)
-        if text.startswith("."):
-            return Operand("other", text)
-        return Operand("label" if self.branch else "symbol", text, name=text)
+            return Operand("other", tok.text)
+        return self.word(tok.text)
 
     def element_list(self, open_tok: Token, closer: str) -> tuple[Operand, ...]:
         elements: list[Operand] = []

@@ -6,6 +6,10 @@ make it backtrack catastrophically. Comments and white space are dropped; every 
 text becomes a :class:`Token` that knows its 1-based line and column, which the parser needs for
 precise error messages.
 
+:class:`Lexer` produces the tokens one at a time, on demand, so that the parser never holds the
+token list of a whole file (a 10^6-instruction kernel has ~10^7 tokens); :func:`tokenize` lists
+them all, for tests and small inputs.
+
 Token kinds:
   ``word``   identifiers, opcodes and directives, dots and ``::`` included: ``ld.global.nc.f32``,
              ``.reg``, ``%tid.x``, ``$L__BB0_3``, ``cp.async.bulk.shared::cluster``
@@ -23,10 +27,10 @@ from engine.errors import PtxSyntaxError
 
 # A word may start with '.' (directive) or '%' (register); the body continues over dots and '::'
 # so that a whole opcode with its modifiers is one token (``mbarrier::complete_tx::bytes``).
+# White space runs include newlines: one match per run, the line count comes from counting them.
 _MASTER = re.compile(
     r"""
-    (?P<nl>\n)
-  | (?P<ws>[ \t\r\f\v]+)
+    (?P<ws>[ \t\r\f\v\n]+)
   | (?P<lc>//[^\n]*)
   | (?P<bc>/\*)
   | (?P<str>"(?:[^"\\\n]|\\[^\n])*")
@@ -48,41 +52,78 @@ class Token(NamedTuple):
     pos: int  # offset in the text; lets the parser slice the original source of a statement
 
 
+class Lexer:
+    """Tokens of ``text`` from a position on, one per :meth:`lex` call.
+
+    ``pos``, ``line`` and ``line_start`` (the offset where the current line begins) are public:
+    the parser's fast paths read statements straight from the text and move them forward, and
+    :meth:`reset` moves them back to a token that was lexed but not consumed."""
+
+    def __init__(self, text: str, filename: str = "<string>") -> None:
+        self.text = text
+        self.file = filename
+        self.pos = 0
+        self.end = len(text)
+        self.line = 1
+        self.line_start = 0
+        self.last_text = ""  # text of the last token produced (end-of-file messages show it)
+
+    def reset(self, tok: Token) -> None:
+        """Continue lexing at ``tok`` (a token this lexer produced)."""
+        self.pos = tok.pos
+        self.line = tok.line
+        self.line_start = tok.pos - tok.column + 1
+
+    def lex(self) -> Token | None:
+        """The next token, None at the end of the text; PtxSyntaxError at a bad character."""
+        text = self.text
+        match = _MASTER.match
+        pos = self.pos
+        end = self.end
+        while pos < end:
+            m = match(text, pos)
+            if m is None:
+                column = pos - self.line_start + 1
+                self.pos = pos
+                if text[pos] == '"':
+                    raise PtxSyntaxError("unterminated string", self.file, self.line, column,
+                                         _line_text(text, self.line_start))
+                raise PtxSyntaxError("unexpected character", self.file, self.line, column, text[pos])
+            kind = m.lastgroup
+            stop = m.end()
+            if kind == "ws":
+                newlines = text.count("\n", pos, stop)
+                if newlines:
+                    self.line += newlines
+                    self.line_start = text.rfind("\n", pos, stop) + 1
+            elif kind == "bc":
+                close = text.find("*/", stop)
+                if close < 0:
+                    self.pos = pos
+                    raise PtxSyntaxError("unterminated /* comment", self.file, self.line,
+                                         pos - self.line_start + 1, "/*")
+                stop = close + 2
+                newlines = text.count("\n", pos, stop)
+                if newlines:
+                    self.line += newlines
+                    self.line_start = text.rfind("\n", pos, stop) + 1
+            elif kind != "lc":
+                self.pos = stop
+                word = m.group()
+                self.last_text = word
+                return Token(kind, word, self.line, pos - self.line_start + 1, pos)  # type: ignore[arg-type]
+            pos = stop
+        self.pos = pos
+        return None
+
+
 def tokenize(text: str, filename: str = "<string>") -> list[Token]:
     """Split PTX source into tokens, or raise :class:`PtxSyntaxError` at the first bad character."""
+    lexer = Lexer(text, filename)
     tokens: list[Token] = []
     append = tokens.append
-    match = _MASTER.match
-    pos = 0
-    end = len(text)
-    line = 1
-    line_start = 0
-    while pos < end:
-        m = match(text, pos)
-        if m is None:
-            column = pos - line_start + 1
-            if text[pos] == '"':
-                raise PtxSyntaxError("unterminated string", filename, line, column,
-                                     _line_text(text, line_start))
-            raise PtxSyntaxError("unexpected character", filename, line, column, text[pos])
-        kind = m.lastgroup
-        stop = m.end()
-        if kind == "nl":
-            line += 1
-            line_start = stop
-        elif kind == "bc":
-            close = text.find("*/", stop)
-            if close < 0:
-                raise PtxSyntaxError("unterminated /* comment", filename, line,
-                                     pos - line_start + 1, "/*")
-            stop = close + 2
-            newlines = text.count("\n", pos, stop)
-            if newlines:
-                line += newlines
-                line_start = text.rfind("\n", pos, stop) + 1
-        elif kind not in ("ws", "lc"):
-            append(Token(kind, m.group(), line, pos - line_start + 1, pos))  # type: ignore[arg-type]
-        pos = stop
+    while (tok := lexer.lex()) is not None:
+        append(tok)
     return tokens
 
 

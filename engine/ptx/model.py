@@ -2,6 +2,9 @@
 
 The parser (``engine.ptx.parser``) produces these objects; every later stage (CFG, def-use,
 classification, both models) reads them. They hold no behaviour beyond small conveniences.
+The per-instruction classes use ``__slots__`` (a kernel may have 10^6 instructions), and the
+parser shares equal operands and equal ``.loc`` positions between instructions: treat them as
+immutable (``dataclasses.replace`` to change one).
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SourceLocation:
     """A position in the PTX text: file name, 1-based line and column."""
 
@@ -18,7 +21,7 @@ class SourceLocation:
     column: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CudaLocation:
     """A ``.loc`` position: the CUDA (or other high-level) source file, line and column.
 
@@ -32,7 +35,7 @@ class CudaLocation:
     inlined_at: CudaLocation | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Operand:
     """One instruction operand.
 
@@ -78,7 +81,7 @@ class Operand:
         return ()
 
 
-@dataclass
+@dataclass(slots=True)
 class Instruction:
     """One PTX instruction statement.
 
@@ -230,3 +233,37 @@ class Module:
             if k.name == name:
                 return k
         raise KeyError(name)
+
+
+# Fast constructors for the parser's hot path: a frozen dataclass's __init__ sets each field with
+# object.__setattr__; writing the slots through their descriptors builds the same (equal,
+# hashable, immutable) object in half the time.
+_new = object.__new__
+_OPERAND_SET = tuple(Operand.__dict__[f].__set__ for f in
+                     ("kind", "text", "name", "value", "negated", "base", "offset", "elements"))
+_LOCATION_SET = tuple(SourceLocation.__dict__[f].__set__ for f in ("file", "line", "column"))
+
+
+def named_operand(kind: str, text: str) -> Operand:
+    """``Operand(kind, text, name=text)``, built faster."""
+    o = _new(Operand)
+    s_kind, s_text, s_name, s_value, s_negated, s_base, s_offset, s_elements = _OPERAND_SET
+    s_kind(o, kind)
+    s_text(o, text)
+    s_name(o, text)
+    s_value(o, None)
+    s_negated(o, False)
+    s_base(o, None)
+    s_offset(o, 0)
+    s_elements(o, ())
+    return o
+
+
+def source_location(file: str, line: int, column: int) -> SourceLocation:
+    """``SourceLocation(file, line, column)``, built faster."""
+    loc = _new(SourceLocation)
+    s_file, s_line, s_column = _LOCATION_SET
+    s_file(loc, file)
+    s_line(loc, line)
+    s_column(loc, column)
+    return loc

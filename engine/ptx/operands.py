@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Sequence
+from functools import lru_cache
 
 from engine.ptx.model import Operand
 
@@ -42,6 +44,7 @@ _SPECIAL_BASES = frozenset(
     """.split()
 )
 _SPECIAL_FAMILY = re.compile(r"%(?:envreg\d+|pm\d(?:_64)?|reserved_smem_offset_\w+)$")
+_FAMILY_PREFIXES = ("%envreg", "%pm", "%reserved_smem_offset_")
 
 _NO_DEST_OPCODES = frozenset(
     "bra brx ret exit trap brkpt membar fence bar barrier nanosleep pmevent setmaxnreg "
@@ -58,8 +61,11 @@ _DECIMAL_FLOAT = re.compile(r"\d+\.\d*(?:[eE][+-]?\d+)?$")
 
 
 def is_special_register(name: str) -> bool:
-    base = name.split(".", 1)[0]
-    return base in _SPECIAL_BASES or _SPECIAL_FAMILY.match(base) is not None
+    base = name.split(".", 1)[0] if "." in name else name
+    if base in _SPECIAL_BASES:
+        return True
+    # Only the numbered families need the pattern; %r12, %rd3, %p1 are ordinary registers.
+    return base.startswith(_FAMILY_PREFIXES) and _SPECIAL_FAMILY.match(base) is not None
 
 
 def decode_number(text: str) -> int | float | None:
@@ -94,43 +100,65 @@ def _decode(text: str) -> int | float | None:
 
 
 def _unique(names: list[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(names))
-
-
-def _regs(operand: Operand, out: list[str]) -> None:
-    """Every register named inside an operand (address parts and tex coordinates included)."""
-    out.extend(operand.registers())
+    return tuple(names) if len(names) < 2 else tuple(dict.fromkeys(names))
 
 
 def dests_and_srcs(
     opcode: str, modifiers: tuple[str, ...], operands: tuple[Operand, ...], guard: str | None
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Apply the module docstring's rule to one instruction."""
-    dests: list[str] = []
+    return split_registers(opcode, modifiers, operands[0].kind if operands else None,
+                           [o.registers() for o in operands], guard)
+
+
+def split_registers(
+    opcode: str, modifiers: tuple[str, ...], first_kind: str | None,
+    registers: Sequence[tuple[str, ...]], guard: str | None,
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """:func:`dests_and_srcs` given the kind of operand 0 and each operand's registers (the
+    parser's fast path knows those of the operands it shares)."""
     srcs: list[str] = [guard] if guard else []
+    may_write, accumulates, carry_out, carry_in = _plan(opcode, modifiers)
     if opcode == "call":
-        rest = list(operands)
-        if rest and rest[0].kind == "list" and len(rest) > 1:
-            _regs(rest.pop(0), dests)
-        for operand in rest:
-            _regs(operand, srcs)
+        rest = registers
+        dests: list[str] = []
+        if registers and first_kind == "list" and len(registers) > 1:
+            dests = list(registers[0])
+            rest = registers[1:]
+        for regs in rest:
+            srcs.extend(regs)
         return _unique(dests), _unique(srcs)
-    has_dest = (
-        bool(operands)
-        and operands[0].kind in ("register", "vector", "pair", "placeholder")
-        and (opcode not in _NO_DEST_OPCODES or ("red" in modifiers and opcode in ("bar", "barrier")))
-    )
-    if has_dest:
-        _regs(operands[0], dests)
-        if opcode == "wgmma" and any(m.startswith("mma_async") for m in modifiers):
-            _regs(operands[0], srcs)
-        for operand in operands[1:]:
-            _regs(operand, srcs)
+    if may_write and registers and first_kind in _DEST_KINDS:
+        dests = list(registers[0])
+        if accumulates:
+            srcs.extend(registers[0])
+        for regs in registers[1:]:
+            srcs.extend(regs)
     else:
-        for operand in operands:
-            _regs(operand, srcs)
-    if "cc" in modifiers:
+        dests = []
+        for regs in registers:
+            srcs.extend(regs)
+    if carry_out:
         dests.append(CARRY_FLAG)  # after the real destination, so that dests[0] stays a register
-    if opcode in _CARRY_READERS:
+    if carry_in:
         srcs.append(CARRY_FLAG)
     return _unique(dests), _unique(srcs)
+
+
+_DEST_KINDS = frozenset({"register", "vector", "pair", "placeholder"})
+
+
+def plain_rule(opcode: str, modifiers: tuple[str, ...]) -> bool:
+    """True when, with a register as operand 0, the rule is simply "operand 0 is written, the
+    registers of the others are read" (no call, accumulator or carry flag involved)."""
+    may_write, accumulates, carry_out, carry_in = _plan(opcode, modifiers)
+    return opcode != "call" and may_write and not (accumulates or carry_out or carry_in)
+
+
+@lru_cache(maxsize=4096)
+def _plan(opcode: str, modifiers: tuple[str, ...]) -> tuple[bool, bool, bool, bool]:
+    """What the rule says for an opcode: may operand 0 be a destination, is it also read
+    (wgmma's accumulator), does it write or read the carry flag."""
+    may_write = opcode not in _NO_DEST_OPCODES or ("red" in modifiers and opcode in ("bar", "barrier"))
+    accumulates = opcode == "wgmma" and any(m.startswith("mma_async") for m in modifiers)
+    return may_write, accumulates, "cc" in modifiers, opcode in _CARRY_READERS

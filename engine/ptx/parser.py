@@ -14,6 +14,13 @@ The grammar is layered by inheritance, one concern per module: :mod:`engine.ptx.
 look-ahead, errors, skipping), :mod:`engine.ptx.declarations` (variables, parameters, ``.reg``),
 :mod:`engine.ptx.instructions` (statements and operands), and this module (directives, functions,
 bodies, labels).
+
+Inside function bodies a fast path reads the common statements (one-line instructions, labels,
+plain ``.loc``, braces) straight from the text, one regular-expression match each; anything else
+goes through the tokens, and both give identical modules and errors (tests/test_frontend_linear.py
+checks it on real compiler output and on mutations). Nested ``{ }`` scopes are numbered, not
+copied, and scope-local labels are resolved in one sweep, so time and memory stay linear in the
+input at any nesting depth.
 """
 
 from __future__ import annotations
@@ -21,11 +28,20 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from engine.errors import PtxSyntaxError
 from engine.ptx.declarations import LINKAGES, STATE_SPACES, base_space
-from engine.ptx.instructions import BodyState, InstructionParser, LocTuple, RegisterTest
+from engine.ptx.gc_pause import paused_gc
+from engine.ptx.instructions import (
+    INSTRUCTION_PATTERN,
+    BodyState,
+    Fallback,
+    InstructionParser,
+    LocTuple,
+    RegisterTest,
+)
 from engine.ptx.lexer import Token
-from engine.ptx.model import CudaLocation, Function, Module, Param
-from engine.ptx.operands import decode_number
+from engine.ptx.model import CudaLocation, Function, Instruction, Module, Param, source_location
+from engine.ptx.operands import decode_number, is_special_register
 
 _LINE_DIRECTIVES = frozenset({".version", ".target", ".address_size", ".file", ".loc"})
 _DECLARATION_STARTS = frozenset(
@@ -34,6 +50,19 @@ _DECLARATION_STARTS = frozenset(
 )
 _BODY_SPACES = frozenset({"shared", "local", "const", "global"})
 _ESCAPE = re.compile(r"\\(.)")
+# The fast path of a function body (see engine.ptx.instructions) matches one whole statement,
+# after white space and line comments: an instruction, a plain ``.loc file line [column]``, a
+# label not followed by a prototype/target table, or one of ``{ } ;``.
+_WHITE = r"(?:[ \t\r\f\v\n]+|//[^\n]*)*+"
+_STATEMENT = re.compile(
+    _WHITE + r"(?:(?P<i>" + INSTRUCTION_PATTERN + r")"
+    r"|(?P<loc>\.loc[ \t]+(?P<f>\d+)[ \t]+(?P<l>\d+)(?:[ \t]+(?P<c>\d+))?"
+    r"(?:[ \t]*;|(?=[ \t\r]*(?:\n|//|\Z))))"
+    r"|(?P<label>(?>%?[A-Za-z_$][\w$]*(?:(?:\.|::)[\w$]+)*))[ \t]*:(?!:)"
+    r"(?!" + _WHITE + r"(?:/\*|\.(?:callprototype|branchtargets|calltargets)))"
+    r"|(?P<p>[{};]))?"
+)
+FAST_PATHS = True  # tests turn this off to check that both paths agree
 
 
 def _unescape(text: str) -> str:
@@ -47,14 +76,28 @@ class _Parser(InstructionParser):
     def __init__(self, text: str, filename: str) -> None:
         super().__init__(text, filename)
         self.module = Module(filename=filename)
+        self.declared: set[str] = set()  # names of functions declared without a body so far
 
     # ----------------------------------------------------------------- module level
     def parse(self) -> Module:
-        while self.i < len(self.toks):
+        while self.peek() is not None:
             self.top_statement()
-        for instr, loc in self.pending_locs:
-            instr.cuda_location = self.cuda_location(loc)
+            self.sync()
+        self.resolve_locations()
         return self.module
+
+    def resolve_locations(self) -> None:
+        """Turn the ``.loc`` tuples the bodies hold into CudaLocations (the ``.file`` table is
+        complete only now); equal positions share one object."""
+        made: dict[LocTuple, CudaLocation] = {}
+        for function in self.module.functions:
+            for instr in function.body or ():
+                loc = instr.cuda_location
+                if loc is not None:
+                    found = made.get(loc)  # type: ignore[call-overload]
+                    if found is None:
+                        found = made[loc] = self.cuda_location(loc)  # type: ignore[index,arg-type]
+                    instr.cuda_location = found
 
     def top_statement(self) -> None:
         tok = self.next("a directive")
@@ -199,7 +242,11 @@ class _Parser(InstructionParser):
             # nvcc declares a .func before its first caller and defines it later (with -G even
             # after the kernel); the definition supersedes the forward declaration, so that a
             # look-up by name finds the body.
-            functions[:] = [f for f in functions if f.name != function.name or f.is_definition]
+            if function.name in self.declared:
+                self.declared.discard(function.name)
+                functions[:] = [f for f in functions if f.name != function.name or f.is_definition]
+        else:
+            self.declared.add(function.name)
         functions.append(function)
 
     def body(self, function: Function, open_tok: Token) -> None:
@@ -208,9 +255,11 @@ class _Parser(InstructionParser):
         state.register_names.update(p.name for p in function.params + function.return_params
                                     if p.state_space == "reg")
         self.is_register = RegisterTest(state.register_names, state.register_ranges)
-        scopes = [open_tok]
-        next_scope = 1
+        self.forget_operands()
+        scopes = [open_tok]  # the '{' of every open scope, for the end-of-file message
         while True:
+            if FAST_PATHS and self.fast_statements(state, scopes):
+                return
             tok = self.peek()
             if tok is None:
                 raise self.error(f"end of file inside the body of {function.name}", scopes[-1],
@@ -219,15 +268,10 @@ class _Parser(InstructionParser):
             if tok.kind == "punct":
                 if tok.text == "{":
                     scopes.append(tok)
-                    state.scope = (*state.scope, next_scope)
-                    next_scope += 1
+                    state.open_scope()
                     continue
                 if tok.text == "}":
-                    scopes.pop()
-                    state.scope = state.scope[:-1]
-                    if not scopes:
-                        function.end_location = self.loc(tok)
-                        self.resolve_labels(state)
+                    if self.close_scope(state, scopes, tok):
                         return
                     continue
                 if tok.text == "@":
@@ -247,13 +291,96 @@ class _Parser(InstructionParser):
                         self.module.prototypes.append(tok.text)
                     self.skip_statement(colon)
                     continue
-                state.label_defs.append((tok, state.scope, len(function.body)))
+                state.label_defs.append((tok.text, state.scope, len(function.body), tok.line,
+                                         tok.column, tok.pos))
                 continue
             if tok.text.startswith("."):
                 self.body_directive(state, tok)
                 continue
             self.i -= 1
             self.instruction(state, None)
+
+    def close_scope(self, state: BodyState, scopes: list[Token], tok: Token) -> bool:
+        """A ``}``: True when it closes the body."""
+        scopes.pop()
+        state.close_scope()
+        if scopes:
+            return False
+        state.scope_last[0] = len(state.scope_parent) - 1
+        state.function.end_location = self.loc(tok)
+        self.resolve_labels(state)
+        return True
+
+    def fast_statements(self, state: BodyState, scopes: list[Token]) -> bool:
+        """Read body statements straight from the text while they have a common shape. True
+        when the body closed; False at the first statement the token path must read (the
+        white space before it consumed)."""
+        if self.toks:
+            self.sync()
+        lexer = self.lexer
+        text = self.text
+        match = _STATEMENT.match
+        cache = self.statement_cache
+        body = state.function.body
+        assert body is not None
+        append = body.append
+        scope_of = state.instruction_scopes.append
+        file = self.file
+        pos, line, line_start = lexer.pos, lexer.line, lexer.line_start
+        try:
+            while True:
+                m = match(text, pos)
+                kind = m.lastgroup  # the statement's own group closes last
+                start = m.start(kind) if kind else m.end()
+                if start > pos:
+                    newlines = text.count("\n", pos, start)
+                    if newlines:
+                        line += newlines
+                        line_start = text.rfind("\n", pos, start) + 1
+                    pos = start
+                if kind is None:
+                    return False
+                if kind == "i":
+                    statement = m.group("i")
+                    hit = cache.get(statement)
+                    if hit is None:
+                        try:
+                            hit = self.new_statement(m, statement)
+                        except Fallback:
+                            return False
+                    append(Instruction(
+                        len(body), hit[0], hit[1], hit[2], hit[3], hit[4], hit[5],
+                        source_location(file, line, start - line_start + 1), hit[6], hit[7],
+                        state.cuda_loc,  # type: ignore[arg-type]  # a LocTuple until resolve_locations
+                    ))
+                    scope_of(state.scope)
+                    pos = m.end()
+                    lexer.last_text = ";"
+                    continue
+                column = start - line_start + 1
+                if kind == "loc":
+                    nums = [decode_number(g) for g in m.group("f", "l", "c") if g is not None]
+                    if not all(isinstance(n, int) for n in nums):
+                        return False  # "09" is no octal number: the token path reports it
+                    state.cuda_loc = (nums[0], nums[1], nums[2] if len(nums) > 2 else 0, None)  # type: ignore[assignment]
+                    lexer.last_text = ";" if text[m.end() - 1] == ";" else str(m.group("c") or m.group("l"))
+                elif kind == "label":
+                    state.label_defs.append((m.group("label"), state.scope, len(body), line, column,
+                                             start))
+                    lexer.last_text = ":"
+                else:
+                    c = m.group("p")
+                    lexer.last_text = c
+                    if c == "{":
+                        scopes.append(Token("punct", c, line, column, start))
+                        state.open_scope()
+                    elif c == "}":
+                        pos = m.end()
+                        if self.close_scope(state, scopes, Token("punct", c, line, column, start)):
+                            return True
+                pos = m.end()
+        finally:
+            lexer.pos, lexer.line, lexer.line_start = pos, line, line_start
 
     def body_directive(self, state: BodyState, tok: Token) -> None:
         function = state.function
@@ -269,6 +396,8 @@ class _Parser(InstructionParser):
                     state.register_names.add(decl.name)
                 else:
                     state.register_ranges.append((decl.name, decl.count))
+                if not decl.name.startswith("%") or is_special_register(decl.name):
+                    self.forget_operands()  # a bare name (or a special one) became a register
         elif base_space(tok.text) in _BODY_SPACES or (
             tok.text[1:] in LINKAGES and (nxt := self.peek()) is not None
             and base_space(nxt.text) in _BODY_SPACES
@@ -308,51 +437,87 @@ class _Parser(InstructionParser):
         outermost scope that defines it; every other definition becomes ``name~N`` and each
         branch is pointed at the definition of its innermost enclosing scope, so that the flat
         ``labels`` dict and ``branch_target`` stay unambiguous for the CFG.
+
+        One sweep over the body in text order does it: text order visits the scope tree depth
+        first, so a stack per duplicated name holds the definitions of the enclosing scopes.
         """
         function = state.function
         body = function.body or []
-        by_name: dict[str, list[tuple[Token, tuple[int, ...], int]]] = {}
+        by_name: dict[str, list[tuple[str, int, int, int, int, int]]] = {}
         for definition in state.label_defs:
-            by_name.setdefault(definition[0].text, []).append(definition)
-        final: dict[tuple[str, tuple[int, ...]], str] = {}
+            by_name.setdefault(definition[0], []).append(definition)
+        final: dict[tuple[str, int], str] = {}
+        depth = state.scope_depth
         for name, defs in by_name.items():
-            seen: set[tuple[int, ...]] = set()
-            for tok, scope, _ in defs:
+            if len(defs) == 1:
+                final[(name, defs[0][1])] = name
+                continue
+            seen: set[int] = set()
+            for _, scope, _, line, column, _ in defs:
                 if scope in seen:
-                    raise self.error("label defined twice in one scope", tok)
+                    raise PtxSyntaxError("label defined twice in one scope", self.file, line, column,
+                                         name)
                 seen.add(scope)
-            for n, (_, scope, _) in enumerate(sorted(defs, key=lambda d: (len(d[1]), d[0].pos))):
-                final[(name, scope)] = name if n == 0 else f"{name}~{n}"
+            for n, d in enumerate(sorted(defs, key=lambda d: (depth[d[1]], d[5]))):
+                final[(name, d[1])] = name if n == 0 else f"{name}~{n}"
         per_index: dict[int, list[str]] = {}
-        for tok, scope, index in state.label_defs:
-            label = final[(tok.text, scope)]
+        for name, scope, index, *_ in state.label_defs:
+            label = final[(name, scope)]
             function.labels[label] = index
             per_index.setdefault(index, []).append(label)
         for index, labels in per_index.items():
             if index < len(body):
                 body[index].labels = tuple(labels)
         duplicated = {name for name, defs in by_name.items() if len(defs) > 1}
-        if not duplicated:
-            return
+        if duplicated:
+            self.rename_scoped_labels(state, body, duplicated, by_name, final)
+
+    @staticmethod
+    def rename_scoped_labels(state: BodyState, body: list, duplicated: set[str],
+                             by_name: dict[str, list], final: dict[tuple[str, int], str]) -> None:
+        defined_in: dict[int, list[tuple[str, str]]] = {}  # scope -> (name, final name)
+        for name in duplicated:
+            for d in by_name[name]:
+                defined_in.setdefault(d[1], []).append((name, final[(name, d[1])]))
+        stacks: dict[str, list[str]] = {name: [] for name in duplicated}
+        parent, last = state.scope_parent, state.scope_last
+        path: list[int] = []
+
+        def enter(scope: int) -> None:
+            path.append(scope)
+            for name, target in defined_in.get(scope, ()):
+                stacks[name].append(target)
+
+        enter(0)
         for instr, scope in zip(body, state.instruction_scopes, strict=True):
+            while not path[-1] <= scope <= last[path[-1]]:  # leave scopes that do not hold it
+                for name, _ in defined_in.get(path.pop(), ()):
+                    stacks[name].pop()
+            if path[-1] != scope:
+                chain = []
+                while scope != path[-1]:
+                    chain.append(scope)
+                    scope = parent[scope]
+                for inner in reversed(chain):
+                    enter(inner)
             if not any(o.kind == "label" and o.name in duplicated for o in instr.operands):
                 continue
             operands = []
             for o in instr.operands:
-                if o.kind == "label" and o.name in duplicated:
-                    # The innermost enclosing scope that defines the name wins.
-                    for depth in range(len(scope), -1, -1):
-                        target = final.get((o.name, scope[:depth]))
-                        if target is not None:
-                            o = replace(o, name=target)
-                            break
+                if o.kind == "label" and o.name in duplicated and stacks[o.name]:
+                    o = replace(o, name=stacks[o.name][-1])  # the innermost definition wins
                 operands.append(o)
             instr.operands = tuple(operands)
 
 
-
 def parse_ptx(text: str, filename: str = "<string>") -> Module:
-    """Parse PTX source text into a :class:`Module`; malformed text raises PtxSyntaxError."""
+    """Parse PTX source text into a :class:`Module`; malformed text raises PtxSyntaxError.
+
+    Time and memory are linear in the text: tokens are lexed on demand and dropped after each
+    statement, nothing recurses on nesting, and equal operands are shared. The cyclic garbage
+    collector is paused meanwhile: parsing makes millions of objects and no cycles, and its
+    passes over them would cost a quarter of the time."""
     if text.startswith("\ufeff"):
         text = text[1:]  # a byte-order mark is not PTX, but editors add one
-    return _Parser(text, filename).parse()
+    with paused_gc():
+        return _Parser(text, filename).parse()

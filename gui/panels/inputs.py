@@ -104,7 +104,6 @@ class InputsPanel(QWidget):
         self.launch_source = QLabel()
         self.launch_source.setObjectName("launchSource")
         self.launch_source.setWordWrap(True)
-        self.launch_source.setStyleSheet("color: palette(mid);")
         lform.addRow(self.launch_source)
         occ_box = QGroupBox("Occupancy and scheduling")
         oform = QVBoxLayout(occ_box)

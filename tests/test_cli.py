@@ -99,3 +99,19 @@ def test_triton_reqntid_sets_the_default_launch(capsys):
     assert info["launch"]["blocks"] == 132 * per_sm and "one wave" in info["launch"]["source"]
     # predict needs no --grid/--block for it
     assert main(["predict", str(ptx), "--profile", "h100", "--model", "pipeline", "--no-ptxas"]) == 0
+
+
+def test_no_ptxas_is_honoured_by_every_model(capsys):
+    import json
+
+    root = Path(__file__).resolve().parents[1]
+    ptx = str(root / "samples" / "ptx" / "hotspot.sm_75.ptx")
+    assert main(["info", ptx, "--profile", "h100", "--no-ptxas", "--json"]) == 0
+    estimate = json.loads(capsys.readouterr().out)["kernels"][0]["registers"]
+    figures = []
+    for extra in (["--no-ptxas"], ["--regs", str(estimate)]):
+        assert main(["predict", ptx, "--profile", "h100", "--json", *extra]) == 0
+        out = json.loads(capsys.readouterr().out)
+        figures.append({k: v["kernel_cycles"] for k, v in out["models"].items()})
+    # the estimate is what every model ran with: the same figures as giving that count by hand
+    assert figures[0] == figures[1]

@@ -15,28 +15,33 @@ from engine.errors import WarplineError
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+def replace_atomically(path: str | os.PathLike[str], text: str, fsync: bool = False) -> Path:
     """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder, so that a
-    crash never leaves half a file; an unwritable path is a ``WarplineError`` naming it."""
+    crash never leaves half a file and a failed write leaves the old one; ``fsync`` also flushes
+    it to disk before the rename. Failures raise ``OSError`` (no temporary file is left)."""
     target = Path(path)
-    try:
-        if target.is_dir():
-            raise WarplineError(f"{target}: is a folder, not a file to write")
-        folder = target.parent if str(target.parent) else Path(".")
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise WarplineError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    if target.is_dir():
+        raise IsADirectoryError(21, "is a folder, not a file to write", str(target))
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
+            if fsync:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.replace(tmp, target)
-    except OSError as exc:
-        _remove(tmp)
-        raise WarplineError(f"{target}: cannot write: {exc.strerror or exc}") from None
     except BaseException:
         _remove(tmp)
         raise
     return target
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+    """:func:`replace_atomically` for exports: an unwritable path is a ``WarplineError`` naming it."""
+    try:
+        return replace_atomically(path, text)
+    except OSError as exc:
+        raise WarplineError(f"{Path(path)}: cannot write: {exc.strerror or exc}") from None
 
 
 def _remove(path: str) -> None:

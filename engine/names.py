@@ -80,17 +80,8 @@ def base_name(name: str) -> str:
     text = demangle(name)
     if text is name and name.startswith("_Z"):
         return _mangled_base(name)
-    head = text.split("(", 1)[0].strip()
-    # Drop the return type ("void f<32>") and template arguments, keep the last scope part.
-    depth = 0
-    cut = len(head)
-    for i, ch in enumerate(head):
-        if ch == "<":
-            if depth == 0:
-                cut = i
-                break
-            depth += 1
-    head = head[:cut]
+    # Drop the arguments, the template arguments and the return type ("void f<32>(...)").
+    head = text.split("(", 1)[0].split("<", 1)[0].strip()
     head = head.split()[-1] if head.split() else head
     return head.split("::")[-1]
 

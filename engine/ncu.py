@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 
 from engine.errors import TableFormatError
-from engine.names import display_name, same_kernel
+from engine.names import base_name, display_name, same_kernel
 
 CYCLES_METRIC = "gpc__cycles_elapsed.max"
 
@@ -43,8 +43,7 @@ class NcuLaunch:
     @property
     def function_name(self) -> str:
         """``invasion_step_shared(const int *, ...)`` -> ``invasion_step_shared``."""
-        name = self.kernel.split("(", 1)[0].strip()
-        return name.split("<", 1)[0].split("::")[-1].split()[-1] if name else name
+        return base_name(self.kernel)
 
     def occupancy_blocks(self) -> int | None:
         """Resident blocks per SM: the smallest of ncu's occupancy limits, if it reported them."""

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from engine.errors import WarplineError
+from engine.fileio import replace_atomically
 from engine.launch import Launch
 from engine.manybsp import Overrides
 from engine.state import CELL_COLUMNS, POLICIES, WorkbenchState
@@ -80,18 +80,7 @@ def save_session(path: str | os.PathLike[str], ptx_path: str | os.PathLike[str],
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(session_to_dict(ptx_path, state), indent=2, sort_keys=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return target
+    return replace_atomically(target, text, fsync=True)
 
 
 # ---------------------------------------------------------------------------- from JSON

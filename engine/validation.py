@@ -130,6 +130,11 @@ def _load_memory_metrics(run: Path, out: dict[str, Measurement]) -> None:
                 entry.metrics.setdefault(name, []).append(launch.metrics[name])
 
 
+def kernel_key(key: str) -> str:
+    """``family/kernel`` of a suite-v2 configuration key (``family/kernel/config[@smem=N]``)."""
+    return "/".join(key.split("@")[0].split("/")[:2])
+
+
 @dataclass
 class ValidationRow:
     key: str
@@ -143,8 +148,7 @@ class ValidationRow:
 
     @property
     def kernel_key(self) -> str:
-        """``family/kernel`` of a suite-v2 key (``family/kernel/config``)."""
-        return "/".join(self.key.split("@")[0].split("/")[:2])
+        return kernel_key(self.key)
 
     def instruction_error_percent(self) -> float | None:
         if not self.measured_instructions or self.predicted_instructions is None:
@@ -232,7 +236,7 @@ def run_validation(profile: str = "h100", runs: Iterable[Path] | None = None,
             row = predict_measurement(m, profile, root=chosen.root)
         except WarplineError as exc:
             row = ValidationRow(m.key, m.sample, m.median, {}, {"inputs": str(exc)})
-        row.held_out = "/".join(m.key.split("@")[0].split("/")[:2]) in held
+        row.held_out = kernel_key(m.key) in held
         rows.append(row)
     models: list[str] = []
     for row in rows:

@@ -54,6 +54,8 @@ class Session(QObject):
         # A bound slot (not a lambda): Qt drops it when the session dies before the stack.
         self.undo_stack.cleanChanged.connect(self._clean_changed)
         self.worker = ComputeWorker(parent=self)
+        self._part_signals = {PART_TIMELINE: self.timelineChanged, PART_MODELS: self.modelsChanged,
+                              PART_DERIVATION: self.derivationChanged, PART_SWEEP: self.sweepChanged}
         self.worker.partReady.connect(self._on_part)
         self.worker.resultReady.connect(self._on_finished)
         self.worker.failed.connect(self.computeFailed)
@@ -180,10 +182,8 @@ class Session(QObject):
         if evaluation.state != self.state:
             return
         self.result = evaluation
-        signals = {PART_TIMELINE: self.timelineChanged, PART_MODELS: self.modelsChanged,
-                   PART_DERIVATION: self.derivationChanged, PART_SWEEP: self.sweepChanged}
         for part in parts:
-            signals[part].emit(evaluation)
+            self._part_signals[part].emit(evaluation)
 
     def _on_finished(self, evaluation: Evaluation) -> None:
         if evaluation.state != self.state:

@@ -410,7 +410,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w(f"dram_lam = {_fmt(v['dram_read.lam'])}")
     w(f"dram_Lam = {_fmt(v['dram.Lam'])}")
     w(f"l2_lam = {_fmt(v['l2_read.lam'])}")
-    atomic_cycles, atomic_where = same_address_atomic_cycles(gpu.key, empty_kernel_cycles(gpu.empty_kernels)[0])
+    atomic_cycles, atomic_where = same_address_atomic_cycles(gpu.key, launch_cycles)
     w(f"l2_Lam = {_fmt(v['l2.Lam'])}")
     w(f"shared_lam = {_fmt(v['ld_shared.lam'])}")
     w(f"shared_Lam = {_fmt(v['ld_shared.Lam'])}")

@@ -21,6 +21,7 @@ wins.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -304,22 +305,19 @@ def _mean_warp_exit(limit: int, coeffs: dict[str, int], step: int, cmp: str, val
             samples.append(np.arange(n) if k in block_axes else np.zeros(1, np.int64))
     warps = -(-threads // 32)
     total, count = 0.0, 0
-    for cx in samples[0]:
-        for cy in samples[1]:
-            for cz in samples[2]:
-                ctaid = (cx, cy, cz)
-                distance = np.full(threads, limit, dtype=np.int64)
-                for name, c in coeffs.items():
-                    base, axis = names[name]
-                    value = tid[axis] if base == "tid" else linear % 32 if base == "laneid" else ctaid[axis]
-                    distance = distance + c * np.asarray(value, dtype=np.int64)
-                exits = _first_exit_array(distance, step, cmp)
-                if exits is None:
-                    raise _Fail("some thread never leaves the loop: wrap-around or an infinite loop")
-                padded = np.zeros(warps * 32, dtype=np.int64)
-                padded[:threads] = exits
-                total += float(padded.reshape(warps, 32).max(axis=1).sum())
-                count += warps
+    for ctaid in itertools.product(*samples):
+        distance = np.full(threads, limit, dtype=np.int64)
+        for name, c in coeffs.items():
+            base, axis = names[name]
+            value = tid[axis] if base == "tid" else linear % 32 if base == "laneid" else ctaid[axis]
+            distance = distance + c * np.asarray(value, dtype=np.int64)
+        exits = _first_exit_array(distance, step, cmp)
+        if exits is None:
+            raise _Fail("some thread never leaves the loop: wrap-around or an infinite loop")
+        padded = np.zeros(warps * 32, dtype=np.int64)
+        padded[:threads] = exits
+        total += float(padded.reshape(warps, 32).max(axis=1).sum())
+        count += warps
     return int(round(total / count)) if count else 0
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from engine.cli.evaluating import evaluate_options
 from engine.cli.options import add_input_options, emit, inputs_from_args, parse_range
 from engine.cli.registry import Command
+from engine.errors import WarplineError
 from engine.evaluation.registry import title
 from engine.evaluation.sweep import describe_sweep, sweep_csv, sweep_rows
 from engine.state import POLICIES
@@ -41,10 +42,7 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
     ev = evaluate_options(ns, inputs, sweep=True, trace=False, **sweep_points(ns))
     sweep = ev.sweep
     if sweep is None:
-        raise_reason = "; ".join(f"{k}: {v}" for k, v in ev.errors.items()) or "nothing to sweep"
-        from engine.errors import WarplineError
-
-        raise WarplineError(f"sweep: {raise_reason}")
+        raise WarplineError("sweep: " + ("; ".join(f"{k}: {v}" for k, v in ev.errors.items()) or "nothing to sweep"))
     if ns.csv:
         sweep_csv(sweep, ns.csv)
         print(f"wrote {ns.csv}", file=sys.stderr)

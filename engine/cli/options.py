@@ -76,24 +76,22 @@ def parse_range(text: str, option: str) -> list[int]:
     return list(range(numbers[0], numbers[1] + 1, step))
 
 
-def positive_int(text: str) -> int:
+def _whole_number(text: str, minimum: int, rule: str) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{value} {rule}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _whole_number(text, 1, "must be at least 1")
 
 
 def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} cannot be negative")
-    return value
+    return _whole_number(text, 0, "cannot be negative")
 
 
 def add_input_options(parser: argparse.ArgumentParser) -> None:
@@ -178,7 +176,3 @@ def _json_default(value: Any) -> Any:
         return str(value)
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
-
-def finite_or_none(value: float | None) -> float | None:
-    """JSON has no infinity or NaN: such a figure is written as null."""
-    return value if value is not None and math.isfinite(value) else None

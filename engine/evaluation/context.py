@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from engine.errors import ModelError
 from engine.pipeline.description import KernelDescription
 
 
@@ -34,8 +35,6 @@ class ModelContext:
         return self._memo[key]
 
     def require_description(self) -> KernelDescription:
-        from engine.errors import ModelError
-
         if self.description is None:
             raise ModelError("no Pipeline-model description (the kernel could not be described)")
         return self.description

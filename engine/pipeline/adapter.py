@@ -34,6 +34,7 @@ from engine.pipeline.description import (
     to_fraction,
 )
 from engine.pipeline.peers import ModelPrediction, all_peers
+from engine.pipeline.schedule import block_issue_order
 from engine.pipeline.simulator import SimulationResult, simulate
 from engine.units import Unit
 
@@ -54,6 +55,7 @@ class PipelineOverrides:
     trip_counts: dict[str, int] = field(default_factory=dict)                # loop key
     issue_limit: int | None = None
     memory_cost: MemoryCost | None = None
+    schedule: bool = True    # issue each block in a latency-driven order (as ptxas does), not as written
 
 
 def ratio_memory_cost(profile: Any, dram_ratio: float | None = None,
@@ -136,8 +138,10 @@ class _PathBuilder:
 
     MAX_STEPS = 100_000
 
-    def __init__(self, analysis: KernelAnalysis, launch: Any, ov: PipelineOverrides) -> None:
+    def __init__(self, analysis: KernelAnalysis, launch: Any, ov: PipelineOverrides,
+                 latencies: list[float] | None = None) -> None:
         self.a = analysis
+        self.latencies = latencies   # Λ per instruction: blocks issue in scheduled order
         self.cfg = analysis.cfg
         self.ov = ov
         self.notes: list[str] = []
@@ -196,9 +200,15 @@ class _PathBuilder:
             seen.add(b)
             block = self.cfg.blocks[b]
             if block.end > block.start:
-                nodes.append(Run(tuple(range(block.start, block.end))))
+                nodes.append(Run(self._issue_order(block.start, block.end)))
             b = self._next(block, loop)
         return nodes
+
+    def _issue_order(self, start: int, end: int) -> tuple[int, ...]:
+        if self.latencies is None:
+            return tuple(range(start, end))
+        return block_issue_order(self.a.function.instructions, self.a.classifications, self.latencies,
+                                 start, end)
 
     def _loop(self, loop: Any) -> list[PathNode]:
         """Loop node(s) for ``loop``. One data-dependent branch in the body (taken with
@@ -297,7 +307,8 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     if ov.memory_cost is None and memory is not None:
         ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, memory))
     instructions, subsystems = _instructions(analysis, profile, ov)
-    builder = _PathBuilder(analysis, launch, ov)
+    latencies = [float(x.Lam) for x in instructions] if ov.schedule else None
+    builder = _PathBuilder(analysis, launch, ov, latencies)
     path = builder.build()
     if not _executes(list(path)):
         raise ModelError(f"kernel {analysis.function.name}: the path this launch takes executes nothing")

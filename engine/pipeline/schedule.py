@@ -1,0 +1,118 @@
+"""Issue order inside a basic block: the order ptxas would give the PTX, not the order it was written.
+
+The simulator issues each warp's instructions in order, so a load written just before its first
+use stalls the warp for the whole memory latency, while ptxas's scheduler moves independent loads
+up to the top of their block and so keeps several in flight (a four-times-unrolled sum of loads
+runs four loads per latency, not one). This module reorders a block the same way: a list schedule
+that keeps every ordering the program needs and, among the instructions free to go, issues the
+one with the longest latency path to the end of the block first (ties keep the written order).
+
+Orderings kept (one pass in program order, linear in the block's size):
+* registers: read after write, write after read, write after write (predicates included);
+* memory: a store, atomic or reduction stays after every earlier memory access of the block and
+  before every later one; a load stays after the last earlier store unless it reads memory no
+  store of the kernel can change (``ld.global.nc``, ``ld.const``, ``ld.param``, textures);
+* fences: barriers, memory fences, warp-synchronous operations (shuffles, votes, matrix
+  operations), calls and control flow stay in place with everything before before them and
+  everything after after them.
+Reordering within those rules keeps the value every consumer reads, so the simulator's
+"latest executed instance of each producer" rule still names the right instance.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from typing import Any
+
+_READ_ONLY_SPACES = frozenset({"const", "param", "nc"})
+_FENCE_OPCODES = frozenset({
+    "bar", "barrier", "membar", "fence", "bra", "brx", "ret", "exit", "call", "trap", "brkpt",
+    "shfl", "vote", "match", "redux", "activemask", "wmma", "mma", "wgmma", "ldmatrix", "stmatrix",
+    "mbarrier", "cp", "griddepcontrol", "elect", "setmaxnreg", "nanosleep", "pmevent",
+})
+
+
+def _is_fence(instr: Any, cls: Any) -> bool:
+    return instr.opcode in _FENCE_OPCODES or cls.is_barrier or cls.is_branch
+
+
+def _is_read_only_load(instr: Any, cls: Any) -> bool:
+    if cls.space.value in ("tex", "const", "param"):
+        return True
+    return any(m in _READ_ONLY_SPACES for m in instr.modifiers)
+
+
+def block_issue_order(instructions: Sequence[Any], classifications: Sequence[Any],
+                      latencies: Sequence[float], start: int, end: int) -> tuple[int, ...]:
+    """The instruction indices ``start..end-1`` in the order a latency-driven scheduler issues
+    them. ``latencies`` are the Λ of every instruction of the kernel (indexed like it)."""
+    n = end - start
+    if n <= 2:
+        return tuple(range(start, end))
+    preds: list[set[int]] = [set() for _ in range(n)]
+    last_writer: dict[str, int] = {}
+    readers: dict[str, list[int]] = {}
+    last_store: int | None = None          # last store-like memory access
+    accesses_since_store: list[int] = []   # memory accesses after it
+    last_fence: int | None = None
+    since_fence: list[int] = []
+    for k in range(n):
+        i = start + k
+        instr, cls = instructions[i], classifications[i]
+        p = preds[k]
+        for reg in instr.srcs:
+            if reg in last_writer:
+                p.add(last_writer[reg])
+        for reg in instr.dests:
+            if reg in last_writer:
+                p.add(last_writer[reg])
+            p.update(readers.get(reg, ()))
+        if _is_fence(instr, cls):
+            p.update(since_fence)
+            if last_fence is not None:
+                p.add(last_fence)
+            last_fence, since_fence = k, []
+        else:
+            if last_fence is not None:
+                p.add(last_fence)
+            since_fence.append(k)
+        if cls.is_memory and not _is_fence(instr, cls):
+            if cls.is_store or cls.is_atomic:
+                p.update(accesses_since_store)
+                if last_store is not None:
+                    p.add(last_store)
+                last_store, accesses_since_store = k, []
+            else:
+                if last_store is not None and not _is_read_only_load(instr, cls):
+                    p.add(last_store)
+                accesses_since_store.append(k)
+        for reg in instr.srcs:
+            readers.setdefault(reg, []).append(k)
+        for reg in instr.dests:
+            last_writer[reg] = k
+            readers[reg] = []
+        p.discard(k)
+    succs: list[list[int]] = [[] for _ in range(n)]
+    for k, p in enumerate(preds):
+        for q in p:
+            succs[q].append(k)
+    # height: the longest latency path from an instruction to the end of the block
+    height = [0.0] * n
+    for k in range(n - 1, -1, -1):
+        below = max((height[s] for s in succs[k]), default=0.0)
+        height[k] = float(latencies[start + k]) + below
+    waiting = [len(p) for p in preds]
+    ready = [(-height[k], k) for k in range(n) if waiting[k] == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        _, k = heapq.heappop(ready)
+        order.append(start + k)
+        for s in succs[k]:
+            waiting[s] -= 1
+            if waiting[s] == 0:
+                heapq.heappush(ready, (-height[s], s))
+    if len(order) != n:   # cannot happen (edges only point forward); keep the written order
+        return tuple(range(start, end))
+    return tuple(order)

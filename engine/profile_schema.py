@@ -153,6 +153,8 @@ PIPELINE_MEMORY: dict[str, Field] = {
     "dram_Lam": CYCLES,                     # R = bytes_DRAM / bytes_global of a kernel
     "l2_lam": RATE,
     "l2_Lam": CYCLES,
+    "l1_lam": RATE,                         # one 128-byte L1-hit wavefront per SM
+    "l1_Lam": CYCLES,                       # L1 hit latency
     "shared_lam": RATE,
     "shared_Lam": CYCLES,
     "local_lam": RATE,

@@ -467,7 +467,14 @@ def test_bank_degree_matches_a_brute_force_count() -> None:
 # ------------------------------------------------------------------ model inputs
 
 class FakeProfile:
-    """Stands in for Profile with the 001 §6.3 formulas and round numbers."""
+    """Stands in for Profile with round numbers: L1/L2/DRAM λ per 128-byte line and Λ."""
+
+    class device:  # noqa: N801 - mimics the attribute
+        l1_cache_bytes = 262144
+        sm_count = 100
+
+    class pipeline:  # noqa: N801
+        memory = {"dram_lam": 10, "dram_Lam": 400, "l2_lam": 4, "l2_Lam": 200, "l1_lam": 1, "l1_Lam": 30}
 
     def global_memory_lambdas(self, r: float) -> tuple[float, float]:
         return 10 * r + 4 * (1 - r), 400 * r + 200 * (1 - r)
@@ -481,9 +488,13 @@ def test_memory_cost_overrides_formulas() -> None:
     costs = memory_cost_overrides(report, FakeProfile())
     load = pick(report, MemorySpace.GLOBAL, True)[0]
     store = pick(report, MemorySpace.GLOBAL, False)[0]
-    assert costs[load.index] == (10, 400)                      # R = 1, 4 sectors: unchanged
-    lam_r, Lam_r = 10 / 8 + 4 * 7 / 8, 400 / 8 + 200 * 7 / 8   # R = 1/8
-    assert costs[store.index] == pytest.approx((8 * lam_r, Lam_r + 7 * lam_r))  # 32 sectors: m = 8
+    assert costs[load.index] == (10, 400)            # 4 sectors, all from DRAM: DRAM-bound
+    # 32 sectors on 32 lines, R of them new to the GPU; a store has no L1 hits
+    r = store.dram_ratio
+    assert store.sectors_per_request == 32 and store.lines_per_request == 32 and 0 < r < 1
+    lam = max(32 * 1, 32 / 4 * 4, 32 * r / 4 * 10)  # L1 wavefronts, L2 sectors, DRAM sectors
+    Lam = (1 - r) * 200 + r * 400 + lam * (1 - 1 / 32)
+    assert costs[store.index] == pytest.approx((lam, Lam))
     tiled = sample_report("transpose", "tiled")
     read = pick(tiled, MemorySpace.SHARED, True)[0]
     write = pick(tiled, MemorySpace.SHARED, False)[0]

@@ -108,6 +108,10 @@ def _derive_one(run: dict[tuple[str, str, str], float]) -> dict[str, tuple[float
     out["ld_shared.Lam"] = (_get(run, "lat", "ld_shared"), "Lam", "lat,ld_shared (pointer chase)")
     out["ld_shared.lam"] = (_get(run, "cpi", "ld_shared"), "lam", "cpi,ld_shared")
     out["st_shared.lam"] = (_get(run, "cpi", "st_shared"), "lam", "cpi,st_shared")
+    # L1 and shared memory are one SRAM and data path: an L1-hit wavefront of 128 bytes moves at
+    # the shared-memory rate.
+    shared_bpc = _get(run, "bw", "ld_shared", "bytes/cycle/SM")
+    out["l1.lam"] = (128.0 / shared_bpc, "lam", "128 B / bw,ld_shared,bytes/cycle/SM")
     # Local memory (per-thread stack, L1-resident here).
     out["ld_local.Lam"] = (_get(run, "lat", "ld_local"), "Lam", "lat,ld_local (pointer chase)")
     out["ld_local.lam"] = (_get(run, "cpi", "ld_local"), "lam", "cpi,ld_local")
@@ -412,6 +416,10 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w(f"l2_lam = {_fmt(v['l2_read.lam'])}")
     atomic_cycles, atomic_where = same_address_atomic_cycles(gpu.key, launch_cycles)
     w(f"l2_Lam = {_fmt(v['l2.Lam'])}")
+    w("# L1 hit: Λ = pointer chase in 16 KB (ld.global.ca, warm); λ per 128-byte wavefront at the rate of")
+    w("# the shared-memory data path, which L1 shares.")
+    w(f"l1_lam = {_fmt(v['l1.lam'])}")
+    w(f"l1_Lam = {_fmt(v['l1.Lam'])}")
     w(f"shared_lam = {_fmt(v['ld_shared.lam'])}")
     w(f"shared_Lam = {_fmt(v['ld_shared.Lam'])}")
     w("# local: Λ = chase in one thread's 2 KB stack array (L1 hit); λ = 64 warps/SM each reading its")
@@ -421,7 +429,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w("# atomics on one global address serialise at its L2 slice: GPU cycles per atomic, all SMs together")
     w(f"atomic_same_address_cycles = {_fmt(atomic_cycles)}")
     w(f'source = "global/dram {src("dram_read.lam", "dram.Lam")}; l2 {src("l2_read.lam", "l2.Lam")}; '
-      f'shared {src("ld_shared.lam", "ld_shared.Lam")}; local {src("ld_local.lam", "ld_local.Lam")}: '
+      f'l1 {src("l1.lam", "l1.Lam")}; shared {src("ld_shared.lam", "ld_shared.Lam")}; local {src("ld_local.lam", "ld_local.Lam")}: '
       f'Λ an L1 hit, λ with 512 KB of local data per SM (more than L1); atomic_same_address_cycles '
       f'{atomic_where}"')
     w("")

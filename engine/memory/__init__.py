@@ -28,7 +28,9 @@ from engine.memory.lanes import LaneError, LaneEvaluator
 from engine.memory.naming import format_affine, shared_layout
 from engine.memory.patterns import (
     INTERIOR,
+    LINE,
     MAX_PERIOD,
+    SECTOR,
     Sample,
     affine_addresses,
     alignment_period,
@@ -49,6 +51,8 @@ __all__ = [
     "n_ma_by_instruction", "shared_layout",
 ]
 
+SECTORS_PER_LINE = LINE // SECTOR
+LINE_BYTES = LINE
 POINTER_ALIGN = 256        # cudaMalloc returns 256-byte aligned pointers
 _PER_THREAD_ATOMS = {"tid", "ctaid", "laneid", "warpid", "ntid", "nctaid"}
 _OPCODES = {"ld", "ldu", "st", "atom", "red", "cp"}
@@ -202,29 +206,66 @@ def _uniform_atoms(analysis: KernelAnalysis, index: int) -> list[str]:
     return atoms
 
 
+ITERATION_SAMPLES = 8   # iteration pairs (t - 1, t) sampled per loop: sector reuse has a period
+
+
 def _share_between_instructions(accesses: list[AccessInfo],
                                 footprints: list[tuple[int, Affine | None, Instruction, Operand, int]],
                                 lanes: _LaneCache, analysis: KernelAnalysis, values: LaunchValues) -> None:
-    """Scale R by the share of each access's sectors that no earlier access of the same kind
-    (loads, stores) in the same loop touched in the same block: a struct's second field, a
-    stencil's other neighbours, hit in L1/L2. Judged in one interior context (block 1 along
-    each axis, first iteration)."""
-    context = {f"ctaid.{axis}": min(1, (values.grid[k] if values.grid else 1) - 1)
-               for k, axis in enumerate("xyz")}
-    seen: dict[tuple[str, str | None], set[int]] = {}
-    for position, form, instr, operand, width in footprints:
-        info = accesses[position]
-        if info.kind == "atomic" or info.dram_ratio is None:
-            continue
-        try:
-            here = _block_sectors(lanes, form, instr, operand, context, width)
-        except (LaneError, RecursionError):
-            continue
-        group = seen.setdefault((info.kind, analysis.loop_key_of(instr.index)), set())
-        if here:
-            new = len(here - group) / len(here)
-            accesses[position] = _with(info, dram_ratio=info.dram_ratio * max(new, 1e-9))
-        group |= here
+    """Scale each access's block miss share (and R with it) by the share of its sectors that the
+    block did not touch just before: no earlier access of the same kind (loads, stores) in the
+    same loop iteration, and no access of that kind in the loop's previous iteration. A struct's
+    second field, a stencil's other neighbours and a thread walking along its own row hit in L1
+    (loads) or merge in L2 (stores). Judged for block 1 along each axis, the first iteration of
+    the outer loops and iterations 1..8 of the innermost one (a thread stepping 4 bytes per
+    iteration finds a new sector every 8th); the lines one iteration touches are kept as the
+    loop's L1 working set (:attr:`AccessInfo.block_footprint_bytes`)."""
+    base = {f"ctaid.{axis}": min(1, (values.grid[k] if values.grid else 1) - 1)
+            for k, axis in enumerate("xyz")}
+    cfg = analysis.cfg
+
+    def iterations_of(index: int) -> tuple[str | None, int]:
+        loop = cfg.loop_of(cfg.block_of(index))
+        trip = analysis.trip_counts.get(loop.key) if loop is not None else None
+        if loop is None or trip is None or trip.value is None or trip.value < 2:
+            return None, 0
+        return iteration_atom(loop), min(trip.value - 1, ITERATION_SAMPLES)
+
+    usable = [f for f in footprints if accesses[f[0]].kind != "atomic" and accesses[f[0]].dram_ratio is not None]
+    groups: dict[tuple[str, str | None], list[tuple[int, Affine | None, Instruction, Operand, int]]] = {}
+    for item in usable:
+        groups.setdefault((accesses[item[0]].kind, analysis.loop_key_of(item[2].index)), []).append(item)
+    lines: dict[str | None, set[int]] = {}
+    for (kind, loop_key), members in groups.items():
+        atom, samples = iterations_of(members[0][2].index)
+        new_sectors = dict.fromkeys((m[0] for m in members), 0)
+        all_sectors = dict.fromkeys((m[0] for m in members), 0)
+        for t in range(1, samples + 1) if atom is not None else (None,):
+            now = base if atom is None else {**base, atom: t}
+            seen: set[int] = set()
+            try:
+                if atom is not None:
+                    before = {**base, atom: t - 1}
+                    for _, form, instr, operand, width in members:
+                        seen |= _block_sectors(lanes, form, instr, operand, before, width)
+                for position, form, instr, operand, width in members:
+                    here = _block_sectors(lanes, form, instr, operand, now, width)
+                    new_sectors[position] += len(here - seen)
+                    all_sectors[position] += len(here)
+                    seen |= here
+                    if kind == "load" and t in (1, None):
+                        lines.setdefault(loop_key, set()).update(x // SECTORS_PER_LINE for x in here)
+            except (LaneError, RecursionError):
+                break
+        for position in new_sectors:
+            if all_sectors[position]:
+                info = accesses[position]
+                new = max(new_sectors[position] / all_sectors[position], 1e-9)
+                accesses[position] = _with(info, dram_ratio=info.dram_ratio * new,
+                                           block_miss=(info.block_miss or 1.0) * new)
+    for position, _form, instr, _operand, _width in usable:
+        accesses[position] = _with(accesses[position], block_footprint_bytes=float(
+            len(lines.get(analysis.loop_key_of(instr.index), ())) * LINE_BYTES))
 
 
 def _neighbour_overlap(lanes: _LaneCache, form: Affine | None, instr: Instruction, operand: Operand,
@@ -324,4 +365,14 @@ def _pattern(info: AccessInfo, sets: list[Any], masks: list[Any], weights: list[
         return _with(info, unknown_reason="no lane executes it in the sampled blocks", method="")
     return _with(info, warps_sampled=g.warps, active_lanes=g.active_lanes, sectors_per_request=g.sectors_mean,
                  sectors_max=g.sectors_max, lines_per_request=g.lines_mean, lines_max=g.lines_max,
-                 efficiency=g.efficiency, dram_ratio=g.block_reuse / shared_by)
+                 efficiency=g.efficiency, dram_ratio=g.block_reuse / shared_by, block_miss=g.block_reuse,
+                 l1_cached=_l1_cached(info))
+
+
+def _l1_cached(info: AccessInfo) -> bool:
+    """Whether a hit in L1 can serve this access: loads, unless they bypass L1 (``.cg``: L2 only;
+    ``.cv``/``.volatile``: fetched again each time). Stores write through to L2, atomics run there."""
+    if info.kind != "load":
+        return False
+    opcode = info.text.split(None, 1)[0] if info.text else ""
+    return not any(part in ("cg", "cv", "volatile") for part in opcode.split("."))

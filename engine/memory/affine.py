@@ -169,10 +169,15 @@ class AddressEvaluator:
             return Unknown(f"{register} enters loop {loop.key} with path-dependent values")
         phi = f"{_PHI}{next(self._counter)}"
         self._phis[(register, defs)] = phi
+        # The header placeholder breaks the cycle through the loop, so definitions that are being
+        # evaluated outside this induction (a pointer derived from it: p1 = p + s) may be met again
+        # here without a real self-dependence: evaluate them afresh.
+        outer, self._active = self._active, set()
         try:
             updates = [self.definition(d, register) for d in inside]
         finally:
             del self._phis[(register, defs)]
+            self._active = outer
         steps: set[Affine] = set()
         for update in updates:
             if isinstance(update, Unknown):

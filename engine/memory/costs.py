@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from engine.memory.hierarchy import SmContext, global_access_cost, level_shares
 from engine.memory.patterns import LINE, SECTOR
 from engine.memory.report import MemoryReport
 from engine.units import MemorySpace
@@ -25,23 +26,21 @@ def n_ma_by_instruction(report: MemoryReport) -> dict[int, int]:
 IDEAL_SECTORS = LINE // SECTOR  # a coalesced 4-byte warp access: what a profile's λ is measured on
 
 
-def memory_cost_overrides(report: MemoryReport, profile: Any) -> dict[int, tuple[float, float]]:
+def memory_cost_overrides(report: MemoryReport, profile: Any,
+                          sm: SmContext | None = None) -> dict[int, tuple[float, float]]:
     """(λ, Λ) per analysed access for the Pipeline simulator.
 
-    Global: 001 §6.3 with R = ``dram_ratio`` (the sectors a block's warps share are served by
-    L2), then the request's transactions m = sectors / 4 (at least 1) are charged like 001's
-    excess bytes: λ·m. A request also costs one L2 transfer per 128-byte line it touches, however
-    few of its bytes are used (an uncoalesced store of 32 lines moves 32 lines through L1/L2 even
-    when L2 merges them before DRAM), so λ is at least lines × the profile's L2 λ of one line.
-    Λ grows by the extra issue time: Λ + (λ' − λ). Shared: D = extra wavefronts = mean degree − 1.
+    Global: each request's sectors are split between L1, L2 and DRAM and charged at the slowest
+    level (:mod:`engine.memory.hierarchy`; ``sm`` describes the launch on one SM, by default one
+    block of a GPU-filling grid). Shared: D = extra wavefronts = mean degree − 1.
 
     Atomics on one address (:attr:`AccessInfo.uniform_address`) serialise: in shared memory each
     active lane is one more wavefront; in global memory every SM's atomics queue at the one L2
     slice that owns the address, ``atomic_same_address_cycles`` GPU cycles each, so one SM's warp
     instruction takes lanes × that × SMs of its LDST pipeline (all SMs contend alike)."""
+    sm = sm or SmContext()
     out: dict[int, tuple[float, float]] = {}
     pipeline = getattr(profile, "pipeline", None)
-    l2_line_lam = pipeline.memory.get("l2_lam") if pipeline is not None else None
     serial = pipeline.memory.get("atomic_same_address_cycles") if pipeline is not None else None
     sm_count = getattr(getattr(profile, "device", None), "sm_count", 1) or 1
     for a in report.accesses:
@@ -57,12 +56,9 @@ def memory_cost_overrides(report: MemoryReport, profile: Any) -> dict[int, tuple
         elif a.space is MemorySpace.SHARED and a.bank_conflict_mean is not None:
             out[a.index] = profile.shared_memory_lambdas(max(a.bank_conflict_mean - 1.0, 0.0))
         elif a.space is MemorySpace.GLOBAL and a.sectors_per_request is not None:
-            lam, Lam = profile.global_memory_lambdas(a.dram_ratio if a.dram_ratio is not None else 1.0)
-            m = max(1.0, a.sectors_per_request / IDEAL_SECTORS)
-            charged = lam * m
-            if l2_line_lam is not None and a.lines_per_request is not None:
-                charged = max(charged, a.lines_per_request * l2_line_lam)
-            out[a.index] = (charged, Lam + (charged - lam))
+            shares = level_shares(a, profile, sm)
+            if shares is not None:
+                out[a.index] = global_access_cost(a, shares, profile, sm, profile.global_memory_lambdas(1.0))
     return out
 
 

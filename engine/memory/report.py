@@ -38,6 +38,13 @@ class AccessInfo:
     # sectors over the Σ of its warps' sectors; times 1/gridDim for every block axis the
     # address does not depend on (every block along it reads the same data: L2 hits).
     dram_ratio: float | None = None
+    # Share of the requested sectors that the block had not touched just before (same iteration,
+    # earlier accesses; the loop's previous iteration): the L1 misses when the working set fits.
+    block_miss: float | None = None
+    l1_cached: bool = False                     # a load that L1 may serve (not .cg/.cv, not a store)
+    # Bytes of the 128-byte lines the loads of this access's loop touch in one iteration of one
+    # block: the working set L1 must hold for the reuse above to hit.
+    block_footprint_bytes: float | None = None
     bank_conflict_degree: int | None = None     # max over sampled warps (1 = conflict-free)
     bank_conflict_mean: float | None = None
     active_lanes: float | None = None           # mean active lanes per issued request

@@ -304,21 +304,24 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     overrides bring their own ``memory_cost``.
     """
     ov = overrides or PipelineOverrides()
+    device = profile.device
+    resident = ov.resident_blocks or resident_blocks
+    notes: list[str] = []
+    if resident is None:
+        resident = _resident_blocks(analysis, profile, launch, module, notes)
     if ov.memory_cost is None and memory is not None:
-        ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, memory))
+        sm = _sm_context(analysis, profile, launch, module, resident)
+        ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, memory,
+                                                                      sm))
     instructions, subsystems = _instructions(analysis, profile, ov)
     latencies = [float(x.Lam) for x in instructions] if ov.schedule else None
     builder = _PathBuilder(analysis, launch, ov, latencies)
     path = builder.build()
     if not _executes(list(path)):
         raise ModelError(f"kernel {analysis.function.name}: the path this launch takes executes nothing")
-    device = profile.device
     warps_per_block = math.ceil(launch.threads_per_block / device.warp_size)
     blocks = math.ceil(launch.n_blocks / device.sm_count)
-    resident = ov.resident_blocks or resident_blocks
-    notes = list(builder.notes)
-    if resident is None:
-        resident = _resident_blocks(analysis, profile, launch, module, notes)
+    notes = list(builder.notes) + notes
     if resident < 1:
         raise SimulationError(f"kernel {analysis.function.name} does not fit on an SM of "
                               f"{profile.name} (occupancy 0 blocks)")
@@ -335,16 +338,32 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         name=analysis.function.name, notes=tuple(notes))
 
 
+def _sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any, resident: int) -> Any:
+    """The launch on one SM as the memory-level model sees it."""
+    from engine.memory.hierarchy import SmContext
+
+    smem = launch.smem_dynamic
+    if module is not None:
+        from engine.resources import kernel_resources
+
+        smem += kernel_resources(module, analysis.function.name).static_shared_bytes
+    sms = profile.device.sm_count or 1
+    return SmContext(resident_blocks=max(1, min(resident, math.ceil(launch.n_blocks / sms))),
+                     shared_bytes_per_block=smem,
+                     active_sm_share=min(1.0, launch.n_blocks / sms))
+
+
 def analysed_memory_cost(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
-                         memory: Any = True) -> MemoryCost:
-    """A ``memory_cost`` from the memory-access analysis; unanalysed accesses keep the profile's."""
+                         memory: Any = True, sm: Any = None) -> MemoryCost:
+    """A ``memory_cost`` from the memory-access analysis; unanalysed accesses keep the profile's.
+    ``sm``: an ``engine.memory.hierarchy.SmContext`` (default: one block on a full GPU)."""
     from engine.memory import analyze_memory, memory_cost_overrides
 
     report = analyze_memory(analysis, launch, module) if memory is True else memory
     # The analysis yields arbitrary reals; 1/8 cycle keeps exact simulated time cheap (few
     # distinct denominators) and is far below the accuracy of any of these figures.
     costs = {index: (_eighths(lam, minimum=Fraction(1, 8)), _eighths(Lam))
-             for index, (lam, Lam) in memory_cost_overrides(report, profile).items()}
+             for index, (lam, Lam) in memory_cost_overrides(report, profile, sm).items()}
 
     def cost(index: int, instr: Any, cls: Any, base: Any) -> tuple[float, float]:
         return costs.get(index, (base.lam, base.Lam))

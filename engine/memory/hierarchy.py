@@ -1,0 +1,120 @@
+"""Where each global access is served (L1, L2, DRAM) and what that costs one SM.
+
+From an access's pattern (:class:`AccessInfo`: sectors and lines per warp request, the share of
+sectors new to the block, the share new to the whole GPU) and the launch on a profile:
+
+* **L1** serves the sectors the block touched just before (same iteration, earlier accesses, or
+  the loop's previous iteration), for loads that L1 may cache, as far as the working set of the
+  SM's resident blocks fits in the L1 left beside their shared memory (hits scale down by
+  capacity / working set beyond that);
+* **DRAM** serves the sectors no block touched before (``dram_ratio``: compulsory traffic);
+* **L2** serves the rest: sectors other blocks brought in, and L1 capacity misses.
+
+The cost of one warp request on its SM is the slowest of the three levels at the rate each gives
+one SM when every SM streams (``[pipeline.memory]`` of the profile): the L1/LSU data path moves
+one 128-byte wavefront per ``l1_lam`` (every request passes it, hit or miss, one wavefront per
+line it touches), L2 ``l2_lam`` and DRAM ``dram_lam`` per 128 bytes, counted by 32-byte sector.
+A grid with fewer blocks than SMs shares L2 and DRAM among fewer SMs: their per-SM rates scale
+with the share of SMs busy, capped at what one SM's path takes (DRAM at the all-SM L2 rate, L2 at
+the L1 rate: an estimate, not measured). The latency is the level-weighted
+mean, plus the time the request's last line waits behind its others.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engine.memory.patterns import LINE, SECTOR
+from engine.memory.report import AccessInfo
+
+SECTORS_PER_LINE = LINE // SECTOR
+RESERVED_SHARED_PER_BLOCK = 1024     # bytes the runtime keeps per block (compute capability >= 8.0)
+
+
+@dataclass(frozen=True)
+class LevelShares:
+    """Shares of an access's requested sectors served by each level (they sum to 1)."""
+
+    l1: float
+    l2: float
+    dram: float
+
+
+@dataclass(frozen=True)
+class SmContext:
+    """What the level model needs to know about the launch on one SM."""
+
+    resident_blocks: int = 1
+    shared_bytes_per_block: int = 0      # static + dynamic shared memory of one block
+    active_sm_share: float = 1.0         # SMs with work / SMs of the GPU
+
+
+def l1_data_bytes(profile: Any, sm: SmContext) -> float:
+    """L1 capacity left for data: the combined L1/shared memory minus the resident blocks' shared memory."""
+    total = getattr(profile.device, "l1_cache_bytes", None) or 0
+    used = sm.resident_blocks * (sm.shared_bytes_per_block + RESERVED_SHARED_PER_BLOCK
+                                 if sm.shared_bytes_per_block else 0)
+    return max(float(total - used), 0.0)
+
+
+def level_shares(access: AccessInfo, profile: Any, sm: SmContext) -> LevelShares | None:
+    """Where the access's sectors come from; None without a pattern."""
+    if access.dram_ratio is None or access.sectors_per_request is None:
+        return None
+    dram = min(max(access.dram_ratio, 0.0), 1.0)
+    l1 = 0.0
+    if access.l1_cached and access.block_miss is not None:
+        reuse = max(1.0 - access.block_miss, 0.0)
+        working_set = sm.resident_blocks * (access.block_footprint_bytes or 0.0)
+        capacity = l1_data_bytes(profile, sm)
+        fits = 1.0 if working_set <= capacity else capacity / working_set
+        l1 = min(reuse * fits, 1.0 - dram)
+    return LevelShares(l1=l1, l2=max(1.0 - l1 - dram, 0.0), dram=dram)
+
+
+def _rate(memory: dict[str, float], key: str, fallback: float) -> float:
+    value = memory.get(key)
+    return float(value) if value is not None else fallback
+
+
+def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmContext,
+                fallback: tuple[float, float]) -> dict[str, float]:
+    """Cycles one warp request of ``access`` keeps each level busy on its SM."""
+    memory = profile.pipeline.memory
+    dram_lam = _rate(memory, "dram_lam", fallback[0])
+    l2_lam = _rate(memory, "l2_lam", dram_lam)
+    l1_lam = _rate(memory, "l1_lam", _rate(memory, "shared_lam", 1.0))
+    share = min(max(sm.active_sm_share, 0.0), 1.0)
+    # Fewer busy SMs share the GPU-wide levels, so each gets more of them; one SM's own path
+    # caps that: DRAM no faster than L2 streams to every SM at once, L2 no faster than L1.
+    l2_lam_sm = max(l2_lam * share, l1_lam)
+    dram_lam_sm = max(dram_lam * share, l2_lam)
+    sectors = access.sectors_per_request or 0.0
+    lines = max(1.0, access.lines_per_request or 1.0)
+    return {
+        "L1": lines * l1_lam,
+        "L2": sectors * (1.0 - shares.l1) / SECTORS_PER_LINE * l2_lam_sm,
+        "DRAM": sectors * shares.dram / SECTORS_PER_LINE * dram_lam_sm,
+    }
+
+
+def global_access_cost(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmContext,
+                       fallback: tuple[float, float]) -> tuple[float, float]:
+    """(λ, Λ) of one warp request of ``access`` on its SM. ``fallback``: the profile's DRAM
+    (λ, Λ) of a coalesced request, standing in for figures the profile lacks."""
+    memory = profile.pipeline.memory
+    dram_Lam = _rate(memory, "dram_Lam", fallback[1])
+    l2_Lam = _rate(memory, "l2_Lam", dram_Lam)
+    l1_Lam = _rate(memory, "l1_Lam", _rate(memory, "shared_Lam", l2_Lam))
+    lam = max(level_times(access, shares, profile, sm, fallback).values())
+    lines = max(1.0, access.lines_per_request or 1.0)
+    latency = shares.l1 * l1_Lam + shares.l2 * l2_Lam + shares.dram * dram_Lam
+    return lam, latency + lam * (1.0 - 1.0 / lines)
+
+
+def limiting_level(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmContext,
+                   fallback: tuple[float, float]) -> str:
+    """Which level sets the access's λ: "L1", "L2" or "DRAM"."""
+    times = level_times(access, shares, profile, sm, fallback)
+    return max(times, key=lambda level: times[level])

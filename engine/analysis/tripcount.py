@@ -36,6 +36,7 @@ from engine.analysis.values import (
     from_linear,
     instruction_type,
 )
+from engine.mechanisms import enabled
 from engine.ptx.model import Function, Operand
 
 Source = Literal["inferred", "override", "unknown"]
@@ -255,6 +256,8 @@ class _LoopAnalysis:
             # the count is the mean over the warps of the launch of their lanes' maximum.
             (b_off, b_terms), (i_off, i_terms) = bound.linear, init.linear
             if b_terms != i_terms:
+                if not enabled("per_thread_trips"):
+                    raise _Fail(f"the loop bound is not uniform: {(bound if b_terms else init).reason}")
                 distance = {n: b_terms.get(n, 0) - i_terms.get(n, 0) for n in set(b_terms) | set(i_terms)}
                 k = _mean_warp_exit(b_off - i_off - a.offset, distance, step, stay_cmp, self.ev.values,
                                     bound if b_terms else init)

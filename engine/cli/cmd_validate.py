@@ -10,6 +10,7 @@ from typing import Any
 from engine.cli.options import emit
 from engine.cli.registry import Command
 from engine.cli.render import require_renderer
+from engine.mechanisms import MECHANISMS, without
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,6 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--measurements", nargs="*", help="measurement folders (default: the suite's for the profile)")
     parser.add_argument("--only", nargs="*", help="configurations whose key contains one of these")
     parser.add_argument("--plot", help="write predicted against measured as a PNG")
+    parser.add_argument("--without", action="append", default=[], metavar="MECHANISM",
+                        help="switch a modelling mechanism off (repeatable): " + ", ".join(MECHANISMS))
     parser.add_argument("--json", action="store_true")
 
 
@@ -35,13 +38,15 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
         if not ns.json:
             print(f"\r[{i + 1}/{n}] {key:<50}", end="", file=sys.stderr, flush=True)
 
-    result = run_validation(ns.profile or "h100", runs, only=only, progress=progress, suite=ns.suite)
+    with without(ns.without):
+        result = run_validation(ns.profile or "h100", runs, only=only, progress=progress, suite=ns.suite)
     if not ns.json:
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
     payload = {
         "profile": result.profile,
         "figure": "kernel_cycles",
         "suite": ns.suite,
+        "without": sorted(ns.without),
         "mape_percent": {model: value for model, value in result.ranking()},
         "mape_percent_tuning": {m: result.mape(m, result.part(False)) for m, _ in result.ranking()},
         "mape_percent_held_out": {m: result.mape(m, result.part(True)) for m, _ in result.ranking()},

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from engine.mechanisms import enabled
 from engine.memory.hierarchy import SmContext, global_access_cost, level_shares
 from engine.memory.patterns import LINE, SECTOR
 from engine.memory.report import MemoryReport
@@ -47,9 +48,10 @@ def memory_cost_overrides(report: MemoryReport, profile: Any,
         # Lanes that run the atomic: known from the masks, else 1 (at least one atomic per warp
         # instruction: a guard on loaded data, such as a ballot's leader, leaves it unknown).
         lanes = a.active_lanes if a.active_lanes is not None and a.mask_note is None else 1.0
-        if a.kind == "atomic" and a.uniform_address and a.space is MemorySpace.SHARED:
+        serialised = a.kind == "atomic" and a.uniform_address and enabled("atomic_serialisation")
+        if serialised and a.space is MemorySpace.SHARED:
             out[a.index] = profile.shared_memory_lambdas(max(lanes - 1.0, 0.0))
-        elif a.kind == "atomic" and a.uniform_address and a.space is MemorySpace.GLOBAL and serial:
+        elif serialised and a.space is MemorySpace.GLOBAL and serial:
             lam, Lam = profile.global_memory_lambdas(1.0)
             charged = max(lam, lanes * serial * sm_count)
             out[a.index] = (charged, Lam + (charged - lam))

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engine.mechanisms import enabled
 from engine.memory.patterns import LINE, SECTOR
 from engine.memory.report import AccessInfo
 
@@ -64,7 +65,7 @@ def level_shares(access: AccessInfo, profile: Any, sm: SmContext) -> LevelShares
         return None
     dram = min(max(access.dram_ratio, 0.0), 1.0)
     l1 = 0.0
-    if access.l1_cached and access.block_miss is not None:
+    if access.l1_cached and access.block_miss is not None and enabled("l1"):
         reuse = max(1.0 - access.block_miss, 0.0)
         working_set = sm.resident_blocks * (access.block_footprint_bytes or 0.0)
         capacity = l1_data_bytes(profile, sm)

@@ -25,6 +25,7 @@ from typing import Any
 
 from engine.analysis import KernelAnalysis, LaunchValues, UniformEvaluator, analyze_kernel
 from engine.errors import ModelError, SimulationError, WarplineError
+from engine.mechanisms import enabled
 from engine.pipeline.description import (
     KernelDescription,
     Loop,
@@ -314,7 +315,7 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, memory,
                                                                       sm))
     instructions, subsystems = _instructions(analysis, profile, ov)
-    latencies = [float(x.Lam) for x in instructions] if ov.schedule else None
+    latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None
     builder = _PathBuilder(analysis, launch, ov, latencies)
     path = builder.build()
     if not _executes(list(path)):
@@ -350,7 +351,7 @@ def _sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any
     sms = profile.device.sm_count or 1
     return SmContext(resident_blocks=max(1, min(resident, math.ceil(launch.n_blocks / sms))),
                      shared_bytes_per_block=smem,
-                     active_sm_share=min(1.0, launch.n_blocks / sms))
+                     active_sm_share=min(1.0, launch.n_blocks / sms) if enabled("grid_share") else 1.0)
 
 
 def analysed_memory_cost(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,

@@ -1,0 +1,52 @@
+"""The simulator's modelling mechanisms by name, each of which can be switched off.
+
+``validate --without NAME`` re-measures the accuracy with one mechanism removed, which is how
+``docs/validation.md`` states what each contributes. Switches live in a context variable, so a
+run that removes one never affects another thread's evaluation; by default every mechanism is on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from engine.errors import WarplineError
+
+MECHANISMS: dict[str, str] = {
+    "schedule": "each basic block issues in a latency-driven order (loads ahead of their uses), as ptxas "
+                "schedules it, instead of the order the PTX was written in",
+    "l1": "L1 serves the sectors a block touched just before (memory-level model); without it they are "
+          "L2 accesses",
+    "grid_share": "a grid with fewer blocks than SMs gets a larger share of L2 and DRAM bandwidth per SM",
+    "per_thread_trips": "loops whose bounds depend on thread or block indices run the mean over warps of "
+                        "their last lane's count (without: unknown, 1 iteration)",
+    "atomic_serialisation": "atomics to one address serialise (per lane in shared memory, across the GPU "
+                            "in global memory)",
+}
+
+_DISABLED: ContextVar[frozenset[str]] = ContextVar("warpline_disabled_mechanisms", default=frozenset())
+
+
+def enabled(name: str) -> bool:
+    """Whether mechanism ``name`` is on in the current context."""
+    return name not in _DISABLED.get()
+
+
+def check_names(names: Iterable[str]) -> frozenset[str]:
+    """The names, refused with the valid ones listed when one is unknown."""
+    names = frozenset(names)
+    unknown = sorted(names - set(MECHANISMS))
+    if unknown:
+        raise WarplineError(f"unknown mechanism {', '.join(unknown)}; known: {', '.join(MECHANISMS)}")
+    return names
+
+
+@contextmanager
+def without(names: Iterable[str]) -> Iterator[None]:
+    """Run the body with the named mechanisms switched off."""
+    token = _DISABLED.set(_DISABLED.get() | check_names(names))
+    try:
+        yield
+    finally:
+        _DISABLED.reset(token)

@@ -311,7 +311,7 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     if resident is None:
         resident = _resident_blocks(analysis, profile, launch, module, notes)
     if ov.memory_cost is None and memory is not None:
-        sm = _sm_context(analysis, profile, launch, module, resident)
+        sm = sm_context(analysis, profile, launch, module, resident)
         ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, memory,
                                                                       sm))
     instructions, subsystems = _instructions(analysis, profile, ov)
@@ -339,7 +339,7 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         name=analysis.function.name, notes=tuple(notes))
 
 
-def _sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any, resident: int) -> Any:
+def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any, resident: int) -> Any:
     """The launch on one SM as the memory-level model sees it."""
     from engine.memory.hierarchy import SmContext
 

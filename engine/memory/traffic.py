@@ -1,0 +1,96 @@
+"""Bytes each memory level moves for a whole kernel launch, and the level that limits it.
+
+Per global access, the memory-level model (:mod:`engine.memory.hierarchy`) gives the shares of
+its sectors served by L1, L2 and DRAM and the cycles one warp request keeps each level busy on its
+SM. Multiplied by how often every warp of the grid runs the access, that gives the kernel's bytes
+per level (comparable with Nsight Compute's ``dram__bytes_read.sum`` / ``dram__bytes_write.sum``
+and ``lts__t_sector_hit_rate.pct``) and the level with the most busy cycles: the limiting one.
+Accesses without a pattern are left out and counted in ``unanalysed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.memory.hierarchy import SmContext, level_shares, level_times
+from engine.memory.patterns import SECTOR
+from engine.memory.report import MemoryReport
+from engine.units import MemorySpace
+
+
+@dataclass(frozen=True)
+class AccessTraffic:
+    """One access over the whole launch."""
+
+    index: int
+    requests: float            # warp requests in the grid
+    l1_hit: float              # share of its sectors served by L1
+    l2_hit: float              # share of its L1 misses served by L2
+    dram_bytes: float          # read (loads) or written (stores, atomics) in DRAM
+    limiting_level: str        # the level its requests keep busiest
+
+
+@dataclass(frozen=True)
+class KernelTraffic:
+    """Bytes per level for the launch (sectors × 32 B) and the limiting level."""
+
+    l1_bytes: float = 0.0
+    l2_bytes: float = 0.0
+    dram_read_bytes: float = 0.0
+    dram_write_bytes: float = 0.0
+    busy_cycles: dict[str, float] = field(default_factory=dict)   # level -> Σ cycles on one SM's share
+    accesses: dict[int, AccessTraffic] = field(default_factory=dict)
+    unanalysed: int = 0        # global accesses without a pattern (not counted above)
+
+    @property
+    def limiting_level(self) -> str | None:
+        if not self.busy_cycles or max(self.busy_cycles.values()) <= 0:
+            return None
+        return max(self.busy_cycles, key=lambda level: self.busy_cycles[level])
+
+    @property
+    def l2_hit_rate(self) -> float | None:
+        """Sectors L2 served over the sectors that reached it (reads and writes)."""
+        reached = self.l2_bytes + self.dram_read_bytes + self.dram_write_bytes
+        return self.l2_bytes / reached if reached else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"l1_bytes": self.l1_bytes, "l2_bytes": self.l2_bytes, "dram_read_bytes": self.dram_read_bytes,
+                "dram_write_bytes": self.dram_write_bytes, "l2_hit_rate": self.l2_hit_rate,
+                "limiting_level": self.limiting_level, "unanalysed_accesses": self.unanalysed}
+
+
+def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions: Mapping[int, float],
+                   warps_in_grid: int, sms: int = 1) -> KernelTraffic:
+    """The launch's traffic. ``executions``: how often one warp runs each instruction index;
+    ``warps_in_grid``: warps of the whole launch; ``sms``: SMs the busy cycles are spread over."""
+    fallback = profile.global_memory_lambdas(1.0)
+    l1 = l2 = dram_read = dram_write = 0.0
+    busy = {"L1": 0.0, "L2": 0.0, "DRAM": 0.0}
+    per_access: dict[int, AccessTraffic] = {}
+    unanalysed = 0
+    for a in report.accesses:
+        if a.space is not MemorySpace.GLOBAL:
+            continue
+        shares = level_shares(a, profile, sm)
+        if shares is None:
+            unanalysed += 1
+            continue
+        requests = float(executions.get(a.index, 0.0)) * warps_in_grid
+        sector_bytes = requests * (a.sectors_per_request or 0.0) * SECTOR
+        l1 += sector_bytes * shares.l1
+        l2 += sector_bytes * shares.l2
+        moved = sector_bytes * shares.dram
+        if a.kind == "load":
+            dram_read += moved
+        else:
+            dram_write += moved
+        times = level_times(a, shares, profile, sm, fallback)
+        for level, cycles in times.items():
+            busy[level] += cycles * requests / max(sms, 1)
+        miss = 1.0 - shares.l1
+        per_access[a.index] = AccessTraffic(a.index, requests, shares.l1, shares.l2 / miss if miss > 0 else 0.0,
+                                            moved, max(times, key=lambda level: times[level]))
+    return KernelTraffic(l1, l2, dram_read, dram_write, busy, per_access, unanalysed)

@@ -160,6 +160,7 @@ PIPELINE_MEMORY: dict[str, Field] = {
     "local_lam": RATE,
     "local_Lam": CYCLES,
     "atomic_same_address_cycles": RATE,     # GPU cycles per atomic on one global address (serial)
+    "atomic_same_address_request_cycles": RATE,  # ... for a warp request with one active lane
     "source": OPT_STR,
 }
 

@@ -281,6 +281,27 @@ def same_address_atomic_cycles(gpu_key: str, launch_cycles: float) -> tuple[floa
     return round(statistics.median(per_atomic), 2), where
 
 
+def same_address_request_cycles(gpu_key: str, launch_cycles: float) -> tuple[float, str]:
+    """GPU cycles per same-address global atomic of a warp with one active lane: suite v2's
+    pipe_threshold_count (lane 0 of every warp adds its ballot count to one counter; with half the
+    flags set at random every warp has one) measured on this GPU, (kernel cycles − launch cost) /
+    warps, the median over its launch configurations."""
+    sys.path.insert(0, str(ROOT))
+    from engine.launch import load_launch_file
+    from engine.validation import load_measurements
+
+    run = ROOT / "samples" / "measured" / f"v2-{gpu_key}"
+    launches = {x.name: x for x in load_launch_file(ROOT / "samples" / "v2" / "pipeline.launch.toml").launches}
+    per_warp = []
+    for key, m in load_measurements([run]).items():
+        if key.startswith("pipeline/pipe_threshold_count/"):
+            warps = math.ceil(int(launches[m.config].args[3]) / WARP_SIZE)
+            per_warp.append((m.median - launch_cycles) / warps)
+    where = (f"measured: {run.relative_to(ROOT).as_posix()} (suite v2 pipeline/pipe_threshold_count, one lane "
+             f"per warp on one address; (ncu cycles - launch cost) / warps, median of {len(per_warp)} launches)")
+    return round(statistics.median(per_warp), 2), where
+
+
 def _fmt(x: float) -> str:
     """A TOML number: integers without a fraction, others as the shortest repr."""
     if float(x).is_integer():
@@ -415,6 +436,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w(f"dram_Lam = {_fmt(v['dram.Lam'])}")
     w(f"l2_lam = {_fmt(v['l2_read.lam'])}")
     atomic_cycles, atomic_where = same_address_atomic_cycles(gpu.key, launch_cycles)
+    request_cycles, request_where = same_address_request_cycles(gpu.key, launch_cycles)
     w(f"l2_Lam = {_fmt(v['l2.Lam'])}")
     w("# L1 hit: Λ = pointer chase in 16 KB (ld.global.ca, warm); λ per 128-byte wavefront at the rate of")
     w("# the shared-memory data path, which L1 shares.")
@@ -428,10 +450,12 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w(f"local_Lam = {_fmt(v['ld_local.Lam'])}")
     w("# atomics on one global address serialise at its L2 slice: GPU cycles per atomic, all SMs together")
     w(f"atomic_same_address_cycles = {_fmt(atomic_cycles)}")
+    w("# ... and per warp request with a single active lane (a warp's leader adding its count)")
+    w(f"atomic_same_address_request_cycles = {_fmt(request_cycles)}")
     w(f'source = "global/dram {src("dram_read.lam", "dram.Lam")}; l2 {src("l2_read.lam", "l2.Lam")}; '
       f'l1 {src("l1.lam", "l1.Lam")}; shared {src("ld_shared.lam", "ld_shared.Lam")}; local {src("ld_local.lam", "ld_local.Lam")}: '
       f'Λ an L1 hit, λ with 512 KB of local data per SM (more than L1); atomic_same_address_cycles '
-      f'{atomic_where}"')
+      f'{atomic_where}; atomic_same_address_request_cycles {request_where}"')
     w("")
     w("# Per-instruction rules, each measured by its own chain (Λ) and its own 64-warp stream (λ).")
     rules = [

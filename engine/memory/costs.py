@@ -37,12 +37,13 @@ def memory_cost_overrides(report: MemoryReport, profile: Any,
 
     Atomics on one address (:attr:`AccessInfo.uniform_address`) serialise: in shared memory each
     active lane is one more wavefront; in global memory every SM's atomics queue at the one L2
-    slice that owns the address, ``atomic_same_address_cycles`` GPU cycles each, so one SM's warp
-    instruction takes lanes × that × SMs of its LDST pipeline (all SMs contend alike)."""
+    slice that owns the address (:func:`same_address_cycles` GPU cycles per warp request), so one
+    SM's warp instruction takes that × SMs of its LDST pipeline (all SMs contend alike)."""
     sm = sm or SmContext()
     out: dict[int, tuple[float, float]] = {}
     pipeline = getattr(profile, "pipeline", None)
     serial = pipeline.memory.get("atomic_same_address_cycles") if pipeline is not None else None
+    request = pipeline.memory.get("atomic_same_address_request_cycles") if pipeline is not None else None
     sm_count = getattr(getattr(profile, "device", None), "sm_count", 1) or 1
     for a in report.accesses:
         # Lanes that run the atomic: known from the masks, else 1 (at least one atomic per warp
@@ -53,7 +54,7 @@ def memory_cost_overrides(report: MemoryReport, profile: Any,
             out[a.index] = profile.shared_memory_lambdas(max(lanes - 1.0, 0.0))
         elif serialised and a.space is MemorySpace.GLOBAL and serial:
             lam, Lam = profile.global_memory_lambdas(1.0)
-            charged = max(lam, lanes * serial * sm_count)
+            charged = max(lam, same_address_cycles(lanes, serial, request) * sm_count)
             out[a.index] = (charged, Lam + (charged - lam))
         elif a.space is MemorySpace.SHARED and a.bank_conflict_mean is not None:
             out[a.index] = profile.shared_memory_lambdas(max(a.bank_conflict_mean - 1.0, 0.0))
@@ -62,6 +63,17 @@ def memory_cost_overrides(report: MemoryReport, profile: Any,
             if shares is not None:
                 out[a.index] = global_access_cost(a, shares, profile, sm, profile.global_memory_lambdas(1.0))
     return out
+
+
+def same_address_cycles(lanes: float, per_lane: float, single: float | None = None) -> float:
+    """GPU cycles one warp request of ``lanes`` active lanes holds the L2 slice of one address.
+    Measured at both ends: ``per_lane`` per lane when all 32 lanes add (every thread of a grid),
+    ``single`` for a request with one lane (a warp's leader); between them, linear in the lanes.
+    Without ``single``, every lane costs ``per_lane``."""
+    if single is None:
+        return lanes * per_lane
+    full = 32 * per_lane
+    return single + (full - single) * max(lanes - 1.0, 0.0) / 31
 
 
 def executions_per_warp(analysis: Any, index: int) -> int:

@@ -5,6 +5,7 @@ cells that a spreadsheet would not evaluate.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -15,8 +16,8 @@ from engine.errors import WarplineError
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
-def replace_atomically(path: str | os.PathLike[str], text: str, fsync: bool = False) -> Path:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder, so that a
+def replace_atomically(path: str | os.PathLike[str], text: str | bytes, fsync: bool = False) -> Path:
+    """Write ``text`` (UTF-8; bytes as they are) to ``path`` through a temporary file in the same folder, so that a
     crash never leaves half a file and a failed write leaves the old one; ``fsync`` also flushes
     it to disk before the rename. Failures raise ``OSError`` (no temporary file is left)."""
     target = Path(path)
@@ -24,7 +25,8 @@ def replace_atomically(path: str | os.PathLike[str], text: str, fsync: bool = Fa
         raise IsADirectoryError(21, "is a folder, not a file to write", str(target))
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        binary = isinstance(text, bytes)
+        with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as handle:
             handle.write(text)
             if fsync:
                 handle.flush()
@@ -36,7 +38,7 @@ def replace_atomically(path: str | os.PathLike[str], text: str, fsync: bool = Fa
     return target
 
 
-def write_text_atomic(path: str | os.PathLike[str], text: str) -> Path:
+def write_text_atomic(path: str | os.PathLike[str], text: str | bytes) -> Path:
     """:func:`replace_atomically` for exports: an unwritable path is a ``WarplineError`` naming it."""
     try:
         return replace_atomically(path, text)
@@ -57,3 +59,31 @@ def csv_safe(value: object) -> object:
     if isinstance(value, str) and value.startswith(FORMULA_STARTS):
         return "'" + value
     return value
+
+
+def read_regular_file(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
+    """The bytes of ``path``, which must be a regular file of at most ``limit`` bytes.
+
+    Devices (``/dev/zero``), FIFOs and folders are refused before anything is read: opened
+    without blocking, so a FIFO without a writer does not hang, and checked with ``fstat``.
+    Failures raise a ``WarplineError`` naming the file and ``what`` it was meant to be."""
+    name = os.fspath(path)
+    try:
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError) as exc:   # ValueError: a NUL byte in the path
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise WarplineError(f"{name}: cannot read the {what}: {reason}") from None
+    # Buffered: a raw read may return less than asked for.
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise WarplineError(f"{name}: not a regular file (a {what} is a text file)")
+        if st.st_size > limit:
+            raise WarplineError(f"{name}: the {what} is {st.st_size:,} bytes; at most {limit:,} are read")
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise WarplineError(f"{name}: cannot read the {what}: {exc.strerror or exc}") from None
+    if len(data) > limit:   # grew while being read
+        raise WarplineError(f"{name}: the {what} has more than {limit:,} bytes")
+    return data

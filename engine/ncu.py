@@ -11,9 +11,11 @@ import csv
 import io
 import math
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from engine.errors import TableFormatError
+from engine.errors import TableFormatError, WarplineError
+from engine.fileio import read_regular_file
 from engine.names import base_name, display_name, same_kernel
 
 CYCLES_METRIC = "gpc__cycles_elapsed.max"
@@ -66,13 +68,28 @@ def _dim(text: str) -> tuple[int, int, int]:
     return tuple((parts + [1, 1, 1])[:3])  # type: ignore[return-value]
 
 
+def _rows(reader: Iterator[list[str]], filename: str, start: int = 1) -> Iterator[tuple[int, list[str]]]:
+    """The CSV rows with their numbers; a malformed row (a cell over the csv module's 128 KiB
+    limit, a stray NUL) is a TableFormatError naming it, not a csv.Error."""
+    number = start
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise TableFormatError(f"not a readable CSV row ({exc})", filename, number, "") from None
+        yield number, row
+        number += 1
+
+
 def parse_ncu_csv(text: str, filename: str = "<ncu csv>") -> list[NcuLaunch]:
     """Launches in ID order. Lines ncu writes around the table (``==PROF==`` ...) are skipped."""
     lines = [line for line in text.splitlines() if line.strip() and not line.startswith("==")]
     if not lines:
         raise TableFormatError("no Nsight Compute table found", filename, 1, "")
     reader = csv.reader(io.StringIO("\n".join(lines)))
-    header = next(reader)
+    header = next(_rows(reader, filename))[1]
     columns = {name: i for i, name in enumerate(header)}
     for required in ("ID", "Kernel Name"):
         if required not in columns:
@@ -81,7 +98,7 @@ def parse_ncu_csv(text: str, filename: str = "<ncu csv>") -> list[NcuLaunch]:
     launches: dict[int, NcuLaunch] = {}
     long_layout = "Metric Name" in columns and "Metric Value" in columns
     metric_columns = [name for name in header if "__" in name]
-    for row_number, row in enumerate(reader, start=2):
+    for row_number, row in _rows(reader, filename, start=2):
         if len(row) != len(header):
             raise TableFormatError(f"expected {len(header)} cells, found {len(row)}", filename, row_number, "")
         ident = _number(row[columns["ID"]])
@@ -108,13 +125,17 @@ def parse_ncu_csv(text: str, filename: str = "<ncu csv>") -> list[NcuLaunch]:
     return [launches[k] for k in sorted(launches)]
 
 
+# ncu exports of whole applications reach tens of MB; /dev/zero or a FIFO is refused outright.
+MAX_NCU_BYTES = 256 << 20
+
+
 def load_ncu_csv(path: str | os.PathLike[str]) -> list[NcuLaunch]:
     name = os.fspath(path)
     try:
-        with open(name, encoding="utf-8", errors="replace") as handle:
-            return parse_ncu_csv(handle.read(), name)
-    except OSError as exc:
-        raise TableFormatError(f"cannot read: {exc.strerror or exc}", name, 0, "") from exc
+        data = read_regular_file(name, MAX_NCU_BYTES, "Nsight Compute CSV")
+    except WarplineError as exc:
+        raise TableFormatError(str(exc).removeprefix(f"{name}: "), name, 0, "") from None
+    return parse_ncu_csv(data.decode("utf-8", errors="replace"), name)
 
 
 def _signature(name: str) -> str:

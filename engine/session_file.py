@@ -5,45 +5,201 @@ the scheduler policy and the measured cycles; never computed results (they are r
 load, so a session stays valid when the models improve). Saving is atomic (temporary file in the
 same folder, flushed, then ``os.replace``) so a crash mid-save never leaves a torn file. Loading
 validates every field and raises :class:`WarplineError` naming the file and the key at fault.
+
+Fingerprints: a session records the SHA-256 of the PTX it was made on and, for every row with an
+override, that row's instruction text. When the file changed since, :func:`check_fingerprint`
+keeps only the overrides whose row still holds the same instruction and says which it dropped, so
+an edit is never applied to a different instruction.
+
+Recovery: every window autosaves to its own file, ``<recovery_dir>/<session id>.warpline``, that
+records the owning process (PID and, on Linux, its start time, so a recycled PID does not count
+as the owner). :func:`find_orphans` lists the autosaves whose owner is dead (a crash, a kill -9);
+a new window claims one by renaming it to its own name (atomic: two windows cannot both restore
+it) and becomes its owner. Only the owner deletes an autosave, after a save or an explicit
+discard.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import os
-from dataclasses import dataclass
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from engine.errors import WarplineError
-from engine.fileio import replace_atomically
+from engine.fileio import read_regular_file, replace_atomically
+from engine.inputs import KernelInputs
 from engine.launch import Launch
 from engine.manybsp import Overrides
-from engine.state import CELL_COLUMNS, POLICIES, WorkbenchState
+from engine.state import CELL_COLUMNS, POLICIES, WorkbenchState, copy_overrides
 
 FORMAT = "warpline-session"
 VERSION = 1
 SUFFIX = ".warpline"
+# A session is a few KB; anything far larger is not one (and /dev/zero is refused outright).
+MAX_SESSION_BYTES = 16 << 20
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What the session's overrides were made on: the PTX's SHA-256 and, per overridden row
+    (1-based BLOCK-table row = instruction), that instruction's text."""
+
+    ptx_sha256: str
+    rows: dict[int, str]
+
+
+@dataclass(frozen=True)
+class RecoveryOwner:
+    """The process that owns an autosave: its PID and start time (None where unknown)."""
+
+    session_id: str
+    pid: int
+    started: int | None = None
 
 
 @dataclass(frozen=True)
 class SessionData:
     ptx_path: Path
     state: WorkbenchState
+    fingerprint: Fingerprint | None = None
+    owner: RecoveryOwner | None = None
+
+
+def _data_home() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "warpline"
 
 
 def recovery_path() -> Path:
-    """The autosave file under the user's data folder ($XDG_DATA_HOME/warpline)."""
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "warpline" / f"recovery{SUFFIX}"
+    """Where versions before per-window autosaves kept their single autosave; still offered as
+    an orphan when found."""
+    return _data_home() / f"recovery{SUFFIX}"
+
+
+def recovery_dir() -> Path:
+    """The folder of the per-window autosaves ($XDG_DATA_HOME/warpline/recovery)."""
+    return _data_home() / "recovery"
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex
+
+
+def autosave_path(session_id: str) -> Path:
+    """The autosave file of the window with ``session_id``."""
+    return recovery_dir() / f"{session_id}{SUFFIX}"
+
+
+def process_start_time(pid: int) -> int | None:
+    """The start time of process ``pid`` in clock ticks since boot (Linux /proc), None where
+    unknown. With the PID it names one process: PIDs are recycled, start times are not."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat_line = handle.read()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
+    fields = stat_line[stat_line.rfind(b")") + 2 :].split()
+    try:
+        return int(fields[19])     # field 22 of proc(5), counted from field 3
+    except (IndexError, ValueError):
+        return None
+
+
+def current_owner(session_id: str) -> RecoveryOwner:
+    pid = os.getpid()
+    return RecoveryOwner(session_id, pid, process_start_time(pid))
+
+
+def owner_alive(owner: RecoveryOwner) -> bool:
+    """True while the process that wrote the autosave still runs."""
+    try:
+        os.kill(owner.pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass            # exists, another user's
+    except OSError:
+        return False
+    if owner.started is not None:
+        started = process_start_time(owner.pid)
+        if started is not None and started != owner.started:
+            return False   # the PID was recycled by another process
+    return True
+
+
+def ptx_sha256(path: str | os.PathLike[str]) -> str:
+    """The SHA-256 of a PTX file's bytes (read in chunks; the file was already read once)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def overridden_rows(state: WorkbenchState) -> set[int]:
+    """The BLOCK-table rows (1-based instructions) that carry an override."""
+    ov = state.overrides
+    return set(ov.latencies) | set(ov.n_ma) | {row for row, _column in ov.block_cells}
+
+
+def fingerprint_for(inputs: KernelInputs, state: WorkbenchState, sha256: str) -> Fingerprint:
+    body = inputs.function.instructions
+    rows = {row: body[row - 1].text for row in sorted(overridden_rows(state)) if 1 <= row <= len(body)}
+    return Fingerprint(sha256, rows)
+
+
+def check_fingerprint(data: SessionData, inputs: KernelInputs, sha256: str
+                      ) -> tuple[WorkbenchState, list[str]]:
+    """The session's state for the PTX as it is now, and what changed: when the file's hash
+    differs, every override whose row no longer holds the instruction it was made on is dropped
+    (and named); the others are kept. Sessions without fingerprints load unchanged."""
+    fp = data.fingerprint
+    if fp is None or fp.ptx_sha256 == sha256:
+        return data.state, []
+    notes = [f"{inputs.path.name} changed since the session was saved"]
+    body = inputs.function.instructions
+    stale: list[int] = []
+    for row in sorted(overridden_rows(data.state)):
+        was = fp.rows.get(row)
+        now = body[row - 1].text if 1 <= row <= len(body) else None
+        if was is None or now != was:
+            stale.append(row)
+            now_text = "no instruction" if now is None else repr(_short(now))
+            was_text = "an unrecorded instruction" if was is None else repr(_short(was))
+            notes.append(f"row {row}: the override was made on {was_text}, the row now holds "
+                         f"{now_text}; not applied")
+    if not stale:
+        return data.state, notes
+    drop = set(stale)
+    ov = copy_overrides(data.state.overrides)
+    for row in drop:
+        ov.latencies.pop(row, None)
+        ov.n_ma.pop(row, None)
+    for key in [k for k in ov.block_cells if k[0] in drop]:
+        del ov.block_cells[key]
+    return replace(data.state, overrides=ov), notes
+
+
+def _short(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # ---------------------------------------------------------------------------- to JSON
 
 
-def session_to_dict(ptx_path: str | os.PathLike[str], state: WorkbenchState) -> dict[str, Any]:
+def session_to_dict(ptx_path: str | os.PathLike[str], state: WorkbenchState, *,
+                    fingerprint: Fingerprint | None = None,
+                    owner: RecoveryOwner | None = None) -> dict[str, Any]:
     launch, ov = state.launch, state.overrides
-    return {
+    data: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION,
         "file": str(Path(ptx_path).resolve()),
@@ -72,14 +228,22 @@ def session_to_dict(ptx_path: str | os.PathLike[str], state: WorkbenchState) -> 
         "measured_cycles": state.measured_cycles,
         "launch_source": state.launch_source,
     }
+    if fingerprint is not None:
+        data["fingerprint"] = {"ptx_sha256": fingerprint.ptx_sha256,
+                               "rows": {str(r): t for r, t in sorted(fingerprint.rows.items())}}
+    if owner is not None:
+        data["recovery"] = {"session_id": owner.session_id, "pid": owner.pid, "started": owner.started}
+    return data
 
 
 def save_session(path: str | os.PathLike[str], ptx_path: str | os.PathLike[str],
-                 state: WorkbenchState) -> Path:
-    """Write the session atomically; returns the path written."""
+                 state: WorkbenchState, *, fingerprint: Fingerprint | None = None,
+                 owner: RecoveryOwner | None = None) -> Path:
+    """Write the session atomically; returns the path written. ``owner`` marks an autosave."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(session_to_dict(ptx_path, state), indent=2, sort_keys=False) + "\n"
+    data = session_to_dict(ptx_path, state, fingerprint=fingerprint, owner=owner)
+    text = json.dumps(data, indent=2, sort_keys=False) + "\n"
     return replace_atomically(target, text, fsync=True)
 
 
@@ -114,6 +278,8 @@ class _Reader:
     def number(self, value: Any, name: str, minimum: float | None = 0) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise self.fail(name, f"expected a number, got {value!r}")
+        if isinstance(value, float) and not math.isfinite(value):   # JSON's Infinity / NaN
+            raise self.fail(name, f"expected a finite number, got {value!r}")
         if minimum is not None and value < minimum:
             raise self.fail(name, f"{value!r} is below {minimum}")
         return value
@@ -155,14 +321,36 @@ def session_from_dict(data: Any, source: str = "<session>") -> SessionData:
     if policy not in POLICIES:
         raise rd.fail("policy", f"{policy!r} is not one of {', '.join(POLICIES)}")
     measured = rd.get(data, "measured_cycles", (int, float), optional=True)
-    if measured is not None:
-        rd.number(measured, "measured_cycles", minimum=0)
+    if measured is not None and rd.number(measured, "measured_cycles", minimum=0) == 0:
+        raise rd.fail("measured_cycles", "0 cycles: a measured kernel takes at least one cycle")
     launch_source = rd.get(data, "launch_source", str, optional=True) or "session file"
     state = WorkbenchState(kernel=kernel, profile=profile, launch=launch, overrides=overrides,
                            occupancy=occ, policy=policy,
                            measured_cycles=float(measured) if measured is not None else None,
                            launch_source=launch_source)
-    return SessionData(ptx, state)
+    return SessionData(ptx, state, _fingerprint(rd, data), _owner(rd, data))
+
+
+def _fingerprint(rd: _Reader, data: dict[str, Any]) -> Fingerprint | None:
+    d = rd.get(data, "fingerprint", dict, optional=True)
+    if d is None:
+        return None
+    sha = rd.get(d, "ptx_sha256", str, "fingerprint")
+    rows = {}
+    for row, text in (rd.get(d, "rows", dict, "fingerprint", optional=True) or {}).items():
+        name = f"fingerprint.rows.{row}"
+        if not isinstance(text, str):
+            raise rd.fail(name, f"expected the instruction's text, got {text!r}")
+        rows[rd.index(row, name)] = text
+    return Fingerprint(sha, rows)
+
+
+def _owner(rd: _Reader, data: dict[str, Any]) -> RecoveryOwner | None:
+    d = rd.get(data, "recovery", dict, optional=True)
+    if d is None:
+        return None
+    started = rd.get(d, "started", int, "recovery", optional=True)
+    return RecoveryOwner(rd.get(d, "session_id", str, "recovery"), rd.get(d, "pid", int, "recovery"), started)
 
 
 def _launch(rd: _Reader, d: dict[str, Any], kernel: str) -> Launch:
@@ -230,12 +418,79 @@ def _overrides(rd: _Reader, d: dict[str, Any]) -> Overrides:
 def load_session(path: str | os.PathLike[str]) -> SessionData:
     """Read and validate a session file; WarplineError names the file and what is wrong."""
     source = os.fspath(path)
+    data_bytes = read_regular_file(path, MAX_SESSION_BYTES, "session")
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise WarplineError(f"{source}: cannot read the session: {exc.strerror or exc}") from None
+        text = data_bytes.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data_bytes.count(b"\n", 0, exc.start) + 1
+        raise WarplineError(f"{source}:{line}: the session is not UTF-8 text "
+                            f"(byte 0x{data_bytes[exc.start]:02x})") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise WarplineError(f"{source}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise WarplineError(f"{source}: the JSON is nested too deeply to be a session") from None
     return session_from_dict(data, source)
+
+
+# ---------------------------------------------------------------------------- recovery
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """An autosave whose owning process is gone: work that was never saved."""
+
+    path: Path
+    data: SessionData
+
+
+def find_orphans(own_ids: Iterable[str] = ()) -> tuple[list[Orphan], list[str]]:
+    """The autosaves left by dead processes (oldest first), and one message per autosave that
+    cannot be read (skipped, left in place). Files of live owners and of ``own_ids`` are not
+    orphans."""
+    own = set(own_ids)
+    candidates = sorted(recovery_dir().glob(f"*{SUFFIX}")) if recovery_dir().is_dir() else []
+    legacy = recovery_path()
+    if legacy.is_file():
+        candidates.append(legacy)
+    found: list[tuple[float, Orphan]] = []
+    problems: list[str] = []
+    for path in candidates:
+        if path.stem in own:
+            continue
+        try:
+            data = load_session(path)
+            mtime = path.stat().st_mtime
+        except FileNotFoundError:
+            continue      # claimed or deleted by another window meanwhile
+        except (WarplineError, OSError) as exc:
+            problems.append(f"unreadable recovery file skipped: {exc}")
+            continue
+        if data.owner is not None and (data.owner.session_id in own or owner_alive(data.owner)):
+            continue
+        found.append((mtime, Orphan(path, data)))
+    found.sort(key=lambda item: item[0])
+    return [orphan for _mtime, orphan in found], problems
+
+
+def claim_orphan(orphan: Orphan, session_id: str) -> Path:
+    """Make ``orphan`` the autosave of ``session_id`` (renamed; the caller rewrites it with its
+    own owner at once). Raises WarplineError when another window claimed it first."""
+    target = autosave_path(session_id)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.rename(orphan.path, target)
+    except FileNotFoundError:
+        raise WarplineError(f"{orphan.path}: already restored by another window") from None
+    except OSError as exc:
+        raise WarplineError(f"{orphan.path}: cannot take over the recovery file: {exc.strerror or exc}") from None
+    return target
+
+
+def discard_orphan(orphan: Orphan) -> None:
+    """Delete an orphan the user chose to discard."""
+    try:
+        orphan.path.unlink()
+    except FileNotFoundError:
+        pass

@@ -89,7 +89,7 @@ def format_kernel_info(info: dict[str, Any]) -> str:
 
 
 def run(ns: argparse.Namespace, renderer: Any = None) -> int:
-    first = inputs_from_args(ns)
+    first = inputs_from_args(ns, whole_file=not ns.kernel)   # without --kernel: every kernel
     kernels = [first.function] if ns.kernel else first.module.kernels
     infos = []
     for function in kernels:

@@ -8,12 +8,15 @@ from typing import Any
 from engine.errors import WarplineError
 from engine.evaluation import Evaluation, Evaluator, state_for
 from engine.inputs import KernelInputs
+from engine.pipeline.simulator import DEFAULT_MAX_WARP_INSTRUCTIONS
 
 
 def evaluate_options(ns: argparse.Namespace, inputs: KernelInputs, **options: Any) -> Evaluation:
     """Evaluate the inputs with the command's --occupancy/--policy; a --trip naming no loop of the
     kernel is an error that lists the loops."""
     state = state_for(inputs, occupancy=getattr(ns, "occupancy", None), policy=getattr(ns, "policy", "lrr"))
+    options.setdefault("max_warp_instructions",
+                       getattr(ns, "max_warp_instructions", DEFAULT_MAX_WARP_INSTRUCTIONS))
     ev = Evaluator().evaluate(inputs, state, **options)
     if ev.analysis is not None and state.launch.trip_overrides:
         loops = [loop.key for loop in ev.analysis.loop_info]

@@ -11,10 +11,19 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import WarplineError
+from engine.fileio import read_regular_file
 from engine.inputs import KernelInputs, resolve_inputs
 from engine.launch import parse_dim
+from engine.names import find_kernel
+from engine.pipeline.simulator import DEFAULT_MAX_WARP_INSTRUCTIONS
+from engine.ptx import index_kernels, parse_kernel
+from engine.ptx.index import read_ptx_bytes
 from engine.ptx.model import Module
 from engine.state import POLICIES
+
+MAX_LAUNCH_FILE_BYTES = 1 << 20
+# The most values an A:B[:STEP] option may name (occupancies never exceed a few thousand warps).
+MAX_RANGE_POINTS = 100_000
 
 
 def _number(text: str) -> int | float:
@@ -73,7 +82,12 @@ def parse_range(text: str, option: str) -> list[int]:
     if len(numbers) not in (2, 3) or numbers[0] < 1 or numbers[1] < numbers[0] or bad_step:
         raise WarplineError(f"{option} {text!r}: expected A:B[:STEP] with 1 <= A <= B and STEP >= 1")
     step = numbers[2] if len(numbers) == 3 else 1
-    return list(range(numbers[0], numbers[1] + 1, step))
+    points = range(numbers[0], numbers[1] + 1, step)
+    if len(points) > MAX_RANGE_POINTS:
+        # Refused before the list exists: 1:10^12 would exhaust memory. Within the limit, points
+        # that cannot be reached are clipped later, with a note naming them.
+        raise WarplineError(f"{option} {text!r}: {len(points):,} points; at most {MAX_RANGE_POINTS:,}")
+    return list(points)
 
 
 def _whole_number(text: str, minimum: int, rule: str) -> int:
@@ -111,6 +125,9 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trip", action="append", default=[], metavar="LOOP=N",
                         help="loop trip count override by header label (repeatable)")
     parser.add_argument("--no-ptxas", action="store_true", help="estimate registers instead of running ptxas")
+    parser.add_argument("--max-warp-instructions", type=positive_int, default=DEFAULT_MAX_WARP_INSTRUCTIONS,
+                        metavar="N", help="budget of one simulation: above it whole waves are sampled and "
+                                          "scaled, or the simulation is refused (default: %(default)s)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 
@@ -120,14 +137,31 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--policy", choices=POLICIES, default="lrr", help="warp scheduler of the simulation")
 
 
+def load_chosen_kernel(path: str, wanted: str | None) -> tuple[Module, str]:
+    """The module with only the kernel ``wanted`` names (and what it needs), and that kernel's
+    name: the file is indexed without parsing bodies and only that kernel is parsed, so one
+    kernel of a 250-kernel library costs a fraction of the whole file's parse."""
+    data = read_ptx_bytes(path)
+    entries = index_kernels(data, filename=path)
+    entry = find_kernel(entries, wanted, path)
+    return parse_kernel(data, entry.name, filename=path), entry.name
+
+
 def inputs_from_args(ns: argparse.Namespace, kernel: str | None = None,
-                     module: Module | None = None) -> KernelInputs:
+                     module: Module | None = None, whole_file: bool = False) -> KernelInputs:
     """The inputs the options describe; what was chosen by default is named on stderr so that a
-    log says which GPU and which launch the numbers are for. ``module``: the file already parsed."""
+    log says which GPU and which launch the numbers are for. ``module``: the file already parsed;
+    else only the chosen kernel is parsed (``whole_file``: every kernel, for listing them all)."""
+    wanted = kernel if kernel is not None else ns.kernel
+    if ns.launch_file:
+        # Refused before the TOML reader sees it: it would read /dev/zero or a FIFO forever.
+        read_regular_file(ns.launch_file, MAX_LAUNCH_FILE_BYTES, "launch file")
+    if module is None and not whole_file:
+        module, wanted = load_chosen_kernel(ns.file, wanted)
     inputs = resolve_inputs(
         ns.file,
         module=module,
-        kernel=kernel if kernel is not None else ns.kernel,
+        kernel=wanted,
         profile=ns.profile,
         launch_file=ns.launch_file,
         config=ns.config,

@@ -12,7 +12,10 @@ nothing else computes a model's cycles. It runs, in order:
 
 ``on_part`` receives a snapshot after each step, so a window redraws the chart before the slower
 models finish. A stage that fails with a ``WarplineError`` records its message and lets the others
-run. ``cancel`` is polled between stages and sweep points (:class:`Cancelled`).
+run. ``cancel`` is polled between stages and sweep points, and every few milliseconds while a
+simulation runs (:class:`Cancelled`). Every simulation is bounded by ``max_warp_instructions``
+and ``time_budget_s`` (see :mod:`engine.pipeline.simulator`): over the instruction budget a run is
+sampled (whole waves, scaled, with a "bounded" warning) or refused (its models say why).
 
 The evaluator caches what an edit does not change (profiles, analyses, the Many-BSP instruction
 table, the unedited Pipeline description), keyed by the inputs and the launch.
@@ -37,10 +40,11 @@ from engine.inputs import KernelInputs
 from engine.launch import Launch
 from engine.manybsp import ManyBspResult, manybsp_inputs, run_manybsp
 from engine.memory import analyze_memory
+from engine.memory.traffic import kernel_traffic
 from engine.occupancy import Occupancy, occupancy
-from engine.pipeline.adapter import PipelineOverrides, build_description
+from engine.pipeline.adapter import PipelineOverrides, build_description, sm_context
 from engine.pipeline.description import KernelDescription, to_fraction
-from engine.pipeline.simulator import simulate
+from engine.pipeline.simulator import DEFAULT_MAX_WARP_INSTRUCTIONS, Limits, SimulationCancelled, limits, simulate
 from engine.profiles import Profile, list_profiles, load_profile
 from engine.state import WorkbenchState
 from engine.timeline import layout_trace
@@ -74,6 +78,7 @@ class Evaluation:
     resident_blocks: int                     # the occupancy every model ran at
     launch_source: str = ""
     memory: Any = None                       # engine.memory MemoryReport (None: not available)
+    traffic: Any = None                      # engine.memory.traffic KernelTraffic of the launch
     inferred_trips: dict[str, Any] = field(default_factory=dict)  # loop key -> TripCount, no overrides
     simulation: Any = None                   # engine.pipeline SimulationResult (with trace)
     description: KernelDescription | None = None
@@ -182,14 +187,30 @@ class Evaluator:
                  only: Sequence[str] | None = None, trace: bool = True,
                  cycle_budget: float | None = None,
                  cancel: CancelCheck | None = None, progress: ProgressFn | None = None,
-                 on_part: PartFn | None = None) -> Evaluation:
+                 on_part: PartFn | None = None,
+                 max_warp_instructions: int | None = DEFAULT_MAX_WARP_INSTRUCTIONS,
+                 time_budget_s: float | None = None) -> Evaluation:
         """Every model for ``state`` (default: :func:`state_for` the inputs).
 
         ``sweep``: also the occupancy sweep (``sweep_blocks``/``sweep_warps`` choose its points;
         default every reachable count). ``only``: model ids to run (default all). ``trace``:
         keep the simulation's trace and lay out the timeline. ``cycle_budget``: stop the
         simulation after that many cycles (its figure is then a lower bound, and says so).
+        ``max_warp_instructions``/``time_budget_s``: the bounds of each simulation (None: none).
         """
+        bounds = Limits(max_warp_instructions, time_budget_s, cancel)
+        try:
+            with limits(bounds):
+                return self._evaluate(inputs, state, sweep, sweep_blocks, sweep_warps, only, trace,
+                                      cycle_budget, cancel, progress, on_part)
+        except SimulationCancelled:
+            raise Cancelled() from None
+
+    def _evaluate(self, inputs: KernelInputs, state: WorkbenchState | None, sweep: bool,
+                  sweep_blocks: Sequence[int] | None, sweep_warps: Sequence[int] | None,
+                  only: Sequence[str] | None, trace: bool, cycle_budget: float | None,
+                  cancel: CancelCheck | None, progress: ProgressFn | None,
+                  on_part: PartFn | None) -> Evaluation:
         started = time.perf_counter()
         state = state or state_for(inputs)
         wanted = [m for m in models() if only is None or m.id in only]
@@ -324,15 +345,29 @@ class Evaluator:
                     Lam=ins.Lam if Lam is None else to_fraction(Lam, f"Λ of {where}"))
             d = d.with_changes(instructions=tuple(instructions))
         ev.description = d
+        ev.traffic = self._traffic(inputs, ev, d)
         ev.trace_names = [ins.name for ins in d.instructions]
         ev.trace_units = list(d.subsystems)
         ev.warnings.extend(d.notes)
+
+    @staticmethod
+    def _traffic(inputs: KernelInputs, ev: Evaluation, d: KernelDescription) -> Any:
+        """Bytes per memory level for the whole launch (None without a memory analysis)."""
+        if ev.memory is None or ev.profile is None or ev.analysis is None:
+            return None
+        launch, device = ev.state.launch, ev.profile.device
+        counts = d.dynamic_counts(0)
+        sm = sm_context(ev.analysis, ev.profile, launch, inputs.module, ev.resident_blocks)
+        return kernel_traffic(ev.memory, ev.profile, sm, {i: float(n) for i, n in enumerate(counts)},
+                              launch.n_blocks * d.warps_per_block, min(device.sm_count, launch.n_blocks))
 
     def _simulate(self, ev: Evaluation, trace: bool, cycle_budget: float | None = None) -> None:
         d = ev.description
         assert d is not None
         sim = simulate(d, policy=ev.state.policy, trace=trace, cycle_budget=cycle_budget)
         ev.simulation = sim
+        if sim.note:
+            ev.warnings.append(f"simulation {sim.note}")
         if sim.stopped_early:
             ev.warnings.append(f"the simulation stopped at its cycle budget ({cycle_budget:g}): its cycles "
                                "are a lower bound")
@@ -391,6 +426,8 @@ class Evaluator:
             note = f"{ev.resident_blocks} blocks/SM, {ev.state.policy}"
             if ctx.simulation.stopped_early:
                 note += ", stopped at the cycle budget (lower bound)"
+            if ctx.simulation.sampled_blocks:
+                note += f", bounded: {ctx.simulation.sampled_blocks:,} blocks simulated, extrapolated"
         return ModelResult(spec.id, ev.figures(cycles), note=note)
 
     def _sweep(self, ev: Evaluation, wanted: Sequence[Any], blocks: Sequence[int] | None,

@@ -72,6 +72,14 @@ P_BLOCKS, P_WPB, P_GAMMA, P_IL, P_TICKS, P_GAP, P_BOVH, P_WOVH, P_POLICY, P_BUDG
     P_RECORD, P_NSUB, P_MAXDEPTH = range(13)
 N_PARAMS = 13
 
+# why a run stopped early (out[4])
+STOP_NONE = 0
+STOP_CYCLE_BUDGET = 1
+STOP_CANCELLED = 2
+# Loop turns between two reads of the cancel flag: a turn is one event tick (tens of ns to a few
+# µs), so a request is seen within milliseconds while the read costs nothing measurable.
+CANCEL_POLL = 1024
+
 # error codes
 ERR_NONE = 0
 ERR_BARRIER_DEADLOCK = 1
@@ -190,14 +198,16 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
                   tr_warp, tr_block, tr_instr, tr_sub, tr_issue, tr_complete,
                   st_warp, st_start, st_end, st_cause,
                   unit_busy, cause_ticks, instr_count, instr_wait, out, fin_rows,
-                  work_slots, work_stack, work_done, work_masks, work_blocks, work_units):
+                  work_slots, work_stack, work_done, work_masks, work_blocks, work_units, cancel):
     """Run the simulation; fills the trace buffers and aggregates, writes the summary to ``out``.
 
     ``pool_unit``, ``pool_dlo``, ``pool_dhi``: for each pool position the instruction's subsystem
     and its range in ``dep_src``. ``dep_cause[e]``: the stall cause charged when dependence ``e``
     (of ``dep_src``) is the one ready last (memory or compute dependency, by its producer).
     ``out``: [end_tick, issued, trace_rows, stall_rows, stopped_early, error, error_block,
-    trace_truncated, rounds]. ``fin_rows`` receives the stall rows of cause FINISHED (one per
+    trace_truncated, rounds]; stopped_early is STOP_CYCLE_BUDGET or STOP_CANCELLED. ``cancel``: a
+    one-element array another thread sets non-zero to stop the run (read every CANCEL_POLL loop
+    turns). ``fin_rows`` receives the stall rows of cause FINISHED (one per
     warp), whose end is only known at the end. ``work_masks`` holds ``(2 + nsub) * words`` int64: elig, a scratch
     word per slot word, then one slot mask per subsystem.
     """
@@ -292,7 +302,8 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
     rr = 0
     greedy = -1
     greedy_gid = -1
-    stopped = 0
+    stopped = STOP_NONE
+    polls = 0
     while True:
         # ---- launch blocks into free block slots (at start, and after a retirement) --------
         for qi in range(pending):
@@ -354,8 +365,14 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
                 next_block += 1
         pending = 0
         if budget >= 0 and t > budget:
-            stopped = 1
+            stopped = STOP_CYCLE_BUDGET
             break
+        polls += 1
+        if polls >= CANCEL_POLL:
+            polls = 0
+            if cancel[0] != 0:
+                stopped = STOP_CANCELLED
+                break
         if t >= cycle_end:
             # usually the next cycle: an integer division costs as much as a whole issue
             cycle_end += ticks
@@ -655,8 +672,10 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
         t = nt
 
     end = max_complete
-    if stopped:
+    if stopped == STOP_CYCLE_BUDGET:
         end = budget
+    elif stopped == STOP_CANCELLED:
+        end = t
     cause_ticks[FINISHED] += finished_warps * end - finish_sum
     if record:
         for k in range(n_fin):

@@ -2,10 +2,31 @@
 
 ``simulate(description, policy="lrr", trace=True)`` encodes the description into flat int64
 arrays, runs the compiled core and wraps the outcome in a :class:`SimulationResult`.
+
+Every run is bounded (:class:`Limits`), before it starts and while it runs:
+
+* before: the warp instructions it would issue are counted exactly (Python integers, no
+  overflow) against ``max_warp_instructions``. Over it, when whole waves of resident blocks fit
+  the budget, only those waves are simulated and the cycles scaled to the SM's share of the grid
+  (along the line through two samples of whole waves, which drops the first wave's ramp;
+  ``SimulationResult.sampled_blocks`` and ``note`` say so); when not even one wave fits, the run
+  is refused with a :class:`SimulationError`.
+* while: the core reads a cancel flag every few thousand events. The caller's thread waits for
+  it in short slices and raises the flag when ``stop()`` says so (a newer edit in the window),
+  when ``time_budget_s`` is spent, or on Ctrl+C (KeyboardInterrupt reaches the main thread only
+  because the core runs in a helper thread): the run then ends within milliseconds.
+
+:func:`limits` sets the bounds for every simulation that the current thread runs inside it
+(the evaluation core wraps a whole evaluation, so the models and the sweep obey them too).
 """
 
 from __future__ import annotations
 
+import ctypes
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -21,6 +42,94 @@ POLICIES = {"lrr": 0, "gto": 1}
 # Issue rows kept at most (≈ 32 bytes each before conversion); beyond it the run continues
 # untraced and the trace says it was truncated, so memory stays bounded.
 DEFAULT_TRACE_LIMIT = 5_000_000
+
+# Warp instructions one simulation may issue: about 3 s untraced and 8 s traced on a loaded
+# 2-core machine (bench figures: 6.5 and 2.6 million per second).
+DEFAULT_MAX_WARP_INSTRUCTIONS = 20_000_000
+SAMPLE_FRACTION = 10
+MIN_SAMPLE_WAVES = 16
+# How often the waiting thread looks at stop() and the clock while the core runs.
+_WAIT_SLICE_S = 0.01
+
+
+class SimulationCancelled(Exception):
+    """The run was stopped by its caller (``stop()``); not a user error: nothing to show.
+    ``issued``: the warp instructions issued before it stopped."""
+
+    def __init__(self, issued: int = 0) -> None:
+        super().__init__(f"simulation cancelled after {issued:,} warp instructions")
+        self.issued = issued
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The bounds of every simulation run inside :func:`limits` (None: unbounded)."""
+
+    max_warp_instructions: int | None = DEFAULT_MAX_WARP_INSTRUCTIONS
+    time_budget_s: float | None = None
+    stop: Callable[[], bool] | None = None
+
+
+_LOCAL = threading.local()
+
+
+def current_limits() -> Limits:
+    return getattr(_LOCAL, "limits", None) or Limits()
+
+
+@contextmanager
+def limits(bounds: Limits) -> Iterator[Limits]:
+    """Apply ``bounds`` to the simulations this thread runs inside the block."""
+    previous = getattr(_LOCAL, "limits", None)
+    _LOCAL.limits = bounds
+    try:
+        yield bounds
+    finally:
+        _LOCAL.limits = previous
+
+
+def path_instructions(d: KernelDescription) -> list[int]:
+    """Instructions one warp of each path issues, as exact Python integers: a trip count of 10^18
+    would wrap the int64 counts of ``dynamic_counts``."""
+    def walk(nodes: Sequence[PathNode]) -> int:
+        total = 0
+        for node in nodes:
+            if isinstance(node, Run):
+                total += len(node.instructions)
+            elif isinstance(node, Loop):
+                total += int(node.count) * walk(node.body)
+        return total
+
+    return [walk(nodes) for nodes in d.paths]
+
+
+def warp_instructions(d: KernelDescription, blocks: int | None = None) -> int:
+    """Warp instructions ``blocks`` blocks (default: the SM's share) issue (exact)."""
+    per_path = path_instructions(d)
+    per_block = sum(per_path[d.path_of_warp(w)] for w in range(d.warps_per_block))
+    return per_block * (d.blocks if blocks is None else blocks)
+
+
+def _plan(d: KernelDescription, budget: int | None) -> tuple[int, str]:
+    """The blocks to simulate (all of them, or whole waves that fit ``budget``) and the note."""
+    total = warp_instructions(d)
+    if budget is None or total <= budget:
+        return d.blocks, ""
+    wave = max(1, min(d.resident_blocks, d.blocks))
+    per_wave = warp_instructions(d, wave)
+    if per_wave > budget:
+        raise SimulationError(
+            f"bounded: the simulation would issue {total:,} warp instructions, over its budget of "
+            f"{budget:,} (one wave of {wave} block(s): {per_wave:,}); lower the trip counts or the "
+            "arguments that set them, or raise the budget (--max-warp-instructions)")
+    # A sample needs far fewer waves than the budget allows for a stable average, and several
+    # models simulate the same kernel: a tenth of the budget keeps their sum well inside it.
+    # Yet blocks drift out of step only over the first waves: at least MIN_SAMPLE_WAVES where the
+    # budget allows, so that the extrapolated slope is the steady state's.
+    sample = max(per_wave, budget // SAMPLE_FRACTION, min(MIN_SAMPLE_WAVES * per_wave, budget))
+    blocks = min(d.blocks, (sample // per_wave) * wave)
+    return blocks, (f"bounded: {blocks:,} of the SM's {d.blocks:,} blocks simulated ({total:,} warp "
+                    f"instructions exceed the budget of {budget:,}); cycles extrapolated from whole waves")
 
 
 @dataclass
@@ -39,6 +148,8 @@ class SimulationResult:
     ticks_per_cycle: int
     scheduler_rounds: int = 0    # scheduling rounds the core ran (a cost figure for benchmarks)
     description: KernelDescription | None = None  # set by the PTX front end (names, costs)
+    sampled_blocks: int = 0      # >0: only this many blocks were simulated, cycles scaled (see note)
+    note: str = ""               # what bounded the run, in words ('' when it ran whole)
 
     @property
     def ipc(self) -> float:
@@ -139,15 +250,22 @@ def _static_arrays(d: KernelDescription, ticks: int) -> tuple:
 
 
 def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = True,
-             cycle_budget: float | None = None, trace_limit: int = DEFAULT_TRACE_LIMIT) -> SimulationResult:
-    """Simulate ``description`` on one SM. ``cycle_budget``: stop there and say so."""
+             cycle_budget: float | None = None, trace_limit: int = DEFAULT_TRACE_LIMIT,
+             bounds: Limits | None = None) -> SimulationResult:
+    """Simulate ``description`` on one SM. ``cycle_budget``: stop there and say so. ``bounds``
+    (default: :func:`current_limits`): the instruction budget, time budget and stop check."""
     d = description
     d.validate()
     if policy not in POLICIES:
         raise SimulationError(f"unknown scheduler policy {policy!r}; choose one of {sorted(POLICIES)}")
-    for p in range(len(d.paths)):
-        if d.instructions_per_warp(p) == 0:
+    for p, count in enumerate(path_instructions(d)):
+        if count == 0:
             raise SimulationError(f"path {p} executes no instruction: every warp must issue at least one")
+    bounds = bounds or current_limits()
+    simulated, note = _plan(d, bounds.max_warp_instructions)
+    full = d
+    if simulated != d.blocks:
+        d = d.with_changes(blocks=simulated)
     ticks = d.ticks_per_cycle()
     n = len(d.instructions)
 
@@ -205,14 +323,15 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
         out[:] = 0
     else:
         # per path position: the instruction's subsystem and dependence range (see _core._advance)
-        _core.simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
-                            prog.kind, prog.a, prog.b, prog.pool, unit[prog.pool], dep_ptr[prog.pool],
-                            dep_ptr[prog.pool + 1], prog.path_start, warp_path,
-                            issues["warp"], issues["block"], issues["instr"], issues["subsystem"],
-                            issues["issue"], issues["complete"],
-                            stalls["warp"], stalls["start"], stalls["end"], stalls["cause"],
-                            unit_busy, cause_ticks, instr_count, instr_wait, out, fin_rows,
-                            work_slots, work_stack, work_done, work_masks, work_blocks, work_units)
+        _run_watched(bounds, (
+            params, unit, lam, Lam, dep_cause, isbar, dep_src,
+            prog.kind, prog.a, prog.b, prog.pool, unit[prog.pool], dep_ptr[prog.pool],
+            dep_ptr[prog.pool + 1], prog.path_start, warp_path,
+            issues["warp"], issues["block"], issues["instr"], issues["subsystem"],
+            issues["issue"], issues["complete"],
+            stalls["warp"], stalls["start"], stalls["end"], stalls["cause"],
+            unit_busy, cause_ticks, instr_count, instr_wait, out, fin_rows,
+            work_slots, work_stack, work_done, work_masks, work_blocks, work_units), out)
     end, issued, n_tr, n_st, stopped, err, err_block, truncated, rounds = (int(x) for x in out)
     if err == _core.ERR_BARRIER_DEADLOCK:
         raise SimulationError(
@@ -223,6 +342,9 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
                               "never comes); check barriers and dependences")
 
     cycles = Fraction(end, ticks)
+    if simulated != full.blocks:
+        cycles = _extrapolate(full, simulated, cycles, policy, bounds)
+        issued = int(issued * Fraction(full.blocks, simulated))
     total_cycles = float(cycles)
     busy = {name: unit_busy[u] / ticks for u, name in enumerate(d.subsystems)}
     aggregates = Aggregates(
@@ -236,7 +358,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     if trace:
         result_trace = Trace(issues=issues[:n_tr], stalls=stalls[:n_st], truncated=bool(truncated))
     per_warp = [d.instructions_per_warp(d.path_of_warp(w)) for w in range(d.warps_per_block)]
-    warps_total = d.blocks * d.warps_per_block
+    warps_total = full.blocks * d.warps_per_block
     completed = warps_total if not stopped else _completed_warps(instr_count, d, per_warp)
     return SimulationResult(
         cycles=cycles,
@@ -250,7 +372,80 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
         trace=result_trace,
         ticks_per_cycle=ticks,
         scheduler_rounds=rounds,
+        sampled_blocks=simulated if simulated != full.blocks else 0,
+        note=note,
     )
+
+
+def _extrapolate(d: KernelDescription, simulated: int, cycles: Fraction, policy: str,
+                 bounds: Limits) -> Fraction:
+    """The SM's cycles for all of ``d.blocks`` from a run of the first ``simulated`` blocks.
+
+    The first wave pays a ramp (empty pipelines, every block launched at once) that later waves
+    do not, so scaling proportionally overstates a short sample. With two samples, at n1 and n2
+    blocks (whole waves), the line through them drops the ramp: cycles(N) = c2 + (N - n2) * slope.
+    One wave only: proportional."""
+    wave = max(1, min(d.resident_blocks, d.blocks))
+    n1 = (simulated // wave // 2) * wave
+    if n1 >= wave:
+        c1 = simulate(d.with_changes(blocks=n1), policy=policy, trace=False,
+                      bounds=Limits(None, bounds.time_budget_s, bounds.stop)).cycles
+        slope = (cycles - c1) / (simulated - n1)
+        if slope > 0:
+            return cycles + (d.blocks - simulated) * slope
+    return cycles * Fraction(d.blocks, simulated)
+
+
+def _name_os_thread(name: bytes) -> None:
+    """Name the OS thread (Linux: shown by top -H and /proc/PID/task/TID/comm), best effort."""
+    try:
+        libc = ctypes.CDLL(None)
+        libc.prctl(15, ctypes.c_char_p(name[:15]), 0, 0, 0)   # 15: PR_SET_NAME
+    except (OSError, AttributeError):
+        pass
+
+
+def _run_watched(bounds: Limits, arguments: tuple, out: np.ndarray) -> None:
+    """Run the core in a helper thread and wait for it in short slices, raising its cancel flag
+    on ``bounds.stop()``, on the time budget or on Ctrl+C (a signal handler only runs in the
+    main thread between Python steps, never while that thread is inside compiled code)."""
+    cancel = np.zeros(1, dtype=np.int64)
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        _name_os_thread(b"warpline-sim")
+        try:
+            _core.simulate_core(*arguments, cancel)
+        except BaseException as exc:  # handed to the waiting thread
+            failure.append(exc)
+
+    # daemon: an interpreter that exits after an interrupt does not wait for it
+    worker = threading.Thread(target=run, name="warpline-simulation", daemon=True)
+    started = time.perf_counter()
+    why = ""
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(_WAIT_SLICE_S)
+            if not worker.is_alive() or cancel[0]:
+                continue
+            if bounds.stop is not None and bounds.stop():
+                why = "stop"
+                cancel[0] = 1
+            elif bounds.time_budget_s is not None and time.perf_counter() - started > bounds.time_budget_s:
+                why = "time"
+                cancel[0] = 1
+    except BaseException:        # KeyboardInterrupt: stop the core, then let it propagate
+        cancel[0] = 1
+        worker.join()
+        raise
+    if failure:
+        raise failure[0]
+    if why == "stop":
+        raise SimulationCancelled(int(out[1]))
+    if why == "time":
+        raise SimulationError(f"bounded: the simulation ran past its time budget of {bounds.time_budget_s:g} s "
+                              "and was stopped")
 
 
 def _completed_warps(instr_count: np.ndarray, d: KernelDescription, per_warp: list[int]) -> int:

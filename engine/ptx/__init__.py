@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import os
 
-from engine.errors import PtxSyntaxError, WarplineError
-from engine.ptx.index import KernelEntry, index_kernels, parse_kernel
+from engine.errors import PtxSyntaxError
+from engine.ptx.index import KernelEntry, index_kernels, parse_kernel, read_ptx_bytes
 from engine.ptx.model import Module
 from engine.ptx.parser import parse_ptx
 
@@ -30,11 +30,7 @@ __all__ = ["KernelEntry", "index_kernels", "load_ptx", "parse_kernel", "parse_pt
 def load_ptx(path: str | os.PathLike[str]) -> Module:
     """Read and parse a PTX file. Unreadable or non-text files raise a WarplineError."""
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise WarplineError(f"{name}: cannot read the PTX file: {exc.strerror or exc}") from exc
+    data = read_ptx_bytes(name)
     try:
         text = data.decode("utf-8-sig")  # tolerate a byte-order mark that editors add
     except UnicodeDecodeError as exc:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from engine.errors import PtxSyntaxError, WarplineError
+from engine.fileio import read_regular_file
 from engine.ptx.model import Function, Module
 
 __all__ = ["KernelEntry", "index_kernels", "parse_kernel", "read_ptx_bytes"]
@@ -117,14 +118,15 @@ class _Definition:
     params: int = 0
 
 
+# The largest PTX file read: far above real libraries (tens of MB), far below what would exhaust
+# memory once parsed (about 750 bytes of objects per instruction).
+MAX_PTX_BYTES = 512 << 20
+
+
 def read_ptx_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of a PTX file; unreadable files raise a WarplineError naming the file."""
-    name = os.fspath(path)
-    try:
-        with open(name, "rb") as handle:
-            return handle.read()
-    except OSError as exc:
-        raise WarplineError(f"{name}: cannot read the PTX file: {exc.strerror or exc}") from exc
+    """The bytes of a PTX file: a regular file of at most MAX_PTX_BYTES (``/dev/zero`` or a FIFO
+    is refused, not read forever); unreadable files raise a WarplineError naming the file."""
+    return read_regular_file(path, MAX_PTX_BYTES, "PTX file")
 
 
 def _source(source: str | bytes | os.PathLike[str], filename: str | None) -> tuple[bytes, str]:

@@ -21,6 +21,10 @@ MECHANISMS: dict[str, str] = {
     "grid_share": "a grid with fewer blocks than SMs gets a larger share of L2 and DRAM bandwidth per SM",
     "per_thread_trips": "loops whose bounds depend on thread or block indices run the mean over warps of "
                         "their last lane's count (without: unknown, 1 iteration)",
+    "synthetic_data": "addresses computed from loaded integers get a lane pattern from stand-in values "
+                      "(pseudo-random, equal for equal addresses: gathers scatter, warp-uniform loads "
+                      "stay uniform); without: such accesses keep the profile's coalesced cost",
+    "dram_fetch_64b": "a load wanting one sector of a line reads 64 bytes of DRAM (two sectors)",
     "atomic_serialisation": "atomics to one address serialise (per lane in shared memory, across the GPU "
                             "in global memory)",
 }

@@ -20,10 +20,15 @@ import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine.errors import TableFormatError, WarplineError
 from engine.inputs import resolve_inputs
 from engine.ncu import CYCLES_METRIC, load_ncu_csv
+
+if TYPE_CHECKING:
+    from engine.inputs import KernelInputs
+    from engine.pipeline.description import KernelDescription
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples"
@@ -145,6 +150,8 @@ class ValidationRow:
     held_out: bool = False
     measured_instructions: float | None = None    # warp instructions executed (ncu)
     predicted_instructions: float | None = None   # warp instructions the simulated PTX path issues
+    sass_instructions: float | None = None        # the same path weighted by SASS per PTX instruction
+    sass_reason: str = ""                         # why there is no SASS-weighted count
 
     @property
     def kernel_key(self) -> str:
@@ -154,6 +161,11 @@ class ValidationRow:
         if not self.measured_instructions or self.predicted_instructions is None:
             return None
         return 100.0 * (self.predicted_instructions - self.measured_instructions) / self.measured_instructions
+
+    def sass_instruction_error_percent(self) -> float | None:
+        if not self.measured_instructions or self.sass_instructions is None:
+            return None
+        return 100.0 * (self.sass_instructions - self.measured_instructions) / self.measured_instructions
 
     def error_percent(self, model: str) -> float | None:
         value = self.predicted.get(model)
@@ -182,6 +194,12 @@ class ValidationResult:
         errors = [e for r in rows if (e := r.instruction_error_percent()) is not None]
         return sum(1 for e in errors if abs(e) <= percent), len(errors)
 
+    def sass_instructions_within(self, percent: float, rows: list[ValidationRow] | None = None) -> tuple[int, int]:
+        """:meth:`instructions_within` for the SASS-weighted count (launches without one are left out)."""
+        rows = self.rows if rows is None else rows
+        errors = [e for r in rows if (e := r.sass_instruction_error_percent()) is not None]
+        return sum(1 for e in errors if abs(e) <= percent), len(errors)
+
     def covered(self, model: str) -> int:
         return sum(1 for r in self.rows if r.predicted.get(model) is not None)
 
@@ -206,12 +224,38 @@ def predict_measurement(m: Measurement, profile: str, arch: str = "sm_90", root:
         predicted[model_id] = cycles if cycles is not None and math.isfinite(cycles) else None
         if result.error:
             errors[model_id] = result.error
-    instructions = None
+    instructions = sass = None
+    sass_reason = ""
     d = ev.description
     if d is not None and d.blocks:
         instructions = d.total_warp_instructions() / d.blocks * inputs.launch.n_blocks
+        sass, sass_reason = _sass_instructions(inputs, d)
     return ValidationRow(m.key, inputs.kernel_name, m.median, predicted, errors,
-                         measured_instructions=m.metric(INSTRUCTIONS_METRIC), predicted_instructions=instructions)
+                         measured_instructions=m.metric(INSTRUCTIONS_METRIC), predicted_instructions=instructions,
+                         sass_instructions=sass, sass_reason=sass_reason)
+
+
+def _sass_instructions(inputs: KernelInputs, d: KernelDescription) -> tuple[float | None, str]:
+    """Executed SASS warp instructions of the launch: each warp's PTX path (the simulator's
+    per-instruction counts) weighted by SASS instructions per PTX instruction, for the profile's
+    architecture; (None, why) when ptxas/nvdisasm cannot give the weights."""
+    from engine.sass import SassMap, sass_map
+
+    sm = inputs.profile.device.sm_version if inputs.profile is not None else None
+    try:
+        mapped = sass_map(inputs.path, inputs.kernel_name, sm, module=inputs.module)
+    except WarplineError as exc:      # the SASS count is extra: its failure keeps the row
+        return None, str(exc)
+    if not isinstance(mapped, SassMap):
+        return None, mapped.reason
+    per_path: dict[int, float] = {}
+    per_block = 0.0
+    for w in range(d.warps_per_block):
+        path = d.path_of_warp(w)
+        if path not in per_path:
+            per_path[path] = mapped.executed(d.dynamic_counts(path))
+        per_block += per_path[path]
+    return per_block * inputs.launch.n_blocks, ""
 
 
 def run_validation(profile: str = "h100", runs: Iterable[Path] | None = None,
@@ -275,6 +319,12 @@ def format_validation(result: ValidationResult, models: list[str] | None = None)
         lines.append("")
         lines.append(f"executed warp instructions (simulated PTX path vs ncu smsp__inst_executed): "
                      f"{within}/{measured} launches within 10 %")
+        sass_within, sass_measured = result.sass_instructions_within(10.0)
+        lines.append(f"executed warp instructions (PTX path weighted by SASS per PTX instruction vs ncu): "
+                     f"{sass_within}/{sass_measured} launches within 10 %")
+        reasons = sorted({r.sass_reason for r in result.rows if r.sass_reason})
+        for reason in reasons[:3]:
+            lines.append(f"  no SASS weights: {reason}")
     failed = [r for r in result.rows if "inputs" in r.errors]
     for r in failed:
         lines.append(f"  could not evaluate {r.key}: {r.errors['inputs']}")

@@ -248,14 +248,28 @@ $L_loop:
     assert b.affine is None and "non-constant" in b.unknown_reason
 
 
-def test_data_dependent_address_is_unknown() -> None:
-    (index_load, gather) = hand("""
+GATHER = """
   mul.wide.u32 %rd3, %r1, 4;
   add.s64 %rd4, %rd2, %rd3;
   ld.global.u32 %r2, [%rd4];
   mul.wide.u32 %rd5, %r2, 4;
   add.s64 %rd6, %rd2, %rd5;
-  ld.global.f32 %f1, [%rd6];""").accesses
+  ld.global.f32 %f1, [%rd6];"""
+
+
+def test_data_dependent_address_is_not_affine_and_gets_stand_in_values() -> None:
+    (index_load, gather) = hand(GATHER).accesses
+    assert index_load.method == "affine"
+    # the index is data: its lanes get stand-in values, so the gather scatters over 32 lines
+    assert gather.method == "lanes" and "loaded by ld.global.u32" in gather.non_affine
+    assert gather.sectors_per_request == 32
+
+
+def test_data_dependent_address_is_unknown_without_stand_in_values() -> None:
+    from engine.mechanisms import without
+
+    with without(["synthetic_data"]):
+        (index_load, gather) = hand(GATHER).accesses
     assert index_load.method == "affine"
     assert gather.method == "" and "loaded by ld.global.u32" in gather.unknown_reason
     assert gather.index not in n_ma_by_instruction(MemoryReport("k", None, [gather]))

@@ -81,3 +81,23 @@ def test_a_grid_smaller_than_the_gpu_gets_more_dram_bandwidth_per_sm() -> None:
     memory = profile.pipeline.memory
     assert full == pytest.approx(memory["dram_lam"])         # a coalesced line from DRAM, all SMs busy
     assert tenth == pytest.approx(max(memory["dram_lam"] * 0.1, memory["l2_lam"]))
+
+
+def test_loaded_indices_get_a_lane_pattern_from_stand_in_values() -> None:
+    from engine.mechanisms import without
+    from engine.memory.hierarchy import dram_fetch_factor
+
+    report, _ = _report("gather", "gather_f32/rand-b128")
+    gather = next(a for a in report.accesses if a.kind == "load" and a.method == "lanes")
+    assert gather.sectors_per_request == 32 and gather.lines_per_request == 32   # src[idx[i]] scatters
+    assert dram_fetch_factor(gather) == 2.0                                       # 64 B per isolated sector
+    coalesced = next(a for a in report.accesses if a.kind == "load" and a.method == "affine")
+    assert dram_fetch_factor(coalesced) == 1.0
+    # a CSR row start loaded once per warp stays warp-uniform: col[rowptr[r] + lane] is coalesced
+    spmv, _ = _report("spmv", "spmv_csr_vector/b128")
+    row_walk = [a for a in spmv.accesses if a.kind == "load" and a.method == "lanes"
+                and a.sectors_per_request is not None and a.sectors_per_request <= 5]
+    assert row_walk
+    with without(["synthetic_data"]):
+        report, _ = _report("gather", "gather_f32/rand-b128")
+    assert all(a.method != "lanes" or a.sectors_per_request is None for a in report.accesses if a.kind == "load")

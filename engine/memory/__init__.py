@@ -183,6 +183,9 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         "active lanes follow guards and branch conditions computable per lane; loop tests are "
         "taken as uniform, and a condition on loaded data counts every lane active",
         "integer address arithmetic does not wrap around",
+        "an address computed from loaded integers (a gather's index, a CSR row start) uses stand-in "
+        "values: pseudo-random in [0, 2^22), equal for equal addresses, so indexed reads scatter over "
+        "the lines and warp-uniform loads stay uniform; sorted or clustered indices are cheaper in reality",
         "sampled: every warp of one block; per grid axis and loop the first, the last and a few "
         "interior values (an affine address's alignment period), weighted by what they stand for",
         *sorted(notes),

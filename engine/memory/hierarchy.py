@@ -96,8 +96,19 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
     return {
         "L1": lines * l1_lam,
         "L2": sectors * (1.0 - shares.l1) / SECTORS_PER_LINE * l2_lam_sm,
-        "DRAM": sectors * shares.dram / SECTORS_PER_LINE * dram_lam_sm,
+        "DRAM": sectors * dram_fetch_factor(access) * shares.dram / SECTORS_PER_LINE * dram_lam_sm,
     }
+
+
+def dram_fetch_factor(access: AccessInfo) -> float:
+    """DRAM sectors read per requested sector: DRAM is read 64 bytes at a time, so a load that
+    wants one sector of a line fetches two (a random gather moves twice its bytes); requests of
+    two or more sectors per line fetch what they ask for. Stores write what they change."""
+    sectors = access.sectors_per_request or 0.0
+    if access.kind != "load" or sectors <= 0 or not enabled("dram_fetch_64b"):
+        return 1.0
+    lines = max(1.0, access.lines_per_request or 1.0)
+    return max(1.0, 2.0 * lines / sectors)
 
 
 def global_access_cost(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmContext,

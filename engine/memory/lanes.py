@@ -17,6 +17,7 @@ import numpy as np
 
 from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.values import LaunchValues, as_type
+from engine.mechanisms import enabled
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, base_address, iteration_atom
 from engine.memory.control import Dependence
 from engine.ptx.model import Instruction, Operand
@@ -56,6 +57,11 @@ def _cdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         raise LaneError("division by zero")
     q = np.abs(a) // np.abs(b)
     return np.where((a < 0) != (b < 0), -q, q)
+
+
+# Loaded integers whose values are unknown are taken as pseudo-random in [0, this): an index
+# into an array of 4 M elements (16 MB of floats) scatters a warp over 32 lines.
+SYNTHETIC_RANGE = 1 << 22
 
 
 class LaneEvaluator:
@@ -136,6 +142,22 @@ class LaneEvaluator:
             self._memo[key] = self._evaluate(self.function.instructions[index], register)
         return self._memo[key]
 
+    def _loaded_data(self, instr: Instruction, reason: str) -> np.ndarray:
+        """Stand-in values for integers loaded from memory, so that an address computed from them
+        (a gather's index, a CSR row start) gets a lane pattern: each distinct address yields a
+        pseudo-random value in [0, SYNTHETIC_RANGE), equal for equal addresses. A load every lane
+        of a warp makes from one address thus stays warp-uniform and an indexed read scatters. An
+        estimate (the data is unknown), never used to decide control flow (``strict``)."""
+        integer = [m for m in instr.modifiers if m in TYPE_BYTES and m[0] in "bsu"]
+        if self.strict or not integer or not enabled("synthetic_data"):
+            raise LaneError(reason)
+        operand = next((o for o in instr.operands if o.kind == "address"), None)
+        if operand is None:
+            raise LaneError(reason)
+        address = self.address(instr, operand).astype(np.uint64)
+        mixed = (address + np.uint64(0x632BE59BD9B4E019)) * np.uint64(0x9E3779B97F4A7C15)
+        return ((mixed >> np.uint64(29)) % np.uint64(SYNTHETIC_RANGE)).astype(np.int64)
+
     def _after_loops(self, d: int, at: int, register: str) -> LaneEvaluator:
         """This evaluator, or one at the last iteration of the loops holding ``d`` but not ``at``."""
         at_block = self.cfg.block_of(at).index
@@ -215,7 +237,7 @@ class LaneEvaluator:
         if op in ("ld", "ldu"):  # a parameter is a value (or a pointer); anything else is data
             form = self.affine.definition(instr.index, register)
             if isinstance(form, Unknown):
-                raise LaneError(form.reason)
+                return self._loaded_data(instr, form.reason)
             return self._affine(form)
         types = [m for m in instr.modifiers if m in TYPE_BYTES]
         if types and not all(t[0] in "bsu" or t == "pred" for t in types):

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.memory.hierarchy import SmContext, level_shares, level_times
+from engine.memory.hierarchy import SmContext, dram_fetch_factor, level_shares, level_times
 from engine.memory.patterns import SECTOR
 from engine.memory.report import MemoryReport
 from engine.units import MemorySpace
@@ -82,7 +82,7 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         sector_bytes = requests * (a.sectors_per_request or 0.0) * SECTOR
         l1 += sector_bytes * shares.l1
         l2 += sector_bytes * shares.l2
-        moved = sector_bytes * shares.dram
+        moved = sector_bytes * shares.dram * dram_fetch_factor(a)
         if a.kind == "load":
             dram_read += moved
         else:

@@ -1,0 +1,404 @@
+"""From a kernel's SASS listing (with PTX line numbers) to per-PTX-instruction weights.
+
+1. **Owners.** Each SASS instruction whose line-table row names a PTX instruction belongs to it;
+   a row inside an inlined ``.func`` belongs to the kernel's ``call`` of it. Instructions that
+   start no row (DWARF: "same as before", but ptxas also leaves reconvergence points and
+   address set-up without one) take the nearest owned instruction of their SASS basic block, else
+   of their innermost SASS loop; what is left is per-warp overhead.
+2. **Regions.** A PTX loop is the span from a label to a backward branch to it, and so is a SASS
+   loop (nvcc and ptxas both lay loops out that way). Every PTX instruction belongs to its
+   innermost PTX loop (or to the top level). The *home* of a PTX loop is the SASS loop holding
+   most copies of its instructions (the top level for a loop ptxas unrolled completely).
+3. **Unrolling.** In its home, a PTX loop's code appears ``u`` times, once per PTX iteration one
+   SASS pass covers. ``u`` is the most common copy count among instructions that ptxas maps one
+   to one (floating-point arithmetic, 32-bit multiply-adds, loads, stores, atomics), ties going
+   to the larger count; without such instructions, among all of them.
+4. **Weights.** weight = copies in the home / ``u``. Copies outside the home (peeled or remainder
+   iterations, code hoisted out of the loop) are left out: per PTX iteration they tend to zero.
+5. **Merged accesses.** A SASS load or store wider than its PTX instruction (``LDS.128`` for an
+   ``ld.shared.f32``) shares its count with the PTX accesses of the same kind, block and base
+   address that produced no SASS of their own, nearest first: four merged loads weigh 0.25 each.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from engine.ptx.model import Function, Instruction, Module
+from engine.sass.classes import access_bytes, sass_class
+from engine.sass.listing import SassInstruction
+from engine.sass.model import SassMap
+from engine.sass.rewrite import Rewritten
+
+Span = tuple[int, int]   # (first, last) position of a loop, inclusive
+
+_ONE_TO_ONE_FLOAT = frozenset({"fma", "mul", "add", "sub", "min", "max", "mad"})
+_ONE_TO_ONE_MEMORY = frozenset({"ld", "ldu", "st", "atom", "red"})
+_TYPE_BYTES = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
+_SPACES = ("global", "shared", "local", "param", "const")
+
+
+def _live(listing: Sequence[SassInstruction]) -> list[SassInstruction]:
+    """The listing without its tail of padding (``BRA`` to itself and ``NOP``s after ``EXIT``)."""
+    end = len(listing)
+    while end > 0 and (listing[end - 1].base == "NOP"
+                       or (listing[end - 1].is_jump and listing[end - 1].target == listing[end - 1].position
+                           and not listing[end - 1].predicate)):
+        end -= 1
+    return list(listing[:end])
+
+
+def _loops(spans: list[Span], n: int) -> list[Span | None]:
+    """Innermost span containing each position 0..n-1 (None outside every span)."""
+    inner: list[Span | None] = [None] * n
+    for span in sorted(spans, key=lambda s: s[1] - s[0], reverse=True):
+        for p in range(span[0], min(span[1], n - 1) + 1):
+            inner[p] = span
+    return inner
+
+
+def _callees(kernel: Function, module: Module) -> dict[str, list[int]]:
+    """Function name -> the kernel's ``call`` instructions that reach it (directly or through
+    other functions), so that an inlined body's rows can be charged to a call."""
+    by_name = {f.name: f for f in module.functions if f.body is not None}
+
+    def called(instr: Instruction) -> list[str]:
+        return [op.name for op in instr.operands if op.kind == "symbol" and op.name in by_name]
+
+    reach: dict[str, list[int]] = {}
+    for instr in kernel.instructions:
+        if instr.opcode != "call":
+            continue
+        stack = called(instr)
+        seen: set[str] = set()
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            reach.setdefault(name, []).append(instr.index)
+            for inner in by_name[name].instructions:
+                if inner.opcode == "call":
+                    stack.extend(called(inner))
+    return reach
+
+
+def _owners(code: list[SassInstruction], kernel: Function, module: Module, rewritten: Rewritten) -> list[int | None]:
+    reach = _callees(kernel, module)
+    owners: list[int | None] = []
+    for s in code:
+        found = rewritten.locate(s.line) if s.line is not None else None
+        if found is None:
+            owners.append(None)
+        elif found[0] == kernel.name:
+            owners.append(found[1])
+        else:
+            sites = reach.get(found[0], [])
+            if len(sites) == 1:
+                owners.append(sites[0])
+            else:
+                # Several calls reach it: the nearest call before it in the SASS is the one inlined.
+                before = next((o for o in reversed(owners) if o is not None and o in sites), None)
+                owners.append(before)
+    return owners
+
+
+def _blocks(code: list[SassInstruction]) -> list[int]:
+    leaders = {0}
+    for p, s in enumerate(code):
+        if s.target is not None:
+            leaders.add(s.target)
+        if s.is_jump or s.base in ("EXIT", "RET"):
+            leaders.add(p + 1)
+    block, out = -1, []
+    for p in range(len(code)):
+        if p in leaders:
+            block += 1
+        out.append(block)
+    return out
+
+
+def _fill(owners: list[int | None], blocks: list[int], inner: list[Span | None],
+          live: list[bool]) -> list[int | None]:
+    """Give each live instruction without a row an owner. The line table's own rule comes first
+    (a row lasts until the next one: the owner of the instruction before, when it is in the same
+    innermost SASS loop); then the next owned instruction of the same block (a reconvergence
+    point belongs to the code after it); then the nearest owned one in the same SASS loop."""
+    filled = list(owners)
+    n = len(owners)
+    for p in range(n):
+        if owners[p] is not None or not live[p]:
+            continue
+        choice = None
+        q = p - 1
+        while q >= 0 and not live[q]:
+            q -= 1
+        if q >= 0 and inner[q] == inner[p]:
+            choice = filled[q]
+        if choice is None:
+            for q in range(p + 1, n):
+                if blocks[q] != blocks[p]:
+                    break
+                if owners[q] is not None and live[q]:
+                    choice = owners[q]
+                    break
+        if choice is None:
+            for distance in range(1, n):
+                for q in (p - distance, p + distance):
+                    if 0 <= q < n and live[q] and owners[q] is not None and inner[q] == inner[p]:
+                        choice = owners[q]
+                        break
+                if choice is not None or (p - distance < 0 and p + distance >= n):
+                    break
+        filled[p] = choice
+    return filled
+
+
+def _unconditional(s: SassInstruction) -> bool:
+    # ``BRA.U !UP0, ...`` and ``BRA.DIV UR4, ...`` name a condition before the target.
+    return not s.predicate and "," not in s.operands
+
+
+def _reachable(code: list[SassInstruction]) -> list[bool]:
+    """Instructions reached from the entry by falling through and jumping, not by ``CALL``: the
+    rest are subroutines ptxas appends (the slow paths of division, square root, reciprocal).
+    With an indirect jump the targets are unknown and everything counts as reached."""
+    n = len(code)
+    if any(s.base in ("BRX", "JMX") for s in code):
+        return [True] * n
+    seen = [False] * n
+    stack = [0] if n else []
+    while stack:
+        p = stack.pop()
+        if p >= n or seen[p]:
+            continue
+        seen[p] = True
+        s = code[p]
+        if s.is_jump and s.target is not None:
+            stack.append(s.target)
+        ends = (s.is_jump and _unconditional(s)) or (s.base in ("EXIT", "RET") and not s.predicate)
+        if not ends:
+            stack.append(p + 1)
+    return seen
+
+
+def _live_positions(code: list[SassInstruction], blocks: list[int]) -> tuple[list[bool], int, int]:
+    """(counted, instructions in subroutines, instructions of blocks that call one). A block that
+    calls an appended subroutine is the rare path of a fast/slow split (``FCHK`` then ``CALL``)."""
+    reached = _reachable(code)
+    # ptxas names the subroutines it appends ``$__internal_<n>_$__cuda_..._slowpath`` (or ``_full``):
+    # in every case seen (f32/f64 division, square root, reciprocal) the fast path branches around
+    # the call.
+    cold_blocks = {blocks[p] for p, s in enumerate(code) if reached[p] and s.base == "CALL"
+                   and "$__internal" in s.operands}
+    live = [reached[p] and blocks[p] not in cold_blocks for p in range(len(code))]
+    subroutine = sum(1 for r in reached if not r)
+    cold = sum(1 for p in range(len(code)) if reached[p] and blocks[p] in cold_blocks)
+    return live, subroutine, cold
+
+
+def _ptx_blocks(kernel: Function) -> list[int]:
+    block, out = 0, []
+    for instr in kernel.instructions:
+        if instr.labels and out:
+            block += 1
+        out.append(block)
+        if instr.opcode in ("bra", "brx", "ret", "exit"):
+            block += 1
+    return out
+
+
+def _ptx_width(instr: Instruction) -> int:
+    vector, size = 1, 4
+    for m in instr.modifiers:
+        if m in ("v2", "v4", "v8"):
+            vector = int(m[1:])
+        elif m[:1] in "bsuf" and m[1:] in _TYPE_BYTES:
+            size = _TYPE_BYTES[m[1:]]
+    return vector * size
+
+
+def _access_key(instr: Instruction) -> tuple[str, str, str] | None:
+    if instr.opcode not in ("ld", "st"):
+        return None
+    space = next((m.split("::")[0] for m in instr.modifiers if m.split("::")[0] in _SPACES), "")
+    base = ""
+    for op in instr.operands:
+        if op.kind == "address" and op.base is not None:
+            base = op.base.name or op.base.text
+    return instr.opcode, space, base
+
+
+def _merge_groups(kernel: Function, code: list[SassInstruction], owners: list[int | None]) -> dict[int, list[int]]:
+    """PTX instruction -> the PTX accesses its wider SASS access stands for (itself first)."""
+    instrs = kernel.instructions
+    copies = Counter(o for o in owners if o is not None)
+    blocks = _ptx_blocks(kernel)
+    widest: dict[int, int] = {}
+    for s, o in zip(code, owners, strict=True):
+        width = access_bytes(s.opcode)
+        if o is not None and width is not None:
+            widest[o] = max(widest.get(o, 0), width)
+    groups: dict[int, list[int]] = {}
+    taken: set[int] = set()
+    for i in sorted(widest):
+        key = _access_key(instrs[i])
+        width = _ptx_width(instrs[i])
+        if key is None or widest[i] <= width:
+            continue
+        candidates = [j for j in range(len(instrs)) if j != i and j not in taken and copies[j] == 0
+                      and blocks[j] == blocks[i] and _access_key(instrs[j]) == key
+                      and _ptx_width(instrs[j]) == width]
+        candidates.sort(key=lambda j: (abs(j - i), j))
+        chosen = candidates[: widest[i] // width - 1]
+        if chosen:
+            groups[i] = [i, *sorted(chosen)]
+            taken.update(chosen)
+    return groups
+
+
+def _anchor_class(instr: Instruction) -> str | None:
+    """The SASS class of the one instruction ptxas makes of ``instr`` for each PTX execution,
+    for the instructions where that holds (floating-point arithmetic, loads, stores, atomics)."""
+    if instr.opcode in _ONE_TO_ONE_MEMORY:
+        return "ldst"
+    if instr.opcode in _ONE_TO_ONE_FLOAT:
+        if "f64" in instr.modifiers:
+            return "fp64"
+        if "f32" in instr.modifiers:
+            return "alu"
+    return None
+
+
+def _replication(members: list[int], home: list[list[SassInstruction]], kernel: Function) -> int:
+    """How many PTX iterations one pass of the home's SASS covers (see the module docstring)."""
+    def mode(counts: list[int]) -> int | None:
+        if not counts:
+            return None
+        tally = Counter(counts)
+        best = max(tally.values())
+        return max(c for c, n in tally.items() if n == best)
+
+    anchors = []
+    for i, copies in zip(members, home, strict=True):
+        expected = _anchor_class(kernel.instructions[i])
+        if expected is None:
+            continue
+        # Only the copies that do the work count: a move that ptxas tagged with a load's line
+        # is not a second load.
+        n = sum(1 for s in copies if sass_class(s.opcode) == expected
+                and (expected != "alu" or s.opcode.startswith(("F", "H"))))
+        if n:
+            anchors.append(n)
+    return mode(anchors) or mode([len(copies) for copies in home if copies]) or 1
+
+
+def _home(span: Span | None, group: list[int], copies_by_owner: dict[int, list[int]], inner: list[Span | None],
+          depth: dict[Span, int]) -> Span | None:
+    """The SASS loop where a PTX loop's steady state runs (None: straight-line code)."""
+    if span is None:
+        return None
+    distinct: dict[Span | None, set[int]] = {}
+    for i in group:
+        for p in copies_by_owner.get(i, ()):
+            distinct.setdefault(inner[p], set()).add(i)
+    if not distinct:
+        return None
+    most = max(len(v) for v in distinct.values())
+    # A SASS loop holding a fair share of the loop's instructions is its steady state, even when
+    # the peeled and remainder copies around it outnumber it; the deepest such loop wins, so that
+    # an inner PTX loop is not sent to its outer loop's SASS.
+    loops = [h for h, v in distinct.items() if h is not None and 2 * len(v) >= most]
+    if not loops:
+        return None
+    # Between sibling loops (ptxas's x4 main loop and its x1 remainder loop), the one with the
+    # most copies is the most unrolled, and it runs nearly all the iterations.
+    copies = Counter(inner[p] for i in group for p in copies_by_owner.get(i, ()))
+    return max(loops, key=lambda h: (depth[h], copies[h]))
+
+
+def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstruction], rewritten: Rewritten,
+               arch: str, tool: str) -> SassMap:
+    """The :class:`SassMap` of ``kernel`` from its SASS ``listing``."""
+    code = _live(listing)
+    n = len(code)
+    blocks = _blocks(code)
+    live, subroutine, cold = _live_positions(code, blocks)
+    sass_spans = [(s.target, p) for p, s in enumerate(code)
+                  if live[p] and s.is_jump and s.target is not None and s.target <= p]
+    inner = _loops(sass_spans, n)
+    depth = {span: sum(1 for o in sass_spans if o[0] <= span[0] and span[1] <= o[1]) for span in sass_spans}
+    raw = _owners(code, kernel, module, rewritten)
+    owners = [o if live[p] else None for p, o in enumerate(_fill(raw, blocks, inner, live))]
+
+    instrs = kernel.instructions
+    ptx_spans = []
+    for instr in instrs:
+        target = instr.branch_target
+        start = kernel.labels.get(target) if target else None
+        if start is not None and start <= instr.index:
+            ptx_spans.append((start, instr.index))
+    region = _loops(ptx_spans, len(instrs))
+
+    members: dict[Span | None, list[int]] = {}
+    for i in range(len(instrs)):
+        members.setdefault(region[i], []).append(i)
+    copies_by_owner: dict[int, list[int]] = {}
+    for p, o in enumerate(owners):
+        if o is not None:
+            copies_by_owner.setdefault(o, []).append(p)
+
+    groups = _merge_groups(kernel, code, owners)
+    weights = {i: 0.0 for i in range(len(instrs))}
+    class_weights: dict[int, dict[str, float]] = {i: {} for i in range(len(instrs))}
+    opcodes: dict[int, tuple[str, ...]] = {}
+    unroll: dict[str, int] = {}
+    outside = 0
+    notes: list[str] = []
+    for span, group in members.items():
+        home = _home(span, group, copies_by_owner, inner, depth)
+        in_home = [[code[p] for p in copies_by_owner.get(i, ()) if inner[p] == home] for i in group]
+        u = _replication(group, in_home, kernel) if span is not None else 1
+        if span is not None:
+            unroll[f"{span[0]}-{span[1]}"] = u
+            if home is None and any(in_home):
+                notes.append(f"PTX loop {span[0] + 1}-{span[1] + 1}: unrolled completely by ptxas ({u} copies)")
+            elif u > 1:
+                notes.append(f"PTX loop {span[0] + 1}-{span[1] + 1}: unrolled {u} times by ptxas")
+        for i in group:
+            spread = groups.get(i, [i])
+            share = 1.0 / len(spread)
+            mine = [p for p in copies_by_owner.get(i, ()) if inner[p] == home]
+            outside += len(copies_by_owner.get(i, ())) - len(mine)
+            for p in mine:
+                cls = sass_class(code[p].opcode)
+                for j in spread:
+                    weights[j] += share / u
+                    class_weights[j][cls] = class_weights[j].get(cls, 0.0) + share / u
+            seen = Counter(code[p].opcode for p in mine)
+            per_pass = tuple(op for op in seen for _ in range(max(1, round(seen[op] / u))))
+            if mine:     # a merged access without SASS of its own keeps its partner's opcodes
+                for j in spread:
+                    opcodes[j] = per_pass
+    for i in range(len(instrs)):
+        opcodes.setdefault(i, ())
+    classes = {i: tuple(sass_class(op) for op in ops) for i, ops in opcodes.items()}
+    loose = [p for p, o in enumerate(owners) if o is None and live[p]]
+    overhead_ops = tuple(code[p].opcode for p in loose if inner[p] is None)
+    in_loops = sum(1 for p in loose if inner[p] is not None)
+    if in_loops:
+        notes.append(f"{in_loops} SASS instructions inside loops belong to no PTX instruction: left out")
+    if outside:
+        notes.append(f"{outside} SASS instructions of loop code lie outside their loop's steady state "
+                     "(peeled or remainder iterations, hoisted code): left out")
+    if subroutine or cold:
+        notes.append(f"{subroutine + cold} SASS instructions of slow paths (subroutines ptxas appends for "
+                     "division, square root and the like, and the calls to them): left out")
+    return SassMap(
+        kernel=kernel.name, arch=arch, tool=tool,
+        weights={i: round(w, 6) for i, w in weights.items()},
+        opcodes=opcodes, classes=classes,
+        class_weights={i: {c: round(w, 6) for c, w in cw.items()} for i, cw in class_weights.items()},
+        overhead=float(len(overhead_ops)), overhead_opcodes=overhead_ops,
+        unroll=unroll, outside_steady_state=outside, static_sass=sum(live), notes=tuple(notes))

@@ -1,0 +1,246 @@
+"""SASS weights per PTX instruction (engine.sass) on small hand-written kernels.
+
+These need ptxas and nvdisasm (the nvidia-cuda-nvcc / nvidia-cuda-nvdisasm wheels, dependencies
+of Warpline); without them they are skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.ptx import parse_ptx
+from engine.sass import SassMap, SassUnavailable, cache, find_tools, sass_map
+
+TOOLS = find_tools()
+needs_tools = pytest.mark.skipif(isinstance(TOOLS, str), reason=f"SASS tools missing: {TOOLS}")
+
+HEADER = ".version {version}\n.target sm_90\n.address_size 64\n\n"
+
+SIN_DIV = """
+.visible .entry k_sin(
+	.param .u64 k_sin_param_0
+)
+{
+	.reg .b32 	%r<4>;
+	.reg .f32 	%f<4>;
+	.reg .b64 	%rd<4>;
+
+	ld.param.u64 	%rd1, [k_sin_param_0];
+	cvta.to.global.u64 	%rd2, %rd1;
+	mov.u32 	%r1, %tid.x;
+	mul.wide.u32 	%rd3, %r1, 4;
+	add.s64 	%rd2, %rd2, %rd3;
+	ld.global.f32 	%f1, [%rd2];
+	sin.approx.f32 	%f2, %f1;
+	div.rn.f32 	%f3, %f2, %f1;
+	st.global.f32 	[%rd2], %f3;
+	ret;
+}
+"""
+
+BROADCAST = """
+.visible .entry k_lds(
+	.param .u64 k_lds_param_0
+)
+{
+	.reg .b32 	%r<8>;
+	.reg .f32 	%f<12>;
+	.reg .b64 	%rd<4>;
+	.shared .align 16 .b8 tile[256];
+
+	ld.param.u64 	%rd1, [k_lds_param_0];
+	cvta.to.global.u64 	%rd2, %rd1;
+	mov.u32 	%r1, %tid.x;
+	mul.wide.u32 	%rd3, %r1, 4;
+	add.s64 	%rd2, %rd2, %rd3;
+	ld.global.f32 	%f1, [%rd2];
+	shl.b32 	%r2, %r1, 2;
+	mov.u32 	%r3, tile;
+	add.s32 	%r4, %r3, %r2;
+	st.shared.f32 	[%r4], %f1;
+	bar.sync 	0;
+	ld.shared.f32 	%f2, [tile];
+	ld.shared.f32 	%f3, [tile+4];
+	ld.shared.f32 	%f4, [tile+8];
+	ld.shared.f32 	%f5, [tile+12];
+	mul.f32 	%f6, %f1, %f2;
+	fma.rn.f32 	%f7, %f1, %f3, %f6;
+	fma.rn.f32 	%f8, %f1, %f4, %f7;
+	fma.rn.f32 	%f9, %f1, %f5, %f8;
+	st.global.f32 	[%rd2], %f9;
+	ret;
+}
+"""
+
+LOOP = """
+.visible .entry k_loop(
+	.param .u64 k_loop_param_0,
+	.param .u32 k_loop_param_1
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<8>;
+	.reg .f32 	%f<6>;
+	.reg .b64 	%rd<6>;
+
+	ld.param.u64 	%rd1, [k_loop_param_0];
+	ld.param.u32 	%r2, [k_loop_param_1];
+	cvta.to.global.u64 	%rd2, %rd1;
+	mov.u32 	%r1, %tid.x;
+	mov.f32 	%f1, 0f00000000;
+	mov.u32 	%r3, 0;
+	setp.lt.s32 	%p1, %r2, 1;
+	@%p1 bra 	$L__done;
+$L__loop:
+	mad.lo.s32 	%r4, %r3, 1024, %r1;
+	mul.wide.u32 	%rd3, %r4, 4;
+	add.s64 	%rd4, %rd2, %rd3;
+	ld.global.f32 	%f2, [%rd4];
+	fma.rn.f32 	%f1, %f2, %f2, %f1;
+	add.s32 	%r3, %r3, 1;
+	setp.lt.s32 	%p2, %r3, %r2;
+	@%p2 bra 	$L__loop;
+$L__done:
+	mul.wide.u32 	%rd5, %r1, 4;
+	add.s64 	%rd5, %rd2, %rd5;
+	st.global.f32 	[%rd5], %f1;
+	ret;
+}
+"""
+
+# nvcc -lineinfo output style: .loc lines with function_name/inlined_at, a .file table and a
+# DWARF string section, and a debug target.
+WITH_LOC = """
+.visible .entry k_loc(
+	.param .u64 k_loc_param_0
+)
+{
+	.local .align 4 .b8 	__local_depot0[16];
+	.reg .b64 	%SPL;
+	.reg .f32 	%f<4>;
+	.reg .b64 	%rd<3>;
+	.loc	1 5 0
+	mov.u64 	%SPL, __local_depot0;
+	ld.param.u64 	%rd1, [k_loc_param_0];
+	cvta.to.global.u64 	%rd2, %rd1;
+	.loc	1 6 3
+	ld.global.f32 	%f1, [%rd2];
+	.loc	2 40 7, function_name $L__info_string0, inlined_at 1 6 3
+	sin.approx.f32 	%f2, %f1;
+	.loc	1 7 3
+	st.local.f32 	[%SPL], %f2;
+	ld.local.f32 	%f3, [%SPL];
+	st.global.f32 	[%rd2], %f3;  ret;
+}
+	.file	1 "k.cu"
+	.file	2 "/usr/include/helpers.h"
+	.section	.debug_str
+	{
+$L__info_string0:
+.b8 104,101,108,112,0
+	}
+"""
+
+
+def _source(body: str, version: str = "8.0") -> str:
+    return HEADER.format(version=version) + body
+
+
+def _map(text: str, kernel: str, tmp_path, monkeypatch) -> SassMap:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    cache.clear_memory()
+    found = sass_map(text, kernel)
+    assert isinstance(found, SassMap), getattr(found, "reason", found)
+    return found
+
+
+def _index(text: str, kernel: str, opcode: str, nth: int = 0) -> int:
+    body = parse_ptx(text, "t.ptx").kernel(kernel).instructions
+    return [i.index for i in body if i.full_opcode.startswith(opcode)][nth]
+
+
+@needs_tools
+def test_sin_approx_becomes_two_instructions_and_division_several(tmp_path, monkeypatch) -> None:
+    text = _source(SIN_DIV)
+    m = _map(text, "k_sin", tmp_path, monkeypatch)
+    sin = _index(text, "k_sin", "sin.approx")
+    assert m.weights[sin] == 2
+    assert "MUFU.SIN" in m.opcodes[sin] and m.class_weights[sin]["sfu"] == 1
+    div = _index(text, "k_sin", "div.rn")
+    # Fast path only: the reciprocal seed, Newton steps and the check; the slow-path subroutine
+    # ptxas appends is left out.
+    assert 6 <= m.weights[div] <= 12
+    assert "MUFU.RCP" in m.opcodes[div] and "CALL.REL.NOINC" not in m.opcodes[div]
+    assert any("slow paths" in note for note in m.notes)
+    # cvta and the 64-bit multiply fold into the address arithmetic.
+    assert m.weights[_index(text, "k_sin", "cvta")] == 0
+    assert abs(sum(m.weights.values()) + m.overhead - m.static_sass) < 1e-6
+
+
+@needs_tools
+def test_four_broadcast_shared_loads_share_one_lds128(tmp_path, monkeypatch) -> None:
+    text = _source(BROADCAST)
+    m = _map(text, "k_lds", tmp_path, monkeypatch)
+    loads = [_index(text, "k_lds", "ld.shared", k) for k in range(4)]
+    assert [m.weights[i] for i in loads] == [0.25] * 4
+    assert all(m.opcodes[i] == ("LDS.128",) for i in loads)
+    assert m.classes[loads[0]] == ("ldst",)
+
+
+@needs_tools
+def test_unrolled_loop_keeps_per_iteration_weights(tmp_path, monkeypatch) -> None:
+    text = _source(LOOP)
+    m = _map(text, "k_loop", tmp_path, monkeypatch)
+    ld = _index(text, "k_loop", "ld.global")
+    fma = _index(text, "k_loop", "fma")
+    bra = _index(text, "k_loop", "bra", 1)
+    # ptxas unrolls the loop 4 times: 4 LDGs per SASS pass, one per PTX iteration.
+    assert list(m.unroll.values()) == [4]
+    assert m.weights[ld] == 1 and m.weights[fma] == 1
+    assert m.weights[bra] == 0.25          # one backward branch per 4 PTX iterations
+    body = range(_index(text, "k_loop", "mad"), bra + 1)
+    assert 3 <= sum(m.weights[i] for i in body) <= 6   # 8 PTX instructions per iteration
+
+
+@needs_tools
+def test_existing_loc_and_debug_sections_are_replaced(tmp_path, monkeypatch) -> None:
+    text = _source(WITH_LOC).replace(".target sm_90", ".target sm_90, debug")
+    m = _map(text, "k_loc", tmp_path, monkeypatch)
+    sin = _index(text, "k_loc", "sin.approx")
+    st = _index(text, "k_loc", "st.global")
+    assert m.weights[sin] == 2
+    assert m.opcodes[st] == ("STG.E",)
+    assert m.weights[_index(text, "k_loc", "ret")] == 1
+
+
+@needs_tools
+def test_ptx_newer_than_the_system_ptxas(tmp_path, monkeypatch) -> None:
+    # ptxas 13.0 (a CUDA 13.0 toolkit) reads PTX up to 9.0; the wheel's ptxas reads 9.5.
+    text = _source(SIN_DIV, version="9.5")
+    m = _map(text, "k_sin", tmp_path, monkeypatch)
+    assert m.weights[_index(text, "k_sin", "sin.approx")] == 2
+
+
+@needs_tools
+def test_instruction_indices_are_the_parsers(tmp_path, monkeypatch) -> None:
+    text = _source(LOOP) + _source(SIN_DIV).split("\n", 4)[4]
+    module = parse_ptx(text, "two.ptx")
+    m = _map(text, "k_sin", tmp_path, monkeypatch)
+    kernel = module.kernel("k_sin")
+    assert set(m.weights) == {i.index for i in kernel.instructions}
+    assert m.kernel == "k_sin" and m.arch == "sm_90"
+
+
+def test_unknown_kernel_is_a_warpline_error(tmp_path, monkeypatch) -> None:
+    from engine.sass import SassError
+
+    if isinstance(TOOLS, str):
+        pytest.skip(f"SASS tools missing: {TOOLS}")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with pytest.raises(SassError, match="no kernel 'nope'"):
+        sass_map(_source(SIN_DIV), "nope")
+
+
+def test_old_architectures_fall_back_with_a_reason() -> None:
+    found = sass_map(_source(SIN_DIV).replace("sm_90", "sm_61"), "k_sin")
+    assert isinstance(found, SassUnavailable) and "sm_75" in found.reason

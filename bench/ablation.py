@@ -37,6 +37,27 @@ def measure(profile: str, suite: str, removed: str | None) -> dict[str, float | 
     }
 
 
+def markdown(figures: dict[str, dict[str, dict[str, float | None]]]) -> str:
+    """The ablation as a Markdown table: simulator MAPE per suite/GPU with each mechanism removed."""
+    keys = list(figures)
+    removed = list(dict.fromkeys(r for key in keys for r in figures[key]))
+
+    def cell(key: str, r: str) -> str:
+        row = figures[key].get(r)
+        if row is None or row["all"] is None:
+            return "—"
+        text = f"{row['all']:.1f} %"
+        if row.get("tuning") is not None:
+            text += f" ({row['tuning']:.1f} / {row['held_out']:.1f})"
+        return text
+
+    lines = ["| mechanism removed | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
+    for r in removed:
+        lines.append(f"| {'none (full model)' if r == 'none' else r} | "
+                     + " | ".join(cell(k, r) for k in keys) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gpus", nargs="*", default=["h100", "h200"])
@@ -63,7 +84,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{pct(row['held_out']):>10}{row['instructions_within_10pct']:>7}/{row['launches']:<4}"
                   f"  [{time.perf_counter() - start:.0f} s]", flush=True)
     write_text_atomic(ns.out, json.dumps(figures, indent=1) + "\n")
-    print(f"\nwrote {ns.out}")
+    print(f"\nwrote {ns.out}\n")
+    print(markdown(figures))
     return 0
 
 

@@ -208,7 +208,8 @@ def resolve_inputs(
 def _ptxas_arch(module: Module, profile_sm: int | None) -> str | None:
     """Assemble for the module's own target: ptxas refuses to go below it, and the registers
     of a different architecture would not be those of this PTX anyway."""
-    target = module.sm_version
-    if target is not None:
-        return f"sm_{target}"
+    # the target as written: sm_90a code (wgmma, setmaxnreg) must be assembled as sm_90a
+    target = next((t for t in module.target if t.startswith("sm_")), None)
+    if target is not None and module.sm_version is not None:
+        return target
     return f"sm_{profile_sm}" if profile_sm else None

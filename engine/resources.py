@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -32,6 +31,7 @@ from pathlib import Path
 
 from engine.errors import WarplineError
 from engine.ptx.model import Function, Module
+from engine.sass.tools import find_ptxas
 
 REGISTER_OVERHEAD = 4
 MAX_REGISTERS = 255
@@ -109,9 +109,9 @@ def kernel_resources(
     arch_name = _arch_name(arch, module)
     reason = ""
     if use_ptxas:
-        exe = ptxas or shutil.which("ptxas")
+        exe = ptxas or find_ptxas()
         if exe is None:
-            reason = "ptxas is not on PATH"
+            reason = "ptxas is not installed (neither the nvidia-cuda-nvcc package nor on PATH)"
         elif text is None:
             reason = "no PTX text to assemble (a Module without its file)"
         elif arch_name is None:
@@ -224,6 +224,7 @@ def parse_ptxas_report(
 _PTXAS_VERSIONS: dict[str, str | None] = {}
 # ptxas release -> the newest PTX ISA it reads (PTX ISA release notes).
 _ISA_FOR_CUDA = {
+    (13, 5): "9.5",      # the nvidia-cuda-nvcc 13.5 wheel (Triton's and numba's 9.4/9.5 PTX)
     (13, 0): "9.0",
     (12, 9): "8.8",
     (12, 8): "8.7",

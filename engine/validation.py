@@ -35,6 +35,8 @@ SAMPLES = ROOT / "samples"
 MEASURED = SAMPLES / "measured"
 DEFAULT_RUNS = (MEASURED / "h100", MEASURED / "h100-run2")
 INSTRUCTIONS_METRIC = "smsp__inst_executed.sum"
+DRAM_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
+L2_HIT_METRIC = "lts__t_sector_hit_rate.pct"
 MEMORY_METRICS = (INSTRUCTIONS_METRIC, "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sector_hit_rate.pct")
 
 
@@ -151,6 +153,10 @@ class ValidationRow:
     measured_instructions: float | None = None    # warp instructions executed (ncu)
     predicted_instructions: float | None = None   # warp instructions the simulated PTX path issues
     sass_instructions: float | None = None        # the same path weighted by SASS per PTX instruction
+    measured_dram_bytes: float | None = None      # DRAM bytes read + written (ncu)
+    predicted_dram_bytes: float | None = None     # the memory-level model's, whole launch
+    measured_l2_hit_percent: float | None = None  # lts__t_sector_hit_rate.pct (ncu)
+    predicted_l2_hit_percent: float | None = None
     sass_reason: str = ""                         # why there is no SASS-weighted count
 
     @property
@@ -231,6 +237,13 @@ def predict_measurement(m: Measurement, profile: str, arch: str = "sm_90", root:
         instructions = d.total_warp_instructions() / d.blocks * inputs.launch.n_blocks
         sass, sass_reason = _sass_instructions(inputs, d)
     return ValidationRow(m.key, inputs.kernel_name, m.median, predicted, errors,
+                         measured_dram_bytes=_sum_metrics(m, DRAM_METRICS),
+                         predicted_dram_bytes=(ev.traffic.dram_read_bytes + ev.traffic.dram_write_bytes
+                                               if ev.traffic is not None else None),
+                         measured_l2_hit_percent=m.metric(L2_HIT_METRIC),
+                         predicted_l2_hit_percent=(100.0 * ev.traffic.l2_hit_rate
+                                                   if ev.traffic is not None and ev.traffic.l2_hit_rate is not None
+                                                   else None),
                          measured_instructions=m.metric(INSTRUCTIONS_METRIC), predicted_instructions=instructions,
                          sass_instructions=sass, sass_reason=sass_reason)
 
@@ -256,6 +269,11 @@ def _sass_instructions(inputs: KernelInputs, d: KernelDescription) -> tuple[floa
             per_path[path] = mapped.executed(d.dynamic_counts(path))
         per_block += per_path[path]
     return per_block * inputs.launch.n_blocks, ""
+
+
+def _sum_metrics(m: Measurement, names: tuple[str, ...]) -> float | None:
+    values = [m.metric(name) for name in names]
+    return None if any(v is None for v in values) else float(sum(values))  # type: ignore[arg-type]
 
 
 def run_validation(profile: str = "h100", runs: Iterable[Path] | None = None,
@@ -322,6 +340,12 @@ def format_validation(result: ValidationResult, models: list[str] | None = None)
         sass_within, sass_measured = result.sass_instructions_within(10.0)
         lines.append(f"executed warp instructions (PTX path weighted by SASS per PTX instruction vs ncu): "
                      f"{sass_within}/{sass_measured} launches within 10 %")
+        pairs = [(r.measured_dram_bytes, r.predicted_dram_bytes) for r in result.rows
+                 if r.measured_dram_bytes and r.predicted_dram_bytes is not None]
+        if pairs:
+            close = sum(1 for m, p in pairs if abs(p - m) <= 0.25 * m)
+            lines.append(f"DRAM bytes read + written (memory-level model vs ncu dram__bytes): "
+                         f"{close}/{len(pairs)} launches within 25 %")
         reasons = sorted({r.sass_reason for r in result.rows if r.sass_reason})
         for reason in reasons[:3]:
             lines.append(f"  no SASS weights: {reason}")

@@ -8,10 +8,21 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt, QTimer, QUrl
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtCore import QSettings, QSize, Qt, QTimer, QUrl
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDropEvent,
+    QGuiApplication,
+    QKeySequence,
+    QMoveEvent,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QApplication,
+    QCheckBox,
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QDockWidget,
@@ -40,15 +51,28 @@ from engine.names import display_name
 from engine.ptx import load_ptx
 from engine.ptx.model import Module
 from engine.session_file import SUFFIX
+from gui.baseline import Baseline
+from gui.gantt.widget import DEFAULT_LANE_PX
 from gui.panels.gantt import GanttPanel
 from gui.panels.inputs import InputsPanel
 from gui.panels.results import ResultsPanel
 from gui.panels.source import SourcePanel
 from gui.panels.tables import BlockTableView, SuperstepView
 from gui.session import Session
+from gui.tour import QuickStartTour, Step
 
 APP_NAME = "Warpline"
 MAX_RECENT = 8
+# Layout: the window takes at most this share of the screen's free area, never more than the
+# preferred size; below COMPACT_WIDTH the inputs and results share one tabbed dock so the chart and
+# the tables keep their width (1366 x 768 fits with nothing clipped).
+SCREEN_SHARE = 0.9
+PREFERRED_SIZE = (1800, 1050)
+MINIMUM_SIZE = (1000, 620)
+COMPACT_WIDTH = 1500
+LAYOUT_VERSION = 2             # bump when docks change: an older saved state is then ignored
+LAYOUT_KEY = "layout"
+REDO_KEYS = [QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")]
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "ptx" / "hotspot.sm_90.ptx"
 
 
@@ -78,18 +102,26 @@ class ErrorBanner(QFrame):
 
 
 class SizeDialog(QDialog):
+    """Size, range and title of a timeline export (the format comes from the file name)."""
+
     def __init__(self, parent: QWidget, width: int, height: int) -> None:
         super().__init__(parent)
-        self.setWindowTitle("PNG size")
+        self.setWindowTitle("Export the timeline")
         self.width_spin = QSpinBox()
         self.height_spin = QSpinBox()
         for spin, value in ((self.width_spin, width), (self.height_spin, height)):
             spin.setRange(64, 16384)
             spin.setValue(value)
             spin.setSuffix(" px")
+        self.range_combo = QComboBox()
+        self.range_combo.addItems(["the whole run", "the visible range"])
+        self.title_check = QCheckBox("Title line (kernel, GPU, launch, predicted time)")
+        self.title_check.setChecked(True)
         form = QFormLayout(self)
         form.addRow("Width", self.width_spin)
         form.addRow("Height", self.height_spin)
+        form.addRow("Cycles", self.range_combo)
+        form.addRow(self.title_check)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
@@ -111,8 +143,9 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.settings = settings or QSettings(APP_NAME, APP_NAME)
         self.session = Session(self)
+        self.baseline = Baseline(self)
         self.setAcceptDrops(True)
-        self.resize(1500, 920)
+        self.setMinimumSize(*MINIMUM_SIZE)
 
         self.banner = ErrorBanner()
         self._model_banner = False
@@ -124,17 +157,21 @@ class MainWindow(QMainWindow):
         self.side_tabs.addTab(self.superstep_view, "Supersteps")
         self.side_tabs.addTab(self.source_panel, "Source")
         top = QSplitter(Qt.Orientation.Horizontal)
+        top.setObjectName("tableSplit")
         top.addWidget(self.block_view)
         top.addWidget(self.side_tabs)
         top.setStretchFactor(0, 3)
         top.setStretchFactor(1, 2)
-        top.setSizes([560, 380])
+        top.setChildrenCollapsible(False)
         split = QSplitter(Qt.Orientation.Vertical)
+        split.setObjectName("chartSplit")
         split.addWidget(top)
         split.addWidget(self.gantt)
+        # the chart first: it takes the larger share and any height the window gains
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 3)
-        split.setSizes([330, 610])
+        split.setChildrenCollapsible(False)
+        self.table_split, self.chart_split = top, split
         central = QWidget()
         vbox = QVBoxLayout(central)
         vbox.setContentsMargins(2, 2, 2, 2)
@@ -149,10 +186,9 @@ class MainWindow(QMainWindow):
         self.inputs_dock = self._dock("Inputs", scroll, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.results_panel = ResultsPanel(self.session)
         self.results_dock = self._dock("Results", self.results_panel, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.inputs_panel.setMinimumWidth(300)
-        # Dock sizes only stick once the window is laid out, hence after the first event loop turn.
-        QTimer.singleShot(0, lambda: self.resizeDocks([self.inputs_dock, self.results_dock], [340, 440],
-                                                      Qt.Orientation.Horizontal))
+        self.inputs_panel.setMinimumWidth(280)
+        scroll.setMinimumWidth(300)
+        self.results_panel.setMinimumWidth(300)
 
         self.progress = QProgressBar()
         self.progress.setMaximumWidth(180)
@@ -168,6 +204,13 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._connect()
         self._update_title()
+        self._layout_saver = QTimer(self)
+        self._layout_saver.setSingleShot(True)
+        self._layout_saver.setInterval(400)
+        self._layout_saver.timeout.connect(self.save_layout)
+        self._default_header = self.block_view.horizontalHeader().saveState()
+        self.restore_layout()
+        self._watch_layout()
 
     # ------------------------------------------------------------------ construction
 
@@ -177,6 +220,130 @@ class MainWindow(QMainWindow):
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
         return dock
+
+    # ------------------------------------------------------------------ layout
+
+    def _available(self) -> QSize:
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        return screen.availableGeometry().size() if screen is not None else QSize(*PREFERRED_SIZE)
+
+    def fit_to_screen(self) -> None:
+        """At most SCREEN_SHARE of the screen's free area, at most the preferred size."""
+        avail = self._available()
+        self.setMinimumSize(min(MINIMUM_SIZE[0], avail.width()), min(MINIMUM_SIZE[1], avail.height()))
+        self.resize(max(self.minimumWidth(), min(PREFERRED_SIZE[0], int(avail.width() * SCREEN_SHARE))),
+                    max(self.minimumHeight(), min(PREFERRED_SIZE[1], int(avail.height() * SCREEN_SHARE))))
+
+    def apply_default_layout(self) -> None:
+        """Docks, splitters, BLOCK columns and chart lanes as a fresh install has them (for the
+        window's current width: the inputs and results share a tabbed dock on small screens)."""
+        compact = self.width() < COMPACT_WIDTH
+        for dock in (self.inputs_dock, self.results_dock):
+            self.removeDockWidget(dock)
+            dock.setFloating(False)
+        if compact:
+            # results first: the first dock of a tab group is the one shown
+            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.results_dock)
+            self.tabifyDockWidget(self.results_dock, self.inputs_dock)
+        else:
+            self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.inputs_dock)
+            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.results_dock)
+        for dock in (self.inputs_dock, self.results_dock):
+            dock.show()
+        self.results_dock.raise_()
+        self.block_view.reset_columns(self._default_header)
+        self.gantt.view.set_lane_height(DEFAULT_LANE_PX)
+        self.gantt.view.set_all_collapsed(False)
+        # Dock and splitter sizes only stick once the window is laid out: after one event loop turn.
+        QTimer.singleShot(0, lambda: self._default_sizes(compact))
+
+    def _default_sizes(self, compact: bool) -> None:
+        self.results_dock.raise_()
+        width = self.width()
+        if compact:
+            self.resizeDocks([self.results_dock], [max(380, int(width * 0.3))], Qt.Orientation.Horizontal)
+        else:
+            self.resizeDocks([self.inputs_dock, self.results_dock], [320, max(420, int(width * 0.25))],
+                             Qt.Orientation.Horizontal)
+        total_w = max(self.table_split.width(), 400)
+        self.table_split.setSizes([int(total_w * 0.6), total_w - int(total_w * 0.6)])
+        total_h = max(self.chart_split.height(), 300)
+        self.chart_split.setSizes([int(total_h * 0.36), total_h - int(total_h * 0.36)])
+
+    def save_layout(self) -> None:
+        """Window geometry, docks, splitters, BLOCK columns and chart lanes into the settings."""
+        if not self.isVisible():
+            return
+        s = self.settings
+        s.beginGroup(LAYOUT_KEY)
+        s.setValue("version", LAYOUT_VERSION)
+        s.setValue("geometry", self.saveGeometry())
+        s.setValue("state", self.saveState(LAYOUT_VERSION))
+        s.setValue("tableSplit", self.table_split.saveState())
+        s.setValue("chartSplit", self.chart_split.saveState())
+        s.setValue("blockColumns", self.block_view.horizontalHeader().saveState())
+        s.setValue("laneHeight", self.gantt.view.lane_height())
+        s.setValue("collapseWarps", self.gantt.view.collapse_box.isChecked())
+        s.endGroup()
+        s.sync()
+
+    def restore_layout(self) -> bool:
+        """The saved layout, if there is one of this version and it fits the screen; else the
+        default one. Returns whether a saved layout was used."""
+        s = self.settings
+        s.beginGroup(LAYOUT_KEY)
+        try:
+            saved = s.value("version") is not None and int(s.value("version")) == LAYOUT_VERSION
+            if saved:
+                saved = bool(self.restoreGeometry(s.value("geometry")) and
+                             self.restoreState(s.value("state"), LAYOUT_VERSION))
+            if saved:
+                self.table_split.restoreState(s.value("tableSplit"))
+                self.chart_split.restoreState(s.value("chartSplit"))
+                self.block_view.restore_columns(s.value("blockColumns"))
+                self.gantt.view.set_lane_height(int(s.value("laneHeight", DEFAULT_LANE_PX)))
+                self.gantt.view.set_all_collapsed(str(s.value("collapseWarps", "false")).lower() == "true")
+        except (TypeError, ValueError):
+            saved = False
+        finally:
+            s.endGroup()
+        avail = self._available()
+        if not saved or self.width() > avail.width() or self.height() > avail.height():
+            self.fit_to_screen()
+        if not saved:
+            self.apply_default_layout()
+        return saved
+
+    def reset_layout(self) -> None:
+        """View › Reset layout: forget the saved layout and lay the window out afresh."""
+        self.settings.remove(LAYOUT_KEY)
+        self.fit_to_screen()
+        self.apply_default_layout()
+        self.show_message("Layout reset")
+
+    def _watch_layout(self) -> None:
+        """Save the layout shortly after it changes (no need to wait for the window to close)."""
+        later = self._layout_saver.start
+        for splitter in (self.table_split, self.chart_split):
+            splitter.splitterMoved.connect(lambda *_: later())
+        for dock in (self.inputs_dock, self.results_dock):
+            dock.dockLocationChanged.connect(lambda *_: later())
+            dock.topLevelChanged.connect(lambda *_: later())
+            dock.visibilityChanged.connect(lambda *_: later())
+        header = self.block_view.horizontalHeader()
+        header.sectionResized.connect(lambda *_: later())
+        header.sectionMoved.connect(lambda *_: later())
+        self.block_view.columnsChanged.connect(later)
+        self.gantt.view.lane_spin.valueChanged.connect(lambda *_: later())
+        self.gantt.view.collapse_box.toggled.connect(lambda *_: later())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._layout_saver.start()
+
+    def moveEvent(self, event: QMoveEvent) -> None:
+        super().moveEvent(event)
+        self._layout_saver.start()
 
     def _action(self, menu, text: str, slot, shortcut=None) -> QAction:  # noqa: ANN001
         action = QAction(text, self)
@@ -197,7 +364,7 @@ class MainWindow(QMainWindow):
                      QKeySequence.StandardKey.SaveAs)
         file.addSeparator()
         export = file.addMenu("&Export")
-        self._action(export, "Timeline as &PNG…", self._export_png)
+        self._action(export, "Timeline as &PNG, SVG or PDF…", self._export_png)
         self._action(export, "Timeline as &CSV (events and stalls)…", self._export_trace_csv)
         self._action(export, "&BLOCK table CSV…", self._export_block_csv)
         self._action(export, "&Supersteps CSV…", self._export_supersteps_csv)
@@ -210,16 +377,32 @@ class MainWindow(QMainWindow):
         self.undo_action = self.session.undo_stack.createUndoAction(self, "&Undo")
         self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
         self.redo_action = self.session.undo_stack.createRedoAction(self, "&Redo")
-        self.redo_action.setShortcuts([QKeySequence("Ctrl+Shift+Z"), QKeySequence.StandardKey.Redo])
+        # Both common redo keys, each once: the platform's standard Redo list already holds
+        # Ctrl+Shift+Z on Linux, and a sequence listed twice makes Qt call the shortcut ambiguous.
+        self.redo_action.setShortcuts(REDO_KEYS)
         edit.addAction(self.undo_action)
         edit.addAction(self.redo_action)
         edit.addSeparator()
         self._action(edit, "Reset all model &overrides", self._reset_overrides)
+        edit.addSeparator()
+        self._action(edit, "&Pin as baseline", self.pin_baseline, QKeySequence("Ctrl+B"))
+        self._action(edit, "&Clear the baseline", self.baseline.clear)
 
         view = bar.addMenu("&View")
         view.addAction(self.inputs_dock.toggleViewAction())
         view.addAction(self.results_dock.toggleViewAction())
+        view.addSeparator()
+        chart = self.gantt.view
+        self._action(view, "Zoom &in (timeline)", lambda: chart.zoom(0.5), QKeySequence("Ctrl+="))
+        self._action(view, "Zoom &out (timeline)", lambda: chart.zoom(2.0), QKeySequence("Ctrl+-"))
+        self._action(view, "&Fit the whole run", chart.fit, QKeySequence("Ctrl+0"))
+        self._action(view, "Time axis: cycles / &µs",
+                     lambda: chart.set_time_unit("cycles" if chart.time_unit() == "us" else "us"),
+                     QKeySequence("Ctrl+U"))
+        view.addSeparator()
+        self._action(view, "&Reset layout", self.reset_layout)
         help_menu = bar.addMenu("&Help")
+        self._action(help_menu, "&Quick start (a tour of the window)", self.quick_start)
         self._action(help_menu, "&About Warpline", self._about)
         self._fill_recent()
 
@@ -231,6 +414,7 @@ class MainWindow(QMainWindow):
         s.evaluationFinished.connect(self._show_finished)
         s.computeFailed.connect(self.show_error)
         s.worker.busyChanged.connect(self._busy)
+        s.undo_stack.indexChanged.connect(self._history_moved)
         s.worker.progress.connect(self._progress)
         # The occupancy sweep waits for the chart to show a new partial result (see ComputeWorker).
         self.gantt.view.painted.connect(s.worker.partial_painted)
@@ -238,7 +422,10 @@ class MainWindow(QMainWindow):
             panel.message.connect(self.show_message)
         self.gantt.instructionClicked.connect(self.block_view.select_instruction)
         self.block_view.rowsSelected.connect(self.source_panel.select)
+        s.timelineChanged.connect(self.source_panel.set_result)
+        self.source_panel.instructionsPicked.connect(self._hot_spot_picked)
         s.fileChanged.connect(self._show_sources)
+        self.baseline.changed.connect(self._baseline_changed)
         self.superstep_view.instructionsSelected.connect(self._superstep_selected)
 
     # ------------------------------------------------------------------ feedback
@@ -250,6 +437,13 @@ class MainWindow(QMainWindow):
         self._model_banner = False   # an error of the user's action: stays until dismissed
         self.banner.show_error(text)
         self.statusBar().showMessage(text.splitlines()[0], 15000)
+
+    def _history_moved(self, _index: int) -> None:
+        """An undo or redo: a refused edit's message no longer applies to what is shown. (A
+        model banner is redone by the evaluation that follows.)"""
+        if not self._model_banner:
+            self.banner.hide()
+        self.statusBar().clearMessage()
 
     def _busy(self, busy: bool) -> None:
         if busy:
@@ -287,6 +481,37 @@ class MainWindow(QMainWindow):
         # the whole superstep in the sources (the table selects its first row only)
         self.source_panel.select([r for r in self.block_view.model_.rows if r.index in instructions])
 
+    def pin_baseline(self) -> bool:
+        """Keep the current (finished) result as the baseline the chart and Compare tab show."""
+        result = self.session.result
+        if result is None or not result.finished or result.state != self.session.state:
+            self.show_message("Nothing to pin yet: the models are still running")
+            return False
+        state = result.state
+        launch = "×".join(str(x) for x in state.launch.grid) + " / " + "×".join(str(x) for x in state.launch.block)
+        label = f"{display_name(state.kernel).split('(')[0]}, {state.profile}, {launch}, " \
+                f"{result.resident_blocks} blocks/SM"
+        edits = self.session.undo_stack.index()
+        if edits:
+            label += f", after {edits} edit{'s' if edits > 1 else ''}"
+        self.baseline.pin(result, label)
+        self.show_message(f"Pinned as baseline: {label}")
+        return True
+
+    def _baseline_changed(self, result: Evaluation | None) -> None:
+        self.gantt.set_baseline(result, self.baseline.label)
+        self.results_panel.compare.set_baseline(result, self.baseline.label)
+        if result is not None:
+            self.results_dock.show()
+            self.results_dock.raise_()
+            self.results_panel.tabs.setCurrentWidget(self.results_panel.compare)
+
+    def _hot_spot_picked(self, instructions: list[int]) -> None:
+        """A hot-spot row: its instructions outlined in the table and the chart, the first selected."""
+        self.block_view.model_.set_highlight(set(instructions))
+        self.block_view.select_instruction(instructions[0])
+        self.gantt.highlight(set(instructions))
+
     def _show_sources(self) -> None:
         if self.session.inputs is not None:
             self.source_panel.show_inputs(self.session.inputs)
@@ -306,9 +531,10 @@ class MainWindow(QMainWindow):
         syntax error) and the current session stays as it was."""
         path = Path(path)
         try:
+            notes: list[str] = []
             if path.suffix == SUFFIX:
                 with busy_cursor():
-                    self.session.open_session(path)
+                    notes = self.session.open_session(path)
             else:
                 # Parsed once here: the kernel is asked for before anything is computed.
                 with busy_cursor():
@@ -324,6 +550,8 @@ class MainWindow(QMainWindow):
             self.show_error(f"Cannot open {path.name}: {exc}")
             return False
         self.banner.hide()
+        if notes:   # overrides made on instructions that changed since: named, not applied
+            self.show_error(f"{path.name}: " + "\n".join(notes))
         self._add_recent(path)
         inputs = self.session.inputs
         if inputs is not None and inputs.launch is None and path.suffix != SUFFIX:
@@ -420,7 +648,10 @@ class MainWindow(QMainWindow):
             | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Save)
         if answer == QMessageBox.StandardButton.Save:
             return self.save_session()
-        return answer == QMessageBox.StandardButton.Discard
+        if answer == QMessageBox.StandardButton.Discard:
+            self.session.discard_recovery()   # an explicit discard: this window's autosave goes
+            return True
+        return False
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self.confirm_discard():
@@ -438,6 +669,52 @@ class MainWindow(QMainWindow):
         state = self.session.state
         if state is not None:
             self.session.apply(replace(state, overrides=Overrides()), "Reset all overrides")
+
+    def quick_start(self) -> QuickStartTour:
+        """Help › Quick start: the tour, on the hotspot sample when no kernel is open."""
+        if self.session.inputs is None:
+            self.open_file(SAMPLE)
+        results = self.results_panel
+
+        def show_results(tab: QWidget | None = None) -> None:
+            self.results_dock.show()
+            self.results_dock.raise_()
+            if tab is not None:
+                results.tabs.setCurrentWidget(tab)
+
+        def show_inputs() -> None:
+            self.inputs_dock.show()
+            self.inputs_dock.raise_()
+
+        steps = [
+            Step("What the kernel costs",
+                 "Every model's prediction for this launch: SM cycles, kernel cycles with the launch cost, "
+                 "and µs. Hover a model for what it assumes.", lambda: results.table, show_results),
+            Step("The simulated SM",
+                 "Each issued instruction on its unit (top lanes) and each warp's waits, coloured by cause "
+                 "(below). Hover a bar for details, click it to find its row; right-click collapses a block's "
+                 "warps; Ctrl+= and Ctrl+- zoom, Ctrl+0 fits.", lambda: self.gantt),
+            Step("The BLOCK table",
+                 "One row per PTX instruction. Double-click a latency cell (lat_comm of an ld.global, say) and "
+                 "type a new value: every model and the chart recompute. Ctrl+Z undoes; right-click resets.",
+                 lambda: self.block_view),
+            Step("Where the time goes",
+                 "The Source tab shows the PTX and CUDA lines; its Hot spots tab ranks lines by simulated "
+                 "warp-cycles, and the BLOCK table's “sim. share” column does the same per instruction.",
+                 lambda: self.side_tabs, lambda: self.side_tabs.setCurrentWidget(self.source_panel)),
+            Step("What limits it",
+                 "The Bottleneck tab names the limit in one sentence, with every unit's utilisation and the "
+                 "share of warp-cycles lost to each stall cause.",
+                 lambda: results.verdict, lambda: show_results(results.verdict)),
+            Step("Try another launch",
+                 "Change the grid, block, registers or the resident blocks per SM here; the occupancy line "
+                 "names the resource that limits it. Pin a result as baseline first (Edit menu) to compare.",
+                 lambda: self.inputs_panel, show_inputs),
+        ]
+        tour = QuickStartTour(self, steps)
+        tour.show()
+        self.tour = tour
+        return tour
 
     def _about(self) -> None:
         QMessageBox.about(self, APP_NAME, "<b>Warpline</b><br>Why a GPU kernel takes the time it takes: "
@@ -458,10 +735,22 @@ class MainWindow(QMainWindow):
         return result
 
     def export_png(self, path: str | os.PathLike[str], width: int, height: int) -> Path:
+        """The timeline as shown (visible range, no title): what earlier versions wrote."""
         from gui.gantt.export_png import export_png
 
         export_png(self.gantt.view, str(path), width, height)
         return Path(path)
+
+    def export_timeline(self, path: str | os.PathLike[str], width: int = 1600, height: int = 900,
+                        visible: bool = False, title: bool = True) -> Path:
+        """The timeline as PNG, SVG or PDF (by suffix): the whole run or the visible range, under a
+        title line naming the kernel, GPU profile, launch and predicted time."""
+        from gui.gantt.export_png import export_timeline, title_line
+
+        result = self.gantt.result
+        text = title_line(result) if title and result is not None else ""
+        return export_timeline(self.gantt.view, path, width, height, title=text,
+                               x_range=self.gantt.view.x_range() if visible else None)
 
     def _export_png(self) -> None:
         if self._result_or_warn() is None:
@@ -469,9 +758,19 @@ class MainWindow(QMainWindow):
         dialog = SizeDialog(self, 1600, 900)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return
-        path = self._save_path("Export timeline PNG", ".png", "timeline")
-        if path is not None:
-            self._guarded(lambda: self.export_png(path, dialog.width_spin.value(), dialog.height_spin.value()), path)
+        inputs = self.session.inputs
+        base = (inputs.path.stem if inputs else "warpline") + "-timeline.png"
+        chosen, chosen_filter = QFileDialog.getSaveFileName(
+            self, "Export the timeline", str(self._last_dir() / base),
+            "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)")
+        if not chosen:
+            return
+        path = Path(chosen)
+        if path.suffix.lower() not in (".png", ".svg", ".pdf"):
+            path = path.with_name(path.name + "." + chosen_filter.split("*.")[-1].rstrip(")"))
+        self._guarded(lambda: self.export_timeline(path, dialog.width_spin.value(), dialog.height_spin.value(),
+                                                   visible=dialog.range_combo.currentIndex() == 1,
+                                                   title=dialog.title_check.isChecked()), path)
 
     def export_trace_csv(self, path: str | os.PathLike[str]) -> int:
         from engine.timeline import export_trace_csv
@@ -523,4 +822,4 @@ class MainWindow(QMainWindow):
         except (WarplineError, OSError, ValueError) as exc:
             self.show_error(f"Export failed: {exc}")
             return
-        self.show_message(f"Exported {path}" if path is not None else "Exported")
+        self.show_message(f"Wrote {path}" if path is not None else "Exported")

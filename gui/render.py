@@ -33,6 +33,30 @@ class QtRenderer:
         except OSError as exc:
             raise WarplineError(f"{path}: cannot write the PNG: {exc}") from None
 
+    def timeline_image(self, evaluation: Any, path: str | Path, *, width: int, height: int,
+                       color_mode: str, x_range: tuple[float, float] | None = None, title: bool = True) -> Path:
+        _headless_platform()
+        from gui.gantt.export_png import render_trace_png, title_line
+
+        sim = evaluation.simulation
+        try:
+            return render_trace_png(sim.trace, evaluation.trace_names, None, float(sim.cycles), path,
+                                    width=width, height=height, subsystems=evaluation.trace_units,
+                                    color_mode=color_mode, title=title_line(evaluation) if title else "",
+                                    x_range=x_range, clock_mhz=evaluation.clock_mhz)
+        except (OSError, ValueError) as exc:
+            raise WarplineError(f"{path}: cannot write the timeline: {exc}") from None
+
+    def batch_png(self, series: Any, path: str | Path, *, model_title: str) -> Path:
+        _headless_platform()
+        from gui.batch_plot import plot_batch
+
+        try:
+            plot_batch(series, path, model_title=model_title)
+        except OSError as exc:
+            raise WarplineError(f"{path}: cannot write the PNG: {exc}") from None
+        return Path(path)
+
     def validation_png(self, result: Any, path: str | Path) -> Path:
         _headless_platform()
         from gui.plots import plot_validation

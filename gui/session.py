@@ -20,7 +20,19 @@ from engine.errors import WarplineError
 from engine.evaluation import PART_DERIVATION, PART_MODELS, PART_SWEEP, PART_TIMELINE, Evaluation, state_for
 from engine.inputs import KernelInputs, resolve_inputs
 from engine.ptx.model import Module
-from engine.session_file import load_session, recovery_path, save_session
+from engine.session_file import (
+    Fingerprint,
+    Orphan,
+    autosave_path,
+    check_fingerprint,
+    claim_orphan,
+    current_owner,
+    fingerprint_for,
+    load_session,
+    new_session_id,
+    ptx_sha256,
+    save_session,
+)
 from engine.state import WorkbenchState
 from gui.undo import StateCommand
 from gui.worker import ComputeWorker
@@ -68,7 +80,10 @@ class Session(QObject):
         self._autosave.setInterval(AUTOSAVE_MS)
         self._autosave.timeout.connect(self.autosave)
         self._autosaved_index = -1
-        self.autosave_path = recovery_path()
+        # Each window autosaves to a file of its own, which only it deletes (see engine.session_file).
+        self.session_id = new_session_id()
+        self.autosave_path = autosave_path(self.session_id)
+        self._ptx_sha256 = ""
         self._drag_serial = 0
 
     # ------------------------------------------------------------------ opening
@@ -87,9 +102,18 @@ class Session(QObject):
         nothing changes and the error rises."""
         inputs = resolve_inputs(path, kernel=kernel or (state.kernel if state else None), module=module,
                                 profile=state.profile if state is not None else None)
-        new_state = state or state_for(inputs)
+        self._adopt(inputs, state or state_for(inputs), self._hash(inputs.path))
+
+    def _hash(self, path: Path) -> str:
+        try:
+            return ptx_sha256(path)
+        except OSError as exc:
+            raise WarplineError(f"{path}: cannot read the PTX file: {exc.strerror or exc}") from None
+
+    def _adopt(self, inputs: KernelInputs, new_state: WorkbenchState, sha256: str) -> None:
         self.inputs = inputs
         self.state = new_state
+        self._ptx_sha256 = sha256
         self.result = None
         self.session_path = None
         self.undo_stack.clear()
@@ -100,34 +124,60 @@ class Session(QObject):
         self.recompute_now()
         self._autosave.start()
 
-    def open_session(self, path: str | os.PathLike[str]) -> None:
+    def open_session(self, path: str | os.PathLike[str]) -> list[str]:
+        """Open a session file; returns what no longer matches the PTX (overrides of rows whose
+        instruction changed are named there and not applied)."""
         data = load_session(path)
         if not data.ptx_path.is_file():
             raise WarplineError(f"{os.fspath(path)}: the session's PTX file {data.ptx_path} does not exist")
-        self.open_ptx(data.ptx_path, state=data.state)
+        inputs = resolve_inputs(data.ptx_path, kernel=data.state.kernel, profile=data.state.profile)
+        sha = self._hash(inputs.path)
+        state, notes = check_fingerprint(data, inputs, sha)
+        self._adopt(inputs, state, sha)
         self.session_path = Path(path)
+        if notes and state != data.state:
+            self.undo_stack.resetClean()   # dropped overrides: what is shown is not what is saved
+        return notes
+
+    def restore(self, orphan: Orphan) -> list[str]:
+        """Take over an autosave left by a dead process and open it as unsaved work of this
+        window (the title shows it, closing asks). Returns the fingerprint notes."""
+        claimed = claim_orphan(orphan, self.session_id)
+        notes = self.open_session(claimed)
+        self.session_path = None          # "Save" must ask where, not overwrite the autosave
+        self.undo_stack.resetClean()      # restored work is unsaved work
+        self.autosave()                   # the file now names this process as its owner
+        return notes
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         if self.inputs is None or self.state is None:
             raise WarplineError("nothing to save: no kernel is open")
-        written = save_session(path, self.inputs.path, self.state)
+        written = save_session(path, self.inputs.path, self.state, fingerprint=self._fingerprint())
         self.session_path = written
         self.undo_stack.setClean()
         return written
 
+    def _fingerprint(self) -> Fingerprint:
+        assert self.inputs is not None and self.state is not None
+        return fingerprint_for(self.inputs, self.state, self._ptx_sha256)
+
     def autosave(self) -> None:
-        """Write the recovery file when something changed since the last autosave."""
+        """Write this window's recovery file when something changed since the last autosave."""
         if self.inputs is None or self.state is None or not self.dirty:
             return
-        if self.undo_stack.index() == self._autosaved_index:
+        if self.undo_stack.index() == self._autosaved_index and self.autosave_path.is_file():
             return
         try:
-            save_session(self.autosave_path, self.inputs.path, self.state)
+            save_session(self.autosave_path, self.inputs.path, self.state, fingerprint=self._fingerprint(),
+                         owner=current_owner(self.session_id))
             self._autosaved_index = self.undo_stack.index()
         except OSError:
             pass  # autosave is best effort; the next tick retries
 
     def discard_recovery(self) -> None:
+        """Delete this window's own autosave (after a save or an explicit discard); the next
+        change writes it again."""
+        self._autosaved_index = -1
         try:
             self.autosave_path.unlink()
         except FileNotFoundError:

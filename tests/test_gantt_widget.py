@@ -69,7 +69,8 @@ def test_lanes_items_and_legend(view, run):
     assert bars == 2 * len(trace.issues) + len(trace.stalls)     # issue lane + subsystem lane
     assert len(view.bar_items()) == 12 + len(np.unique(trace.stalls["cause"]))
     legend_labels = [label.text for _, label in view.legend.items if label.text]
-    assert "warps ≡ 0 mod 12" in legend_labels and "stall: memory dependency" in legend_labels
+    # each colour names the warps it shows (32 warps: three per colour)
+    assert "warps 0, 12, 24" in legend_labels and "stall: memory dependency" in legend_labels
     assert view.x_range()[1] >= cycles
     assert view.drawn_rect_count() > 0
 
@@ -126,7 +127,7 @@ def test_hover_shows_stall_and_instruction(view, run, qtbot):
     _move(view, _viewport_point(view, x, y))
     qtbot.waitUntil(lambda: view.hover_text != "", timeout=2000)
     rec = trace.stalls[lane.row[j]]
-    assert view.hover_text.startswith(f"stall: {STALL_CAUSES[rec['cause']]}\nwarp 5\n")
+    assert view.hover_text.startswith(f"stall: {STALL_CAUSES[rec['cause']].replace('_', ' ')} · warp 5\n")
     assert f"{rec['start']:g} → {rec['end']:g}" in view.hover_text
     # an instruction bar in the ALU lane: zoom in so it is wide, then hover its middle
     alu = layout.lanes[1]

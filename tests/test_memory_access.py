@@ -506,7 +506,8 @@ def test_memory_cost_overrides_formulas() -> None:
     # 32 sectors on 32 lines, R of them new to the GPU; a store has no L1 hits
     r = store.dram_ratio
     assert store.sectors_per_request == 32 and store.lines_per_request == 32 and 0 < r < 1
-    lam = max(32 * 1, 32 / 4 * 4, 32 * r / 4 * 10)  # L1 wavefronts, L2 sectors, DRAM sectors
+    # L1 wavefronts, L2 lines (a store writes whole lines into L2), DRAM sectors
+    lam = max(32 * 1, 32 * 4, 32 * r / 4 * 10)
     Lam = (1 - r) * 200 + r * 400 + lam * (1 - 1 / 32)
     assert costs[store.index] == pytest.approx((lam, Lam))
     tiled = sample_report("transpose", "tiled")

@@ -30,11 +30,11 @@ UNROLLED_SUM = HEADER + """
 	mov.f32 	%f1, 0f00000000;
 	ld.global.nc.f32 	%f2, [%rd2];
 	add.f32 	%f3, %f1, %f2;
-	ld.global.nc.f32 	%f4, [%rd2+4];
+	ld.global.nc.f32 	%f4, [%rd2+4096];
 	add.f32 	%f5, %f3, %f4;
-	ld.global.nc.f32 	%f6, [%rd2+8];
+	ld.global.nc.f32 	%f6, [%rd2+8192];
 	add.f32 	%f7, %f5, %f6;
-	st.global.f32 	[%rd2+12], %f7;
+	st.global.f32 	[%rd2+12288], %f7;
 	ret;
 }
 """
@@ -116,6 +116,6 @@ def test_scheduled_path_hides_latency_that_the_written_order_exposes() -> None:
     assert run_written[0].instructions != run_scheduled[0].instructions
     t_written = simulate(written, trace=False).cycles
     t_scheduled = simulate(scheduled, trace=False).cycles
-    # three dependent load latencies against about one
-    assert t_scheduled < 0.7 * t_written
+    # three dependent load latencies (different lines: no cache hits) against about one
+    assert t_scheduled < 0.6 * t_written
     assert simulate(written, trace=False).instructions_issued == simulate(scheduled, trace=False).instructions_issued

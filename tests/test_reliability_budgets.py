@@ -22,6 +22,8 @@ from engine.pipeline.simulator import Limits, SimulationCancelled, simulate, war
 
 ROOT = Path(__file__).resolve().parents[1]
 HOTSPOT = ROOT / "samples" / "ptx" / "hotspot.sm_90.ptx"
+from engine.pipeline.simulator import DEFAULT_MAX_WARP_INSTRUCTIONS  # noqa: E402
+
 LOOP = "$L__BB0_5"
 
 
@@ -34,14 +36,19 @@ def _description(**kw):
 
 
 @pytest.mark.parametrize("options, expect", [
-    (["--trip", f"{LOOP}=1000000000"], "would issue 5,280,000,013,920 warp instructions"),
-    (["--arg", "0=1000000"], "would issue 5,280,013,920 warp instructions"),
-    (["--grid", "2147483647", "--block", "16,16"], "blocks simulated, extrapolated"),
+    (["--trip", f"{LOOP}=1000000000"], r"would issue ([\d,]+) warp instructions"),
+    (["--arg", "0=1000000"], r"would issue ([\d,]+) warp instructions"),
+    (["--grid", "2147483647", "--block", "16,16"], r"blocks simulated, extrapolated"),
 ])
 def test_huge_launches_end_with_a_bounded_result(options, expect, capsys):
+    import re
+
     rc = cli_main(["predict", str(HOTSPOT), "--profile", "h100", "--no-ptxas", *options])
     out = capsys.readouterr().out
-    assert rc == 0 and "bounded" in out and expect in out
+    found = re.search(expect, out)
+    assert rc == 0 and "bounded" in out and found, out
+    if found.groups():   # the refusal names a count far over the default budget
+        assert int(found.group(1).replace(",", "")) > 100 * DEFAULT_MAX_WARP_INSTRUCTIONS
     assert "Many-BSP" in out
 
 

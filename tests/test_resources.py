@@ -153,10 +153,10 @@ def test_ptxas_failure_falls_back_with_its_message():
 
 
 def test_no_ptxas_on_path_gives_the_estimate(monkeypatch):
-    monkeypatch.setattr(resources.shutil, "which", lambda _name: None)
+    monkeypatch.setattr(resources, "find_ptxas", lambda: None)
     result = kernel_resources(SCALE_PTX, "scale")
     assert result.source == "estimate"
-    assert result.reason.startswith("ptxas is not on PATH")
+    assert result.reason.startswith("ptxas is not installed")
     assert result.static_shared_bytes == 208
 
 
@@ -251,3 +251,17 @@ def test_static_shared_bytes_alignment_extern_and_module_scope():
     estimate = kernel_resources(SCALE_PTX, "scale", use_ptxas=False)
     assert estimate.static_shared_bytes == 208
     assert "ptxas not requested" in estimate.reason
+
+
+def test_newer_ptx_is_assembled_by_the_wheels_ptxas_for_its_own_target() -> None:
+    # Triton's .version 9.4 sm_90a matmul: the system's ptxas 13.0 is too old for it, the
+    # nvidia-cuda-nvcc wheel's reads it; sm_90a code must be assembled as sm_90a, not sm_90.
+    from engine.inputs import resolve_inputs
+    from engine.sass.tools import find_ptxas
+
+    exe = find_ptxas()
+    if exe is None or "nvidia" not in exe:
+        pytest.skip("the nvidia-cuda-nvcc package's ptxas is not installed")
+    inputs = resolve_inputs("tests/corpus/triton/matmul.cc90.ptx", profile="h100")
+    assert inputs.resources.source == "ptxas", inputs.resources.reason
+    assert inputs.resources.arch == "sm_90a" and inputs.resources.spill_store_bytes > 0

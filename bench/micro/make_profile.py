@@ -453,7 +453,8 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w("# ... and per warp request with a single active lane (a warp's leader adding its count)")
     w(f"atomic_same_address_request_cycles = {_fmt(request_cycles)}")
     w(f'source = "global/dram {src("dram_read.lam", "dram.Lam")}; l2 {src("l2_read.lam", "l2.Lam")}; '
-      f'l1 {src("l1.lam", "l1.Lam")}; shared {src("ld_shared.lam", "ld_shared.Lam")}; local {src("ld_local.lam", "ld_local.Lam")}: '
+      f'l1 {src("l1.lam", "l1.Lam")}; shared {src("ld_shared.lam", "ld_shared.Lam")}; '
+      f'local {src("ld_local.lam", "ld_local.Lam")}: '
       f'Λ an L1 hit, λ with 512 KB of local data per SM (more than L1); atomic_same_address_cycles '
       f'{atomic_where}; atomic_same_address_request_cycles {request_where}"')
     w("")

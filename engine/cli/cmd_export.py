@@ -23,13 +23,30 @@ def _image_side(text: str) -> int:
     return value
 
 
+def _cycle_range(text: str) -> tuple[float, float]:
+    """START:END in cycles, START < END."""
+    try:
+        start, end = (float(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: give START:END in cycles, e.g. 0:5000") from None
+    if not start < end:
+        raise argparse.ArgumentTypeError(f"{text!r}: START must be below END")
+    return start, end
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_input_options(parser)
     add_simulation_options(parser)
     parser.add_argument("--png", help="timeline (Gantt chart of the simulated SM) as PNG")
+    parser.add_argument("--svg", help="timeline as SVG (vector drawing)")
+    parser.add_argument("--pdf", help="timeline as PDF")
+    parser.add_argument("--range", type=_cycle_range, metavar="START:END",
+                        help="timeline pictures: only these cycles (default: the whole run)")
+    parser.add_argument("--no-title", action="store_true",
+                        help="timeline pictures without the title line (kernel, GPU, launch, predicted time)")
     parser.add_argument("--width", type=_image_side, default=1600)
     parser.add_argument("--height", type=_image_side, default=900)
-    parser.add_argument("--color", choices=("warp", "class"), default="class")
+    parser.add_argument("--color", choices=("warp", "class", "block"), default="class")
     parser.add_argument("--csv", help="timeline events and stalls as CSV")
     parser.add_argument("--predictions-csv", help="every model's figures as CSV")
     parser.add_argument("--block-csv", help="Many-BSP BLOCK table as CSV")
@@ -44,25 +61,27 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
     from engine.manybsp import export_block_table, export_supersteps
     from engine.timeline import export_trace_csv
 
-    wanted = (ns.png, ns.csv, ns.block_csv, ns.supersteps_csv, ns.curves_csv, ns.predictions_csv)
+    pictures = [p for p in (ns.png, ns.svg, ns.pdf) if p]
+    wanted = (*pictures, ns.csv, ns.block_csv, ns.supersteps_csv, ns.curves_csv, ns.predictions_csv)
     if not any(wanted):
-        raise WarplineError("export: give at least one of --png, --csv, --predictions-csv, --block-csv, "
-                            "--supersteps-csv, --curves-csv")
-    if ns.png:
-        renderer = require_renderer(renderer, "--png")
+        raise WarplineError("export: give at least one of --png, --svg, --pdf, --csv, --predictions-csv, "
+                            "--block-csv, --supersteps-csv, --curves-csv")
+    if pictures:
+        renderer = require_renderer(renderer, "--png/--svg/--pdf")
     inputs = inputs_from_args(ns)
-    ev = evaluate_options(ns, inputs, trace=bool(ns.png or ns.csv), sweep=bool(ns.curves_csv),
+    ev = evaluate_options(ns, inputs, trace=bool(pictures or ns.csv), sweep=bool(ns.curves_csv),
                           cycle_budget=ns.cycle_budget, **sweep_points(ns, "curve-"))
     written: list[str] = []
-    if ns.png or ns.csv:
+    if pictures or ns.csv:
         if ev.simulation is None or ev.simulation.trace is None:
             raise WarplineError(ev.models["pipeline"].error or "the simulation did not run")
         if ns.csv:
             export_trace_csv(ev.simulation.trace, ns.csv, ev.trace_names, ev.trace_units)
             written.append(ns.csv)
-        if ns.png:
-            renderer.timeline_png(ev, ns.png, width=ns.width, height=ns.height, color_mode=ns.color)
-            written.append(ns.png)
+        for picture in pictures:
+            renderer.timeline_image(ev, picture, width=ns.width, height=ns.height, color_mode=ns.color,
+                                    x_range=ns.range, title=not ns.no_title)
+            written.append(picture)
     if ns.predictions_csv:
         predictions_csv(ev, ns.predictions_csv)
         written.append(ns.predictions_csv)

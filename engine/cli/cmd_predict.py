@@ -11,6 +11,7 @@ from engine.cli.options import add_input_options, add_model_options, emit, input
 from engine.cli.registry import Command
 from engine.evaluation.registry import model_ids, models
 from engine.evaluation.report import predictions_csv, predictions_payload, predictions_text
+from engine.evaluation.verdict import explain
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,6 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--import-ncu", metavar="CSV",
                         help="Nsight Compute CSV with gpc__cycles_elapsed.max: adds each model's error")
     parser.add_argument("--csv", help="also write the predictions as CSV")
+    parser.add_argument("--explain", action="store_true",
+                        help="add the bottleneck verdict: what limits the kernel, with each unit's "
+                             "utilisation and the warp-cycles per stall cause (from the simulation)")
 
 
 def run(ns: argparse.Namespace, renderer: Any = None) -> int:
@@ -30,6 +34,8 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
     chosen = None if not ns.model or "all" in ns.model else list(dict.fromkeys(ns.model))
     if ns.derivation and chosen is not None and "manybsp" not in chosen:
         chosen.append("manybsp")
+    if ns.explain and chosen is not None and "pipeline" not in chosen:
+        chosen.append("pipeline")      # the verdict reads the simulation's aggregates
     ev = evaluate_options(ns, inputs, only=chosen, trace=False)
     measured = None
     if ns.import_ncu:
@@ -38,10 +44,20 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
         measured = measured_cycles(ns.import_ncu, inputs.kernel_name, inputs.launch.grid, inputs.launch.block)
     payload = {"file": str(inputs.path), "profile_source": inputs.profile_source,
                **predictions_payload(ev, measured)}
+    text = predictions_text(ev, measured, derivation=ns.derivation)
+    if ns.explain:
+        verdict = explain(ev)
+        if verdict is None:
+            reason = ev.errors.get("simulation", "the simulation did not run")
+            payload["explain"] = {"error": reason}
+            text += f"\nBottleneck: no verdict ({reason})"
+        else:
+            payload["explain"] = verdict.as_dict()
+            text += "\n" + verdict.text()
     if ns.csv:
         predictions_csv(ev, ns.csv)
         print(f"wrote {ns.csv}", file=sys.stderr)
-    emit(ns, payload, predictions_text(ev, measured, derivation=ns.derivation))
+    emit(ns, payload, text)
     return 0
 
 

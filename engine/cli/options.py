@@ -156,7 +156,9 @@ def inputs_from_args(ns: argparse.Namespace, kernel: str | None = None,
     if ns.launch_file:
         # Refused before the TOML reader sees it: it would read /dev/zero or a FIFO forever.
         read_regular_file(ns.launch_file, MAX_LAUNCH_FILE_BYTES, "launch file")
-    if module is None and not whole_file:
+    # A named launch configuration says which kernel it launches: then the whole file is read
+    # so that resolve_inputs can pick it (launch files come with small sample files).
+    if module is None and not whole_file and (wanted is not None or not getattr(ns, "config", None)):
         module, wanted = load_chosen_kernel(ns.file, wanted)
     inputs = resolve_inputs(
         ns.file,

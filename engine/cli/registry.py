@@ -31,6 +31,7 @@ MODULES = (
     "engine.cli.cmd_export",
     "engine.cli.cmd_validate",
     "engine.cli.cmd_models",
+    "engine.cli.cmd_batch",
 )
 
 

@@ -17,8 +17,17 @@ class Renderer(Protocol):
                      color_mode: str) -> Path:
         """The evaluation's timeline as a PNG of width × height pixels."""
 
+    def timeline_image(self, evaluation: Any, path: str | Path, *, width: int, height: int,
+                       color_mode: str, x_range: tuple[float, float] | None = None, title: bool = True) -> Path:
+        """The evaluation's timeline as PNG, SVG or PDF (by the path's suffix), over the whole run
+        or ``x_range`` (cycles), with a title line (kernel, profile, launch, predicted time)."""
+
     def validation_png(self, result: Any, path: str | Path) -> Path:
         """Predicted against measured cycles of a validation run."""
+
+    def batch_png(self, series: Any, path: str | Path, *, model_title: str) -> Path:
+        """A batch's kernel cycles against its swept parameter, one panel per kernel
+        (``engine.batch.report.KernelSeries``), one line per profile."""
 
 
 def require_renderer(renderer: Renderer | None, what: str) -> Renderer:

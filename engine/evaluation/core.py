@@ -39,6 +39,7 @@ from engine.evaluation.sweep import Sweep, plan_blocks
 from engine.inputs import KernelInputs
 from engine.launch import Launch
 from engine.manybsp import ManyBspResult, manybsp_inputs, run_manybsp
+from engine.mechanisms import enabled
 from engine.memory import analyze_memory
 from engine.memory.traffic import kernel_traffic
 from engine.occupancy import Occupancy, occupancy
@@ -46,6 +47,7 @@ from engine.pipeline.adapter import PipelineOverrides, build_description, sm_con
 from engine.pipeline.description import KernelDescription, to_fraction
 from engine.pipeline.simulator import DEFAULT_MAX_WARP_INSTRUCTIONS, Limits, SimulationCancelled, limits, simulate
 from engine.profiles import Profile, list_profiles, load_profile
+from engine.sass import SassMap, SassUnavailable, sass_map
 from engine.state import WorkbenchState
 from engine.timeline import layout_trace
 
@@ -145,6 +147,7 @@ class Evaluator:
         self._analyses: dict[tuple, KernelAnalysis] = {}
         self._tables: dict[tuple, tuple] = {}
         self._descriptions: dict[tuple, KernelDescription] = {}
+        self._sass: dict[tuple, tuple[Any, Any]] = {}
         self._memory: dict[int, tuple[Any, str]] = {}
 
     # ------------------------------------------------------------------ cached inputs
@@ -330,7 +333,8 @@ class Evaluator:
         if base is None:
             _bounded(self._descriptions, 16)
             base = build_description(analysis, profile, state.launch, PipelineOverrides(),
-                                     resident_blocks=ev.resident_blocks, module=inputs.module, memory=ev.memory)
+                                     resident_blocks=ev.resident_blocks, module=inputs.module, memory=ev.memory,
+                                     sass=self.sass(inputs, profile, ev))
             self._descriptions[key] = base
         d = base.with_changes(resident_blocks=ev.resident_blocks)
         costs = pipeline_overrides(state, analysis).costs
@@ -349,6 +353,29 @@ class Evaluator:
         ev.trace_names = [ins.name for ins in d.instructions]
         ev.trace_units = list(d.subsystems)
         ev.warnings.extend(d.notes)
+
+    def sass(self, inputs: KernelInputs, profile: Profile, ev: Evaluation | None = None) -> Any:
+        """The kernel's SASS map for the profile's GPU (``engine.sass.SassMap``), or None with a
+        warning on ``ev`` saying why the PTX instructions issue one for one. ptxas runs once per
+        file text, kernel and architecture (cached on disk by :mod:`engine.sass`)."""
+        if not enabled("sass"):
+            return None
+        arch = profile.device.sm_version
+        key = (id(inputs.module), inputs.kernel_name, arch)
+        hit = self._sass.get(key)
+        if hit is None or hit[0] is not inputs.module:
+            _bounded(self._sass, self.CACHE_LIMIT)
+            try:
+                result = sass_map(inputs.path, inputs.kernel_name, arch)
+            except WarplineError as exc:
+                result = SassUnavailable(str(exc))
+            hit = self._sass[key] = (inputs.module, result)
+        result = hit[1]
+        if isinstance(result, SassMap):
+            return result
+        if ev is not None:
+            ev.warnings.append(f"SASS not used ({result.reason}): each PTX instruction issues once")
+        return None
 
     @staticmethod
     def _traffic(inputs: KernelInputs, ev: Evaluation, d: KernelDescription) -> Any:

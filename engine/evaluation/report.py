@@ -93,7 +93,7 @@ def predictions_text(ev: Evaluation, measured_kernel_cycles: float | None = None
             row += f"  {result.note}"
         lines.append(row)
     if ev.traffic is not None:
-        lines.append("  " + traffic_line(ev.traffic))
+        lines.append("  " + ev.traffic.summary())
     for stage, message in ev.errors.items():
         lines.append(f"  error [{stage}]: {message}")
     for warning in ev.warnings:
@@ -103,21 +103,6 @@ def predictions_text(ev: Evaluation, measured_kernel_cycles: float | None = None
         for q in ev.manybsp.prediction.quantities.values():
             lines.append(f"    {q.name:<20} {q.value:>14,.6g}   {q.equation}: {q.formula}")
     return "\n".join(lines)
-
-
-def traffic_line(traffic: Any) -> str:
-    """The launch's memory traffic in one line: bytes per level, L2 hit rate, limiting level."""
-    def mb(x: float) -> str:
-        return f"{x / 1e6:,.1f} MB"
-
-    hit = traffic.l2_hit_rate
-    text = (f"memory (whole launch, global accesses): L1 {mb(traffic.l1_bytes)}, L2 {mb(traffic.l2_bytes)}"
-            f" (hit rate {f'{100 * hit:.0f} %' if hit is not None else '—'}), DRAM read "
-            f"{mb(traffic.dram_read_bytes)}, written {mb(traffic.dram_write_bytes)}; limiting level: "
-            f"{traffic.limiting_level or '—'}")
-    if traffic.unanalysed:
-        text += f" ({traffic.unanalysed} access(es) without a pattern not counted)"
-    return text
 
 
 def _cycles(value: float) -> str:

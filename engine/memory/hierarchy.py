@@ -13,11 +13,13 @@ sectors new to the block, the share new to the whole GPU) and the launch on a pr
 The cost of one warp request on its SM is the slowest of the three levels at the rate each gives
 one SM when every SM streams (``[pipeline.memory]`` of the profile): the L1/LSU data path moves
 one 128-byte wavefront per ``l1_lam`` (every request passes it, hit or miss, one wavefront per
-line it touches), L2 ``l2_lam`` and DRAM ``dram_lam`` per 128 bytes, counted by 32-byte sector.
+line it touches), L2 ``l2_lam`` and DRAM ``dram_lam`` per 128 bytes, counted by 32-byte sector
+for loads and by line for stores and atomics (L2 takes a partial write a line at a time).
 A grid with fewer blocks than SMs shares L2 and DRAM among fewer SMs: their per-SM rates scale
 with the share of SMs busy, capped at what one SM's path takes (DRAM at the all-SM L2 rate, L2 at
-the L1 rate: an estimate, not measured). The latency is the level-weighted
-mean, plus the time the request's last line waits behind its others.
+the L1 rate: an estimate, not measured). The latency is that of the slowest level a request's
+lines need (a line needs a level when any of its sectors does), plus the time the request's last
+line waits behind its others.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from engine.memory.patterns import LINE, SECTOR
 from engine.memory.report import AccessInfo
 
 SECTORS_PER_LINE = LINE // SECTOR
+# An access whose block re-reads less than a tenth of its sectors has no neighbour to use the
+# other half of a 64-byte DRAM fetch.
+ISOLATED_MISS = 0.9
 RESERVED_SHARED_PER_BLOCK = 1024     # bytes the runtime keeps per block (compute capability >= 8.0)
 
 
@@ -93,9 +98,13 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
     dram_lam_sm = max(dram_lam * share, l2_lam)
     sectors = access.sectors_per_request or 0.0
     lines = max(1.0, access.lines_per_request or 1.0)
+    through_l2 = sectors * (1.0 - shares.l1) / SECTORS_PER_LINE * l2_lam_sm
+    if access.kind != "load":
+        # writes and atomics reach L2 a line at a time, however few of its bytes they change
+        through_l2 = max(through_l2, lines * l2_lam_sm)
     return {
         "L1": lines * l1_lam,
-        "L2": sectors * (1.0 - shares.l1) / SECTORS_PER_LINE * l2_lam_sm,
+        "L2": through_l2,
         "DRAM": sectors * dram_fetch_factor(access) * shares.dram / SECTORS_PER_LINE * dram_lam_sm,
     }
 
@@ -103,9 +112,13 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
 def dram_fetch_factor(access: AccessInfo) -> float:
     """DRAM sectors read per requested sector: DRAM is read 64 bytes at a time, so a load that
     wants one sector of a line fetches two (a random gather moves twice its bytes); requests of
-    two or more sectors per line fetch what they ask for. Stores write what they change."""
+    two or more sectors per line fetch what they ask for, and so does a walk whose block goes on
+    to read the neighbouring sector (the second half of the fetch is then an L2 hit). Stores
+    write what they change."""
     sectors = access.sectors_per_request or 0.0
     if access.kind != "load" or sectors <= 0 or not enabled("dram_fetch_64b"):
+        return 1.0
+    if access.block_miss is not None and access.block_miss < ISOLATED_MISS:
         return 1.0
     lines = max(1.0, access.lines_per_request or 1.0)
     return max(1.0, 2.0 * lines / sectors)
@@ -121,7 +134,13 @@ def global_access_cost(access: AccessInfo, shares: LevelShares, profile: Any, sm
     l1_Lam = _rate(memory, "l1_Lam", _rate(memory, "shared_Lam", l2_Lam))
     lam = max(level_times(access, shares, profile, sm, fallback).values())
     lines = max(1.0, access.lines_per_request or 1.0)
-    latency = shares.l1 * l1_Lam + shares.l2 * l2_Lam + shares.dram * dram_Lam
+    # A request waits for its slowest sector. Sectors of one line come and go together, so a
+    # line needs a level as soon as one of its sectors does: with s/lines sectors per line, the
+    # share of requests reaching L2 (DRAM) is that many times the share of sectors reaching it.
+    per_line = max(1.0, (access.sectors_per_request or 1.0) / lines)
+    needs_dram = min(1.0, shares.dram * per_line)
+    needs_l2 = max(min(1.0, (shares.dram + shares.l2) * per_line), needs_dram)
+    latency = needs_dram * dram_Lam + (needs_l2 - needs_dram) * l2_Lam + (1.0 - needs_l2) * l1_Lam
     return lam, latency + lam * (1.0 - 1.0 / lines)
 
 

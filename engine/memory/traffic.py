@@ -56,6 +56,20 @@ class KernelTraffic:
         reached = self.l2_bytes + self.dram_read_bytes + self.dram_write_bytes
         return self.l2_bytes / reached if reached else None
 
+    def summary(self) -> str:
+        """The launch's traffic in one line: bytes per level, L2 hit rate, limiting level."""
+        def mb(x: float) -> str:
+            return f"{x / 1e6:,.1f} MB"
+
+        hit = self.l2_hit_rate
+        text = (f"memory (whole launch, global accesses): L1 {mb(self.l1_bytes)}, L2 {mb(self.l2_bytes)}"
+                f" (hit rate {f'{100 * hit:.0f} %' if hit is not None else '—'}), DRAM read "
+                f"{mb(self.dram_read_bytes)}, written {mb(self.dram_write_bytes)}; limiting level: "
+                f"{self.limiting_level or '—'}")
+        if self.unanalysed:
+            text += f" ({self.unanalysed} access(es) without a pattern not counted)"
+        return text
+
     def as_dict(self) -> dict[str, Any]:
         return {"l1_bytes": self.l1_bytes, "l2_bytes": self.l2_bytes, "dram_read_bytes": self.dram_read_bytes,
                 "dram_write_bytes": self.dram_write_bytes, "l2_hit_rate": self.l2_hit_rate,
@@ -94,3 +108,22 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         per_access[a.index] = AccessTraffic(a.index, requests, shares.l1, shares.l2 / miss if miss > 0 else 0.0,
                                             moved, max(times, key=lambda level: times[level]))
     return KernelTraffic(l1, l2, dram_read, dram_write, busy, per_access, unanalysed)
+
+
+def traffic_rows(report: MemoryReport, traffic: KernelTraffic) -> list[dict[str, Any]]:
+    """One display row per global and shared access: its pattern and, for global ones, where its
+    sectors are served over the launch (the window's Memory tab). Instruction numbers are 1-based,
+    as in the BLOCK table."""
+    rows = []
+    for a in report.accesses:
+        t = traffic.accesses.get(a.index)
+        rows.append({
+            "#": a.index + 1, "instruction": a.text, "space": a.space.value, "kind": a.kind,
+            "sectors/req": a.sectors_per_request, "lines/req": a.lines_per_request,
+            "L1 hit %": None if t is None else 100.0 * t.l1_hit,
+            "L2 hit %": None if t is None else 100.0 * t.l2_hit,
+            "DRAM MB": None if t is None else t.dram_bytes / 1e6,
+            "limit": "" if t is None else t.limiting_level,
+            "note": a.unknown_reason or (f"not affine ({a.non_affine}): lanes evaluated" if a.non_affine else ""),
+        })
+    return rows

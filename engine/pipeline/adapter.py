@@ -35,7 +35,7 @@ from engine.pipeline.description import (
     to_fraction,
 )
 from engine.pipeline.peers import ModelPrediction, all_peers
-from engine.pipeline.schedule import block_issue_order
+from engine.pipeline.schedule import block_issue_order, issue_order
 from engine.pipeline.simulator import SimulationResult, simulate
 from engine.units import Unit
 
@@ -101,7 +101,54 @@ def _cost_override(ov: PipelineOverrides, index: int, full_opcode: str,
     return best[1] if best else (None, None)
 
 
-def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides
+def kernel_sass(module: Any, kernel: str, profile: Any) -> Any:
+    """The SASS map of ``kernel`` for the profile's GPU (``engine.sass.SassMap``), or None when the
+    module has no file, the tools are missing or ptxas refuses it (the PTX then issues one for one)."""
+    from engine.sass import SassMap, sass_map
+
+    filename = getattr(module, "filename", "") or ""
+    if not enabled("sass") or not filename or filename.startswith("<"):
+        return None
+    try:
+        result = sass_map(filename, kernel, profile.device.sm_version)
+    except WarplineError:
+        return None
+    return result if isinstance(result, SassMap) else None
+
+
+def _issue_weights(analysis: KernelAnalysis, sass: Any) -> dict[int, float]:
+    """SASS weights the simulator applies: those of instructions that are not memory accesses.
+    A memory access's cost comes from the memory model, and its SASS line attribution is the
+    least certain (a texture fetch or a merged load is credited to one of its PTX lines)."""
+    return {i: w for i, w in sass.weights.items()
+            if i < len(analysis.classifications) and not analysis.classifications[i].is_memory}
+
+
+def _forwarded_deps(deps: dict[int, set[int]], dropped: set[int]) -> dict[int, set[int]]:
+    """Producers with the dropped instructions replaced by their own producers (transitively): a
+    consumer of an instruction ptxas folded away waits for what that instruction read."""
+    if not dropped:
+        return deps
+    resolved: dict[int, set[int]] = {}
+
+    def live(p: int, visiting: frozenset[int]) -> set[int]:
+        if p not in dropped:
+            return {p}
+        if p in resolved:
+            return resolved[p]
+        if p in visiting:
+            return set()                   # a loop of dropped instructions: nothing real to wait for
+        out: set[int] = set()
+        for q in deps.get(p, ()):
+            out |= live(q, visiting | {p})
+        resolved[p] = out
+        return out
+
+    return {c: set().union(*(live(p, frozenset()) for p in ps)) if ps else set() for c, ps in deps.items()}
+
+
+def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
+                  weights: Mapping[int, float] | None = None
                   ) -> tuple[tuple[StaticInstruction, ...], tuple[str, ...]]:
     function = analysis.function
     units: list[Unit] = []
@@ -112,6 +159,8 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides
     deps: dict[int, set[int]] = {}
     for edge in analysis.defuse.edges:
         deps.setdefault(edge.consumer, set()).add(edge.producer)
+    weights = weights or {}
+    deps = _forwarded_deps(deps, {i for i, w in weights.items() if w <= 0})
     out = []
     for i, (instr, cls) in enumerate(zip(function.instructions, analysis.classifications, strict=False)):
         cost = profile.cost(instr, cls)
@@ -122,6 +171,12 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides
             # A store has no consumer; what the simulator's warp waits for at retirement is the
             # LSU accepting it, not the write reaching DRAM (warps exit with stores in flight).
             Lam = lam
+        weight = weights.get(i, 1.0)
+        if 0 < weight < 1:
+            # ptxas did less than the PTX says (one of four loads merged into an LDS.128: a
+            # quarter; an unrolled loop's branch). Expansions (sin.approx: FMUL + MUFU) are
+            # already in the profile's λ, measured on the PTX instruction itself.
+            lam = lam * weight
         o_lam, o_Lam = _cost_override(ov, i, instr.full_opcode, cls.unit)
         lam = lam if o_lam is None else o_lam
         Lam = Lam if o_Lam is None else o_Lam
@@ -140,9 +195,12 @@ class _PathBuilder:
     MAX_STEPS = 100_000
 
     def __init__(self, analysis: KernelAnalysis, launch: Any, ov: PipelineOverrides,
-                 latencies: list[float] | None = None) -> None:
+                 latencies: list[float] | None = None, dropped: frozenset[int] = frozenset(),
+                 unroll: Mapping[str, int] | None = None) -> None:
         self.a = analysis
         self.latencies = latencies   # Λ per instruction: blocks issue in scheduled order
+        self.dropped = dropped       # instructions ptxas folds away: never issued
+        self.unroll = unroll or {}   # "first-last" instruction of a loop -> ptxas's unroll factor
         self.cfg = analysis.cfg
         self.ov = ov
         self.notes: list[str] = []
@@ -200,8 +258,9 @@ class _PathBuilder:
                 continue
             seen.add(b)
             block = self.cfg.blocks[b]
-            if block.end > block.start:
-                nodes.append(Run(self._issue_order(block.start, block.end)))
+            order = tuple(i for i in self._issue_order(block.start, block.end) if i not in self.dropped)
+            if order:
+                nodes.append(Run(order))
             b = self._next(block, loop)
         return nodes
 
@@ -222,11 +281,31 @@ class _PathBuilder:
         chance = self._chance.pop()
         if count <= 0 or not _executes(body):
             return []
-        if len(chance) != 1:
-            if len(chance) > 1:
-                self.notes.append(f"loop {loop.key}: {len(chance)} data-dependent branches; each "
-                                  "follows its more likely side in every iteration")
+        if len(chance) == 1:
+            return self._split_loop(loop, count, chance)
+        if len(chance) > 1:
+            self.notes.append(f"loop {loop.key}: {len(chance)} data-dependent branches; each "
+                              "follows its more likely side in every iteration")
+        return self._unrolled(loop, body, count)
+
+    def _unrolled(self, loop: Any, body: list[PathNode], count: int) -> list[PathNode]:
+        """The loop as ptxas runs it: a body it unrolled u times is u copies scheduled as one
+        block (the copies' loads issue together) for count // u passes, then the remaining
+        iterations one at a time. Only straight-line bodies; the inner backward branches go."""
+        first = self.cfg.blocks[loop.header_block].start
+        last = max(self.cfg.blocks[latch].end - 1 for latch in loop.latches)
+        u = self.unroll.get(f"{first}-{last}", 1)
+        if u < 2 or count < u or self.latencies is None or not all(isinstance(n, Run) for n in body):
             return [Loop(tuple(body), count)]
+        one = [i for node in body for i in node.instructions]   # type: ignore[union-attr]
+        copies = [i for _ in range(u - 1) for i in one if i != last] + one
+        order = issue_order(self.a.function.instructions, self.a.classifications, self.latencies, copies)
+        nodes: list[PathNode] = [Loop((Run(order),), count // u)]
+        if count % u:
+            nodes.append(Loop(tuple(body), count % u))
+        return nodes
+
+    def _split_loop(self, loop: Any, count: int, chance: list[tuple[int, float]]) -> list[PathNode]:
         branch_block, p = chance[0]
         taken_n = int(round(p * count))
         variants = []
@@ -295,14 +374,19 @@ def _executes(nodes: list[PathNode]) -> bool:
 def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
                       overrides: PipelineOverrides | None = None,
                       resident_blocks: int | None = None, module: Any = None,
-                      memory: Any = True) -> KernelDescription:
+                      memory: Any = True, sass: Any = True) -> KernelDescription:
     """The Pipeline-model input for one kernel launch on the profile's GPU (one SM's share).
 
     ``module`` (the parsed PTX) lets the occupancy use the kernel's registers (ptxas when it is
     installed, else an estimate) and static shared memory; without it 32 registers are assumed.
     ``memory``: an ``engine.memory.MemoryReport`` (or True: analyse here; None: skip) whose
     coalescing, DRAM ratio and bank conflicts set each analysed access's λ/Λ, unless the
-    overrides bring their own ``memory_cost``.
+    overrides bring their own ``memory_cost``. ``sass``: an ``engine.sass.SassMap`` of the kernel
+    (True: look it up for the module's file and the profile's GPU; None: none);
+    instructions ptxas folds away (weight 0) are not issued (their consumers wait for their
+    producers instead) and those it merges (weight below 1) keep their pipeline busy that share of
+    their λ. Weights above 1 change nothing: the profile's λ of an instruction is measured on it
+    and so already holds the SASS it expands to.
     """
     ov = overrides or PipelineOverrides()
     device = profile.device
@@ -314,9 +398,14 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         sm = sm_context(analysis, profile, launch, module, resident)
         ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, memory,
                                                                       sm))
-    instructions, subsystems = _instructions(analysis, profile, ov)
+    if sass is True:
+        sass = kernel_sass(module, analysis.function.name, profile)
+    weights = _issue_weights(analysis, sass) if sass is not None and enabled("sass") else {}
+    instructions, subsystems = _instructions(analysis, profile, ov, weights)
     latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None
-    builder = _PathBuilder(analysis, launch, ov, latencies)
+    dropped = frozenset(i for i, w in weights.items() if w <= 0)
+    unroll = sass.unroll if sass is not None and enabled("sass") else None
+    builder = _PathBuilder(analysis, launch, ov, latencies, dropped, unroll)
     path = builder.build()
     if not _executes(list(path)):
         raise ModelError(f"kernel {analysis.function.name}: the path this launch takes executes nothing")

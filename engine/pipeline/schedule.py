@@ -47,9 +47,16 @@ def block_issue_order(instructions: Sequence[Any], classifications: Sequence[Any
                       latencies: Sequence[float], start: int, end: int) -> tuple[int, ...]:
     """The instruction indices ``start..end-1`` in the order a latency-driven scheduler issues
     them. ``latencies`` are the Λ of every instruction of the kernel (indexed like it)."""
-    n = end - start
+    return issue_order(instructions, classifications, latencies, tuple(range(start, end)))
+
+
+def issue_order(instructions: Sequence[Any], classifications: Sequence[Any],
+                latencies: Sequence[float], sequence: Sequence[int]) -> tuple[int, ...]:
+    """:func:`block_issue_order` for any straight-line ``sequence`` of instruction indices (an
+    index may repeat: the copies of a loop body that ptxas unrolled, scheduled as one block)."""
+    n = len(sequence)
     if n <= 2:
-        return tuple(range(start, end))
+        return tuple(sequence)
     preds: list[set[int]] = [set() for _ in range(n)]
     last_writer: dict[str, int] = {}
     readers: dict[str, list[int]] = {}
@@ -58,7 +65,7 @@ def block_issue_order(instructions: Sequence[Any], classifications: Sequence[Any
     last_fence: int | None = None
     since_fence: list[int] = []
     for k in range(n):
-        i = start + k
+        i = sequence[k]
         instr, cls = instructions[i], classifications[i]
         p = preds[k]
         for reg in instr.srcs:
@@ -101,18 +108,18 @@ def block_issue_order(instructions: Sequence[Any], classifications: Sequence[Any
     height = [0.0] * n
     for k in range(n - 1, -1, -1):
         below = max((height[s] for s in succs[k]), default=0.0)
-        height[k] = float(latencies[start + k]) + below
+        height[k] = float(latencies[sequence[k]]) + below
     waiting = [len(p) for p in preds]
     ready = [(-height[k], k) for k in range(n) if waiting[k] == 0]
     heapq.heapify(ready)
     order: list[int] = []
     while ready:
         _, k = heapq.heappop(ready)
-        order.append(start + k)
+        order.append(sequence[k])
         for s in succs[k]:
             waiting[s] -= 1
             if waiting[s] == 0:
                 heapq.heappush(ready, (-height[s], s))
     if len(order) != n:   # cannot happen (edges only point forward); keep the written order
-        return tuple(range(start, end))
+        return tuple(sequence)
     return tuple(order)

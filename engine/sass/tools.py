@@ -62,6 +62,13 @@ def _candidates(name: str) -> list[str]:
     return found
 
 
+def find_ptxas() -> str | None:
+    """The ptxas to run: the nvidia-cuda-nvcc wheel's first (it reads the newest PTX, .version
+    9.5 for 13.5), else the one on PATH; None when there is none."""
+    found = _candidates("ptxas")
+    return found[0] if found else None
+
+
 def find_tools() -> SassTools | str:
     """The tools to use, or why there are none (a reason string, not an exception)."""
     ptxas = _candidates("ptxas")

@@ -55,6 +55,26 @@ class BarsItem(pg.GraphicsObject):
         self._store(lane, x0, x1, lane_y, lane_h)
         self.update()
 
+    def set_lane_geometry(self, lane_y: np.ndarray, lane_h: np.ndarray) -> None:
+        """Move the lanes (new tops and heights, same bars): the chart re-spaces its lanes when it
+        is resized or a lane group is collapsed, without re-sorting or re-merging any bar."""
+        self.prepareGeometryChange()
+        self._place_lanes(lane_y, lane_h)
+        self._cache_key = None
+        self.update()
+
+    def _place_lanes(self, lane_y: np.ndarray, lane_h: np.ndarray) -> None:
+        pad = (1.0 - BAR_FILL) / 2.0
+        self._bar_y = (lane_y[self._lanes] + pad * lane_h[self._lanes]).astype(np.float64)
+        self._bar_h = (BAR_FILL * lane_h[self._lanes]).astype(np.float64)
+        if len(self._lane):
+            y0 = float(self._bar_y.min())
+            y1 = float((self._bar_y + self._bar_h).max())
+            self._bounding = QRectF(float(self._x0.min()), y0,
+                                    max(float(self._x1.max() - self._x0.min()), 1e-9), max(y1 - y0, 1e-9))
+        else:
+            self._bounding = QRectF()
+
     def _store(self, lane: np.ndarray, x0: np.ndarray, x1: np.ndarray, lane_y: np.ndarray,
                lane_h: np.ndarray) -> None:
         lane, x0, x1 = _sort_bars(lane, x0, x1)
@@ -76,21 +96,12 @@ class BarsItem(pg.GraphicsObject):
         self._lod_plan: list[int] | None = None      # levels of detail k kept (gap as below)
         self._lod_pending: set[int] = set()          # of those, the ones not built yet
         self._lane, self._x0, self._x1 = lane, x0, x1
-        pad = (1.0 - BAR_FILL) / 2.0
-        self._bar_y = (lane_y[self._lanes] + pad * lane_h[self._lanes]).astype(np.float64)
-        self._bar_h = (BAR_FILL * lane_h[self._lanes]).astype(np.float64)
+        self._place_lanes(lane_y, lane_h)
         self._cache_key: tuple[float, float, float] | None = None
         self.last_visible = 0     # bars inside the view at the last paint (before merging)
         self.last_drawn = 0       # rectangles handed to drawRects at the last paint
         self._rect_rank = np.zeros(0, np.int64)
         self._rects.resize(0)
-        if len(self._lane):
-            y0 = float(self._bar_y.min())
-            y1 = float((self._bar_y + self._bar_h).max())
-            self._bounding = QRectF(float(self._x0.min()), y0,
-                                    max(float(self._x1.max() - self._x0.min()), 1e-9), y1 - y0)
-        else:
-            self._bounding = QRectF()
 
     def _lod_gap(self, k: int) -> float:
         return self._span / 65536.0 * 2.0 ** k

@@ -12,10 +12,11 @@ from PySide6.QtGui import QColor
 
 from engine.pipeline.trace import STALL_CAUSES
 
-# Tableau-10 plus two extra hues: widely used, distinguishable for common colour-vision deficits.
+# Blues, greens, teals, yellows and pinks: no red, purple, dark orange or grey, which the
+# stall causes use, so a bar's colour never leaves in doubt whether it is work or a wait.
 DATA_PALETTE: tuple[str, ...] = (
-    "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948",
-    "#b07aa1", "#ff9da7", "#9c755f", "#17becf", "#8cd17d", "#d37295",
+    "#4e79a7", "#59a14f", "#edc948", "#76b7b2", "#ff9da7", "#00a087",
+    "#17becf", "#8cd17d", "#7fb1e3", "#bcbd22", "#1f5f8b", "#e377c2",
 )
 
 STALL_PALETTE: dict[str, str] = {
@@ -24,10 +25,10 @@ STALL_PALETTE: dict[str, str] = {
     "compute_dependency": "#6c3483",
     "barrier": "#b9770e",
     # ... contention in greys, so the common issue-limit waits do not drown them
-    "subsystem_busy": "#5d6d7e",
-    "issue_limit": "#b9c7d4",
-    "not_resident": "#e3e5e8",
-    "finished": "#f0f2f3",
+    "subsystem_busy": "#5f5f5f",
+    "issue_limit": "#bdbdbd",
+    "not_resident": "#e6e6e6",
+    "finished": "#f3f3f3",
 }
 
 HIGHLIGHT_FILL = "#ffe600"

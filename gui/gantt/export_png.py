@@ -1,18 +1,24 @@
-"""PNG export of a Gantt chart, from a live view or straight from a trace (CLI ``--png``).
+"""Export of a Gantt chart as PNG, SVG or PDF, from a live view or straight from a trace (CLI
+``export --png/--svg/--pdf``), with a title line naming the kernel, profile, launch and predicted
+time, over the whole run or a range of cycles.
 
 Rendering always happens in a fresh off-screen :class:`GanttView` sized to the requested
 pixels, so the picture is laid out for that size (axis labels, legend wrap) and the live
-widget is never resized under the user.
+widget is never resized under the user. SVG and PDF are painted through the same QPainter calls
+as the screen (QSvgGenerator, QPdfWriter), so bars stay vectors unless the chart is dense enough
+for the raster layer, which then embeds its image.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pyqtgraph.exporters import ImageExporter
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QImage
+from PySide6.QtCore import QMarginsF, QRectF, QSize, QSizeF, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QImage, QPainter
 from PySide6.QtWidgets import QApplication
 
 from engine.pipeline.trace import Trace
@@ -55,37 +61,181 @@ def _render(view: GanttView, path: str | Path, width: int, height: int) -> Path:
     return out
 
 
-def export_png(view: GanttView, path: str | Path, width: int = 1600, height: int = 900) -> Path:
-    """Save what ``view`` shows (same trace, x-range, colour mode, highlights) as a PNG."""
+FORMATS = (".png", ".svg", ".pdf")
+TITLE_PX = 30                 # height of the title line above the chart
+
+
+def title_line(evaluation: Any) -> str:
+    """Kernel, GPU profile, launch and the predicted time: what a figure in a report needs to say."""
+    from engine.names import display_name
+
+    state = evaluation.state
+    launch = state.launch
+    dims = "×".join(str(x) for x in launch.grid), "×".join(str(x) for x in launch.block)
+    profile = evaluation.profile.name if evaluation.profile is not None else state.profile
+    kernel = display_name(state.kernel)
+    if len(kernel) > 48 and "(" in kernel:      # a long signature would push the figures off the line
+        kernel = kernel.split("(", 1)[0] + "(…)"
+    text = f"{kernel} · {profile} · grid {dims[0]}, block {dims[1]}, " \
+           f"{evaluation.resident_blocks} blocks/SM"
+    sim = evaluation.simulation
+    if sim is not None:
+        figures = evaluation.figures(float(sim.cycles))
+        text += f" · predicted {figures.sm_cycles:,.0f} SM cycles"
+        if figures.microseconds is not None:
+            text += f" ({figures.kernel_cycles:,.0f} kernel cycles = {figures.microseconds:.3f} µs)"
+    return text
+
+
+def _paint(view: GanttView, painter: QPainter, width: int, height: int, title: str) -> None:
+    """The title line, then the chart (laid out for width × the rest) below it."""
+    painter.fillRect(QRectF(0, 0, width, height), QColor(colors.BACKGROUND))
+    top = 0
+    if title:
+        font = QFont(painter.font())
+        font.setPixelSize(15)
+        font.setBold(True)
+        painter.setFont(font)
+        painter.setPen(QColor(colors.FOREGROUND))
+        metrics = QFontMetrics(font)
+        painter.drawText(QRectF(8, 0, width - 16, TITLE_PX), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                         metrics.elidedText(title, Qt.TextElideMode.ElideRight, width - 16))
+        top = TITLE_PX
+    view.graphics.render(painter, QRectF(0, top, width, height - top), view.graphics.viewport().rect())
+
+
+def _lay_out(view: GanttView, width: int, height: int) -> None:
+    """Size ``view`` so its chart area is exactly width × height."""
+    view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
+    view.show()
+    app = _application()
+    for _ in range(3):       # the toolbar's height is only known after the first layout pass
+        app.processEvents()
+        extra_w = view.width() - view.graphics.width()
+        extra_h = view.height() - view.graphics.height()
+        view.resize(width + extra_w, height + extra_h)
+        app.processEvents()
+        if (view.graphics.width(), view.graphics.height()) == (width, height):
+            break
+    view.refresh_lane_ticks()
+    app.processEvents()
+
+
+def _write(view: GanttView, path: str | Path, width: int, height: int, title: str) -> Path:
+    """Write the chart (and title) as PNG, SVG or PDF, by the file's suffix."""
+    out = Path(path)
+    suffix = out.suffix.lower()
+    if suffix not in FORMATS:
+        raise ValueError(f"{out}: write the timeline as {', '.join(FORMATS)}")
+    chart_h = height - (TITLE_PX if title else 0)
+    _lay_out(view, width, chart_h)
+    if suffix != ".png":
+        view.drop_pixmap_caches()
+    if suffix == ".png" and not title:
+        return _render(view, out, width, height)
+    if suffix == ".png":
+        image = QImage(width, height, QImage.Format.Format_ARGB32)
+        painter = QPainter(image)
+        try:
+            _paint(view, painter, width, height, title)
+        finally:
+            painter.end()
+        if not image.save(str(out), "PNG"):
+            raise OSError(f"could not write the PNG file {out}")
+        return out
+    if suffix == ".svg":
+        from PySide6.QtSvg import QSvgGenerator
+
+        target = out.with_name(out.name + ".part")
+        generator = QSvgGenerator()
+        generator.setFileName(str(target))
+        generator.setSize(QSize(width, height))
+        generator.setViewBox(QRectF(0, 0, width, height))
+        generator.setTitle(title or "Warpline timeline")
+        generator.setDescription("Pipeline simulation of one SM (Warpline)")
+        painter = QPainter(generator)
+        try:
+            _paint(view, painter, width, height, title)
+        finally:
+            painter.end()
+    else:
+        from PySide6.QtGui import QPageLayout, QPageSize, QPdfWriter
+
+        target = out.with_name(out.name + ".part")
+        writer = QPdfWriter(str(target))
+        writer.setResolution(96)
+        writer.setTitle(title or "Warpline timeline")
+        page = QPageSize(QSizeF(width, height), QPageSize.Unit.Point, name="timeline",
+                         matchPolicy=QPageSize.SizeMatchPolicy.ExactMatch)
+        writer.setPageLayout(QPageLayout(page, QPageLayout.Orientation.Portrait, QMarginsF(0, 0, 0, 0)))
+        painter = QPainter(writer)
+        try:
+            # the page is width × height points; paint in pixels at 96 dpi scaled onto it
+            scale = writer.width() / width
+            painter.scale(scale, scale)
+            _paint(view, painter, width, height, title)
+        finally:
+            painter.end()
+    if not target.is_file() or target.stat().st_size == 0:
+        raise OSError(f"could not write {out}")
+    os.replace(target, out)          # atomic: a reader never sees half a file
+    return out
+
+
+def export_timeline(view: GanttView, path: str | Path, width: int = 1600, height: int = 900,
+                    title: str = "", x_range: tuple[float, float] | None = None) -> Path:
+    """Save what ``view`` shows (trace, colour mode, time unit, highlights) as PNG, SVG or PDF
+    (by suffix), over the whole run or ``x_range`` (cycles), with ``title`` above the chart."""
     layout = view.layout_data
     if layout is None or view.trace is None:
         raise ValueError("the Gantt view shows no trace; nothing to export")
     copy = GanttView()
     try:
+        copy.param_prefix = view.param_prefix
         copy.set_layout(view.trace, view.instruction_names, layout)
         copy.set_color_mode(view.color_mode())
+        copy.set_clock(view.clock_mhz())
+        copy.set_time_unit(view.time_unit())
+        copy.set_lane_height(view.lane_height())
         copy.highlight_instructions(view.highlighted_instructions)
         region = view.highlighted_range()
         if region is not None:
             copy.highlight_range(*region)
-        x0, x1 = view.x_range()
-        copy.plot.getViewBox().setXRange(x0, x1, padding=0.0)
-        return _render(copy, path, width, height)
+        _lay_out(copy, width, height - (TITLE_PX if title else 0))
+        if x_range is not None:
+            copy.plot.getViewBox().setXRange(*x_range, padding=0.0)
+        else:
+            copy.fit()
+        return _write(copy, path, width, height, title)
     finally:
         copy.close()
         copy.deleteLater()
 
 
+def export_png(view: GanttView, path: str | Path, width: int = 1600, height: int = 900) -> Path:
+    """Save what ``view`` shows (same trace, x-range, colour mode, highlights) as a PNG."""
+    return export_timeline(view, path, width, height, x_range=view.x_range())
+
+
 def render_trace_png(trace: Trace, names: Sequence[str], units: Sequence[str] | None, cycles: float | None,
                      path: str | Path, width: int = 1600, height: int = 900,
-                     subsystems: Sequence[str] | None = None, color_mode: str = "warp") -> Path:
-    """Draw ``trace`` into a PNG without a window (creates the QApplication when needed)."""
+                     subsystems: Sequence[str] | None = None, color_mode: str = "warp",
+                     title: str = "", x_range: tuple[float, float] | None = None,
+                     clock_mhz: float = 0.0) -> Path:
+    """Draw ``trace`` into a PNG, SVG or PDF (by suffix) without a window (creates the
+    QApplication when needed)."""
     _application()
     view = GanttView()
     try:
         view.set_trace(trace, names, units, cycles, subsystems)
         view.set_color_mode(color_mode)
-        return _render(view, path, width, height)
+        view.set_clock(clock_mhz)
+        _lay_out(view, width, height - (TITLE_PX if title else 0))
+        if x_range is not None:
+            view.plot.getViewBox().setXRange(*x_range, padding=0.0)
+        else:
+            view.fit()
+        return _write(view, path, width, height, title)
     finally:
         view.close()
         view.deleteLater()

@@ -11,28 +11,56 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QPen
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QGraphicsItem,
     QGraphicsRectItem,
     QHBoxLayout,
     QLabel,
+    QMenu,
     QPushButton,
+    QSizePolicy,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from engine.pipeline.trace import STALL_CAUSES, Trace
-from engine.timeline import COLOR_MODES, WARP_COLORS, TimelineLayout, lane_group, layout_trace
+from engine.timeline import WARP_COLORS, Lane, TimelineLayout, lane_group, layout_trace
 from gui.gantt import colors
 from gui.gantt.bars_item import BarsItem
 from gui.gantt.legend import ENTRY_WIDTH, fill_legend, make_legend, swatch
 from gui.gantt.raster import RasterLayer
 
+# Colour modes of the instruction bars; "block" is drawn here (the layout knows warp and class).
+COLOR_MODES = ("warp", "class", "block")
+COLOR_MODE_TITLES = ("colour by warp", "colour by instruction class", "colour by block")
+TIME_UNITS = ("cycles", "us")
 HOVER_TOLERANCE_PX = 3.0      # a hover/click this close to a thin bar still hits it
 LEFT_AXIS_WIDTH = 112
+# Lanes are spaced in screen pixels, not in the layout's units: the issue and subsystem lanes keep
+# a readable height (user-resizable) whatever the number of warps, and the warp lanes share what
+# is left. View y coordinates are these pixels; the layout's units are mapped lane by lane.
+DEFAULT_LANE_PX = 26
+MIN_LANE_PX, MAX_LANE_PX = 12, 120
+ISSUE_LANE_SHARE = 0.75       # the issue-slot lane is a little lower than a subsystem lane
+GAP_PX = 6.0                  # between lane groups
+COLLAPSED_GROUP_PX = 8.0      # a collapsed warp group: its lanes drawn over each other in one strip
+MIN_WARP_LANE_PX = 1.0
+FALLBACK_VIEW_PX = 560.0      # the plot's height before it is first laid out (offscreen exports)
+LABEL_PX = 12.0               # a warp lane needs this much height for its own label
+
+
+class WarpGroup:
+    """Warp lanes shown together: the warps of one block, or (when warps share slot lanes) as many
+    consecutive slots as a block has warps. A collapsed group is drawn as one strip."""
+
+    def __init__(self, label: str, lanes: list[int]) -> None:
+        self.label = label
+        self.lanes = lanes
 
 
 class _ChartWidget(pg.GraphicsLayoutWidget):
@@ -71,18 +99,53 @@ class GanttView(QWidget):
         self._highlight: BarsItem | None = None
         self._highlighted: frozenset[int] = frozenset()
         self.hover_text = ""
+        self._lane_px = DEFAULT_LANE_PX
+        self.param_prefix = ""                   # "<mangled kernel>_param_": shortened in tooltips
+        self._warp_order: np.ndarray | None = None
+        self._warp_sorted = np.zeros(0)
+        self._groups: list[WarpGroup] = []
+        self._collapsed: set[str] = set()        # labels of the collapsed warp groups
+        self._collapse_all = False               # new traces start with every group collapsed
+        self._lane_top = np.zeros(0)
+        self._lane_h = np.zeros(0)
+        self._view_height = 0.0                  # total height in view units (pixels)
+        self._geometry_px = 0.0                  # plot height the geometry was computed for
 
         self._mode_box = QComboBox()
-        self._mode_box.addItems(["colour by warp", "colour by instruction class"])
+        self._mode_box.addItems(list(COLOR_MODE_TITLES))
         self._mode_box.currentIndexChanged.connect(lambda i: self.set_color_mode(COLOR_MODES[i]))
+        self._unit_box = QComboBox()
+        self._unit_box.setObjectName("timeUnit")
+        self._unit_box.addItems(["cycles", "µs"])
+        self._unit_box.setToolTip("Time axis in SM cycles or in µs at the GPU profile's clock")
+        self._unit_box.currentIndexChanged.connect(lambda i: self.set_time_unit(TIME_UNITS[i]))
+        self._unit = "cycles"
+        self._clock_mhz = 0.0
         fit = QPushButton("Fit")
-        fit.setToolTip("Show the whole run (also: double-click the chart)")
+        fit.setToolTip("Show the whole run (Ctrl+0; also: double-click the chart)")
         fit.clicked.connect(self.fit)
+        self.lane_spin = QSpinBox()
+        self.lane_spin.setObjectName("laneHeight")
+        self.lane_spin.setRange(MIN_LANE_PX, MAX_LANE_PX)
+        self.lane_spin.setValue(DEFAULT_LANE_PX)
+        self.lane_spin.setSuffix(" px")
+        self.lane_spin.setPrefix("lanes ")
+        self.lane_spin.setToolTip("Height of each issue/subsystem lane; the warp lanes share the rest")
+        self.lane_spin.valueChanged.connect(self.set_lane_height)
+        self.collapse_box = QCheckBox("collapse warps")
+        self.collapse_box.setObjectName("collapseWarps")
+        self.collapse_box.setToolTip("Draw each block's warp lanes as one strip (right-click a group "
+                                     "for just that one)")
+        self.collapse_box.toggled.connect(self.set_all_collapsed)
         self._info = QLabel()
+        self._info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 2, 4, 2)
         bar.addWidget(self._mode_box)
+        bar.addWidget(self._unit_box)
         bar.addWidget(fit)
+        bar.addWidget(self.lane_spin)
+        bar.addWidget(self.collapse_box)
         bar.addWidget(self._info, 1)
 
         self.graphics = _ChartWidget()
@@ -117,6 +180,7 @@ class GanttView(QWidget):
             axis.setTextPen(colors.FOREGROUND)
             axis.setPen(colors.FOREGROUND)
         plot.getAxis("left").setWidth(LEFT_AXIS_WIDTH)
+        vb.sigResized.connect(self._view_resized)
         # lane labels and legend only change with the trace: paint them from a pixmap cache, not
         # from scratch on every pan (text is the slowest thing the raster engine draws)
         plot.getAxis("left").setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
@@ -166,14 +230,18 @@ class GanttView(QWidget):
         refills the existing bar items in place: no scene, legend or raster-layer rebuild."""
         self._reset(keep_items=True)
         self._trace, self._names, self._layout = trace, list(names), layout
+        self._warp_order = None
+        self._groups = self._warp_groups()
+        labels = {g.label for g in self._groups}
+        self._collapsed = set(labels) if self._collapse_all else self._collapsed & labels
+        self._compute_geometry()
         self._row_first, self._row_tops, self._row_heights = self._row_geometry()
         stalls_changed = self._build_stall_items()
         self._build_data_items(force_legend=stalls_changed)
         self.refresh_lane_ticks()
         c = max(layout.cycles, 1.0)
-        self.plot.getViewBox().setLimits(xMin=-0.05 * c, xMax=1.05 * c, yMin=0.0, yMax=layout.height,
-                                         minXRange=2.0)
-        self.plot.getViewBox().setYRange(0.0, layout.height, padding=0.0)
+        self.plot.getViewBox().setLimits(xMin=-0.05 * c, xMax=1.05 * c, minXRange=2.0)
+        self._apply_y_range()
         note = " · trace truncated (row limit)" if trace.truncated else ""
         slots = " · warps share slot lanes" if layout.warp_slots else ""
         self._info.setText(f"{len(trace.issues):,} instructions · {len(trace.stalls):,} stalls · "
@@ -222,6 +290,70 @@ class GanttView(QWidget):
 
     def color_mode(self) -> str:
         return self._mode
+
+    # ---- time axis ----------------------------------------------------------------------------
+    def set_clock(self, clock_mhz: float) -> None:
+        """The SM clock that converts cycles to µs (0: unknown, the µs axis is then unavailable)."""
+        self._clock_mhz = float(clock_mhz or 0.0)
+        self._unit_box.model().item(1).setEnabled(self._clock_mhz > 0)
+        if self._clock_mhz <= 0 and self._unit == "us":
+            self.set_time_unit("cycles")
+        else:
+            self._apply_time_unit()
+
+    def set_time_unit(self, unit: str) -> None:
+        """The bottom axis in ``"cycles"`` or ``"us"``; the data stay in cycles either way."""
+        if unit not in TIME_UNITS:
+            raise ValueError(f"time unit {unit!r}: choose one of {TIME_UNITS}")
+        if unit == "us" and self._clock_mhz <= 0:
+            unit = "cycles"
+        self._unit = unit
+        if self._unit_box.currentIndex() != TIME_UNITS.index(unit):
+            self._unit_box.blockSignals(True)
+            self._unit_box.setCurrentIndex(TIME_UNITS.index(unit))
+            self._unit_box.blockSignals(False)
+        self._apply_time_unit()
+
+    def time_unit(self) -> str:
+        return self._unit
+
+    def clock_mhz(self) -> float:
+        return self._clock_mhz
+
+    def _apply_time_unit(self) -> None:
+        axis = self.plot.getAxis("bottom")
+        if self._unit == "us":
+            axis.setScale(1.0 / self._clock_mhz)
+            self.plot.setLabel("bottom", f"time (µs at {self._clock_mhz:g} MHz)")
+        else:
+            axis.setScale(1.0)
+            self.plot.setLabel("bottom", "cycle")
+
+    def _span_text(self, cycles: float) -> str:
+        if self._clock_mhz > 0:
+            return f"{cycles:g} cycles = {1000 * cycles / self._clock_mhz:.4g} ns"
+        return f"{cycles:g} cycles"
+
+    def hide_legend(self) -> None:
+        """Give the legend's rows to the lanes (a chart stacked under another with the same colours)."""
+        if self.legend.scene() is not None:
+            self.graphics.ci.removeItem(self.legend)
+
+    def drop_pixmap_caches(self) -> None:
+        """Paint the axis labels and legend directly instead of from cached pixmaps: a vector
+        export (SVG, PDF) then holds them as text, not as pictures of text."""
+        none = QGraphicsItem.CacheMode.NoCache
+        self.plot.getAxis("left").setCacheMode(none)
+        self.legend.setCacheMode(none)
+        for sample, label in self.legend.items:
+            sample.setCacheMode(none)
+            label.item.setCacheMode(none)
+
+    def zoom(self, factor: float) -> None:
+        """Zoom the cycle axis about the middle of the view (factor < 1 zooms in)."""
+        (x0, x1), _ = self.plot.getViewBox().viewRange()
+        mid, half = (x0 + x1) / 2, (x1 - x0) / 2 * factor
+        self.plot.getViewBox().setXRange(mid - half, mid + half, padding=0.0)
 
     def fit(self) -> None:
         if self._layout is not None:
@@ -294,17 +426,48 @@ class GanttView(QWidget):
         return float(x0), float(x1)
 
     def bar_at(self, x: float, y: float) -> tuple[int, int] | None:
-        """(lane index, bar index in that lane) under view point (x cycles, y layout units)."""
-        if self._layout is None:
+        """(lane index, bar index in that lane) under (x cycles, y layout units)."""
+        if self._layout is None or self._layout.lane_at(y) is None:
             return None
-        lane = self._layout.lane_at(y)
-        if lane is None:
+        return self._bar_at_view(x, self.to_view_y(y))
+
+    def _bar_at_view(self, x: float, vy: float) -> tuple[int, int] | None:
+        """The bar under view point (x cycles, vy view pixels); in a collapsed group, the first
+        of its lanes that has a bar there."""
+        if self._layout is None:
             return None
         (v0, v1), _ = self.plot.getViewBox().viewRange()
         width = max(self.plot.getViewBox().width(), 1.0)
         tolerance = HOVER_TOLERANCE_PX * (v1 - v0) / width
-        hit = self._layout.bar_at(lane, x, tolerance, y=y)
-        return None if hit is None else (lane, hit)
+        for lane, y in self._lanes_at_view_y(vy):
+            hit = self._layout.bar_at(lane, x, tolerance, y=y)
+            if hit is not None:
+                return lane, hit
+        return None
+
+    def name_of(self, instr: int) -> str:
+        """Instruction text with parameter symbols shortened (they repeat the mangled kernel name)."""
+        text = self._names[instr]
+        return text.replace(self.param_prefix, "param_") if self.param_prefix else text
+
+    def waited_instruction(self, stall_row: int) -> int | None:
+        """The 0-based instruction a stall waits on: its warp's next issue at or after the stall's
+        end (None when the warp issues nothing more, e.g. a finished warp)."""
+        if self._trace is None:
+            return None
+        issues = self._trace.issues
+        if self._warp_order is None:
+            self._warp_order = np.lexsort((issues["issue"], issues["warp"]))
+            self._warp_sorted = issues["warp"][self._warp_order]
+        rec = self._trace.stalls[stall_row]
+        warp = int(rec["warp"])
+        lo = int(np.searchsorted(self._warp_sorted, warp, "left"))
+        hi = int(np.searchsorted(self._warp_sorted, warp, "right"))
+        times = issues["issue"][self._warp_order[lo:hi]]
+        k = int(np.searchsorted(times, float(rec["end"]) - 1e-9, "left"))
+        if k >= hi - lo:
+            return None
+        return int(issues["instr"][self._warp_order[lo + k]])
 
     def describe(self, lane_index: int, bar: int) -> str:
         """Tooltip text of one bar."""
@@ -314,30 +477,185 @@ class GanttView(QWidget):
         if lane.source == "stalls":
             rec = self._trace.stalls[row]
             start, end = float(rec["start"]), float(rec["end"])
-            return (f"stall: {STALL_CAUSES[int(rec['cause'])]}\nwarp {int(rec['warp'])}\n"
-                    f"cycles {start:g} → {end:g} ({end - start:g} cycles)")
+            waited = self.waited_instruction(row)
+            target = (f"\nwaits to issue #{waited + 1}: {self.name_of(waited)}" if waited is not None else "")
+            return (f"stall: {STALL_CAUSES[int(rec['cause'])].replace('_', ' ')} · warp {int(rec['warp'])}"
+                    f"{target}\ncycles {start:g} → {end:g} ({self._span_text(end - start)})")
         rec = self._trace.issues[row]
         instr = int(rec["instr"])
         issue, done = float(rec["issue"]), float(rec["complete"])
         sub = self._layout.subsystems[int(rec["subsystem"])]
-        return (f"{self._names[instr]}\ninstruction #{instr + 1} · {sub}\n"
+        return (f"{self.name_of(instr)}\ninstruction #{instr + 1} · {sub}\n"
                 f"warp {int(rec['warp'])} · block {int(rec['block'])}\n"
-                f"issue {issue:g} → complete {done:g} ({done - issue:g} cycles)")
+                f"issue {issue:g} → complete {done:g} ({self._span_text(done - issue)})")
 
     def scene_point(self, x: float, y: float) -> QPointF:
-        """Scene position of view point (x, y): lets callers synthesise mouse input."""
-        return self.plot.getViewBox().mapViewToScene(QPointF(x, y))
+        """Scene position of (x cycles, y layout units): lets callers synthesise mouse input."""
+        return self.plot.getViewBox().mapViewToScene(QPointF(x, self.to_view_y(y)))
 
-    # ---- building the items -------------------------------------------------------------------
+    # ---- lane geometry (view units are pixels of the plot's height) ----------------------------
+    def lane_height(self) -> int:
+        """Height in pixels of a subsystem lane (the issue-slot lane is 3/4 of it)."""
+        return self._lane_px
+
+    def set_lane_height(self, px: int) -> None:
+        px = int(min(max(px, MIN_LANE_PX), MAX_LANE_PX))
+        if self.lane_spin.value() != px:
+            self.lane_spin.blockSignals(True)
+            self.lane_spin.setValue(px)
+            self.lane_spin.blockSignals(False)
+        if px != self._lane_px:
+            self._lane_px = px
+            self._respace()
+
+    def warp_groups(self) -> list[tuple[str, list[int]]]:
+        """(label, lane indices) of every warp group, top to bottom."""
+        return [(g.label, list(g.lanes)) for g in self._groups]
+
+    def collapsed_groups(self) -> set[str]:
+        return set(self._collapsed)
+
+    def set_group_collapsed(self, label: str, collapsed: bool) -> None:
+        if collapsed:
+            self._collapsed.add(label)
+        else:
+            self._collapsed.discard(label)
+        self._respace()
+
+    def set_all_collapsed(self, collapsed: bool) -> None:
+        if self.collapse_box.isChecked() != collapsed:
+            self.collapse_box.blockSignals(True)
+            self.collapse_box.setChecked(collapsed)
+            self.collapse_box.blockSignals(False)
+        self._collapse_all = collapsed
+        self._collapsed = {g.label for g in self._groups} if collapsed else set()
+        self._respace()
+
+    def lane_band_px(self, lane_index: int) -> tuple[float, float]:
+        """Top and height (view units = plot pixels) of a lane."""
+        return float(self._lane_top[lane_index]), float(self._lane_h[lane_index])
+
+    def _warp_groups(self) -> list[WarpGroup]:
+        assert self._layout is not None and self._trace is not None
+        warp_lanes = [k for k, ln in enumerate(self._layout.lanes) if not lane_group(ln.kind).major]
+        if not warp_lanes:
+            return []
+        issues = self._trace.issues
+        # block of every warp by one scatter (no sort: this runs on the UI thread after each edit)
+        block_of = np.full(int(issues["warp"].max()) + 1 if len(issues) else 0, -1, np.int64)
+        block_of[issues["warp"]] = issues["block"]
+        if self._layout.warp_slots:
+            present = block_of[block_of >= 0]
+            per_block = max(1, int(np.bincount(present).max())) if len(present) else 8
+            groups = []
+            for start in range(0, len(warp_lanes), per_block):
+                part = warp_lanes[start:start + per_block]
+                groups.append(WarpGroup(f"slots {start}–{start + len(part) - 1}", part))
+            return groups
+        by_block: dict[int, list[int]] = {}
+        for k in warp_lanes:
+            warps = self._layout.lanes[k].warps
+            block = int(block_of[warps[0]]) if warps and warps[0] < len(block_of) else -1
+            by_block.setdefault(block, []).append(k)
+        return [WarpGroup(f"block {b}" if b >= 0 else "other warps", lanes) for b, lanes in by_block.items()]
+
+    def _plot_px(self) -> float:
+        h = float(self.plot.getViewBox().height())
+        return h if h > 50 else FALLBACK_VIEW_PX
+
+    def _compute_geometry(self) -> None:
+        """Top and height (pixels) of every lane for the plot's current height."""
+        assert self._layout is not None
+        lanes = self._layout.lanes
+        n = len(lanes)
+        top, height = np.zeros(n), np.zeros(n)
+        group_of = {k: g for g in self._groups for k in g.lanes}
+        major = [k for k, ln in enumerate(lanes) if lane_group(ln.kind).major]
+        major_px = [self._lane_px * (ISSUE_LANE_SHARE if lanes[k].kind == "issue" else 1.0) for k in major]
+        kinds = [ln.kind for ln in lanes]
+        gaps = sum(1 for k in range(1, n) if kinds[k] != kinds[k - 1]) * GAP_PX
+        expanded = sum(len(g.lanes) for g in self._groups if g.label not in self._collapsed)
+        collapsed = sum(1 for g in self._groups if g.label in self._collapsed)
+        rest = self._plot_px() - sum(major_px) - gaps - collapsed * COLLAPSED_GROUP_PX
+        warp_px = max(rest / expanded, MIN_WARP_LANE_PX) if expanded else 0.0
+        y = 0.0
+        done: set[int] = set()
+        major_height = dict(zip(major, major_px, strict=True))
+        for k in range(n):
+            if k in done:
+                continue
+            if k and kinds[k] != kinds[k - 1]:
+                y += GAP_PX
+            group = group_of.get(k)
+            if group is not None and group.label in self._collapsed:
+                top[group.lanes], height[group.lanes] = y, COLLAPSED_GROUP_PX
+                done.update(group.lanes)
+                y += COLLAPSED_GROUP_PX
+                continue
+            top[k] = y
+            height[k] = major_height.get(k, warp_px)
+            y += height[k]
+        self._lane_top, self._lane_h, self._view_height = top, height, max(y, 1.0)
+        self._geometry_px = self._plot_px()
+
     def _row_geometry(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Drawing rows: every lane's sub-rows numbered in order. Returns each lane's first row
-        and every row's top and height (layout units)."""
+        and every row's top and height (view units)."""
         assert self._layout is not None
         lanes = self._layout.lanes
         first = np.cumsum([0] + [ln.sub_rows for ln in lanes])[:-1]
-        tops = np.concatenate([ln.y + np.arange(ln.sub_rows) * ln.height / ln.sub_rows for ln in lanes])
-        heights = np.concatenate([np.full(ln.sub_rows, ln.height / ln.sub_rows) for ln in lanes])
+        tops = np.concatenate([self._lane_top[k] + np.arange(ln.sub_rows) * self._lane_h[k] / ln.sub_rows
+                               for k, ln in enumerate(lanes)])
+        heights = np.concatenate([np.full(ln.sub_rows, self._lane_h[k] / ln.sub_rows) for k, ln in enumerate(lanes)])
         return first, tops, heights
+
+    def _respace(self) -> None:
+        """New lane geometry (plot resized, lane height changed, a group collapsed): move the
+        bars of every item, no re-sorting."""
+        if self._layout is None:
+            return
+        self._compute_geometry()
+        self._row_first, self._row_tops, self._row_heights = self._row_geometry()
+        for item in self._data_items + self._stall_items:
+            item.set_lane_geometry(self._row_tops, self._row_heights)
+        self._raster.refresh_bounds()
+        if self._highlighted:
+            self.highlight_instructions(self._highlighted)
+        self._hover_box.hide()
+        self._tip.hide()
+        self.refresh_lane_ticks()
+        self._apply_y_range()
+
+    def _apply_y_range(self) -> None:
+        vb = self.plot.getViewBox()
+        vb.setLimits(yMin=0.0, yMax=self._view_height)
+        vb.setYRange(0.0, self._view_height, padding=0.0)
+
+    def _view_resized(self) -> None:
+        if self._layout is not None and abs(self._plot_px() - self._geometry_px) >= 1.0:
+            self._respace()
+
+    def to_view_y(self, y: float) -> float:
+        """View y (pixels) of layout y."""
+        assert self._layout is not None
+        k = self._layout.lane_at(y)
+        if k is None:
+            tops = [ln.y for ln in self._layout.lanes] + [self._layout.height]
+            return float(np.interp(y, tops, list(self._lane_top) + [self._view_height]))
+        lane = self._layout.lanes[k]
+        return float(self._lane_top[k] + (y - lane.y) / lane.height * self._lane_h[k])
+
+    def _lanes_at_view_y(self, vy: float) -> list[tuple[int, float]]:
+        """(lane, layout y) of every lane drawn at view y (several in a collapsed group)."""
+        assert self._layout is not None
+        hit = np.flatnonzero((self._lane_top <= vy) & (vy < self._lane_top + self._lane_h))
+        out = []
+        for k in hit.tolist():
+            lane = self._layout.lanes[k]
+            out.append((k, lane.y + (vy - self._lane_top[k]) / self._lane_h[k] * lane.height))
+        return out
+
+    # ---- building the items -------------------------------------------------------------------
 
     def _rows_of(self, k: int, sel: np.ndarray | slice = slice(None)) -> np.ndarray:
         """Drawing row of the bars ``sel`` of lane ``k``."""
@@ -354,12 +672,18 @@ class GanttView(QWidget):
     def _collect(self, source: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """All bars of lanes reading ``source``: lane index, x0, x1, colour key."""
         assert self._layout is not None and self._trace is not None
-        parts = [(self._rows_of(k), ln.x0, ln.x1, self._layout.color_keys(ln, self._trace, self._mode))
-                 for k, ln in enumerate(self._layout.lanes) if ln.source == source]
+        parts = [(self._rows_of(k), ln.x0, ln.x1, self._color_keys(ln)) for k, ln in enumerate(self._layout.lanes)
+                 if ln.source == source]
         if not parts:
             empty = np.zeros(0)
             return empty.astype(np.int64), empty, empty, empty.astype(np.int16)
         return tuple(np.concatenate(col) for col in zip(*parts, strict=True))  # type: ignore[return-value]
+
+    def _color_keys(self, lane: Lane) -> np.ndarray:
+        assert self._layout is not None and self._trace is not None
+        if self._mode == "block" and lane.source == "issues":
+            return (self._trace.issues["block"][lane.row] % WARP_COLORS).astype(np.int16)
+        return self._layout.color_keys(lane, self._trace, "warp" if self._mode == "block" else self._mode)
 
     def _split_by_key(self, source: str, color_of, name_of,  # noqa: ANN001
                       old: list[BarsItem]) -> tuple[list[BarsItem], bool]:
@@ -406,10 +730,13 @@ class GanttView(QWidget):
 
     def _build_data_items(self, force_legend: bool = False) -> None:
         assert self._layout is not None and self._trace is not None
-        n_warps = len(np.unique(self._trace.issues["warp"]))
-        if self._mode == "warp":
+        if self._mode in ("warp", "block"):
+            ids = np.flatnonzero(np.bincount(self._trace.issues[self._mode])) if len(self._trace.issues) \
+                else np.zeros(0, np.int64)
+            noun = self._mode
+
             def name_of(k: int) -> str:
-                return f"warp {k}" if n_warps <= WARP_COLORS else f"warps ≡ {k} mod {WARP_COLORS}"
+                return _id_list(noun, ids[ids % WARP_COLORS == k].tolist())
         else:
             classes = self._layout.classes
 
@@ -440,20 +767,33 @@ class GanttView(QWidget):
         self.graphics.ci.layout.activate()
 
     def refresh_lane_ticks(self) -> None:
-        """Lane labels on the y axis (thinned out when warp lanes get shorter than a label)."""
+        """Lane labels on the y axis: every issue/subsystem lane; each warp group by name (▸ when
+        collapsed) and, when its lanes are tall enough, every warp lane."""
         if self._layout is None:
             return
         lanes = self._layout.lanes
-        major = [(ln.y + ln.height / 2, ln.label) for ln in lanes if lane_group(ln.kind).major]
-        warp_lanes = [ln for ln in lanes if not lane_group(ln.kind).major]
-        # label every k-th warp lane so labels stay legible when many lanes share the height
-        px_per_unit = max(self.plot.getViewBox().height(), 400.0) / max(self._layout.height, 1.0)
-        every = max(1, int(np.ceil(13.0 / max(px_per_unit, 1e-6))))
-        minor = [(ln.y + ln.height / 2, ln.label) for i, ln in enumerate(warp_lanes) if i % every == 0]
+        ticks = [(self._lane_top[k] + self._lane_h[k] / 2, ln.label)
+                 for k, ln in enumerate(lanes) if lane_group(ln.kind).major]
+        last_label = -1e9
+        for group in self._groups:
+            first = group.lanes[0]
+            collapsed = group.label in self._collapsed
+            top = float(self._lane_top[first])
+            if collapsed:
+                ticks.append((top + COLLAPSED_GROUP_PX / 2, f"▸ {group.label}"))
+                last_label = top
+                continue
+            each = float(self._lane_h[first])
+            if each >= LABEL_PX:
+                ticks.extend((self._lane_top[k] + each / 2, lanes[k].label) for k in group.lanes)
+                last_label = top + each * len(group.lanes)
+            elif top - last_label >= LABEL_PX:      # group names only, as far as they fit
+                ticks.append((top + min(each * len(group.lanes), LABEL_PX) / 2, group.label))
+                last_label = top
         # one tick level: pyqtgraph drops a second level's text once the first fills the axis
-        self.plot.getAxis("left").setTicks([major + minor])
-        if warp_lanes:
-            self._separator.setValue(warp_lanes[0].y - 0.25)
+        self.plot.getAxis("left").setTicks([ticks])
+        if self._groups:
+            self._separator.setValue(float(self._lane_top[self._groups[0].lanes[0]]) - GAP_PX / 2)
             self._separator.show()
 
     # ---- mouse --------------------------------------------------------------------------------
@@ -470,7 +810,7 @@ class GanttView(QWidget):
         if self._layout is None or not vb.sceneBoundingRect().contains(scene_pos):
             return None
         p = vb.mapSceneToView(scene_pos)
-        return self.bar_at(p.x(), p.y())
+        return self._bar_at_view(p.x(), p.y())
 
     def _on_mouse_moved(self, scene_pos: QPointF) -> None:
         hit = self._hit(scene_pos)
@@ -487,6 +827,8 @@ class GanttView(QWidget):
         text = self.describe(lane_index, bar)
         x0, x1 = float(lane.x0[bar]), float(lane.x1[bar])
         top, height = lane.bar_band(bar)
+        scale = self._lane_h[lane_index] / lane.height
+        top, height = self._lane_top[lane_index] + (top - lane.y) * scale, height * scale
         self._hover_box.setRect(QRectF(x0, top + 0.05 * height, max(x1 - x0, 1e-9), 0.9 * height))
         self._hover_box.show()
         vb = self.plot.getViewBox()
@@ -501,7 +843,46 @@ class GanttView(QWidget):
             self.hovered.emit(text)
         self._tip.show()
 
+    def leaveEvent(self, event: object) -> None:
+        # no move event follows the pointer out of the chart: hide the tooltip here
+        super().leaveEvent(event)
+        self.hide_tip()
+
+    def hide_tip(self) -> None:
+        self._hover_box.hide()
+        self._tip.hide()
+        if self.hover_text:
+            self.hover_text = ""
+            self.hovered.emit("")
+
+    def group_at(self, scene_pos: QPointF) -> str | None:
+        """Label of the warp group under a scene point (on its lanes or their axis labels)."""
+        if self._layout is None:
+            return None
+        vy = self.plot.getViewBox().mapSceneToView(scene_pos).y()
+        for k, _ in self._lanes_at_view_y(vy):
+            for group in self._groups:
+                if k in group.lanes:
+                    return group.label
+        return None
+
+    def _group_menu(self, scene_pos: QPointF, screen_pos: QPoint) -> None:
+        menu = QMenu(self)
+        label = self.group_at(scene_pos)
+        if label is not None:
+            collapsed = label in self._collapsed
+            action = menu.addAction(f"{'Expand' if collapsed else 'Collapse'} {label}")
+            action.triggered.connect(lambda: self.set_group_collapsed(label, not collapsed))
+        menu.addAction("Collapse every warp group").triggered.connect(lambda: self.set_all_collapsed(True))
+        menu.addAction("Expand every warp group").triggered.connect(lambda: self.set_all_collapsed(False))
+        menu.addSeparator()
+        menu.addAction("Fit the whole run").triggered.connect(self.fit)
+        menu.popup(screen_pos)
+
     def _on_mouse_clicked(self, event: object) -> None:
+        if event.button() == Qt.MouseButton.RightButton:
+            self._group_menu(event.scenePos(), event.screenPos().toPoint())
+            return
         if event.button() != Qt.MouseButton.LeftButton:
             return
         if event.double():
@@ -515,6 +896,17 @@ class GanttView(QWidget):
         row = int(lane.row[bar])
         if lane.source == "stalls":
             self.stallClicked.emit(row)
+            waited = self.waited_instruction(row)
+            if waited is not None:          # a stall selects the instruction it holds back
+                self.instructionClicked.emit(waited)
         else:
             self.barClicked.emit(row)
             self.instructionClicked.emit(int(self._trace.issues["instr"][row]))
+
+
+def _id_list(noun: str, ids: list[int]) -> str:
+    """Legend text of one colour: the warps (or blocks) drawn in it, e.g. "warps 1, 13, 25 …"."""
+    if len(ids) == 1:
+        return f"{noun} {ids[0]}"
+    shown = ", ".join(str(i) for i in ids[:3])
+    return f"{noun}s {shown}" + (" …" if len(ids) > 3 else "")

@@ -8,10 +8,11 @@ instruction numbers (the BLOCK table's), so this panel converts at its edges.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 from engine.evaluation import Evaluation
+from engine.names import display_name
 from gui.gantt.widget import GanttView
 
 
@@ -24,10 +25,33 @@ class GanttPanel(QWidget):
         self.view.setObjectName("ganttView")
         self.caption = QLabel()
         self.caption.setObjectName("ganttCaption")
+        # a long demangled signature must not widen the panel (the splitter would jump)
+        self.caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # A pinned baseline is drawn above the current run, on the same (linked) cycle axis.
+        self.baseline_view = GanttView()
+        self.baseline_view.setObjectName("baselineGantt")
+        self.baseline_caption = QLabel()
+        self.baseline_caption.setObjectName("baselineCaption")
+        self.baseline_caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.baseline_box = QWidget()
+        box = QVBoxLayout(self.baseline_box)
+        box.setContentsMargins(0, 0, 0, 0)
+        box.addWidget(self.baseline_caption)
+        box.addWidget(self.baseline_view, 1)
+        self.baseline_box.hide()
+        self.baseline_view.plot.setXLink(self.view.plot)
+        # the current chart's legend serves both; the baseline's lanes get its rows
+        self.baseline_view.hide_legend()
+        self.baseline_view.set_lane_height(16)
+        self.stack = QSplitter(Qt.Orientation.Vertical)
+        self.stack.addWidget(self.baseline_box)
+        self.stack.addWidget(self.view)
+        self.stack.setChildrenCollapsible(False)
+        self.baseline: Evaluation | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.caption)
-        layout.addWidget(self.view, 1)
+        layout.addWidget(self.stack, 1)
         self.result: Evaluation | None = None
         self._selected: set[int] = set()
         self.redraws = 0             # how many traces were drawn (tests and the benchmark read it)
@@ -43,6 +67,9 @@ class GanttPanel(QWidget):
         if self.result is not None and self.result.simulation is sim:
             return False   # a later result of the same state repeats the trace: nothing to redraw
         self.result = result
+        kernel = result.state.kernel
+        self.view.param_prefix = f"{kernel}_param_" if kernel else ""
+        self.view.set_clock(result.clock_mhz)
         if result.timeline is not None:
             self.view.set_layout(sim.trace, result.trace_names, result.timeline)   # laid out off-thread
         else:
@@ -50,11 +77,14 @@ class GanttPanel(QWidget):
                                 subsystems=result.trace_units)
         self.redraws += 1
         self.shown_cycles = float(sim.cycles)
+        self._share_axis()
         if self._selected:
             self.highlight(self._selected)   # a new trace: keep the user's selection outlined
         d = result.description
+        self.caption.setToolTip(kernel)      # the mangled name on hover
         self.caption.setText(
-            f"Pipeline simulation of one SM: {float(sim.cycles):,.0f} cycles, {d.blocks} blocks "
+            f"{display_name(kernel)} — pipeline simulation of one SM: {float(sim.cycles):,.0f} cycles, "
+            f"{d.blocks} blocks "
             f"({result.resident_blocks} resident), {d.warps_per_block} warps/block, policy {sim.policy}"
             + (" — trace truncated" if sim.trace.truncated else ""))
         return True
@@ -70,3 +100,44 @@ class GanttPanel(QWidget):
         mask = np.isin(issues["instr"], np.fromiter(zero_based, dtype=np.int64))
         if mask.any():
             self.view.highlight_range(float(issues["issue"][mask].min()), float(issues["complete"][mask].max()))
+
+    def set_baseline(self, baseline: Evaluation | None, label: str = "") -> None:
+        """Draw ``baseline``'s trace above the current one (None: remove it)."""
+        self.baseline = baseline
+        sim = baseline.simulation if baseline is not None else None
+        if sim is None or sim.trace is None:
+            self.baseline_view.clear()
+            self.baseline_box.hide()
+            self.baseline = None
+            self._share_axis()
+            return
+        view = self.baseline_view
+        view.param_prefix = self.view.param_prefix
+        view.set_clock(baseline.clock_mhz)
+        view.set_time_unit(self.view.time_unit())
+        view.set_color_mode(self.view.color_mode())
+        if baseline.timeline is not None:
+            view.set_layout(sim.trace, baseline.trace_names, baseline.timeline)
+        else:
+            view.set_trace(sim.trace, baseline.trace_names, None, float(sim.cycles),
+                           subsystems=baseline.trace_units)
+        self.baseline_caption.setText(f"Baseline — {label}: {float(sim.cycles):,.0f} cycles")
+        self.baseline_box.show()
+        total = max(self.stack.height(), 200)
+        self.stack.setSizes([int(total * 0.42), total - int(total * 0.42)])
+        self._share_axis()
+
+    def _share_axis(self) -> None:
+        """Both charts span the longer run, so the linked axis can show either one whole."""
+        runs = [float(r.simulation.cycles) for r in (self.result, self.baseline)
+                if r is not None and r.simulation is not None]
+        if not runs:
+            return
+        c = max(max(runs), 1.0)
+        views = [self.view] + ([self.baseline_view] if self.baseline is not None else [])
+        for view in views:
+            view.plot.getViewBox().setLimits(xMin=-0.05 * c, xMax=1.05 * c)
+        # each view explicitly: a range the link already propagated while the other view's old
+        # limits clamped it is not sent again
+        for view in views:
+            view.plot.getViewBox().setXRange(0.0, c, padding=0.01)

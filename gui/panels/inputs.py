@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QSizePolicy,
     QSpinBox,
     QTableWidget,
     QTableWidgetItem,
@@ -78,6 +79,14 @@ class InputsPanel(QWidget):
         for p in POLICIES:
             self.policy_combo.addItem(POLICY_TITLES.get(p, p), p)
         self.occupancy = OccupancyControl()
+        # Widths must not follow the contents (a long demangled kernel name, the registers' source,
+        # a profile path): the dock would change width after an edit and the other panels jump.
+        for combo in (self.kernel_combo, self.profile_combo, self.policy_combo):
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(10)
+        for spin in (self.smem_spin, self.regs_spin):
+            spin.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+            spin.setMinimumWidth(120)
 
         self.args_table = QTableWidget(0, 3)
         self.args_table.setObjectName("argsTable")
@@ -146,6 +155,8 @@ class InputsPanel(QWidget):
             self.kernel_combo.addItem(display_name(k.name), k.name)
             self.kernel_combo.setItemData(self.kernel_combo.count() - 1, k.name, Qt.ItemDataRole.ToolTipRole)
         self.kernel_combo.setEnabled(len(inputs.module.kernels) > 1)
+        # the full demangled name and the mangled one on hover: the box itself is elided
+        self.kernel_combo.setToolTip(f"{display_name(inputs.kernel_name)}\n{inputs.kernel_name}")
         kernel = inputs.kernel_name
         self.args_table.setRowCount(len(inputs.function.params))
         for i, p in enumerate(inputs.function.params):

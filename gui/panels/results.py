@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QTabWidget,
@@ -31,6 +32,10 @@ from engine.errors import WarplineError
 from engine.evaluation import FIGURE_HELP, FIGURE_TITLES, Evaluation, ModelResult, models
 from engine.evaluation.registry import model as model_spec
 from engine.ncu import measured_cycles
+from gui.glossary import explain_term
+from gui.panels.compare import ComparePanel
+from gui.panels.memory import MemoryPanel
+from gui.panels.verdict import VerdictPanel
 from gui.session import Session
 
 COLUMNS = ("model", "sm_cycles", "kernel_cycles", "microseconds", "error")
@@ -77,23 +82,33 @@ class ResultsPanel(QWidget):
         self.measured.setSpecialValueText("none")
         self.measured.setSuffix(" cycles")
         self.measured.setKeyboardTracking(False)
-        self.import_button = QPushButton("Import Nsight Compute CSV…")
+        self.import_button = QPushButton("Import NCU CSV…")
+        self.import_button.setToolTip("Read the measured cycles of this kernel and launch from an Nsight "
+                                      "Compute CSV (gpc__cycles_elapsed.max, median of repeats)")
+        self.measured.setMinimumWidth(90)
+        self.measured.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         row = QHBoxLayout()
         row.addWidget(QLabel("Measured"))
         row.addWidget(self.measured, 1)
         row.addWidget(self.import_button)
 
-        self.plot = pg.PlotWidget(background="w")
-        self.plot.setObjectName("occupancyPlot")
+        # The legend sits below the plot, in its own cell of the layout: inside the plot it covered
+        # the crowded low curves whatever corner it was put in.
+        self.plot_widget = pg.GraphicsLayoutWidget()
+        self.plot_widget.setBackground("w")
+        self.plot_widget.setObjectName("occupancyPlot")
+        self.plot: pg.PlotItem = self.plot_widget.addPlot(row=0, col=0)
         self.plot.setLabel("bottom", "resident blocks per SM")
+        # whole blocks only: a tick at 2.5 blocks per SM means nothing
+        self.plot.getAxis("bottom").setTickSpacing(major=1, minor=1)
         self.plot.setLabel("left", "predicted cycles (log scale)")
         # Log scale: the models differ by orders of magnitude (WFG vs Roofline) and still need to be
         # told apart where they crowd together.
         self.plot.setLogMode(x=False, y=True)
         self.plot.showGrid(x=True, y=True, alpha=0.3)
-        # Two columns on a translucent panel: short enough to stay above the crowded low curves.
-        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextSize="8pt", colCount=2,
-                                          brush=pg.mkBrush(255, 255, 255, 210))
+        self.legend = pg.LegendItem(labelTextSize="8pt", colCount=2, verSpacing=-6)
+        self.plot_widget.addItem(self.legend, row=1, col=0)
+        self._show_empty_ranges()
         self.marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#444", width=2,
                                                                              style=Qt.PenStyle.DashLine))
         self.plot.addItem(self.marker)
@@ -117,8 +132,20 @@ class ResultsPanel(QWidget):
         self.messages.setReadOnly(True)
 
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.plot, "Occupancy curves")
-        self.tabs.addTab(self.derivation, "Many-BSP derivation")
+        self.tabs.addTab(self.plot_widget, "Curves")
+        self.tabs.setTabToolTip(0, "Every model's kernel cycles against the resident blocks per SM")
+        self.tabs.addTab(self.derivation, "Derivation")
+        self.tabs.setTabToolTip(1, "The Many-BSP derivation: every intermediate with its equation")
+        self.verdict = VerdictPanel()
+        self.tabs.addTab(self.verdict, "Bottleneck")
+        self.tabs.setTabToolTip(2, "What limits the kernel: unit utilisation and warp-cycles per stall cause")
+        self.memory = MemoryPanel()
+        self.tabs.addTab(self.memory, "Memory")
+        self.tabs.setTabToolTip(3, "Where each global access is served (L1, L2, DRAM) and the launch's bytes "
+                                   "per level, with the limiting level")
+        self.compare = ComparePanel()
+        self.tabs.addTab(self.compare, "Compare")
+        self.tabs.setTabToolTip(4, "The current result against the pinned baseline (Edit › Pin as baseline)")
         self.tabs.addTab(self.messages, "Messages")
 
         layout = QVBoxLayout(self)
@@ -133,7 +160,10 @@ class ResultsPanel(QWidget):
         session.derivationChanged.connect(self._show_derivation)
         session.sweepChanged.connect(self._show_curves)
         session.timelineChanged.connect(lambda ev: self.marker.setValue(ev.resident_blocks))
+        session.timelineChanged.connect(self.verdict.set_result)
+        session.timelineChanged.connect(self.memory.set_result)
         session.evaluationFinished.connect(self._show_messages)
+        session.evaluationFinished.connect(self.compare.set_current)
         session.stateChanged.connect(self._show_measured)
 
     # ------------------------------------------------------------------ showing
@@ -191,7 +221,8 @@ class ResultsPanel(QWidget):
         lines = [f"[{stage}] {msg}" for stage, msg in result.errors.items()]
         lines += result.warnings
         self.messages.setPlainText("\n".join(lines) if lines else "No warnings.")
-        self.tabs.setTabText(2, f"Messages ({len(lines)})" if lines else "Messages")
+        index = self.tabs.indexOf(self.messages)
+        self.tabs.setTabText(index, f"Messages ({len(lines)})" if lines else "Messages")
 
     def _show_curves(self, result: Evaluation) -> None:
         """Kernel cycles of every model at each resident-blocks count (the sweep's one rule)."""
@@ -208,6 +239,7 @@ class ResultsPanel(QWidget):
             self.legend.clear()
             self.plot.addItem(self.marker)
             self.curves = {}
+            added = []
             for spec in models():
                 if spec.id not in points:
                     continue
@@ -215,12 +247,17 @@ class ResultsPanel(QWidget):
                 marks = {"symbol": "o", "symbolSize": 6, "symbolBrush": style.color} if style.markers else {}
                 pen = pg.mkPen(style.color, width=style.width,
                                style=Qt.PenStyle.DashLine if style.dashed else Qt.PenStyle.SolidLine)
-                self.curves[spec.id] = self.plot.plot([], [], pen=pen, name=spec.title, **marks)
+                self.curves[spec.id] = self.plot.plot([], [], pen=pen, **marks)
+                added.append((self.curves[spec.id], spec.title))
+            for curve, title in added:
+                self.legend.addItem(curve, title)
         finite = [(x, y) for pts in points.values() for x, y in pts if 0 < y < float("inf")]
         for model_id, pts in points.items():
             good = [(x, y) for x, y in pts if 0 < y < float("inf")]
             self.curves[model_id].setData([x for x, _ in good], [y for _, y in good])
-        if finite:
+        if not finite:
+            self._show_empty_ranges()
+        else:
             # Explicit ranges instead of auto-range: pyqtgraph's auto-range walks every item on
             # each repaint, which made the plot the slowest part of a refresh.
             xs = [x for x, _ in finite]
@@ -229,6 +266,13 @@ class ResultsPanel(QWidget):
             vb.enableAutoRange(enable=False)
             vb.setRange(xRange=(min(xs) - 0.3, max(xs) + 0.3),
                         yRange=(min(ys) - 0.05, max(ys) + 0.05), padding=0)
+
+    def _show_empty_ranges(self) -> None:
+        """Before any curve: a blocks axis from 1 to 8 and a cycles axis of a few decades (the
+        view's own default, -400 to 400 × 0.001, means nothing here)."""
+        vb = self.plot.getViewBox()
+        vb.enableAutoRange(enable=False)
+        vb.setRange(xRange=(0.7, 8.3), yRange=(3.0, 5.0), padding=0)
 
     def _show_derivation(self, result: Evaluation) -> None:
         mb = result.manybsp
@@ -248,9 +292,10 @@ class ResultsPanel(QWidget):
         self._derivation_rows = rows
         self.derivation.setRowCount(len(rows))
         for k, cells in enumerate(rows):
+            meaning = explain_term(cells[0])
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(cells[3])
+                item.setToolTip(f"{meaning}\n\n{cells[3]}" if meaning else cells[3])
                 self.derivation.setItem(k, col, item)
         self.derivation.resizeRowsToContents()
 

@@ -7,22 +7,40 @@ in the timeline).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel, QPoint, Qt, Signal
-from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QStyle, QTableView, QTreeView, QWidget
+import numpy as np
+from PySide6.QtCore import QByteArray, QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
+from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QHeaderView,
+    QMenu,
+    QStyle,
+    QTableView,
+    QTreeView,
+    QWidget,
+)
 
 from engine.evaluation import Evaluation
+from engine.evaluation.hotspots import instruction_heat
 from engine.state import EDITABLE_COLUMNS, is_overridden, with_cell_edit, with_iterations
-from gui.models.block_table import KEYS, BlockTableModel
+from gui.models.block_table import COLUMNS, FROZEN_KEYS, KEYS, BlockTableModel
 from gui.models.supersteps import SuperstepModel
 from gui.session import Session
 
 SIZE_SAMPLE_ROWS = 60
+ROW_HEIGHT = 20
+TEXT_COLUMN_MAX = 300
 
 
 class BlockTableView(QTableView):
+    """The BLOCK table. ``#`` and the instruction stay at the left while the other columns scroll
+    (a second view over the same model and selection, laid over the first); the header's context
+    menu shows and hides columns, and columns can be dragged into another order."""
+
     message = Signal(str)
     rowsSelected = Signal(object)      # list of the selected InstructionRows, in table order
+    columnsChanged = Signal()          # a column shown, hidden or moved from the header menu
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -30,14 +48,19 @@ class BlockTableView(QTableView):
         self.model_ = BlockTableModel(self._edit, self)
         self.setModel(self.model_)
         self.setObjectName("blockTable")
+        self.setHorizontalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setEditTriggers(QAbstractItemView.EditTrigger.DoubleClicked
                              | QAbstractItemView.EditTrigger.EditKeyPressed
                              | QAbstractItemView.EditTrigger.AnyKeyPressed)
         self.setAlternatingRowColors(True)
         self.verticalHeader().setVisible(False)
-        self.verticalHeader().setDefaultSectionSize(20)
+        self.verticalHeader().setDefaultSectionSize(ROW_HEIGHT)
         self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.horizontalHeader().setSectionsMovable(True)
+        self.horizontalHeader().setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.horizontalHeader().customContextMenuRequested.connect(self._header_menu)
+        self.horizontalHeader().sectionMoved.connect(self._section_moved)
         # Column widths come from the visible rows and this many others: measuring every row of
         # a 2,500-instruction kernel took 5 s of the UI thread.
         self.horizontalHeader().setResizeContentsPrecision(SIZE_SAMPLE_ROWS)
@@ -47,7 +70,178 @@ class BlockTableView(QTableView):
         self.selectionModel().selectionChanged.connect(self._selection_changed)
         self._sized = False
         self._shown = None
+        self._number_rows = -1
+        self.frozen = self._make_frozen()
+        self.setSortingEnabled(True)
+        self.horizontalHeader().setSortIndicator(KEYS.index("inst"), Qt.SortOrder.AscendingOrder)
         session.derivationChanged.connect(self.show_result)
+        session.timelineChanged.connect(self.show_heat)
+
+    # ------------------------------------------------------------------ frozen columns
+
+    def _make_frozen(self) -> QTableView:
+        frozen = QTableView(self)
+        frozen.setObjectName("blockTableFrozen")
+        frozen.setModel(self.model_)
+        frozen.setSelectionModel(self.selectionModel())
+        frozen.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        frozen.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        frozen.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        frozen.setAlternatingRowColors(True)
+        frozen.verticalHeader().setVisible(False)
+        frozen.verticalHeader().setDefaultSectionSize(ROW_HEIGHT)
+        frozen.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        frozen.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        frozen.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        frozen.setVerticalScrollMode(self.verticalScrollMode())
+        frozen.setFrameShape(QFrame.Shape.NoFrame)
+        frozen.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        frozen.customContextMenuRequested.connect(
+            lambda pos: self._menu(self.viewport().mapFromGlobal(frozen.viewport().mapToGlobal(pos))))
+        frozen.setStyleSheet("QTableView#blockTableFrozen { border-right: 1px solid #b0b0b0; }")
+        for column, key in enumerate(KEYS):
+            frozen.setColumnHidden(column, key not in FROZEN_KEYS)
+        self.viewport().stackUnder(frozen)
+        # one vertical position for both views
+        self.verticalScrollBar().valueChanged.connect(frozen.verticalScrollBar().setValue)
+        frozen.verticalScrollBar().valueChanged.connect(self.verticalScrollBar().setValue)
+        self.horizontalHeader().sectionResized.connect(self._section_resized)
+        self.model_.modelReset.connect(self._place_frozen)
+        frozen.show()
+        return frozen
+
+    def frozen_width(self) -> int:
+        return sum(self.columnWidth(KEYS.index(k)) for k in FROZEN_KEYS)
+
+    def _section_resized(self, logical: int, _old: int, new: int) -> None:
+        if KEYS[logical] in FROZEN_KEYS:
+            self.frozen.setColumnWidth(logical, new)
+            self._place_frozen()
+
+    def _place_frozen(self) -> None:
+        frame = self.frameWidth()
+        self.frozen.setGeometry(frame, frame, self.frozen_width(),
+                                self.viewport().height() + self.horizontalHeader().height())
+        self.frozen.horizontalHeader().setFixedHeight(self.horizontalHeader().height())
+        self.frozen.verticalScrollBar().setValue(self.verticalScrollBar().value())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place_frozen()
+
+    def updateGeometries(self) -> None:
+        super().updateGeometries()
+        if hasattr(self, "frozen"):
+            self._place_frozen()
+
+    def scrollTo(self, index: QModelIndex,
+                 hint: QAbstractItemView.ScrollHint = QAbstractItemView.ScrollHint.EnsureVisible) -> None:
+        """As QTableView's, but a cell scrolled to is not left under the frozen columns."""
+        super().scrollTo(index, hint)
+        if index.isValid() and KEYS[index.column()] not in FROZEN_KEYS:
+            left = self.visualRect(index).left()
+            if left < self.frozen_width():
+                bar = self.horizontalScrollBar()
+                bar.setValue(bar.value() - (self.frozen_width() - left))
+
+    def _section_moved(self, _logical: int, _old: int, _new: int) -> None:
+        """Keep # and the instruction at the left whatever is dragged where."""
+        header = self.horizontalHeader()
+        header.blockSignals(True)
+        for position, key in enumerate(FROZEN_KEYS):
+            current = header.visualIndex(KEYS.index(key))
+            if current != position:
+                header.moveSection(current, position)
+        header.blockSignals(False)
+        self._place_frozen()
+        self.columnsChanged.emit()
+
+    def _header_menu(self, pos: QPoint) -> None:
+        header = self.horizontalHeader()
+        menu = QMenu(self)
+        for visual in range(header.count()):
+            logical = header.logicalIndex(visual)
+            column = COLUMNS[logical]
+            if column.key in FROZEN_KEYS:
+                continue
+            action = menu.addAction(column.title)
+            action.setCheckable(True)
+            action.setChecked(not header.isSectionHidden(logical))
+            action.setToolTip(column.tip)
+            action.toggled.connect(lambda on, c=logical: self.set_column_visible(KEYS[c], on))
+        menu.addSeparator()
+        menu.addAction("Show every column").triggered.connect(self._show_all_columns)
+        menu.popup(header.mapToGlobal(pos))
+
+    def set_column_visible(self, key: str, visible: bool) -> None:
+        if key in FROZEN_KEYS:
+            return
+        self.setColumnHidden(KEYS.index(key), not visible)
+        self.columnsChanged.emit()
+
+    def _show_all_columns(self) -> None:
+        for column in range(len(KEYS)):
+            self.setColumnHidden(column, False)
+        self.columnsChanged.emit()
+
+    def visible_columns(self) -> list[str]:
+        """Keys of the shown columns, left to right."""
+        header = self.horizontalHeader()
+        order = [header.logicalIndex(v) for v in range(header.count())]
+        return [KEYS[c] for c in order if not header.isSectionHidden(c)]
+
+    def restore_columns(self, state: object) -> bool:
+        """Column order, widths and visibility saved by the header (QSettings value)."""
+        if not isinstance(state, QByteArray | bytes) or not self.horizontalHeader().restoreState(state):
+            return False
+        self._sized = True          # the saved widths win over fitting to the contents
+        self._section_moved(0, 0, 0)
+        for key in FROZEN_KEYS:
+            self.frozen.setColumnWidth(KEYS.index(key), self.columnWidth(KEYS.index(key)))
+        self._place_frozen()
+        return True
+
+    def reset_columns(self, state: QByteArray) -> None:
+        """The columns as a fresh window has them (order, all shown), fitted to the contents."""
+        self.horizontalHeader().restoreState(state)
+        for column in range(len(KEYS)):
+            self.setColumnHidden(column, False)
+        self._sized = False
+        self._number_rows = -1
+        if self.model_.rowCount():
+            self._fit_columns()
+        self._place_frozen()
+
+    def _fit_columns(self) -> None:
+        self.resizeColumnsToContents()
+        self.setColumnWidth(KEYS.index("text"), min(self.columnWidth(KEYS.index("text")), TEXT_COLUMN_MAX))
+        self._sized = True
+
+    def _fit_number_column(self) -> None:
+        """Wide enough for the largest instruction number, bold included: never "1…"."""
+        rows = self.model_.rowCount()
+        if rows == self._number_rows:
+            return
+        self._number_rows = rows
+        bold = QFont(self.font())
+        bold.setBold(True)
+        digits = len(str(max((r.index for r in self.model_.rows), default=1)))
+        padding = 2 * self.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 14
+        needed = QFontMetrics(bold).horizontalAdvance("9" * max(digits, 2)) + padding
+        column = KEYS.index("inst")
+        needed = max(needed, QFontMetrics(self.horizontalHeader().font()).horizontalAdvance("#") + padding)
+        if self.columnWidth(column) < needed:
+            self.setColumnWidth(column, needed)
+
+    # ------------------------------------------------------------------ content
+
+    def show_heat(self, result: Evaluation) -> None:
+        """The simulated warp-cycles of each instruction (two vector operations per edit)."""
+        sim = result.simulation
+        if sim is None:
+            self.model_.set_heat(np.zeros(0), np.zeros(0))
+            return
+        self.model_.set_heat(*instruction_heat(sim.aggregates))
 
     def show_result(self, result: Evaluation) -> None:
         if result.manybsp is not None and result.manybsp is self._shown:
@@ -58,9 +252,8 @@ class BlockTableView(QTableView):
         # queued before the worker's next stage starts, not while it runs (see ComputeWorker).
         self.executeDelayedItemsLayout()
         if not self._sized and self.model_.rowCount():
-            self.resizeColumnsToContents()
-            self.setColumnWidth(KEYS.index("text"), min(self.columnWidth(KEYS.index("text")), 300))
-            self._sized = True
+            self._fit_columns()
+        self._fit_number_column()
 
     def _selection_changed(self, *_args: object) -> None:
         rows = sorted({index.row() for index in self.selectionModel().selectedRows()})

@@ -1,0 +1,26 @@
+"""Batches: many kernels x launches x GPU profiles x models, one row each, in parallel.
+
+* :mod:`spec`: what a batch covers (:class:`BatchSpec`) and the TOML spec file;
+* :mod:`sources`: files, folders and glob patterns -> PTX files;
+* :mod:`plan`: the work units (one kernel of one file with all its launches and profiles);
+* :mod:`keys`: the content hash that identifies a row;
+* :mod:`work`: what a worker does with a unit (parse once, evaluate, rows);
+* :mod:`rows`: the row's columns and the bottleneck columns;
+* :mod:`cache`: the append-only result cache that makes a batch resumable;
+* :mod:`executors`: this process, local worker processes, or a Dask cluster;
+* :mod:`runner`: a plan through an executor and the cache, rows back in plan order;
+* :mod:`output`: CSV and Parquet; :mod:`report`: best launches and the plot's series;
+* :mod:`progress`: the progress bar.
+
+Every figure comes from :class:`engine.evaluation.Evaluator`, as everywhere else.
+"""
+
+from engine.batch.cache import ResultCache
+from engine.batch.executors import DaskCluster, InProcess, LocalPool, default_workers
+from engine.batch.plan import Plan, Unit, plan_batch
+from engine.batch.rows import COLUMNS
+from engine.batch.runner import BatchResult, run_batch
+from engine.batch.spec import BatchSpec, read_spec_file
+
+__all__ = ["COLUMNS", "BatchResult", "BatchSpec", "DaskCluster", "InProcess", "LocalPool", "Plan", "ResultCache",
+           "Unit", "default_workers", "plan_batch", "read_spec_file", "run_batch"]

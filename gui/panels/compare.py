@@ -1,0 +1,119 @@
+"""Compare tab: the current result against the pinned baseline (``engine.evaluation.compare``):
+every model's kernel cycles, the warp-cycle shares per stall cause and both verdicts, with the
+differences. Filled only while the tab is on screen."""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.evaluation import Evaluation
+from engine.evaluation.compare import CompareRow, compare
+
+HEADERS = ("", "baseline", "current", "difference", "change")
+BETTER = QColor("#1b7a1b")
+WORSE = QColor("#b00020")
+
+
+def _cells(row: CompareRow) -> list[str]:
+    if row.section == "bottleneck":
+        return ["bottleneck", row.baseline_text, row.current_text, "", ""]
+    if row.section == "model":
+        def num(x: float | None) -> str:
+            return "—" if x is None else f"{x:,.0f}"
+        diff = row.difference
+        rel = row.relative
+        return [row.title, num(row.baseline), num(row.current), "" if diff is None else f"{diff:+,.0f}",
+                "" if rel is None else f"{100 * rel:+.1f} %"]
+
+    def pct(x: float | None) -> str:
+        return "—" if x is None else f"{100 * x:.1f} %"
+    diff = row.difference
+    return [row.title, pct(row.baseline), pct(row.current),
+            "" if diff is None else f"{100 * diff:+.1f} points", ""]
+
+
+class ComparePanel(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.caption = QLabel("No baseline: Edit › Pin as baseline keeps the current result to compare with.")
+        self.caption.setWordWrap(True)
+        self.table = QTableWidget(0, len(HEADERS))
+        self.table.setObjectName("compareTable")
+        self.table.setHorizontalHeaderLabels(list(HEADERS))
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setWordWrap(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setStretchLastSection(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        self.verdicts = QLabel()
+        self.verdicts.setObjectName("compareVerdicts")
+        self.verdicts.setWordWrap(True)
+        self.verdicts.setTextFormat(Qt.TextFormat.RichText)
+        layout.addWidget(self.caption)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.verdicts)
+        self.rows: list[CompareRow] = []
+        self.baseline: Evaluation | None = None
+        self.label = ""
+        self.current: Evaluation | None = None
+        self._shown: tuple[int, int] | None = None
+
+    def set_baseline(self, baseline: Evaluation | None, label: str = "") -> None:
+        self.baseline, self.label = baseline, label
+        self._refresh()
+
+    def set_current(self, current: Evaluation) -> None:
+        self.current = current
+        if self.isVisible():
+            self._refresh()
+
+    def showEvent(self, event: object) -> None:  # noqa: N802 - Qt API
+        super().showEvent(event)
+        self._refresh()
+
+    def _refresh(self) -> None:
+        if self.baseline is None or self.current is None:
+            self.rows = []
+            self.table.setRowCount(0)
+            self.verdicts.setText("")
+            self._shown = None
+            self.caption.setText("No baseline: Edit › Pin as baseline keeps the current result to compare with.")
+            return
+        key = (id(self.baseline), id(self.current))
+        if key == self._shown:
+            return
+        self._shown = key
+        self.caption.setText(f"Baseline: {self.label}. Kernel cycles per model; warp-cycles as shares of the "
+                             "resident warp-cycles.")
+        self.rows = compare(self.baseline, self.current)
+        # the verdicts are sentences: below the table, where they do not widen its columns
+        verdict = next(r for r in self.rows if r.section == "bottleneck")
+        self.verdicts.setText(f"<b>Bottleneck, baseline:</b> {html.escape(verdict.baseline_text)}<br>"
+                              f"<b>Bottleneck, current:</b> {html.escape(verdict.current_text)}")
+        shown = [r for r in self.rows if r.section != "bottleneck"]
+        self.table.setRowCount(len(shown))
+        for k, row in enumerate(shown):
+            for col, text in enumerate(_cells(row)):
+                item = QTableWidgetItem(text)
+                if col and row.section != "bottleneck":
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                diff = row.difference
+                if col >= 3 and row.section == "model" and diff:
+                    item.setForeground(WORSE if diff > 0 else BETTER)   # more cycles is worse
+                self.table.setItem(k, col, item)
+        self.table.resizeRowsToContents()

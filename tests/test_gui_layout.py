@@ -1,0 +1,269 @@
+"""Window layout (issue 15 A–C): fits the screen, the chart's lanes keep a readable height, panel
+widths stay put, the layout is saved and restored, the BLOCK table's frozen columns, the Source
+tab's centring, the redo keys, stale errors after an undo and the chart's tooltip on leaving."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QEvent, QSettings, QSize, Qt
+from PySide6.QtGui import QFontMetrics, QKeySequence
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
+
+import gui.main_window as main_window_module
+from engine.timeline import lane_group
+from gui.gantt.widget import DEFAULT_LANE_PX, ISSUE_LANE_SHARE
+from gui.models.block_table import FROZEN_KEYS, KEYS
+from tests.test_gui_support import make_window, wait_complete
+
+
+@pytest.fixture()
+def window(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setattr(main_window_module.MainWindow, "_available", lambda self: QSize(1366, 768))
+    return make_window(qtbot, tmp_path, monkeypatch)
+
+
+def settle(qtbot, window) -> None:
+    qtbot.wait(50)      # the zero timers that size docks and splitters
+    QApplication.processEvents()
+
+
+def test_window_fits_a_1366x768_screen_with_nothing_clipped(window, qtbot):
+    settle(qtbot, window)
+    assert window.width() <= int(1366 * 0.9) and window.height() <= int(768 * 0.9)
+    hint = window.minimumSizeHint()
+    assert hint.width() <= 1366 and hint.height() <= 768
+    window.resize(1366, 768)
+    settle(qtbot, window)
+    # compact screen: inputs and results share one tabbed dock, so the centre keeps its width
+    assert window.tabifiedDockWidgets(window.inputs_dock) == [window.results_dock]
+    for dock in (window.inputs_dock, window.results_dock):
+        dock.raise_()
+        settle(qtbot, window)
+        assert dock.widget().width() >= dock.widget().minimumSizeHint().width(), dock.windowTitle()
+    assert window.block_view.width() >= 300 and window.gantt.view.graphics.height() >= 250
+    assert window.gantt.width() >= 600
+    # the issue and subsystem lanes keep their pixel height above 64 warp lanes
+    view = window.gantt.view
+    lanes = view.layout_data.lanes
+    for k, lane in enumerate(lanes):
+        if lane_group(lane.kind).major:
+            expected = DEFAULT_LANE_PX * (ISSUE_LANE_SHARE if lane.kind == "issue" else 1.0)
+            assert view.lane_band_px(k)[1] == pytest.approx(expected)
+    top, height = view.lane_band_px(len(lanes) - 1)
+    assert top + height <= view.plot.getViewBox().height() + 1
+
+
+def test_lanes_resize_and_warp_groups_collapse(window, qtbot):
+    window.resize(1366, 768)
+    window.chart_split.setSizes([150, 600])
+    settle(qtbot, window)
+    view = window.gantt.view
+    lanes = view.layout_data.lanes
+    sub = next(k for k, ln in enumerate(lanes) if ln.kind == "subsystem")
+    view.lane_spin.setValue(40)
+    assert view.lane_band_px(sub)[1] == pytest.approx(40)
+    groups = view.warp_groups()
+    # hotspot: 120 warps share 64 slot lanes, grouped by a block's worth (8) of slots
+    assert len(groups) == 8 and all(len(g) == 8 for _, g in groups)
+    label, members = groups[2]
+    expanded_height = view.lane_band_px(members[0])[1]
+    view.set_group_collapsed(label, True)
+    bands = {view.lane_band_px(k) for k in members}
+    assert len(bands) == 1, "a collapsed group's lanes share one strip"
+    # the other groups got the height back
+    other = groups[0][1][0]
+    assert view.lane_band_px(other)[1] > expanded_height
+    # a stall in the collapsed strip is still found by hover/click hit testing
+    lane = lanes[members[0]]
+    j = len(lane) // 2
+    x = float((lane.x0[j] + lane.x1[j]) / 2)
+    hit = view.bar_at(x, lane.y + lane.height / 2)
+    assert hit is not None and hit[0] in members
+    view.set_all_collapsed(True)
+    assert view.collapsed_groups() == {g for g, _ in groups}
+    view.collapse_box.setChecked(False)
+    assert view.collapsed_groups() == set()
+
+
+def test_panel_widths_stay_put_after_edits(window, qtbot):
+    settle(qtbot, window)
+    before = (window.inputs_dock.width(), window.results_dock.width(), window.table_split.sizes(),
+              window.chart_split.sizes(), window.inputs_panel.kernel_combo.width())
+    model = window.block_view.model_
+    row = next(k for k, r in enumerate(model.rows) if r.is_global_access and r.lat_comm > 0)
+    model.setData(model.index(row, KEYS.index("lat_comm")), "2000")
+    wait_complete(qtbot, window)
+    window.inputs_panel.occupancy.spin.setValue(3)
+    wait_complete(qtbot, window)
+    window.results_dock.raise_()
+    wait_complete(qtbot, window)
+    settle(qtbot, window)
+    after = (window.inputs_dock.width(), window.results_dock.width(), window.table_split.sizes(),
+             window.chart_split.sizes(), window.inputs_panel.kernel_combo.width())
+    assert after == before
+    # the kernel box holds the demangled name, the mangled one on hover
+    combo = window.inputs_panel.kernel_combo
+    assert combo.currentText().startswith("calculate_temp(") and "_Z" in combo.toolTip()
+
+
+def test_layout_saved_restored_and_reset(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setattr(main_window_module.MainWindow, "_available", lambda self: QSize(1920, 1080))
+    first = make_window(qtbot, tmp_path, monkeypatch, open_sample=False)
+    settle(qtbot, first)
+    # a big screen: inputs left, results right
+    assert first.dockWidgetArea(first.inputs_dock) == Qt.DockWidgetArea.LeftDockWidgetArea
+    assert first.dockWidgetArea(first.results_dock) == Qt.DockWidgetArea.RightDockWidgetArea
+    first.resize(1500, 900)
+    first.chart_split.setSizes([200, 600])
+    first.table_split.setSizes([700, 300])
+    first.gantt.view.lane_spin.setValue(33)
+    first.block_view.set_column_visible("p", False)
+    first.block_view.horizontalHeader().moveSection(KEYS.index("cuda_line"), 2)
+    first.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, first.inputs_dock)
+    settle(qtbot, first)
+    qtbot.waitUntil(lambda: not first._layout_saver.isActive(), timeout=3000)   # saved by itself
+    saved_columns = first.block_view.visible_columns()
+    first.close()
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    assert settings.value("layout/geometry") is not None
+
+    second = main_window_module.MainWindow(settings)
+    qtbot.addWidget(second)
+    second.show()
+    settle(qtbot, second)
+    # (the offscreen screen is 800 x 600, so Qt fits the restored geometry to it: the splitters
+    # keep their proportions)
+    top, chart = second.chart_split.sizes()
+    left, right = second.table_split.sizes()
+    assert top / (top + chart) == pytest.approx(0.25, abs=0.05)
+    assert left / (left + right) == pytest.approx(0.7, abs=0.05)
+    assert second.block_view.visible_columns() == saved_columns
+    assert second.block_view.visible_columns()[:3] == ["inst", "text", "cuda_line"]
+    assert "p" not in second.block_view.visible_columns()
+    assert second.gantt.view.lane_height() == 33
+    assert second.dockWidgetArea(second.inputs_dock) == Qt.DockWidgetArea.RightDockWidgetArea
+
+    reset = next(a for a in second.menuBar().actions() if a.text() == "&View").menu().actions()
+    next(a for a in reset if a.text() == "&Reset layout").trigger()
+    settle(qtbot, second)
+    assert second.dockWidgetArea(second.inputs_dock) == Qt.DockWidgetArea.LeftDockWidgetArea
+    assert second.gantt.view.lane_height() == DEFAULT_LANE_PX
+    assert second.block_view.visible_columns() == list(KEYS)
+    top, chart = second.chart_split.sizes()
+    assert chart > top, "the chart gets the larger share"
+    monkeypatch.setattr(second, "confirm_discard", lambda: True)
+
+
+def test_frozen_columns_editable_columns_next_and_row_numbers(window, qtbot):
+    table = window.block_view
+    assert table.visible_columns()[:5] == ["inst", "text", "lat_comp", "lat_comm", "n_ma"]
+    frozen = table.frozen
+    shown = [KEYS[c] for c in range(len(KEYS)) if not frozen.isColumnHidden(c)]
+    assert shown == list(FROZEN_KEYS)
+    table.resize(420, 300)
+    settle(qtbot, table)
+    table.horizontalScrollBar().setValue(table.horizontalScrollBar().maximum())
+    settle(qtbot, table)
+    assert table.horizontalScrollBar().maximum() > 0
+    # the overlay stays at the left edge, as wide as the two columns, over the scrolled table
+    assert frozen.isVisible() and frozen.x() == table.frameWidth()
+    assert frozen.width() == table.frozen_width() > 0
+    # scrolling to an editable cell leaves it right of the frozen pair
+    index = table.model_.index(60, KEYS.index("lat_comp"))
+    table.scrollTo(index)
+    assert table.visualRect(index).left() >= table.frozen_width()
+    # rows line up in both views
+    table.verticalScrollBar().setValue(40)
+    assert frozen.verticalScrollBar().value() == 40
+    assert frozen.rowAt(5) == table.rowAt(5)
+    # selection is shared
+    table.select_instruction(100)
+    assert {i.row() for i in frozen.selectionModel().selectedRows()} == {table.model_.row_of_instruction(100)}
+    # three-digit numbers fit in "#", bold (overridden cells are bold) included
+    font = table.font()
+    font.setBold(True)
+    widest = str(max(r.index for r in table.model_.rows))
+    assert len(widest) >= 3
+    assert table.columnWidth(KEYS.index("inst")) >= QFontMetrics(font).horizontalAdvance(widest) + 8
+
+
+def test_source_line_centred_when_the_tab_is_shown(window, qtbot):
+    window.resize(1366, 768)
+    window.side_tabs.setCurrentWidget(window.superstep_view)    # Source hidden, as after a Gantt click
+    window.block_view.select_instruction(120)
+    window.side_tabs.setCurrentWidget(window.source_panel)
+    settle(qtbot, window)
+    ptx = window.source_panel.ptx
+    line = window.block_view.model_.rows[window.block_view.model_.row_of_instruction(120)].location.line
+    assert ptx.highlighted == [line]
+    rect = ptx.cursorRect(ptx.textCursor())
+    assert ptx.textCursor().blockNumber() == line - 1
+    height = ptx.viewport().height()
+    assert 0 <= rect.top() and rect.bottom() <= height
+    assert abs(rect.center().y() - height / 2) <= ptx.fontMetrics().lineSpacing() * 2
+    # with the tab shown, a click in the chart centres its line as well
+    window.gantt.instructionClicked.emit(30)
+    settle(qtbot, window)
+    rect = ptx.cursorRect(ptx.textCursor())
+    assert abs(rect.center().y() - height / 2) <= ptx.fontMetrics().lineSpacing() * 2
+
+
+def _key(window, sequence: str) -> None:
+    key = QKeySequence(sequence)[0]
+    QTest.keyClick(window.block_view, key.key(), key.keyboardModifiers())
+
+
+def test_redo_keys_and_stale_errors_cleared_by_undo(window, qtbot):
+    shortcuts = [s.toString() for s in window.redo_action.shortcuts()]
+    assert shortcuts == ["Ctrl+Shift+Z", "Ctrl+Y"]
+    window.activateWindow()
+    window.block_view.setFocus()
+    ambiguous = []
+    for action in window.findChildren(main_window_module.QAction):
+        keys = {s.toString() for s in action.shortcuts()}
+        if keys & {"Ctrl+Shift+Z", "Ctrl+Y"} and action is not window.redo_action:
+            ambiguous.append(action.text())
+    assert not ambiguous
+    model = window.block_view.model_
+    row = next(k for k, r in enumerate(model.rows) if r.is_global_access and r.lat_comm > 0)
+    model.setData(model.index(row, KEYS.index("lat_comm")), "1500")
+    wait_complete(qtbot, window)
+    edited = window.session.state
+    for redo in ("Ctrl+Shift+Z", "Ctrl+Y"):
+        _key(window, "Ctrl+Z")
+        assert window.session.state != edited
+        window.show_error("Row 3: stale complaint")
+        assert window.banner.isVisibleTo(window)
+        _key(window, redo)
+        assert window.session.state == edited, redo
+        assert not window.banner.isVisibleTo(window), "an undo/redo clears the stale error"
+    wait_complete(qtbot, window)
+
+
+def test_chart_tooltip_hides_when_the_pointer_leaves(window, qtbot):
+    view = window.gantt.view
+    lane = next(ln for ln in view.layout_data.lanes if ln.kind == "subsystem" and len(ln))
+    j = len(lane) // 2
+    x, y = float((lane.x0[j] + lane.x1[j]) / 2), lane.y + lane.height / 2
+    view.plot.getViewBox().setXRange(lane.x0[j] - 5, lane.x1[j] + 5, padding=0)
+    view._on_mouse_moved(view.scene_point(x, y))
+    assert view.hover_text and view._tip.isVisible()
+    QApplication.sendEvent(view, QEvent(QEvent.Type.Leave))
+    assert view.hover_text == "" and not view._tip.isVisible()
+
+
+def test_occupancy_plot_legend_outside_and_integer_ticks(window, qtbot):
+    panel = window.results_panel
+    legend_rect = panel.legend.sceneBoundingRect()
+    plot_rect = panel.plot.getViewBox().sceneBoundingRect()
+    assert not legend_rect.intersects(plot_rect)
+    assert len(panel.legend.items) == len(panel.curves)
+    ticks = panel.plot.getAxis("bottom").tickValues(1, 8, 300)
+    assert all(float(v).is_integer() for _, values in ticks for v in values)
+    empty = type(panel)(window.session)
+    qtbot.addWidget(empty)
+    (x0, x1), (y0, y1) = empty.plot.getViewBox().viewRange()
+    assert x0 > 0 and x1 < 10 and y0 >= 2 and y1 <= 6
+    assert np.isfinite([x0, x1, y0, y1]).all()

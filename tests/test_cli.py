@@ -80,11 +80,13 @@ def test_unknown_command_is_one_line_with_the_command_list():
     import sys
 
     root = Path(__file__).resolve().parents[1]
-    done = subprocess.run([sys.executable, str(root / "main.py"), "batch", "x.ptx"], capture_output=True,
-                          text=True, timeout=120, env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
+    done = subprocess.run([sys.executable, str(root / "main.py"), "simulate-everything", "x.ptx"],
+                          capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "unknown command 'batch'" in lines[0] and "predict" in lines[0]
+    assert len(lines) == 1 and "unknown command 'simulate-everything'" in lines[0]
+    assert "predict" in lines[0] and "batch" in lines[0]
 
 
 def test_triton_reqntid_sets_the_default_launch(capsys):

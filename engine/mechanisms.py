@@ -25,6 +25,8 @@ MECHANISMS: dict[str, str] = {
                       "(pseudo-random, equal for equal addresses: gathers scatter, warp-uniform loads "
                       "stay uniform); without: such accesses keep the profile's coalesced cost",
     "dram_fetch_64b": "a load wanting one sector of a line reads 64 bytes of DRAM (two sectors)",
+    "constant_serialisation": "a constant-memory load whose lanes read distinct addresses serialises: one "
+                              "constant-cache access per distinct address of the warp",
     "sass": "instructions ptxas folds away are not issued and merged ones (four loads in one LDS.128, an "
             "unrolled loop's branch) cost their share of λ, from the SASS ptxas makes of the kernel",
     "atomic_serialisation": "atomics to one address serialise (per lane in shared memory, across the GPU "

@@ -101,3 +101,23 @@ def test_loaded_indices_get_a_lane_pattern_from_stand_in_values() -> None:
     with without(["synthetic_data"]):
         report, _ = _report("gather", "gather_f32/rand-b128")
     assert all(a.method != "lanes" or a.sectors_per_request is None for a in report.accesses if a.kind == "load")
+
+
+def test_divergent_constant_loads_serialise_and_broadcasts_do_not() -> None:
+    from engine.mechanisms import without
+    from engine.memory import memory_cost_overrides
+    from engine.units import MemorySpace
+
+    lookup, profile = _report("constmem", "const_table_lookup/b128")
+    walk = [a for a in lookup.accesses if a.space is MemorySpace.CONST]
+    assert walk and all(not a.uniform_address and a.distinct_addresses == 32 for a in walk)
+    costs = memory_cost_overrides(lookup, profile)
+    per_address = profile.pipeline.memory["constant_divergent_cycles"]
+    assert all(costs[a.index][0] == pytest.approx(32 * per_address) for a in walk)
+    # Horner's coefficients: every lane reads the same one (a broadcast), whatever the loop does
+    poly, _ = _report("constmem", "const_poly/b128")
+    coefficients = [a for a in poly.accesses if a.space is MemorySpace.CONST]
+    assert coefficients and all(a.uniform_address for a in coefficients)
+    assert not any(a.index in memory_cost_overrides(poly, profile) for a in coefficients)
+    with without(["constant_serialisation"]):
+        assert not any(a.index in memory_cost_overrides(lookup, profile) for a in walk)

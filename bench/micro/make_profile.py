@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_RESULTS = ROOT / "bench" / "micro" / "results" / "h100-2026-11-22"
 DEFAULT_OUTPUT = ROOT / "profiles" / "h100.toml"
 WARP_SIZE = 32
+SM_COUNT = 132        # both GPUs written here are GH100 parts with 132 SMs (the profiles' device.sm_count)
 N_WS = 4  # schedulers per SM of the H100 (device section)
 
 # Rounding of the mean of the two runs, by kind of figure.
@@ -302,6 +303,30 @@ def same_address_request_cycles(gpu_key: str, launch_cycles: float) -> tuple[flo
     return round(statistics.median(per_warp), 2), where
 
 
+def constant_divergent_cycles(gpu_key: str, launch_cycles: float, sm_count: int) -> tuple[float, str]:
+    """SM cycles per distinct constant address of a warp request: suite v2's const_table_lookup
+    (every lane walks its own path through a 4096-entry constant table: 32 distinct addresses per
+    warp and round) measured on this GPU, (kernel cycles − launch cost) × SMs / (warps × rounds ×
+    32), the median over its launch configurations."""
+    sys.path.insert(0, str(ROOT))
+    from engine.launch import load_launch_file
+    from engine.validation import load_measurements
+
+    run = ROOT / "samples" / "measured" / f"v2-{gpu_key}"
+    launches = {x.name: x for x in load_launch_file(ROOT / "samples" / "v2" / "constmem.launch.toml").launches}
+    per_address = []
+    for key, m in load_measurements([run]).items():
+        if key.startswith("constmem/const_table_lookup/"):
+            launch = launches[m.config]
+            warps = math.ceil(int(launch.args[2]) / WARP_SIZE)
+            rounds = int(launch.args[3])
+            per_address.append((m.median - launch_cycles) * sm_count / (warps * rounds * WARP_SIZE))
+    where = (f"measured: {run.relative_to(ROOT).as_posix()} (suite v2 constmem/const_table_lookup, 32 distinct "
+             f"addresses per warp request; (ncu cycles - launch cost) x SMs / (warps x rounds x 32), median of "
+             f"{len(per_address)} launches)")
+    return round(statistics.median(per_address), 2), where
+
+
 def _fmt(x: float) -> str:
     """A TOML number: integers without a fraction, others as the shortest repr."""
     if float(x).is_integer():
@@ -437,6 +462,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w(f"l2_lam = {_fmt(v['l2_read.lam'])}")
     atomic_cycles, atomic_where = same_address_atomic_cycles(gpu.key, launch_cycles)
     request_cycles, request_where = same_address_request_cycles(gpu.key, launch_cycles)
+    constant_cycles, constant_where = constant_divergent_cycles(gpu.key, launch_cycles, SM_COUNT)
     w(f"l2_Lam = {_fmt(v['l2.Lam'])}")
     w("# L1 hit: Λ = pointer chase in 16 KB (ld.global.ca, warm); λ per 128-byte wavefront at the rate of")
     w("# the shared-memory data path, which L1 shares.")
@@ -452,11 +478,14 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w(f"atomic_same_address_cycles = {_fmt(atomic_cycles)}")
     w("# ... and per warp request with a single active lane (a warp's leader adding its count)")
     w(f"atomic_same_address_request_cycles = {_fmt(request_cycles)}")
+    w("# constant loads: SM cycles per distinct address of a warp request (the constant cache serialises them)")
+    w(f"constant_divergent_cycles = {_fmt(constant_cycles)}")
     w(f'source = "global/dram {src("dram_read.lam", "dram.Lam")}; l2 {src("l2_read.lam", "l2.Lam")}; '
       f'l1 {src("l1.lam", "l1.Lam")}; shared {src("ld_shared.lam", "ld_shared.Lam")}; '
       f'local {src("ld_local.lam", "ld_local.Lam")}: '
       f'Λ an L1 hit, λ with 512 KB of local data per SM (more than L1); atomic_same_address_cycles '
-      f'{atomic_where}; atomic_same_address_request_cycles {request_where}"')
+      f'{atomic_where}; atomic_same_address_request_cycles {request_where}; '
+      f'constant_divergent_cycles {constant_where}"')
     w("")
     w("# Per-instruction rules, each measured by its own chain (Λ) and its own 64-warp stream (λ).")
     rules = [

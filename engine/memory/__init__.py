@@ -52,6 +52,7 @@ __all__ = [
 ]
 
 SECTORS_PER_LINE = LINE // SECTOR
+WARP = 32
 LINE_BYTES = LINE
 POINTER_ALIGN = 256        # cudaMalloc returns 256-byte aligned pointers
 _PER_THREAD_ATOMS = {"tid", "ctaid", "laneid", "warpid", "ntid", "nctaid"}
@@ -135,6 +136,9 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         operand = _address_operand(instr)
         raw = evaluator.address(instr, operand) if operand is not None else Unknown("no address operand")
         form = raw if isinstance(raw, Affine) else None
+        if c.space is MemorySpace.CONST and c.is_load:
+            accesses.append(_constant_access(instr, c, form, raw, lanes, operand, analysis))
+            continue
         space = _space(instr, analysis, form, layout)
         if space is None:
             continue
@@ -191,6 +195,58 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         *sorted(notes),
     ]
     return MemoryReport(function.name, values.block, accesses, assumptions)
+
+
+def _constant_access(instr: Instruction, c: Any, form: Affine | None, raw: Any, lanes: _LaneCache | None,
+                     operand: Operand | None, analysis: KernelAnalysis) -> AccessInfo:
+    """A constant-memory load: the constant cache broadcasts one address per warp request and
+    serialises distinct ones: ``distinct_addresses`` is their mean number per warp (1: uniform);
+    when the lanes cannot be told (a value carried from the previous iteration) every lane is
+    taken as distinct, and ``mask_note`` says so."""
+    info = AccessInfo(instr.index, instr.location.line, instr.text.strip(), MemorySpace.CONST, c.width_bytes,
+                      format_affine(form) if form is not None else None, None, "load")
+    if not _thread_dependent(analysis, instr.index) or (form is not None and not any(
+            a.split(".")[0].lstrip("%") in _PER_THREAD_ATOMS for a, _ in form.terms)):
+        return _with(info, method="affine" if form is not None else "", uniform_address=True, distinct_addresses=1.0)
+    if lanes is None or operand is None:
+        return _with(info, unknown_reason=getattr(raw, "reason", None) or "no block shape",
+                     distinct_addresses=float(WARP),
+                     mask_note="distinct addresses per warp unknown: all lanes taken")
+    context = {f"ctaid.{axis}": 0 for axis in "xyz"}
+    try:
+        addresses = (affine_addresses(form, lanes.threads, context) if form is not None
+                     else lanes.get(context).address(instr, operand))
+    except (LaneError, RecursionError) as error:
+        return _with(info, unknown_reason=str(error), distinct_addresses=float(WARP),
+                     mask_note="distinct addresses per warp unknown: all lanes taken")
+    per_warp = [len(set(addresses[k:k + WARP].tolist())) for k in range(0, len(addresses), WARP)]
+    return _with(info, method="affine" if form is not None else "lanes",
+                 distinct_addresses=float(sum(per_warp)) / max(len(per_warp), 1))
+
+
+_THREAD_SPECIALS = ("tid", "laneid", "warpid")
+
+
+def _thread_dependent(analysis: KernelAnalysis, index: int) -> bool:
+    """Whether instruction ``index`` reads a value that can differ between the threads of a warp:
+    its producers, transitively, reach a thread index. A load from an address that does not is
+    uniform too (every lane reads the same word), so loads are followed like any instruction."""
+    producers: dict[int, list[int]] = {}
+    for edge in analysis.defuse.edges:
+        producers.setdefault(edge.consumer, []).append(edge.producer)
+    instructions = analysis.function.instructions
+    seen: set[int] = set()
+    stack = [index]
+    while stack:
+        i = stack.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        if i != index and any(o.kind == "special" and (o.name or o.text).lstrip("%").startswith(_THREAD_SPECIALS)
+                              for o in instructions[i].operands):
+            return True
+        stack.extend(producers.get(i, ()))
+    return False
 
 
 def _with(info: AccessInfo, **changes: Any) -> AccessInfo:

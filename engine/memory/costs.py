@@ -9,7 +9,7 @@ from engine.mechanisms import enabled
 from engine.memory.hierarchy import SmContext, global_access_cost, level_shares
 from engine.memory.patterns import LINE, SECTOR
 from engine.memory.report import MemoryReport
-from engine.units import MemorySpace
+from engine.units import MemorySpace, Unit
 
 
 def n_ma_by_instruction(report: MemoryReport) -> dict[int, int]:
@@ -44,6 +44,7 @@ def memory_cost_overrides(report: MemoryReport, profile: Any,
     pipeline = getattr(profile, "pipeline", None)
     serial = pipeline.memory.get("atomic_same_address_cycles") if pipeline is not None else None
     request = pipeline.memory.get("atomic_same_address_request_cycles") if pipeline is not None else None
+    divergent_const = pipeline.memory.get("constant_divergent_cycles") if pipeline is not None else None
     sm_count = getattr(getattr(profile, "device", None), "sm_count", 1) or 1
     for a in report.accesses:
         # Lanes that run the atomic: known from the masks, else 1 (at least one atomic per warp
@@ -56,6 +57,11 @@ def memory_cost_overrides(report: MemoryReport, profile: Any,
             lam, Lam = profile.global_memory_lambdas(1.0)
             charged = max(lam, same_address_cycles(lanes, serial, request) * sm_count)
             out[a.index] = (charged, Lam + (charged - lam))
+        elif a.space is MemorySpace.CONST and divergent_const and not a.uniform_address \
+                and a.distinct_addresses and enabled("constant_serialisation"):
+            base = profile.cost_for_opcode("ld.const.f32", Unit.LDST, space=MemorySpace.CONST, width_bytes=4)
+            charged = max(base.lam, a.distinct_addresses * divergent_const)
+            out[a.index] = (charged, base.Lam + (charged - base.lam))
         elif a.space is MemorySpace.SHARED and a.bank_conflict_mean is not None:
             out[a.index] = profile.shared_memory_lambdas(max(a.bank_conflict_mean - 1.0, 0.0))
         elif a.space is MemorySpace.GLOBAL and a.sectors_per_request is not None:

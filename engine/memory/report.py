@@ -52,6 +52,9 @@ class AccessInfo:
     # its affine form): atomics to it serialise, in one SM (shared) or across the GPU (global).
     uniform_address: bool = False
     mask_note: str | None = None                # why every lane was taken as active, if so
+    # Constant loads: mean distinct addresses per warp request (the constant cache serves one per
+    # access; 1 = a broadcast).
+    distinct_addresses: float | None = None
 
 
 @dataclass

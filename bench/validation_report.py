@@ -35,21 +35,7 @@ def _pct(x: float | None, signed: bool = False) -> str:
 
 
 def _rows_json(result: ValidationResult) -> list[dict]:
-    out = []
-    for r in result.rows:
-        out.append({
-            "configuration": r.key, "kernel": r.kernel, "held_out": r.held_out,
-            "measured_kernel_cycles": r.measured, "predicted_kernel_cycles": r.predicted,
-            "errors": r.errors,
-            "measured_warp_instructions": r.measured_instructions,
-            "predicted_warp_instructions": r.predicted_instructions,
-            "sass_warp_instructions": getattr(r, "sass_instructions", None),
-            "measured_dram_bytes": getattr(r, "measured_dram_bytes", None),
-            "predicted_dram_bytes": getattr(r, "predicted_dram_bytes", None),
-            "measured_l2_hit_percent": getattr(r, "measured_l2_hit_percent", None),
-            "predicted_l2_hit_percent": getattr(r, "predicted_l2_hit_percent", None),
-        })
-    return out
+    return [r.as_dict() for r in result.rows]
 
 
 def _within(rows: list[dict], measured: str, predicted: str, percent: float) -> tuple[int, int]:

@@ -4,9 +4,12 @@ cells that a spreadsheet would not evaluate.
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import stat
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from engine.errors import WarplineError
@@ -44,6 +47,20 @@ def write_text_atomic(path: str | os.PathLike[str], text: str | bytes) -> Path:
         return replace_atomically(path, text)
     except OSError as exc:
         raise WarplineError(f"{Path(path)}: cannot write: {exc.strerror or exc}") from None
+
+
+def csv_text(header: Sequence[object], rows: Iterable[Sequence[object]],
+             path: str | os.PathLike[str] | None = None) -> str:
+    """A header and rows as CSV text (``\\n`` line ends), also written atomically to ``path``
+    when one is given: every CSV export goes through here."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    text = buffer.getvalue()
+    if path is not None:
+        write_text_atomic(path, text)
+    return text
 
 
 def _remove(path: str) -> None:

@@ -163,6 +163,17 @@ class ValidationRow:
     def kernel_key(self) -> str:
         return kernel_key(self.key)
 
+    def as_dict(self) -> dict[str, object]:
+        """The row as ``validate --json`` and ``bench/results/validation-*.json`` write it."""
+        return {"configuration": self.key, "kernel": self.kernel, "measured_kernel_cycles": self.measured,
+                "predicted_kernel_cycles": self.predicted, "errors": self.errors, "held_out": self.held_out,
+                "measured_warp_instructions": self.measured_instructions,
+                "predicted_warp_instructions": self.predicted_instructions,
+                "sass_warp_instructions": self.sass_instructions,
+                "measured_dram_bytes": self.measured_dram_bytes, "predicted_dram_bytes": self.predicted_dram_bytes,
+                "measured_l2_hit_percent": self.measured_l2_hit_percent,
+                "predicted_l2_hit_percent": self.predicted_l2_hit_percent}
+
     def instruction_error_percent(self) -> float | None:
         if not self.measured_instructions or self.predicted_instructions is None:
             return None

@@ -22,11 +22,13 @@ from __future__ import annotations
 
 import argparse
 import csv
+import functools
 import math
 import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_RESULTS = ROOT / "bench" / "micro" / "results" / "h100-2026-11-22"
@@ -262,69 +264,62 @@ def empty_kernel_cycles(path: Path = EMPTY_KERNELS) -> tuple[float, str]:
     return statistics.median(one_block), where
 
 
-def same_address_atomic_cycles(gpu_key: str, launch_cycles: float) -> tuple[float, str]:
-    """GPU cycles per same-address global atomic: suite v2's atomic_same_global (every thread of
-    the grid adds to out[0]) measured on this GPU, (kernel cycles − launch cost) / atomics, the
-    median over its launch configurations."""
+@functools.lru_cache(maxsize=4)
+def _suite_v2_runs(gpu_key: str) -> dict:
+    """Suite v2's measurements on one GPU (read once however many figures come from them)."""
     sys.path.insert(0, str(ROOT))
-    from engine.launch import load_launch_file
     from engine.validation import load_measurements
 
-    run = ROOT / "samples" / "measured" / f"v2-{gpu_key}"
-    launches = {x.name: x for x in load_launch_file(ROOT / "samples" / "v2" / "atomics.launch.toml").launches}
-    per_atomic = []
-    for key, m in load_measurements([run]).items():
-        if key.startswith("atomics/atomic_same_global/"):
-            n = int(launches[m.config].args[2])
-            per_atomic.append((m.median - launch_cycles) / n)
-    where = (f"measured: {run.relative_to(ROOT).as_posix()} (suite v2 atomics/atomic_same_global, one address "
-             f"for every thread; (ncu cycles - launch cost) / atomics, median of {len(per_atomic)} launches)")
-    return round(statistics.median(per_atomic), 2), where
+    return load_measurements([ROOT / "samples" / "measured" / f"v2-{gpu_key}"])
+
+
+def _suite_v2_median(gpu_key: str, kernel: str, per_launch: Any, method: str) -> tuple[float, str]:
+    """The median over the launch configurations of suite v2's ``kernel`` (``family/kernel``) of
+    ``per_launch(ncu_cycles, launch)``, and the source line that says where it came from."""
+    sys.path.insert(0, str(ROOT))
+    from engine.launch import load_launch_file
+
+    family = kernel.split("/")[0]
+    launches = {x.name: x for x in load_launch_file(ROOT / "samples" / "v2" / f"{family}.launch.toml").launches}
+    values = [per_launch(m.median, launches[m.config]) for key, m in _suite_v2_runs(gpu_key).items()
+              if key.startswith(kernel + "/")]
+    run = (ROOT / "samples" / "measured" / f"v2-{gpu_key}").relative_to(ROOT).as_posix()
+    where = f"measured: {run} (suite v2 {kernel}, {method}, median of {len(values)} launches)"
+    return round(statistics.median(values), 2), where
+
+
+def same_address_atomic_cycles(gpu_key: str, launch_cycles: float) -> tuple[float, str]:
+    """GPU cycles per same-address global atomic: suite v2's atomic_same_global (every thread of
+    the grid adds to out[0]) measured on this GPU, (kernel cycles − launch cost) / atomics."""
+    return _suite_v2_median(
+        gpu_key, "atomics/atomic_same_global",
+        lambda cycles, launch: (cycles - launch_cycles) / int(launch.args[2]),
+        "one address for every thread; (ncu cycles - launch cost) / atomics")
 
 
 def same_address_request_cycles(gpu_key: str, launch_cycles: float) -> tuple[float, str]:
     """GPU cycles per same-address global atomic of a warp with one active lane: suite v2's
     pipe_threshold_count (lane 0 of every warp adds its ballot count to one counter; with half the
     flags set at random every warp has one) measured on this GPU, (kernel cycles − launch cost) /
-    warps, the median over its launch configurations."""
-    sys.path.insert(0, str(ROOT))
-    from engine.launch import load_launch_file
-    from engine.validation import load_measurements
-
-    run = ROOT / "samples" / "measured" / f"v2-{gpu_key}"
-    launches = {x.name: x for x in load_launch_file(ROOT / "samples" / "v2" / "pipeline.launch.toml").launches}
-    per_warp = []
-    for key, m in load_measurements([run]).items():
-        if key.startswith("pipeline/pipe_threshold_count/"):
-            warps = math.ceil(int(launches[m.config].args[3]) / WARP_SIZE)
-            per_warp.append((m.median - launch_cycles) / warps)
-    where = (f"measured: {run.relative_to(ROOT).as_posix()} (suite v2 pipeline/pipe_threshold_count, one lane "
-             f"per warp on one address; (ncu cycles - launch cost) / warps, median of {len(per_warp)} launches)")
-    return round(statistics.median(per_warp), 2), where
+    warps."""
+    return _suite_v2_median(
+        gpu_key, "pipeline/pipe_threshold_count",
+        lambda cycles, launch: (cycles - launch_cycles) / math.ceil(int(launch.args[3]) / WARP_SIZE),
+        "one lane per warp on one address; (ncu cycles - launch cost) / warps")
 
 
 def constant_divergent_cycles(gpu_key: str, launch_cycles: float, sm_count: int) -> tuple[float, str]:
     """SM cycles per distinct constant address of a warp request: suite v2's const_table_lookup
     (every lane walks its own path through a 4096-entry constant table: 32 distinct addresses per
     warp and round) measured on this GPU, (kernel cycles − launch cost) × SMs / (warps × rounds ×
-    32), the median over its launch configurations."""
-    sys.path.insert(0, str(ROOT))
-    from engine.launch import load_launch_file
-    from engine.validation import load_measurements
+    32)."""
+    def per_address(cycles: float, launch: Any) -> float:
+        warps = math.ceil(int(launch.args[2]) / WARP_SIZE)
+        return (cycles - launch_cycles) * sm_count / (warps * int(launch.args[3]) * WARP_SIZE)
 
-    run = ROOT / "samples" / "measured" / f"v2-{gpu_key}"
-    launches = {x.name: x for x in load_launch_file(ROOT / "samples" / "v2" / "constmem.launch.toml").launches}
-    per_address = []
-    for key, m in load_measurements([run]).items():
-        if key.startswith("constmem/const_table_lookup/"):
-            launch = launches[m.config]
-            warps = math.ceil(int(launch.args[2]) / WARP_SIZE)
-            rounds = int(launch.args[3])
-            per_address.append((m.median - launch_cycles) * sm_count / (warps * rounds * WARP_SIZE))
-    where = (f"measured: {run.relative_to(ROOT).as_posix()} (suite v2 constmem/const_table_lookup, 32 distinct "
-             f"addresses per warp request; (ncu cycles - launch cost) x SMs / (warps x rounds x 32), median of "
-             f"{len(per_address)} launches)")
-    return round(statistics.median(per_address), 2), where
+    return _suite_v2_median(gpu_key, "constmem/const_table_lookup", per_address,
+                            "32 distinct addresses per warp request; (ncu cycles - launch cost) x SMs / "
+                            "(warps x rounds x 32)")
 
 
 def _fmt(x: float) -> str:

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from engine.batch.rows import COLUMN_TYPES, COLUMNS
 from engine.errors import WarplineError
-from engine.fileio import csv_safe, write_text_atomic
+from engine.fileio import csv_safe, csv_text, write_text_atomic
 
 FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
@@ -31,12 +29,7 @@ def write_rows(rows: Sequence[dict[str, Any]], path: str, columns: Sequence[str]
 
 
 def rows_csv(rows: Sequence[dict[str, Any]], columns: Sequence[str] = COLUMNS) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(columns)
-    for row in rows:
-        writer.writerow([_cell(row.get(name)) for name in columns])
-    return buffer.getvalue()
+    return csv_text(columns, ([_cell(row.get(name)) for name in columns] for row in rows))
 
 
 def rows_parquet(rows: Sequence[dict[str, Any]], columns: Sequence[str] = COLUMNS,

@@ -50,14 +50,7 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
         "mape_percent": {model: value for model, value in result.ranking()},
         "mape_percent_tuning": {m: result.mape(m, result.part(False)) for m, _ in result.ranking()},
         "mape_percent_held_out": {m: result.mape(m, result.part(True)) for m, _ in result.ranking()},
-        "rows": [{"configuration": r.key, "kernel": r.kernel, "measured_kernel_cycles": r.measured,
-                  "predicted_kernel_cycles": r.predicted, "errors": r.errors, "held_out": r.held_out,
-                  "measured_warp_instructions": r.measured_instructions,
-                  "predicted_warp_instructions": r.predicted_instructions,
-                  "sass_warp_instructions": r.sass_instructions,
-                  "measured_dram_bytes": r.measured_dram_bytes, "predicted_dram_bytes": r.predicted_dram_bytes,
-                  "measured_l2_hit_percent": r.measured_l2_hit_percent,
-                  "predicted_l2_hit_percent": r.predicted_l2_hit_percent} for r in result.rows],
+        "rows": [r.as_dict() for r in result.rows],
     }
     if ns.plot:
         renderer.validation_png(result, ns.plot)

@@ -43,11 +43,10 @@ from engine.mechanisms import enabled
 from engine.memory import analyze_memory
 from engine.memory.traffic import kernel_traffic
 from engine.occupancy import Occupancy, occupancy
-from engine.pipeline.adapter import PipelineOverrides, build_description, sm_context
+from engine.pipeline.adapter import PipelineOverrides, build_description, kernel_sass, sm_context
 from engine.pipeline.description import KernelDescription, to_fraction
 from engine.pipeline.simulator import DEFAULT_MAX_WARP_INSTRUCTIONS, Limits, SimulationCancelled, limits, simulate
 from engine.profiles import Profile, list_profiles, load_profile
-from engine.sass import SassMap, SassUnavailable, sass_map
 from engine.state import WorkbenchState
 from engine.timeline import layout_trace
 
@@ -147,7 +146,8 @@ class Evaluator:
         self._analyses: dict[tuple, KernelAnalysis] = {}
         self._tables: dict[tuple, tuple] = {}
         self._descriptions: dict[tuple, KernelDescription] = {}
-        self._sass: dict[tuple, tuple[Any, Any]] = {}
+        self._sass_maps: dict[tuple, tuple[Any, tuple[Any, str]]] = {}
+        self._traffic_cache: dict[tuple, tuple[KernelDescription, Any]] = {}
         self._memory: dict[int, tuple[Any, str]] = {}
 
     # ------------------------------------------------------------------ cached inputs
@@ -329,12 +329,15 @@ class Evaluator:
         state, profile, analysis = ev.state, ev.profile, ev.analysis
         assert profile is not None and analysis is not None
         key = (id(analysis), profile.name, str(profile.path), repr(state.launch))
+        sass, no_sass = self._sass(inputs, profile) if enabled("sass") else (None, "")
+        if no_sass:
+            ev.warnings.append(f"SASS not used ({no_sass}): each PTX instruction issues once")
         base = self._descriptions.get(key)
         if base is None:
             _bounded(self._descriptions, 16)
             base = build_description(analysis, profile, state.launch, PipelineOverrides(),
                                      resident_blocks=ev.resident_blocks, module=inputs.module, memory=ev.memory,
-                                     sass=self.sass(inputs, profile, ev))
+                                     sass=sass)
             self._descriptions[key] = base
         d = base.with_changes(resident_blocks=ev.resident_blocks)
         costs = pipeline_overrides(state, analysis).costs
@@ -349,44 +352,39 @@ class Evaluator:
                     Lam=ins.Lam if Lam is None else to_fraction(Lam, f"Λ of {where}"))
             d = d.with_changes(instructions=tuple(instructions))
         ev.description = d
-        ev.traffic = self._traffic(inputs, ev, d)
+        ev.traffic = self._traffic(inputs, ev, base)
         ev.trace_names = [ins.name for ins in d.instructions]
         ev.trace_units = list(d.subsystems)
         ev.warnings.extend(d.notes)
 
-    def sass(self, inputs: KernelInputs, profile: Profile, ev: Evaluation | None = None) -> Any:
-        """The kernel's SASS map for the profile's GPU (``engine.sass.SassMap``), or None with a
-        warning on ``ev`` saying why the PTX instructions issue one for one. ptxas runs once per
-        file text, kernel and architecture (cached on disk by :mod:`engine.sass`)."""
-        if not enabled("sass"):
-            return None
-        arch = profile.device.sm_version
-        key = (id(inputs.module), inputs.kernel_name, arch)
-        hit = self._sass.get(key)
+    def _sass(self, inputs: KernelInputs, profile: Profile) -> tuple[Any, str]:
+        """The kernel's SASS map for the profile's GPU, or None and why (``kernel_sass``), once
+        per module, kernel and architecture: an edit never re-runs ptxas."""
+        key = (id(inputs.module), inputs.kernel_name, profile.device.sm_version)
+        hit = self._sass_maps.get(key)
         if hit is None or hit[0] is not inputs.module:
-            _bounded(self._sass, self.CACHE_LIMIT)
-            try:
-                result = sass_map(inputs.path, inputs.kernel_name, arch)
-            except WarplineError as exc:
-                result = SassUnavailable(str(exc))
-            hit = self._sass[key] = (inputs.module, result)
-        result = hit[1]
-        if isinstance(result, SassMap):
-            return result
-        if ev is not None:
-            ev.warnings.append(f"SASS not used ({result.reason}): each PTX instruction issues once")
-        return None
+            _bounded(self._sass_maps, self.CACHE_LIMIT)
+            hit = self._sass_maps[key] = (inputs.module, kernel_sass(inputs.module, inputs.kernel_name, profile))
+        return hit[1]
 
-    @staticmethod
-    def _traffic(inputs: KernelInputs, ev: Evaluation, d: KernelDescription) -> Any:
-        """Bytes per memory level for the whole launch (None without a memory analysis)."""
+    def _traffic(self, inputs: KernelInputs, ev: Evaluation, base: KernelDescription) -> Any:
+        """Bytes per memory level for the whole launch (None without a memory analysis). It depends
+        on the unedited description's paths and the occupancy, not on latency edits: computed once
+        per (description, resident blocks)."""
         if ev.memory is None or ev.profile is None or ev.analysis is None:
             return None
+        key = (id(base), ev.resident_blocks)
+        hit = self._traffic_cache.get(key)
+        if hit is not None and hit[0] is base:
+            return hit[1]
         launch, device = ev.state.launch, ev.profile.device
-        counts = d.dynamic_counts(0)
+        counts = base.dynamic_counts(0)
         sm = sm_context(ev.analysis, ev.profile, launch, inputs.module, ev.resident_blocks)
-        return kernel_traffic(ev.memory, ev.profile, sm, {i: float(n) for i, n in enumerate(counts)},
-                              launch.n_blocks * d.warps_per_block, min(device.sm_count, launch.n_blocks))
+        traffic = kernel_traffic(ev.memory, ev.profile, sm, {i: float(n) for i, n in enumerate(counts)},
+                                 launch.n_blocks * base.warps_per_block, min(device.sm_count, launch.n_blocks))
+        _bounded(self._traffic_cache, self.CACHE_LIMIT)
+        self._traffic_cache[key] = (base, traffic)
+        return traffic
 
     def _simulate(self, ev: Evaluation, trace: bool, cycle_budget: float | None = None) -> None:
         d = ev.description

@@ -3,15 +3,13 @@ the same names and numbers (:mod:`engine.evaluation.figures`) in each."""
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from typing import Any
 
 from engine.evaluation.core import Evaluation
 from engine.evaluation.figures import FIGURE_TITLES
 from engine.evaluation.registry import model as model_spec
-from engine.fileio import csv_safe, write_text_atomic
+from engine.fileio import csv_safe, csv_text
 from engine.names import display_name
 
 
@@ -115,17 +113,12 @@ PREDICTION_COLUMNS = ("model", "title", "family", "sm_cycles", "launch_cycles", 
 
 def predictions_csv(ev: Evaluation, path: str | None = None) -> str:
     """One row per model, figures rounded to what they mean (0.1 cycle, 0.001 µs)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(PREDICTION_COLUMNS)
+    rows = []
     for model_id, result in ev.models.items():
         spec = model_spec(model_id)
         values = result.figures.as_dict(rounded=True) if result.figures is not None else {}
-        writer.writerow([model_id, spec.title, spec.family,
-                         *("" if values.get(k) is None else values[k]
-                           for k in ("sm_cycles", "launch_cycles", "kernel_cycles", "microseconds")),
-                         csv_safe(result.note), csv_safe(result.error)])
-    text = buffer.getvalue()
-    if path is not None:
-        write_text_atomic(path, text)
-    return text
+        rows.append([model_id, spec.title, spec.family,
+                     *("" if values.get(k) is None else values[k]
+                       for k in ("sm_cycles", "launch_cycles", "kernel_cycles", "microseconds")),
+                     csv_safe(result.note), csv_safe(result.error)])
+    return csv_text(PREDICTION_COLUMNS, rows, path)

@@ -9,8 +9,6 @@ are not whole blocks).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +16,7 @@ from dataclasses import dataclass, field
 from engine.errors import WarplineError
 from engine.evaluation.figures import CycleFigures
 from engine.evaluation.registry import models, title
+from engine.fileio import csv_text
 
 MAX_SWEEP_POINTS = 256
 
@@ -107,16 +106,7 @@ def sweep_rows(sweep: Sweep, rounded: bool = True) -> tuple[list[str], list[list
 def sweep_csv(sweep: Sweep, path: str | None = None) -> str:
     """The sweep as CSV (kernel cycles, launch cost included, rounded to 0.1 cycle)."""
     header, rows = sweep_rows(sweep)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    text = buffer.getvalue()
-    if path is not None:
-        from engine.fileio import write_text_atomic
-
-        write_text_atomic(path, text)
-    return text
+    return csv_text(header, rows, path)
 
 
 def describe_sweep(sweep: Sweep) -> list[str]:

@@ -65,6 +65,17 @@ class MemoryLevel:
     efficiency: float | None = None             # global: useful / fetched bytes
     bank_conflict_degree: float | None = None   # shared: mean ways of a conflict (1 = none)
 
+    def details(self) -> list[str]:
+        """What the analysis says of the level's requests, one phrase each."""
+        out = []
+        if self.sectors_per_request is not None:
+            out.append(f"{self.sectors_per_request:.2f} sectors/request")
+        if self.efficiency is not None:
+            out.append(f"{self.efficiency:.0%} of fetched bytes used")
+        if self.bank_conflict_degree is not None:
+            out.append(f"{self.bank_conflict_degree:.2f}-way bank conflicts")
+        return out
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -101,13 +112,7 @@ class Verdict:
             share = f"{c.share:>6.1%}" if c.cause not in OUTSIDE else "     —"
             lines.append(f"  {c.title:<46} {c.warp_cycles:>12,.1f}  {share}")
         for m in self.memory:
-            extra = []
-            if m.sectors_per_request is not None:
-                extra.append(f"{m.sectors_per_request:.2f} sectors/request")
-            if m.efficiency is not None:
-                extra.append(f"{m.efficiency:.0%} of fetched bytes used")
-            if m.bank_conflict_degree is not None:
-                extra.append(f"{m.bank_conflict_degree:.2f}-way bank conflicts")
+            extra = m.details()
             lines.append(f"  {m.level} memory: {m.accesses} instructions, {m.requests:,} warp requests"
                          + (f", {', '.join(extra)}" if extra else ""))
         return "\n".join(lines)

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from engine.errors import TableFormatError
+from engine.fileio import csv_text
 from engine.manybsp.reference import parse_fu_cell
 from engine.manybsp.rows import FU_NAMES, BlockRow, InstructionRow, Level1Spec
 
@@ -33,14 +34,7 @@ def _n(x: float | int | None) -> str:
 
 
 def _write(path: str | Path | None, header: list[str], rows: Iterable[list[str]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    text = buffer.getvalue()
-    if path is not None:
-        Path(path).write_text(text, encoding="utf-8")
-    return text
+    return csv_text(header, rows, path)
 
 
 def export_block_table(block: list[BlockRow], path: str | Path | None = None) -> str:

@@ -18,19 +18,18 @@ from engine.analysis import KernelAnalysis, LaunchValues
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, iteration_atom
 from engine.memory.control import control_dependences
 from engine.memory.costs import (
-    IDEAL_SECTORS,
     executions_per_warp,
     kernel_memory_summary,
     memory_cost_overrides,
     n_ma_by_instruction,
 )
+from engine.memory.hierarchy import SECTORS_PER_LINE
 from engine.memory.lanes import LaneError, LaneEvaluator
 from engine.memory.naming import format_affine, shared_layout
 from engine.memory.patterns import (
     INTERIOR,
     LINE,
     MAX_PERIOD,
-    SECTOR,
     Sample,
     affine_addresses,
     alignment_period,
@@ -46,14 +45,12 @@ from engine.ptx.model import Instruction, Module, Operand
 from engine.units import MemorySpace
 
 __all__ = [
-    "IDEAL_SECTORS", "AccessInfo", "MemoryReport", "analyze_memory", "executions_per_warp",
+    "AccessInfo", "MemoryReport", "analyze_memory", "executions_per_warp",
     "format_affine", "kernel_memory_summary", "memory_cost_overrides", "memory_table",
     "n_ma_by_instruction", "shared_layout",
 ]
 
-SECTORS_PER_LINE = LINE // SECTOR
 WARP = 32
-LINE_BYTES = LINE
 POINTER_ALIGN = 256        # cudaMalloc returns 256-byte aligned pointers
 _PER_THREAD_ATOMS = {"tid", "ctaid", "laneid", "warpid", "ntid", "nctaid"}
 _OPCODES = {"ld", "ldu", "st", "atom", "red", "cp"}
@@ -128,6 +125,7 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
     lanes = (_LaneCache(evaluator, values, threads, layout, analysis, frozenset(pointer_params))
              if threads is not None else None)
     accesses: list[AccessInfo] = []
+    producers: dict[int, list[int]] | None = None     # built at the first constant load
     footprints: list[tuple[int, Affine | None, Instruction, Operand, int]] = []
     for instr in function.instructions:
         c = analysis.classifications[instr.index]
@@ -137,7 +135,9 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         raw = evaluator.address(instr, operand) if operand is not None else Unknown("no address operand")
         form = raw if isinstance(raw, Affine) else None
         if c.space is MemorySpace.CONST and c.is_load:
-            accesses.append(_constant_access(instr, c, form, raw, lanes, operand, analysis))
+            if producers is None:
+                producers = _producer_map(analysis)
+            accesses.append(_constant_access(instr, c, form, raw, lanes, operand, analysis, producers))
             continue
         space = _space(instr, analysis, form, layout)
         if space is None:
@@ -198,14 +198,15 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
 
 
 def _constant_access(instr: Instruction, c: Any, form: Affine | None, raw: Any, lanes: _LaneCache | None,
-                     operand: Operand | None, analysis: KernelAnalysis) -> AccessInfo:
+                     operand: Operand | None, analysis: KernelAnalysis,
+                     producers: dict[int, list[int]]) -> AccessInfo:
     """A constant-memory load: the constant cache broadcasts one address per warp request and
     serialises distinct ones: ``distinct_addresses`` is their mean number per warp (1: uniform);
     when the lanes cannot be told (a value carried from the previous iteration) every lane is
     taken as distinct, and ``mask_note`` says so."""
     info = AccessInfo(instr.index, instr.location.line, instr.text.strip(), MemorySpace.CONST, c.width_bytes,
                       format_affine(form) if form is not None else None, None, "load")
-    if not _thread_dependent(analysis, instr.index) or (form is not None and not any(
+    if not _thread_dependent(analysis, producers, instr.index) or (form is not None and not any(
             a.split(".")[0].lstrip("%") in _PER_THREAD_ATOMS for a, _ in form.terms)):
         return _with(info, method="affine" if form is not None else "", uniform_address=True, distinct_addresses=1.0)
     if lanes is None or operand is None:
@@ -227,13 +228,18 @@ def _constant_access(instr: Instruction, c: Any, form: Affine | None, raw: Any, 
 _THREAD_SPECIALS = ("tid", "laneid", "warpid")
 
 
-def _thread_dependent(analysis: KernelAnalysis, index: int) -> bool:
-    """Whether instruction ``index`` reads a value that can differ between the threads of a warp:
-    its producers, transitively, reach a thread index. A load from an address that does not is
-    uniform too (every lane reads the same word), so loads are followed like any instruction."""
+def _producer_map(analysis: KernelAnalysis) -> dict[int, list[int]]:
     producers: dict[int, list[int]] = {}
     for edge in analysis.defuse.edges:
         producers.setdefault(edge.consumer, []).append(edge.producer)
+    return producers
+
+
+def _thread_dependent(analysis: KernelAnalysis, producers: dict[int, list[int]], index: int) -> bool:
+    """Whether instruction ``index`` reads a value that can differ between the threads of a warp:
+    its producers (:func:`_producer_map`), transitively, reach a thread index. A load from an
+    address that does not is uniform too (every lane reads the same word), so loads are followed
+    like any instruction."""
     instructions = analysis.function.instructions
     seen: set[int] = set()
     stack = [index]
@@ -324,7 +330,7 @@ def _share_between_instructions(accesses: list[AccessInfo],
                                            block_miss=(info.block_miss or 1.0) * new)
     for position, _form, instr, _operand, _width in usable:
         accesses[position] = _with(accesses[position], block_footprint_bytes=float(
-            len(lines.get(analysis.loop_key_of(instr.index), ())) * LINE_BYTES))
+            len(lines.get(analysis.loop_key_of(instr.index), ())) * LINE))
 
 
 def _neighbour_overlap(lanes: _LaneCache, form: Affine | None, instr: Instruction, operand: Operand,

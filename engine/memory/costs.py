@@ -7,7 +7,6 @@ from typing import Any
 
 from engine.mechanisms import enabled
 from engine.memory.hierarchy import SmContext, global_access_cost, level_shares
-from engine.memory.patterns import LINE, SECTOR
 from engine.memory.report import MemoryReport
 from engine.units import MemorySpace, Unit
 
@@ -24,7 +23,6 @@ def n_ma_by_instruction(report: MemoryReport) -> dict[int, int]:
     }
 
 
-IDEAL_SECTORS = LINE // SECTOR  # a coalesced 4-byte warp access: what a profile's λ is measured on
 
 
 def memory_cost_overrides(report: MemoryReport, profile: Any,

@@ -142,10 +142,3 @@ def global_access_cost(access: AccessInfo, shares: LevelShares, profile: Any, sm
     needs_l2 = max(min(1.0, (shares.dram + shares.l2) * per_line), needs_dram)
     latency = needs_dram * dram_Lam + (needs_l2 - needs_dram) * l2_Lam + (1.0 - needs_l2) * l1_Lam
     return lam, latency + lam * (1.0 - 1.0 / lines)
-
-
-def limiting_level(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmContext,
-                   fallback: tuple[float, float]) -> str:
-    """Which level sets the access's λ: "L1", "L2" or "DRAM"."""
-    times = level_times(access, shares, profile, sm, fallback)
-    return max(times, key=lambda level: times[level])

@@ -101,19 +101,22 @@ def _cost_override(ov: PipelineOverrides, index: int, full_opcode: str,
     return best[1] if best else (None, None)
 
 
-def kernel_sass(module: Any, kernel: str, profile: Any) -> Any:
-    """The SASS map of ``kernel`` for the profile's GPU (``engine.sass.SassMap``), or None when the
-    module has no file, the tools are missing or ptxas refuses it (the PTX then issues one for one)."""
+def kernel_sass(module: Any, kernel: str, profile: Any) -> tuple[Any, str]:
+    """The SASS map of ``kernel`` for the profile's GPU (``engine.sass.SassMap``) and ``""``, or
+    None and why there is none: the mechanism is off, the module has no file, the tools are
+    missing or ptxas refuses it (the PTX then issues one for one)."""
     from engine.sass import SassMap, sass_map
 
+    if not enabled("sass"):
+        return None, "switched off"
     filename = getattr(module, "filename", "") or ""
-    if not enabled("sass") or not filename or filename.startswith("<"):
-        return None
+    if not filename or filename.startswith("<"):
+        return None, "the PTX has no file for ptxas"
     try:
         result = sass_map(filename, kernel, profile.device.sm_version)
-    except WarplineError:
-        return None
-    return result if isinstance(result, SassMap) else None
+    except WarplineError as exc:
+        return None, str(exc)
+    return (result, "") if isinstance(result, SassMap) else (None, result.reason)
 
 
 def _issue_weights(analysis: KernelAnalysis, sass: Any) -> dict[int, float]:
@@ -399,7 +402,7 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, memory,
                                                                       sm))
     if sass is True:
-        sass = kernel_sass(module, analysis.function.name, profile)
+        sass, _ = kernel_sass(module, analysis.function.name, profile)
     weights = _issue_weights(analysis, sass) if sass is not None and enabled("sass") else {}
     instructions, subsystems = _instructions(analysis, profile, ov, weights)
     latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None
@@ -436,7 +439,8 @@ def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
     if module is not None:
         from engine.resources import kernel_resources
 
-        smem += kernel_resources(module, analysis.function.name).static_shared_bytes
+        # static shared memory is in the declarations: no need to run ptxas for it
+        smem += kernel_resources(module, analysis.function.name, use_ptxas=False).static_shared_bytes
     sms = profile.device.sm_count or 1
     return SmContext(resident_blocks=max(1, min(resident, math.ceil(launch.n_blocks / sms))),
                      shared_bytes_per_block=smem,

@@ -32,20 +32,7 @@ def _application() -> QApplication:
 
 
 def _render(view: GanttView, path: str | Path, width: int, height: int) -> Path:
-    """Lay ``view`` out so its chart area is exactly width × height, then export it."""
-    view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
-    view.show()
-    app = _application()
-    for _ in range(3):       # the toolbar's height is only known after the first layout pass
-        app.processEvents()
-        extra_w = view.width() - view.graphics.width()
-        extra_h = view.height() - view.graphics.height()
-        view.resize(width + extra_w, height + extra_h)
-        app.processEvents()
-        if (view.graphics.width(), view.graphics.height()) == (width, height):
-            break
-    view.refresh_lane_ticks()
-    app.processEvents()
+    """Export ``view``, laid out by :func:`_lay_out` at width × height, as a PNG without a title."""
     exporter = ImageExporter(view.graphics.scene())
     params = exporter.parameters()
     params["background"] = colors.BACKGROUND

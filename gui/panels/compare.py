@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from engine.evaluation import Evaluation
 from engine.evaluation.compare import CompareRow, compare
+from gui.panels.when_shown import WhenShown
 
 HEADERS = ("", "baseline", "current", "difference", "change")
 BETTER = QColor("#1b7a1b")
@@ -71,36 +72,31 @@ class ComparePanel(QWidget):
         self.baseline: Evaluation | None = None
         self.label = ""
         self.current: Evaluation | None = None
-        self._shown: tuple[int, int] | None = None
+        self._when_shown = WhenShown(self, self._draw)
 
     def set_baseline(self, baseline: Evaluation | None, label: str = "") -> None:
         self.baseline, self.label = baseline, label
-        self._refresh()
+        self._when_shown.offer(self.baseline, self.current, self.label)
+        self._when_shown.run()       # pinning or clearing shows at once, on screen or not
 
     def set_current(self, current: Evaluation) -> None:
         self.current = current
-        if self.isVisible():
-            self._refresh()
+        self._when_shown.offer(self.baseline, self.current, self.label)
 
     def showEvent(self, event: object) -> None:  # noqa: N802 - Qt API
         super().showEvent(event)
-        self._refresh()
+        self._when_shown.run()
 
-    def _refresh(self) -> None:
-        if self.baseline is None or self.current is None:
+    def _draw(self, baseline: Evaluation | None, current: Evaluation | None, label: str) -> None:
+        if baseline is None or current is None:
             self.rows = []
             self.table.setRowCount(0)
             self.verdicts.setText("")
-            self._shown = None
             self.caption.setText("No baseline: Edit › Pin as baseline keeps the current result to compare with.")
             return
-        key = (id(self.baseline), id(self.current))
-        if key == self._shown:
-            return
-        self._shown = key
-        self.caption.setText(f"Baseline: {self.label}. Kernel cycles per model; warp-cycles as shares of the "
+        self.caption.setText(f"Baseline: {label}. Kernel cycles per model; warp-cycles as shares of the "
                              "resident warp-cycles.")
-        self.rows = compare(self.baseline, self.current)
+        self.rows = compare(baseline, current)
         # the verdicts are sentences: below the table, where they do not widen its columns
         verdict = next(r for r in self.rows if r.section == "bottleneck")
         self.verdicts.setText(f"<b>Bottleneck, baseline:</b> {html.escape(verdict.baseline_text)}<br>"

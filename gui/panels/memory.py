@@ -1,7 +1,7 @@
 """Memory tab: where each global access is served (L1, L2, DRAM) and the launch's bytes per level.
 
-A thin view over :func:`engine.memory.traffic.traffic_rows` and ``KernelTraffic.summary``; filled
-only while the tab is on screen (an edit nobody looks at costs the UI thread nothing here).
+A thin view over :func:`engine.memory.traffic.traffic_rows` and ``KernelTraffic.summary``, filled
+only while the tab is on screen (:class:`gui.panels.when_shown.WhenShown`).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 
 from engine.evaluation import Evaluation
 from engine.memory.traffic import traffic_rows
+from gui.panels.when_shown import WhenShown
 
 COLUMNS = ("#", "instruction", "space", "kind", "sectors/req", "lines/req", "L1 hit %", "L2 hit %",
            "DRAM MB", "limit", "note")
@@ -53,24 +54,17 @@ class MemoryPanel(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.summary)
         layout.addWidget(self.table, 1)
-        self._pending: Evaluation | None = None
-        self._shown: object = None
         self.rows: list[dict] = []
+        self._when_shown = WhenShown(self, lambda result, _traffic: self.show_traffic(result))
 
     def set_result(self, result: Evaluation) -> None:
-        self._pending = result
-        if self.isVisible():
-            self._refresh()
+        self._when_shown.offer(result, result.traffic)
 
     def showEvent(self, event: object) -> None:  # noqa: N802 - Qt API
         super().showEvent(event)
-        self._refresh()
+        self._when_shown.run()
 
-    def _refresh(self) -> None:
-        result = self._pending
-        if result is None or result.traffic is self._shown:
-            return
-        self._shown = result.traffic
+    def show_traffic(self, result: Evaluation) -> None:
         if result.traffic is None or result.memory is None:
             self.summary.setText("No memory analysis for this launch.")
             self.rows = []

@@ -32,6 +32,7 @@ from engine.inputs import KernelInputs
 from engine.manybsp.rows import InstructionRow
 from engine.sources import SourceText, cuda_sources, location_files, read_source, visible_location
 from gui.models.block_table import HEAT_RGB
+from gui.panels.when_shown import WhenShown
 
 LINE_FILL = QColor(255, 236, 150)
 GUTTER_FILL = QColor(240, 240, 240)
@@ -219,8 +220,7 @@ class SourcePanel(QWidget):
         self.hot_table.itemSelectionChanged.connect(self._hot_row_picked)
         self.tabs.addTab(self.hot_table, "Hot spots")
         self.hot: Hotspots | None = None
-        self._pending: Evaluation | None = None
-        self._shown_sim = None
+        self._when_shown = WhenShown(self, lambda result, _sim: self._show_heat(result))
         self.cuda: dict[str, CodeView] = {}          # .file name -> its view (found files only)
         self.missing: dict[str, str] = {}            # .file name -> why it is not shown
         self.caption = QLabel()
@@ -290,19 +290,16 @@ class SourcePanel(QWidget):
 
     def set_result(self, result: Evaluation) -> None:
         """Keep the newest evaluation; attribute its warp-cycles to lines only while on screen."""
-        self._pending = result
-        if self.isVisible():
-            self._refresh_heat()
+        self._when_shown.offer(result, result.simulation)
 
     def showEvent(self, event: object) -> None:  # noqa: N802 - Qt API
         super().showEvent(event)
-        self._refresh_heat()
+        self._when_shown.run()
 
-    def _refresh_heat(self) -> None:
-        result = self._pending
-        if result is None or result.simulation is self._shown_sim:
+    def _show_heat(self, result: Evaluation) -> None:
+        if result.simulation is None:
+            self.show_hotspots(None)
             return
-        self._shown_sim = result.simulation
         try:
             self.show_hotspots(hotspots(result))
         except ValueError:

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from engine.evaluation import Evaluation
 from engine.evaluation.verdict import ISSUING, OUTSIDE, Verdict, explain
 from gui.gantt.colors import STALL_PALETTE
+from gui.panels.when_shown import WhenShown
 
 UNIT_COLOUR = "#4e79a7"
 ISSUE_COLOUR = "#59a14f"
@@ -70,25 +71,17 @@ class VerdictPanel(QWidget):
         layout.addWidget(self.sentence)
         layout.addWidget(split, 1)
         self.verdict: Verdict | None = None
-        self._pending: Evaluation | None = None
-        self._shown_sim = None
+        # the simulation is what the verdict reads: a new one, a new verdict
+        self._when_shown = WhenShown(self, lambda result, _sim: self.show_verdict(
+            explain(result), result.errors.get("simulation", "")))
 
     def set_result(self, result: Evaluation) -> None:
         """Keep the newest evaluation; read its verdict now only if the tab is on screen."""
-        self._pending = result
-        if self.isVisible():
-            self._refresh()
+        self._when_shown.offer(result, result.simulation)
 
     def showEvent(self, event: object) -> None:  # noqa: N802 - Qt API
         super().showEvent(event)
-        self._refresh()
-
-    def _refresh(self) -> None:
-        result = self._pending
-        if result is None or result.simulation is self._shown_sim:
-            return
-        self._shown_sim = result.simulation
-        self.show_verdict(explain(result), result.errors.get("simulation", ""))
+        self._when_shown.run()
 
     def show_verdict(self, verdict: Verdict | None, problem: str = "") -> None:
         self.verdict = verdict
@@ -112,14 +105,7 @@ class VerdictPanel(QWidget):
                        else "warp-cycles outside residency (not part of the shares)")
             rows.append((c.title, f"{c.warp_cycles:,.0f}", share, meaning, colour))
         for m in verdict.memory:
-            detail = []
-            if m.sectors_per_request is not None:
-                detail.append(f"{m.sectors_per_request:.2f} sectors/request")
-            if m.efficiency is not None:
-                detail.append(f"{m.efficiency:.0%} of fetched bytes used")
-            if m.bank_conflict_degree is not None:
-                detail.append(f"{m.bank_conflict_degree:.2f}-way bank conflicts")
-            rows.append((f"{m.level} memory", f"{m.requests:,} requests", "", ", ".join(detail), ""))
+            rows.append((f"{m.level} memory", f"{m.requests:,} requests", "", ", ".join(m.details()), ""))
         self.table.setRowCount(len(rows))
         for k, (what, cycles, share, meaning, colour) in enumerate(rows):
             for col, text in enumerate((what, cycles, share, meaning)):

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from engine.errors import WarplineError
 from engine.session_file import Orphan, discard_orphan, find_orphans
+from gui import main_thread_gc
 from gui.main_window import APP_NAME, SAMPLE, MainWindow
 
 # The windows of this process: Qt does not keep a top-level window alive by itself.
@@ -115,6 +116,7 @@ def start_windows(argv: list[str]) -> list[MainWindow]:
 
 def run_app(argv: list[str]) -> int:
     app = QApplication.instance() or QApplication([sys.argv[0], *argv])
+    main_thread_gc.install(app)
     app.setApplicationName(APP_NAME)
     app.setOrganizationName(APP_NAME)
     start_windows(argv)

@@ -51,6 +51,7 @@ from engine.names import display_name
 from engine.ptx import load_ptx
 from engine.ptx.model import Module
 from engine.session_file import SUFFIX
+from gui import main_thread_gc
 from gui.baseline import Baseline
 from gui.gantt.widget import DEFAULT_LANE_PX
 from gui.panels.gantt import GanttPanel
@@ -141,6 +142,8 @@ def busy_cursor() -> Iterator[None]:
 class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
+        # the session's worker thread must never collect a window's Qt garbage
+        main_thread_gc.install(QApplication.instance())
         self.settings = settings or QSettings(APP_NAME, APP_NAME)
         self.session = Session(self)
         self.baseline = Baseline(self)

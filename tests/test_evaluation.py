@@ -59,7 +59,7 @@ def test_defaults_match_engine_entry_points(inputs, bench):
     assert result.simulation.cycles == sim.cycles
     assert len(result.simulation.trace.issues) == len(sim.trace.issues)
     models = list(result.models)
-    assert models[:2] == ["manybsp", "pipeline"] and len(models) > 4
+    assert models[:3] == ["manybsp", "manybsp_star", "pipeline"] and len(models) > 4
     many = result.models["manybsp"].figures
     assert many.sm_cycles == mb.kernel_exec_cycle
     assert many.kernel_cycles == many.sm_cycles + profile.device.kernel_launch_cycles

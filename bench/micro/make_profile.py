@@ -155,6 +155,27 @@ def _derive_one(run: dict[tuple[str, str, str], float]) -> dict[str, tuple[float
     return out
 
 
+# Packed half precision, measured in a later call (bench/micro/results/<gpu>-2026-11-24-half).
+HALF_OPS = {"fma_f16x2": "fma_f16x2", "add_f16x2": "add_f16x2", "mul_f16x2": "mul_f16x2",
+            "fma_bf16x2": "fma_bf16x2"}
+
+
+def derive_half(results: Path) -> dict[str, Figure]:
+    """The packed-half figures of both runs in ``results`` (empty when the folder is absent)."""
+    if not (results / "run1.csv").exists():
+        return {}
+
+    def one(run: dict[tuple[str, str, str], float]) -> dict[str, tuple[float, str, str]]:
+        out = {}
+        for key, name in HALF_OPS.items():
+            out[f"{key}.Lam"] = (_get(run, "lat", name), "Lam", f"lat,{name}")
+            out[f"{key}.lam"] = (_get(run, "cpi", name), "lam", f"cpi,{name}")
+        return out
+
+    a, b = one(load_run(results / "run1.csv")), one(load_run(results / "run2.csv"))
+    return {k: Figure(k, v[0], b[k][0], v[1], v[2]) for k, v in a.items()}
+
+
 def derive(results: Path = DEFAULT_RESULTS) -> dict[str, Figure]:
     """The figures of both runs in ``results`` (``run1.csv``, ``run2.csv``)."""
     one = _derive_one(load_run(results / "run1.csv"))
@@ -228,6 +249,11 @@ class Gpu:
     global_memory_bytes: int
     bandwidth_gbps: int
     bandwidth_words: str
+
+    @property
+    def half_results(self) -> Path:
+        """The packed-half run of this GPU (``run_micro.sh half``, a later device call)."""
+        return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-half"
 
     @property
     def empty_kernels(self) -> Path:
@@ -511,6 +537,20 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
         ("div.full.f32", "sfu", "div_full_f32", "MUFU.RCP + 4 FMUL + FSETP/FSEL"),
         ("div.rn.f64", "fp64", "div_rn_f64", "MUFU.RCP64H + 7 DFMA + DMUL and a slow-path branch"),
     ]
+    half = derive_half(gpu.half_results)
+    if half:
+        try:
+            half_where = gpu.half_results.resolve().relative_to(ROOT).as_posix()
+        except ValueError:
+            half_where = gpu.half_results.as_posix()
+        for k, f in half.items():
+            v[k] = f.value   # set, not read: only the rules below mark them used
+        rules += [
+            ("fma.*.f16x2", "alu", "fma_f16x2", "HFMA2; a latency chain alternates HFMA2 and HFMA2.MMA"),
+            ("add.*.f16x2", "alu", "add_f16x2", "HADD2 / HFMA2.MMA alternately"),
+            ("mul.*.f16x2", "alu", "mul_f16x2", "HMUL2 / HFMA2.MMA alternately"),
+            ("fma.*.bf16x2", "alu", "fma_bf16x2", "HFMA2.BF16_V2 / HFMA2.MMA.BF16_V2 alternately"),
+        ]
     for pattern, unit, key, sass in rules:
         lam, Lam = v[f"{key}.lam"], v[f"{key}.Lam"]
         w("")
@@ -521,7 +561,11 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
         w(f"lat_comp = {_fmt(Lam)}")
         w(f"lam = {_fmt(lam)}")
         w(f"Lam = {_fmt(Lam)}")
-        w(f'source = "{src(key + ".lam", key + ".Lam")}"')
+        if key + ".lam" in half:
+            rows = f"{half[key + '.lam'].what}; {half[key + '.Lam'].what}"
+            w(f'source = "measured: {half_where}/run{{1,2}}.csv ({rows}); mean of the two runs"')
+        else:
+            w(f'source = "{src(key + ".lam", key + ".Lam")}"')
         w(f'note = "SASS (sm_90, ptxas 13.0): {sass}"')
     # bar.sync, shared and global memory.
     w("")

@@ -147,6 +147,12 @@ struct rcp_approx_ftz_add {
 };
 OP_UN(sqrt_approx_ftz, float, "f", "sqrt.approx.ftz.f32", 1.5f)
 OP_UN(rsqrt_approx_ftz, float, "f", "rsqrt.approx.ftz.f32", 1.5f)
+// Packed half precision: two 16-bit lanes in one 32-bit register (HFMA2/HADD2/HMUL2 in SASS).
+// The values stay near 1 (no overflow, no denormals) whatever the chain length.
+OP_FMA(fma_f16x2, unsigned, "r", "fma.rn.f16x2", 0x3C003C00u, 0x3BFF3BFFu)
+OP_BIN(add_f16x2, unsigned, "r", "add.rn.f16x2", 0x3C003C00u, 0x00010001u)
+OP_BIN(mul_f16x2, unsigned, "r", "mul.rn.f16x2", 0x3C003C00u, 0x3C003C00u)
+OP_FMA(fma_bf16x2, unsigned, "r", "fma.rn.bf16x2", 0x3F803F80u, 0x3F7F3F7Fu)
 OP_DIV(div_rn_f32, float, "f", "div.rn.f32", 1.5f, 2.5f)
 OP_DIV(div_full_f32, float, "f", "div.full.f32", 1.5f, 2.5f)
 OP_DIV(div_rn_f64, double, "d", "div.rn.f64", 1.5, 2.5)
@@ -856,6 +862,13 @@ int main(int argc, char** argv) {
         bench_op<div_rn_f32>(c);
         bench_op<div_full_f32>(c);
         bench_op<div_rn_f64>(c);
+    }
+    if (want("half")) {
+        measure_clock_mhz(c);
+        bench_op<fma_f16x2>(c);
+        bench_op<add_f16x2>(c);
+        bench_op<mul_f16x2>(c);
+        bench_op<fma_bf16x2>(c);
     }
     if (want("shared")) bench_shared(c);
     if (want("local")) bench_local(c);

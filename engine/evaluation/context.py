@@ -26,6 +26,8 @@ class ModelContext:
     manybsp: Any = None
     simulation: Any = None
     profile: Any = None
+    issue_weights: dict[int, float] = field(default_factory=dict)   # SASS weight per instruction index
+    unroll: dict[str, int] = field(default_factory=dict)            # SASS: "first-last" loop -> factor
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def shared(self, key: str, compute: Any) -> Any:

@@ -34,16 +34,18 @@ from engine.errors import WarplineError
 from engine.evaluation.context import ModelContext
 from engine.evaluation.figures import CycleFigures, ModelResult
 from engine.evaluation.manybsp_at import occupancy_overrides
-from engine.evaluation.registry import STAGE_TIMELINE, model, models
+from engine.evaluation.registry import FAMILY_MANYBSP, STAGE_TIMELINE, model, models
 from engine.evaluation.sweep import Sweep, plan_blocks
 from engine.inputs import KernelInputs
 from engine.launch import Launch
 from engine.manybsp import ManyBspResult, manybsp_inputs, run_manybsp
+from engine.manybsp.from_ptx import missing_params
+from engine.manybsp.model import override_number
 from engine.mechanisms import enabled
 from engine.memory import analyze_memory
 from engine.memory.traffic import kernel_traffic
 from engine.occupancy import Occupancy, occupancy
-from engine.pipeline.adapter import PipelineOverrides, build_description, kernel_sass, sm_context
+from engine.pipeline.adapter import PipelineOverrides, build_description, issue_weights, kernel_sass, sm_context
 from engine.pipeline.description import KernelDescription, to_fraction
 from engine.pipeline.simulator import DEFAULT_MAX_WARP_INSTRUCTIONS, Limits, SimulationCancelled, limits, simulate
 from engine.profiles import Profile, list_profiles, load_profile
@@ -80,6 +82,8 @@ class Evaluation:
     launch_source: str = ""
     memory: Any = None                       # engine.memory MemoryReport (None: not available)
     traffic: Any = None                      # engine.memory.traffic KernelTraffic of the launch
+    issue_weights: dict[int, float] = field(default_factory=dict)  # SASS weight per instruction (0-based)
+    unroll: dict[str, int] = field(default_factory=dict)           # SASS unroll factor per loop
     inferred_trips: dict[str, Any] = field(default_factory=dict)  # loop key -> TripCount, no overrides
     simulation: Any = None                   # engine.pipeline SimulationResult (with trace)
     description: KernelDescription | None = None
@@ -251,10 +255,12 @@ class Evaluator:
         deliver(PART_TIMELINE)
 
         step(0.3, "Many-BSP")
-        if ready and any(m.id == "manybsp" for m in wanted):
+        if ready and any(m.family == FAMILY_MANYBSP for m in wanted):
             try:
                 ev.manybsp = self._manybsp(inputs, ev)
                 ev.warnings.extend(ev.manybsp.warnings)
+                if ev.manybsp.refused:
+                    ev.errors["Many-BSP"] = ev.manybsp.refused   # the model's figure says why it has none
             except WarplineError as exc:
                 ev.errors["Many-BSP"] = str(exc)
         step(0.45, "analytical models")
@@ -332,6 +338,8 @@ class Evaluator:
         sass, no_sass = self._sass(inputs, profile) if enabled("sass") else (None, "")
         if no_sass:
             ev.warnings.append(f"SASS not used ({no_sass}): each PTX instruction issues once")
+        ev.issue_weights = issue_weights(analysis, sass) if sass is not None else {}
+        ev.unroll = dict(sass.unroll) if sass is not None else {}
         base = self._descriptions.get(key)
         if base is None:
             _bounded(self._descriptions, 16)
@@ -407,9 +415,6 @@ class Evaluator:
         instruction table is cached, so an edit re-runs the BLOCK table, supersteps and equations."""
         profile, analysis, state = ev.profile, ev.analysis, ev.state
         assert profile is not None and analysis is not None
-        if profile.manybsp is None:
-            raise WarplineError(f"profile {profile.name!r} has no [manybsp] section: the Many-BSP model "
-                                "needs its parameters (mem_lat, mu, launch overheads)")
         launch = state.launch
         resources = _resources(inputs, launch)
         key = (id(analysis), profile.name, str(profile.path), repr(launch), resources.registers,
@@ -419,14 +424,17 @@ class Evaluator:
             self._tables[key] = manybsp_inputs(analysis, profile, launch, resources, ev.memory)
         rows, specs, warnings, params = self._tables[key]
         overrides = occupancy_overrides(state.overrides, ev.resident_blocks, launch)
-        result = run_manybsp(rows, params, specs, overrides, warnings)
+        # A profile without a [manybsp] section runs on derived figures; one it cannot derive
+        # refuses the prediction (result.refused) but keeps the BLOCK table and the supersteps.
+        result = run_manybsp(rows, params, specs, overrides, warnings, missing=missing_params(profile, rows))
         result.kernel_name = inputs.kernel_name
         return result
 
     def _context(self, ev: Evaluation, description: KernelDescription | None, blocks: int,
                  simulation: Any) -> ModelContext:
         return ModelContext(description=description, resident_blocks=blocks, policy=ev.state.policy,
-                            manybsp=ev.manybsp, simulation=simulation, profile=ev.profile)
+                            manybsp=ev.manybsp, simulation=simulation, profile=ev.profile,
+                            issue_weights=ev.issue_weights, unroll=ev.unroll)
 
     def _predict(self, ev: Evaluation, wanted: Sequence[Any]) -> None:
         ctx = self._context(ev, ev.description, ev.resident_blocks, ev.simulation)
@@ -445,15 +453,21 @@ class Evaluator:
         except WarplineError as exc:
             return ModelResult(spec.id, None, error=str(exc))
         note = ""
+        details: dict[str, Any] = {}
         if spec.id == "manybsp" and ev.manybsp is not None:
             note = f"eq. {ev.manybsp.prediction.branch.removeprefix('eq. ')}"
+        elif spec.id == "manybsp_star":
+            prediction = ctx.shared("manybsp_star", lambda: None)
+            if prediction is not None:
+                details["derivation"] = list(prediction.quantities.values())
+                note = prediction.branch
         elif spec.id == "pipeline" and ctx.simulation is not None:
             note = f"{ev.resident_blocks} blocks/SM, {ev.state.policy}"
             if ctx.simulation.stopped_early:
                 note += ", stopped at the cycle budget (lower bound)"
             if ctx.simulation.sampled_blocks:
                 note += f", bounded: {ctx.simulation.sampled_blocks:,} blocks simulated, extrapolated"
-        return ModelResult(spec.id, ev.figures(cycles), note=note)
+        return ModelResult(spec.id, ev.figures(cycles), note=note, details=details)
 
     def _sweep(self, ev: Evaluation, wanted: Sequence[Any], blocks: Sequence[int] | None,
                warps: Sequence[int] | None, progress: Callable[[float], None]) -> Sweep:
@@ -517,7 +531,8 @@ def pipeline_overrides(state: WorkbenchState, analysis: KernelAnalysis) -> Pipel
         is_global = c.is_global_memory and (c.is_load or c.is_store or c.is_atomic)
         key = "lat_comm" if is_global else "lat_comp"
         if key in cells:
-            costs[index] = (None, cells[key])
+            # finite, >= 0, <= MAX_CYCLES (a ModelError otherwise: the stage records it)
+            costs[index] = (None, override_number(cells[key], f"override of row {row}, {key}"))
     return PipelineOverrides(costs=costs, policy=state.policy)
 
 

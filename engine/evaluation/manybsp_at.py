@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from engine.errors import ModelError
 from engine.launch import Launch
-from engine.manybsp import Level1Input, ManyBspResult, Overrides, evaluate
+from engine.manybsp import Level1Input, ManyBspResult, Overrides, Prediction, evaluate
+from engine.manybsp.corrected import AccessCost, CorrectedInputs, evaluate_corrected
+from engine.manybsp.model import refusal
+from engine.pipeline.description import KernelDescription
 from engine.state import copy_overrides
 
 
@@ -25,7 +29,10 @@ def occupancy_overrides(overrides: Overrides, resident_blocks: int, launch: Laun
 
 
 def manybsp_cycles_at(result: ManyBspResult, resident_blocks: int) -> float:
-    """Eqs. 10-25 on ``result``'s supersteps with ρ capped at ``resident_blocks``."""
+    """Eqs. 10-25 on ``result``'s supersteps with ρ capped at ``resident_blocks``; a result whose
+    prediction was refused (a parameter the profile cannot give) raises its reason."""
+    if result.refused:
+        raise ModelError(result.refused)
     params = result.params
     if params.max_thread_per_sm == resident_blocks * params.n_t:
         return float(result.kernel_exec_cycle)    # the result was built at this occupancy
@@ -33,3 +40,56 @@ def manybsp_cycles_at(result: ManyBspResult, resident_blocks: int) -> float:
     last_comm = result.level2[-1].comm if result.level2 else 0.0
     capped = replace(params, max_thread_per_sm=max(1, resident_blocks) * params.n_t)
     return float(evaluate(capped, steps, last_comm).kernel_exec_cycle)
+
+
+def access_costs(result: ManyBspResult, description: KernelDescription | None) -> dict[int, AccessCost]:
+    """Many-BSP*'s cost of each memory row: λ, Λ and the pipeline of the same instruction in the
+    Pipeline description (the memory-hierarchy model's figures for global accesses, bank
+    conflicts, constant-cache serialisation and same-address atomics: one answer for both models),
+    except where the user edited the row's latency or its BLOCK comm cell, which then set Λ."""
+    out: dict[int, AccessCost] = {}
+    if description is None:
+        return out
+    w = result.params.w
+    comm = {b.index: b.comm for b in result.block}
+    for row in result.rows:
+        if row.index - 1 >= len(description.instructions):
+            continue
+        ins = description.instructions[row.index - 1]
+        if not (ins.memory or row.is_global_access) or row.is_barrier:
+            continue
+        # Stores and reductions release the warp once the LSU takes them: nothing to wait for.
+        waits = not row.opcode.startswith(("st.", "red."))
+        lam, Lam = float(ins.lam), float(ins.Lam)
+        if row.is_global_access and f"latency:{row.index}:lat_comm" in result.overridden:
+            Lam = row.lat_comm
+        elif row.is_global_access and f"cell:{row.index}:comm" in result.overridden:
+            Lam = comm.get(row.index, 0.0) / max(1, w * max(1, row.n_ma))
+        elif not row.is_global_access and f"latency:{row.index}:lat_comp" in result.overridden:
+            Lam = row.lat_comp
+        out[row.index] = AccessCost(lam, Lam, waits, description.subsystems[ins.unit], row.is_global_access)
+    return out
+
+
+def manybsp_star_at(result: ManyBspResult, description: KernelDescription | None, resident_blocks: int,
+                    weights: dict[int, float] | None = None,
+                    unroll: dict[str, int] | None = None) -> Prediction:
+    """Many-BSP* on ``result``'s BLOCK table and supersteps at ``resident_blocks`` blocks per SM.
+    ``weights``: SASS instructions per PTX instruction (0-based index) for the rows that are not
+    memory accesses, as the Pipeline simulator issues them.
+    It reads the same profile parameters (launch overheads, barrier costs) as eqs. 10-25, so a
+    parameter the profile cannot give refuses it too, instead of counting as 0."""
+    if result.missing:
+        raise ModelError(refusal(result.missing, "Many-BSP*"))
+    barriers: dict[int, float] = {}
+    if description is not None:
+        # The SM's barrier unit takes λ cycles per warp arriving (the profile's bar.sync rule).
+        barriers = {r.index: float(description.instructions[r.index - 1].lam)
+                    for r in result.rows if r.is_barrier and r.index - 1 < len(description.instructions)}
+    loops = {}
+    for key, factor in (unroll or {}).items():
+        first, _, last = key.partition("-")
+        loops[(int(first) + 1, int(last) + 1)] = int(factor)
+    inputs = CorrectedInputs(resident_blocks, access_costs(result, description), barriers,
+                             {i + 1: w for i, w in (weights or {}).items()}, loops)
+    return evaluate_corrected(result.params, result.level1, result.block, result.rows, inputs)

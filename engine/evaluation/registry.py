@@ -97,6 +97,16 @@ def _manybsp(ctx: ModelContext) -> float:
     return manybsp_cycles_at(ctx.manybsp, ctx.resident_blocks)
 
 
+def _manybsp_star(ctx: ModelContext) -> float:
+    from engine.evaluation.manybsp_at import manybsp_star_at
+
+    if ctx.manybsp is None:
+        raise ModelError("Many-BSP* needs the Many-BSP BLOCK table, which could not be built for these inputs")
+    prediction = ctx.shared("manybsp_star", lambda: manybsp_star_at(
+        ctx.manybsp, ctx.description, ctx.resident_blocks, ctx.issue_weights, ctx.unroll))
+    return float(prediction.kernel_exec_cycle)
+
+
 def _simulation(ctx: ModelContext) -> float:
     from engine.pipeline.simulator import simulate
 
@@ -131,6 +141,14 @@ register(ModelSpec(
     "global accesses; equations 10-25 combine their computation, communication and overhead "
     "cycles with the occupancy (ρ blocks per SM, τ per scheduler) into the kernel's cycles.",
     _manybsp, CurveStyle("#d62728", 3.0, markers=True), primary=True))
+register(ModelSpec(
+    "manybsp_star", "Many-BSP*", FAMILY_MANYBSP,
+    "Many-BSP corrected for modern GPUs (docs/manybsp.md): the same BLOCK table and supersteps, but "
+    "a warp pays each superstep's head latency and each global access's latency at the cache level "
+    "it hits, the warps and the resident blocks overlap instead of moving in lock step, memory "
+    "traffic is bounded by the SM's share of bandwidth, and every block pays the launch interval; "
+    "the SM's time is the largest of its issue, memory, latency and launch bounds.",
+    _manybsp_star, CurveStyle("#ff7f0e", 2.5, markers=True), primary=True))
 register(ModelSpec(
     "pipeline", "Pipeline simulation", FAMILY_SIMULATION,
     "Source 001's Pipeline model, simulated: every resident warp issues its instructions in order "

@@ -54,10 +54,30 @@ def predictions_payload(ev: Evaluation, measured_kernel_cycles: float | None = N
     if ev.traffic is not None:
         out["memory_traffic"] = ev.traffic.as_dict()
     if ev.manybsp is not None:
-        out["manybsp_derivation"] = [
-            {"name": q.name, "value": q.value, "exact": q.exact, "equation": q.equation, "formula": q.formula}
-            for q in ev.manybsp.prediction.quantities.values()]
+        out["manybsp_derivation"] = [_quantity(q) for q in ev.manybsp.prediction.quantities.values()]
+    if ev.profile is not None and ev.profile.manybsp is None:
+        # The profile states no Many-BSP figures: each one used (or missing), with its provenance.
+        figures = ev.profile.manybsp_figures
+        out["manybsp_parameters_derived"] = [
+            {"name": d.key, "kind": d.kind, "value": figures.value_text(d.key), "provenance": d.provenance}
+            for d in figures.derivation]
+    for model_id, result in ev.models.items():
+        if result.details.get("derivation"):
+            out["models"][model_id]["derivation"] = [_quantity(q) for q in result.details["derivation"]]
     return out
+
+
+def _derived_parameter_lines(ev: Evaluation) -> list[str]:
+    """The Many-BSP figures that a profile without a [manybsp] section does not state, marked."""
+    if ev.profile is None or ev.profile.manybsp is not None:
+        return []
+    figures = ev.profile.manybsp_figures
+    return [f"    {d.key:<20} {figures.value_text(d.key):>14}   {d.kind}: {d.provenance}"
+            for d in figures.derivation]
+
+
+def _quantity(q: Any) -> dict[str, Any]:
+    return {"name": q.name, "value": q.value, "exact": q.exact, "equation": q.equation, "formula": q.formula}
 
 
 def predictions_text(ev: Evaluation, measured_kernel_cycles: float | None = None,
@@ -96,10 +116,20 @@ def predictions_text(ev: Evaluation, measured_kernel_cycles: float | None = None
         lines.append(f"  error [{stage}]: {message}")
     for warning in ev.warnings:
         lines.append(f"  warning: {warning}")
-    if derivation and ev.manybsp is not None:
-        lines.append("  Many-BSP derivation:")
-        for q in ev.manybsp.prediction.quantities.values():
-            lines.append(f"    {q.name:<20} {q.value:>14,.6g}   {q.equation}: {q.formula}")
+    if derivation:
+        shown = ([("Many-BSP", ev.manybsp.prediction.quantities.values())]
+                 if ev.manybsp is not None and not ev.manybsp.refused else [])
+        shown += [(model_spec(model_id).title, result.details["derivation"])
+                  for model_id, result in ev.models.items() if result.details.get("derivation")]
+        if ev.manybsp is not None and (ev.manybsp.refused or _derived_parameter_lines(ev)):
+            lines.append("  Many-BSP parameters:")
+            lines.extend(_derived_parameter_lines(ev))
+            if ev.manybsp.refused:
+                lines.append(f"    no equations: {ev.manybsp.refused}")
+        for title, quantities in shown:
+            lines.append(f"  {title} derivation:")
+            for q in quantities:
+                lines.append(f"    {q.name:<20} {q.value:>14,.6g}   {q.equation}: {q.formula}")
     return "\n".join(lines)
 
 

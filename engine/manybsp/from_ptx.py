@@ -11,7 +11,7 @@ from engine.errors import LaunchError, ModelError
 from engine.launch import Launch
 from engine.manybsp.model import ManyBspResult, Overrides, run_manybsp
 from engine.manybsp.rows import InstructionRow, Level1Spec, ManyBspParams
-from engine.profiles import Profile
+from engine.profiles import MISSING_BARRIER, Profile, manybsp_derivation_line
 from engine.ptx.model import Module
 from engine.units import MANYBSP_FU_COLUMN, Unit
 
@@ -38,8 +38,10 @@ def build_instruction_table(
     instructions = function.instructions
     if not instructions:
         raise ModelError(f"kernel {function.name!r} has no instructions")
-    if profile.manybsp is None:
-        raise ModelError(f"profile {profile.name!r} has no [manybsp] section; Many-BSP cannot run on it")
+    # A profile without a [manybsp] section gets figures derived from its other sections; what
+    # cannot be derived stops the prediction (missing_params), never the tables.
+    figures = profile.manybsp_figures
+    no_barrier = MISSING_BARRIER in figures.missing
     warp_size = profile.device.warp_size
     n_t = launch.threads_per_block
     warnings: list[str] = []
@@ -56,8 +58,11 @@ def build_instruction_table(
         is_global = cls.is_global_memory and (cls.is_load or cls.is_store or cls.is_atomic)
         lat_comm = cost.lat_comm if is_global else 0.0
         if is_global and lat_comm <= 0:
-            lat_comm = profile.manybsp.mem_lat
-        lat_comp = profile.barrier_overhead(n_t) if is_barrier else (0.0 if is_global else cost.lat_comp)
+            lat_comm = figures.mem_lat
+        if is_barrier:
+            lat_comp = 0.0 if no_barrier else profile.barrier_overhead(n_t)
+        else:
+            lat_comp = 0.0 if is_global else cost.lat_comp
         fu = None if is_barrier else MANYBSP_FU_COLUMN.get(cost.unit, 1)
         # n_ma counts memory transactions of LDST rows only (000 leaves it blank for ld.param).
         if is_global:
@@ -95,7 +100,19 @@ def build_instruction_table(
             )
         )
     specs = _level1_specs(analysis, rows)
+    derived = manybsp_derivation_line(profile)
+    if derived:
+        warnings.append(derived)
     return rows, specs, warnings
+
+
+def missing_params(profile: Profile, rows: list[InstructionRow]) -> dict[str, str]:
+    """Many-BSP figures this profile cannot give (parameter name -> why) that the prediction of
+    these rows needs; a missing barrier overhead matters only to a kernel with a barrier."""
+    missing = dict(profile.manybsp_figures.missing)
+    if MISSING_BARRIER in missing and not any(r.is_barrier for r in rows):
+        del missing[MISSING_BARRIER]
+    return missing
 
 
 def _level1_specs(analysis: KernelAnalysis, rows: list[InstructionRow]) -> list[Level1Spec]:
@@ -137,9 +154,7 @@ def params_for(profile: Profile, launch: Launch, rows: list[InstructionRow], spe
     """The 26-entry parameter block of 000 for this kernel, launch and GPU."""
     if launch.n_blocks <= 0 or launch.threads_per_block <= 0:
         raise LaunchError(f"empty launch: grid {launch.grid}, block {launch.block}")
-    dev, mb = profile.device, profile.manybsp
-    if mb is None:
-        raise ModelError(f"profile {profile.name!r} has no [manybsp] section")
+    dev, mb = profile.device, profile.manybsp_figures
     executed = global_ = barriers = 0
     for spec in specs:
         inside = [r for r in rows if spec.start <= r.index <= spec.end]
@@ -215,7 +230,7 @@ def predict_manybsp(
         from engine.resources import kernel_resources
         resources = kernel_resources(module, function.name)
     rows, specs, warnings, params = manybsp_inputs(analysis, profile, launch, resources, memory)
-    result = run_manybsp(rows, params, specs, overrides, warnings)
+    result = run_manybsp(rows, params, specs, overrides, warnings, missing=missing_params(profile, rows))
     result.kernel_name = function.name
     return result
 

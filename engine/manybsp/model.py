@@ -4,6 +4,8 @@ with user overrides applied to the inputs of each stage (never to computed resul
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from engine.errors import ModelError
@@ -18,7 +20,9 @@ from engine.manybsp.supersteps import (
     level2_supersteps,
     split_by_sync,
 )
+from engine.profile_schema import MAX_CYCLES
 
+PARAM_NAMES = frozenset(f.name for f in dataclasses.fields(ManyBspParams))
 BLOCK_COLUMNS = ("issue", "fu1", "fu2", "fu3", "fu4", "comm", "ovh", "sync")
 LATENCY_KEYS = ("lat_comp", "lat_comm")
 
@@ -57,9 +61,16 @@ class ManyBspResult:
     warnings: list[str] = field(default_factory=list)
     overridden: set[str] = field(default_factory=set)   # "param:n_b", "cell:42:fu4", "iterations:2"...
     kernel_name: str = ""
+    # Why eqs. 10-25 were not evaluated ('' when they were): a parameter the profile cannot give
+    # and no override supplies (``missing``: name -> why). The tables above are complete;
+    # ``prediction`` is then empty, and a model on the same parameters must refuse too.
+    refused: str = ""
+    missing: dict[str, str] = field(default_factory=dict)
 
     @property
     def kernel_exec_cycle(self) -> float:
+        if self.refused:
+            raise ModelError(self.refused)
         return self.prediction.kernel_exec_cycle
 
 
@@ -87,28 +98,47 @@ def _apply_row_overrides(rows: list[InstructionRow], ov: Overrides, marks: set[s
         for key, value in ov.latencies.get(r.index, {}).items():
             if key not in LATENCY_KEYS:
                 raise ModelError(f"Many-BSP override of row {r.index}: {key!r} is not one of {LATENCY_KEYS}")
-            if value < 0:
+            if isinstance(value, (int, float)) and value < 0:
                 raise ModelError(f"Many-BSP override of row {r.index}: negative latency {value}")
-            changes[key] = float(value)
+            changes[key] = override_number(value, f"Many-BSP override of row {r.index}, {key}")
             marks.add(f"latency:{r.index}:{key}")
         if r.index in ov.n_ma:
-            changes["n_ma"] = int(ov.n_ma[r.index])
+            changes["n_ma"] = int(override_number(ov.n_ma[r.index], f"Many-BSP override of row {r.index}, n_ma"))
             marks.add(f"n_ma:{r.index}")
         out.append(dataclasses.replace(r, **changes) if changes else r)
     return out
 
 
+def override_number(value: object, what: str) -> float:
+    """A number a user override sets (a latency, n_ma, a BLOCK cell): finite, not negative and at
+    most MAX_CYCLES; ``1e308`` or ``inf`` would make every prediction infinite or fail deep in a
+    model. Anything else is a ModelError naming ``what``."""
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        raise ModelError(f"{what}: {value!r} is not a number") from None
+    if not math.isfinite(number):
+        raise ModelError(f"{what}: {value!r} is not a finite number")
+    if number < 0:
+        raise ModelError(f"{what}: {number:g} is negative")
+    if number > MAX_CYCLES:
+        raise ModelError(f"{what}: {number:g} is larger than {MAX_CYCLES:g}, the largest value accepted")
+    return number
+
+
 def _cell_value(row: int, column: str, value: float | str | None) -> float | FuCell | None:
     if value is None or value == "":
         return None
+    what = f"Many-BSP override of row {row}, {column}"
     if column.startswith("fu"):
         if isinstance(value, str):
-            return parse_fu_cell(value, "<override>", row, column)
-        return FuCell(0.0, float(value))
-    try:
-        return float(value)
-    except (TypeError, ValueError) as exc:
-        raise ModelError(f"Many-BSP override of row {row}, {column}: {value!r} is not a number") from exc
+            cell = parse_fu_cell(value, "<override>", row, column)
+            if cell is not None:
+                for part in (cell.latency, cell.occupancy):
+                    override_number(part, what)
+            return cell
+        return FuCell(0.0, override_number(value, what))
+    return override_number(value, what)
 
 
 def apply_block_overrides(
@@ -148,10 +178,13 @@ def predict_from_block(
     warnings: list[str] | None = None,
     marks: set[str] | None = None,
     end_reasons: dict[int, str] | None = None,
+    missing: Mapping[str, str] | None = None,
 ) -> ManyBspResult:
     """Supersteps and eqs. 10-25 from a BLOCK table (constructed, edited or imported).
     ``end_reasons`` (instruction index -> why a superstep ends there) labels the level-2 supersteps;
-    without it a superstep is labelled by its sync cell."""
+    without it a superstep is labelled by its sync cell. ``missing`` (parameter -> why the profile
+    cannot give it): unless an override supplies each, the equations are not evaluated and the
+    result says why (``refused``)."""
     ov = overrides or Overrides()
     marks = set() if marks is None else marks
     warnings = list(warnings or [])
@@ -180,6 +213,11 @@ def predict_from_block(
                 f"level-1 superstep {step.index} (instructions {step.start}-{step.end}): trip count "
                 f"unknown, 1 iteration assumed{': ' + step.reason if step.reason else ''}"
             )
+    left = unsupplied(missing or {}, marks)
+    if left:
+        # A stand-in number would look like a prediction: none is made (the tables still are).
+        return ManyBspResult(params, rows or [], block, level2, level1, Prediction(), warnings, marks,
+                             refused=refusal(left), missing=left)
     prediction = evaluate(
         params,
         [Level1Input(s.comp, s.comm, s.ovh, s.iterations) for s in level1],
@@ -189,14 +227,35 @@ def predict_from_block(
     return ManyBspResult(params, rows or [], block, level2, level1, prediction, warnings, marks)
 
 
+def unsupplied(missing: Mapping[str, str], marks: set[str]) -> dict[str, str]:
+    """The ``missing`` parameters (name -> why) that no ``param:`` override in ``marks`` supplies."""
+    return {key: why for key, why in missing.items() if f"param:{key}" not in marks}
+
+
+def refusal(missing: Mapping[str, str], model: str = "Many-BSP") -> str:
+    """One line saying why ``model`` cannot predict without the ``missing`` parameters ('' when
+    there are none)."""
+    if not missing:
+        return ""
+    by_reason: dict[str, list[str]] = {}
+    for key, why in missing.items():
+        by_reason.setdefault(why, []).append(key)
+    reasons = "; ".join(f"{', '.join(keys)} cannot be derived ({why})" for why, keys in by_reason.items())
+    overridable = [key for key in missing if key in PARAM_NAMES]
+    hint = f"; give {', '.join(overridable)} as parameter overrides to predict" if overridable else ""
+    return f"{model} prediction refused: {reasons}; the BLOCK table and the supersteps are still built{hint}"
+
+
 def run_manybsp(
     rows: list[InstructionRow],
     params: ManyBspParams,
     specs: list[Level1Spec],
     overrides: Overrides | None = None,
     warnings: list[str] | None = None,
+    missing: Mapping[str, str] | None = None,
 ) -> ManyBspResult:
-    """Instruction table -> BLOCK table -> supersteps -> prediction, with overrides applied."""
+    """Instruction table -> BLOCK table -> supersteps -> prediction, with overrides applied.
+    ``missing``: parameters the profile cannot give (see :func:`predict_from_block`)."""
     if not rows:
         raise ModelError("Many-BSP: the kernel has no instructions")
     ov = overrides or Overrides()
@@ -214,4 +273,5 @@ def run_manybsp(
     param_free = dataclasses.replace(ov, params={})
     reasons = {construction.block[b].index: why
                for (_, b), why in zip(construction.level2, construction.end_reasons, strict=True)}
-    return predict_from_block(construction.block, params, specs, param_free, rows, warnings, marks, reasons)
+    return predict_from_block(construction.block, params, specs, param_free, rows, warnings, marks, reasons,
+                              missing)

@@ -119,7 +119,7 @@ def kernel_sass(module: Any, kernel: str, profile: Any) -> tuple[Any, str]:
     return (result, "") if isinstance(result, SassMap) else (None, result.reason)
 
 
-def _issue_weights(analysis: KernelAnalysis, sass: Any) -> dict[int, float]:
+def issue_weights(analysis: KernelAnalysis, sass: Any) -> dict[int, float]:
     """SASS weights the simulator applies: those of instructions that are not memory accesses.
     A memory access's cost comes from the memory model, and its SASS line attribution is the
     least certain (a texture fetch or a merged load is credited to one of its PTX lines)."""
@@ -403,7 +403,7 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
                                                                       sm))
     if sass is True:
         sass, _ = kernel_sass(module, analysis.function.name, profile)
-    weights = _issue_weights(analysis, sass) if sass is not None and enabled("sass") else {}
+    weights = issue_weights(analysis, sass) if sass is not None and enabled("sass") else {}
     instructions, subsystems = _instructions(analysis, profile, ov, weights)
     latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None
     dropped = frozenset(i for i, w in weights.items() if w <= 0)

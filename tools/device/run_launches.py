@@ -116,6 +116,10 @@ def main() -> int:
     parser.add_argument("--variants", action="store_true",
                         help="also run each launch with dynamic shared memory that halves and quarters "
                              "its resident blocks per SM (occupancy-limited configurations)")
+    parser.add_argument("--per-sm", default="",
+                        help="comma-separated blocks per SM (e.g. 1,2,4,8): run each one-dimensional "
+                             "launch again with a grid of that many blocks per SM, never more blocks "
+                             "than the launch itself has (the block-overlap measurement of Many-BSP*)")
     ns = parser.parse_args()
 
     import cupy as cp
@@ -142,14 +146,22 @@ def main() -> int:
         if ns.variants:
             sample = key.split("/")[0]
             configs += [(f"{sample}/{name}", smem) for name, smem in occupancy_variants(kernel, launch, profile)]
-        for config_key, smem in configs:
+        grids = [(config_key, smem, launch.grid) for config_key, smem in configs]
+        if ns.per_sm:
+            sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+            one_d = launch.grid[1] == launch.grid[2] == 1
+            # Only 1-D grids, and never more blocks than the launch has: every block then indexes
+            # data the full launch indexes too (no out-of-range address can appear).
+            grids = [(f"{key}@per_sm={k}", launch.smem_dynamic, (sms * k, 1, 1))
+                     for k in (int(x) for x in ns.per_sm.split(",")) if one_d and sms * k <= launch.grid[0]]
+        for config_key, smem, grid in grids:
             if smem > 48 * 1024:
                 kernel.max_dynamic_shared_size_bytes = smem
             for repeat in range(ns.repeat):
-                kernel(launch.grid, launch.block, args, shared_mem=smem)
+                kernel(grid, launch.block, args, shared_mem=smem)
                 cp.cuda.runtime.deviceSynchronize()
                 rows.append({"order": len(rows), "key": config_key, "repeat": repeat, "kernel": function.name,
-                             "grid": "x".join(map(str, launch.grid)),
+                             "grid": "x".join(map(str, grid)),
                              "block": "x".join(map(str, launch.block)),
                              "smem_dynamic": smem, "regs_func_attr": kernel.num_regs,
                              "static_smem_func_attr": kernel.shared_size_bytes,

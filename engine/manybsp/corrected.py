@@ -1,0 +1,294 @@
+"""Many-BSP*: source 000's superstep structure with the corrections a modern GPU needs.
+
+Eqs. 10-25 of 000 go wrong on current GPUs for structural reasons (``docs/manybsp.md``, "Many-BSP*"):
+communication is latency × warps × transactions with no bandwidth term, a scheduler's warps move
+through each superstep in lock step, eq. 25 charges a block's exposed memory time once per wave
+without overlap, the launch overhead is charged once per kernel, and μ is an undefined constant.
+This model keeps what users edit (the BLOCK table, the supersteps and their iteration counts) and
+replaces the combination:
+
+* each level-2 superstep j splits into its **throughput** ``thr_j`` (eq. 9 over the cells' warp
+  occupancy, the ``b`` part of an ``a+b`` cell plus one warp's share) and its **exposed head
+  latency** ``lat_j = comp_j − thr_j`` (the ``a`` part);
+* a global access costs its **latency at the level it hits** (Λ of the memory-hierarchy model, or
+  the user's ``lat_comm``) once per warp, and the SM's **memory pipeline** λ per warp request
+  (cycles of that SM's share of the limiting level's bandwidth with every SM streaming);
+* one warp runs a level-1 superstep in ``L_s = Σ_j (lat_j + thr_j/w + Λ_j) + ovh_s``; the block's
+  warps overlap each other inside it, so the block needs ``max(L_s, P_s, M_s)`` per iteration
+  (P_s: its schedulers' throughput, M_s: its memory-pipeline time);
+* the ρ resident blocks overlap each other (they never synchronise): the SM is bound by the
+  largest of its issue throughput, its memory bandwidth, the waves of block latency and the
+  block launch rate, each over the blocks it runs;
+* launch overhead per block (000's block_lnch_ovh, measured as the serial rate at which an SM
+  starts blocks) and per warp.
+
+μ here is no constant: the **block-overlap factor** μ* = (blocks per SM × a block's time alone) /
+the SM's time is what the combination yields, shown in the derivation (eq. 24 of 000 divides by
+min{μ, (1+ρ)/2}; μ* is the figure that division stands for). Every intermediate is a
+:class:`~engine.manybsp.equations.Quantity` with its formula, as in the published model.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from engine.errors import ModelError
+from engine.manybsp.equations import Prediction, Quantity
+from engine.manybsp.rows import BlockRow, InstructionRow, ManyBspParams
+from engine.manybsp.supersteps import Level1Superstep, Level2Superstep
+
+MODEL_ID = "manybsp_star"
+
+
+@dataclass(frozen=True)
+class AccessCost:
+    """What one global-access row costs a warp in the memory hierarchy.
+
+    ``lam``: SM cycles the SM's memory pipeline is busy per warp request (bytes at the level that
+    limits it over that SM's share of the level's bandwidth). ``Lam``: cycles until the data is
+    back (the latency of the slowest level the request needs). ``waits``: the warp waits for it
+    (loads, atomics; a store releases the warp once the LSU has taken it)."""
+
+    lam: float
+    Lam: float
+    waits: bool = True
+    unit: str = "global"        # the SM pipeline it occupies (the Pipeline model's subsystem)
+    is_global: bool = True      # False: shared/constant/local, which have a BLOCK cell of their own
+
+
+@dataclass(frozen=True)
+class CorrectedInputs:
+    """What Many-BSP* adds to the Many-BSP result: the occupancy the SM really runs at (ρ from the
+    occupancy calculator, not eq. 21), the memory-hierarchy cost of each global-access row (by
+    1-based row index) and the serial block launch interval."""
+
+    resident_blocks: int
+    access: dict[int, AccessCost] = field(default_factory=dict)
+    barrier_lam: dict[int, float] = field(default_factory=dict)   # row -> SM cycles per warp
+    # SASS instructions per PTX row (ptxas folds, merges and unrolls): 0 = not executed, a
+    # fraction = shares a SASS instruction; above 1 changes nothing (λ is measured per PTX row).
+    issue_weights: dict[int, float] = field(default_factory=dict)
+    # ptxas's unroll factor of each loop, by its (first, last) row (1-based, inclusive): the copies
+    # of an unrolled body issue together, so their latency chains overlap.
+    unroll: dict[tuple[int, int], int] = field(default_factory=dict)
+    block_launch_interval: float = 0.0
+    notes: tuple[str, ...] = ()
+
+
+def _fmt(x: float) -> str:
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return f"{x:.4g}" if isinstance(x, float) else str(x)
+
+
+def _throughput(rows: list[BlockRow], weights: dict[int, float] | None = None
+                ) -> tuple[dict[int, float], float, int]:
+    """(throughput, head latency, rows with cells) of a level-2 superstep for the block's w warps of
+    one scheduler. Throughput: the larger of the dispatch cycles (Σ issue) and the busiest FU
+    column's warp occupancy (a full ``a+b`` cell counts ``b``, the other warps, plus the first
+    warp's own ``warp_size/T``); eq. 9 adds the head's issue on top, which on GPUs that dispatch
+    a warp per cycle counts an SFU/LDST warp's occupancy twice. Head latency: the largest ``a``."""
+    if not rows:
+        return 0.0, 0.0, 0
+    # 000 charges a DPU/SFU/LDST row w × warp_size/T issue cycles (older GPUs dispatched such a
+    # warp over several cycles); a GPU that dispatches a warp per cycle spends w, and the unit's
+    # occupancy is its FU column's. Dividing by warp_size/T keeps an edited issue cell in effect.
+    weights = weights or {}
+
+    def weight(r: BlockRow) -> float:
+        return min(1.0, max(0.0, weights.get(r.index, 1.0)))
+
+    issue = sum(weight(r) * (r.issue_value / r.warp_over_T if r.fu and 1 not in r.fu
+                             and (r.warp_over_T or 0) > 1 else r.issue_value) for r in rows)
+    columns: dict[int, float] = {}
+    latency = 0.0
+    counted = 0
+    for r in rows:
+        share = r.warp_over_T or 0.0
+        k = weight(r)
+        counted += bool(r.fu) and k > 0
+        for column, cell in r.fu.items():
+            occupied = cell.occupancy + (min(share, cell.latency) if cell.is_full else 0.0)
+            columns[column] = columns.get(column, 0.0) + k * occupied
+            if k > 0:
+                latency = max(latency, cell.latency)
+    columns[0] = issue     # column 0: the dispatcher
+    return columns, latency, counted
+
+
+@dataclass(frozen=True)
+class Level2Costs:
+    """One level-2 superstep as Many-BSP* reads it (per pass, one block)."""
+
+    thr: float       # the block's w warps on one scheduler, pipelined
+    busy: dict[int, float]  # cycles per column (0 = dispatch) for the w warps
+    one_warp: float  # one warp alone: head latency + the superstep's other rows
+    mem_lat: float   # latency of the slowest waited-for global access
+    mem_busy: dict[str, float]  # memory-pipeline cycles per warp, per pipeline (Σ λ of its accesses)
+    ovh: float
+    barrier_busy: float = 0.0  # the SM's barrier unit, cycles per warp (Σ λ of its barriers)
+    global_busy: float = 0.0   # the part of mem_busy that global accesses take (L1/L2/DRAM)
+
+
+def level2_costs(step: Level2Superstep, block: list[BlockRow], rows_by_index: dict[int, InstructionRow],
+                 access: dict[int, AccessCost], w: int, barrier_lam: dict[int, float] | None = None,
+                 weights: dict[int, float] | None = None) -> Level2Costs:
+    inside = [b for b in block if step.start <= b.index <= step.end]
+    busy, head, k = _throughput(inside, weights)
+    thr = max(busy.values(), default=0.0)
+    mem_lat = global_busy = 0.0
+    mem_busy: dict[str, float] = {}
+    barrier_busy = sum((barrier_lam or {}).get(b.index, 0.0) for b in inside)
+    for b in inside:
+        row = rows_by_index.get(b.index)
+        if row is None:
+            continue
+        cost = access.get(b.index)
+        if cost is None and row.is_global_access:
+            # No hierarchy figure (an access the analysis could not place): 000's own charge,
+            # comm = lat_comm × w × n_ma, read back as one warp's latency.
+            cost = AccessCost(0.0, b.comm / max(1, w * max(1, row.n_ma)) if b.comm else row.lat_comm)
+        if cost is None:
+            continue
+        mem_busy[cost.unit] = mem_busy.get(cost.unit, 0.0) + cost.lam
+        global_busy += cost.lam if cost.is_global else 0.0
+        if cost.waits:
+            # A shared/constant row's BLOCK cell already charges its table latency as the head
+            # of its superstep; the memory model adds what conflicts or serialisation cost beyond.
+            own = 0.0 if cost.is_global else max((c.latency for c in b.fu.values()), default=0.0)
+            mem_lat = max(mem_lat, cost.Lam - own)
+    # One warp: the head's latency, then the other rows of the superstep issue behind it.
+    one_warp = max(head + thr / w * (1 - 1 / k), thr / w) if k else thr / w
+    return Level2Costs(thr, busy, one_warp, mem_lat, mem_busy, step.ovh, barrier_busy, global_busy)
+
+
+def _unroll_of(step: Level1Superstep, unroll: dict[tuple[int, int], int]) -> int:
+    """ptxas's unroll factor of the innermost unrolled loop holding the level-1 superstep (1 when
+    none, or when the superstep runs fewer iterations than one unrolled pass)."""
+    best, span = 1, None
+    for (first, last), u in unroll.items():
+        if first <= step.start and step.end <= last and (span is None or last - first < span):
+            best, span = u, last - first
+    return best if step.iterations >= best else 1
+
+
+def _closed_network_bound(blocks: int, rho: int, alone: float, memory: float) -> tuple[float, str]:
+    """The ρ resident blocks as the customers of a closed queueing network (exact mean-value
+    analysis): each block spends ``alone`` cycles (its time alone plus a launch interval) and
+    queues ``memory`` cycles at the SM's memory pipeline, which serves one block at a time.
+    With n blocks, a block's memory residence is memory × (1 + blocks queued at n − 1); the SM
+    finishes X(ρ) = ρ / (alone + residence) blocks per cycle."""
+    queued = 0.0
+    throughput = 1.0 / alone if alone > 0 else 0.0
+    for n in range(1, rho + 1):
+        residence = memory * (1 + queued)
+        throughput = n / (alone + residence)
+        queued = throughput * residence
+    if throughput <= 0:
+        return 0.0, "no time"
+    return blocks / throughput, (f"{blocks} blocks / X({rho}), X by mean-value analysis of {rho} blocks "
+                                 f"each {_fmt(alone)} alone + queueing for {_fmt(memory)} of memory")
+
+
+def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], block: list[BlockRow],
+                       rows: list[InstructionRow], inputs: CorrectedInputs) -> Prediction:
+    """Many-BSP* cycles of one SM for its share of the grid, every intermediate with its formula."""
+    if not level1:
+        raise ModelError("Many-BSP*: no level-1 supersteps (the kernel has no instructions)")
+    if params.n_b <= 0 or params.n_t <= 0 or params.n_SM <= 0 or params.n_ws <= 0:
+        raise ModelError(f"Many-BSP*: empty launch or device (n_b={params.n_b}, n_t={params.n_t})")
+    if inputs.resident_blocks <= 0:
+        raise ModelError("Many-BSP*: no block fits on an SM (0 resident blocks)")
+    pred = Prediction(branch="Many-BSP*")
+    q = pred.quantities
+    pred.notes.extend(inputs.notes)
+
+    def put(name: str, value: float, eq: str, formula: str) -> float:
+        if not math.isfinite(value) or value < 0:
+            raise ModelError(f"Many-BSP*: {name} = {value!r} ({formula}) is not a time")
+        q[name] = Quantity(name, value, value, eq, f"{formula} = {_fmt(value)}")
+        return value
+
+    w = params.w
+    warps_per_block = max(1, -(-params.n_t // params.warp_size))
+    rows_by_index = {r.index: r for r in rows}
+    chain = busy = bar = 0.0
+    memory_pipes: dict[str, float] = {}
+    global_demand = 0.0   # what a block asks of the L1/L2/DRAM path: the queue of the latency bound
+    block_alone = 0.0
+    for step in level1:
+        costs = [level2_costs(s, block, rows_by_index, inputs.access, w, inputs.barrier_lam,
+                              inputs.issue_weights) for s in step.children]
+        L = sum(c.one_warp + c.mem_lat + c.ovh for c in costs)
+        # The warps of a block do not wait for each other inside a level-1 superstep (it ends at
+        # barriers), so each unit's busy time adds up over its level-2 supersteps and the busiest
+        # unit bounds the pass: Σ_j per unit, then the max (not Σ_j of each superstep's max).
+        units: dict[int, float] = {}
+        for c in costs:
+            for column, cycles in c.busy.items():
+                units[column] = units.get(column, 0.0) + cycles
+        P = max(units.values(), default=0.0)
+        u = _unroll_of(step, inputs.unroll)
+        if u > 1:
+            # u copies of the body in flight: one warp's chain per iteration is 1/u of a pass,
+            # never less than its own issue (P for w warps).
+            L = max(L / u, P / w)
+        pipes: dict[str, float] = {}
+        for c in costs:
+            for unit, cycles in c.mem_busy.items():
+                pipes[unit] = pipes.get(unit, 0.0) + warps_per_block * cycles
+        M = max(pipes.values(), default=0.0)
+        B = warps_per_block * sum(c.barrier_busy for c in costs)
+        t = step.iterations
+        put(f"L_{step.index}", L, "M*1", "Σ_j (one warp through superstep j + Λ_j + ovh_j)")
+        put(f"P_{step.index}", P, "M*2", "max over dispatch and FU columns of Σ_j busy cycles")
+        put(f"M_{step.index}", M, "M*3", f"{warps_per_block} warps × Σ_j λ_j of the busiest memory pipeline")
+        chain += t * L
+        busy += t * P
+        for unit, cycles in pipes.items():
+            memory_pipes[unit] = memory_pipes.get(unit, 0.0) + t * cycles
+        global_demand += t * warps_per_block * sum(c.global_busy for c in costs)
+        bar += t * B
+        block_alone += t * max(L, P, M, B)
+    put("chain", chain, "M*1", "Σ_s iterations_s × L_s: one warp's latency path through the kernel")
+    wl = w * params.warp_lnch_ovh
+    t_b = put("block_alone", wl + block_alone, "M*4",
+              f"w × warp_lnch_ovh + Σ_s iterations_s × max(L_s, P_s, M_s, barrier) = {_fmt(wl)} + "
+              f"{_fmt(block_alone)}")
+    # A block's issue work on the SM: P is per scheduler for w warps of the block; the block
+    # occupies warps_per_block of the SM's w × n_ws warp slots.
+    x_b = put("issue_per_block", busy * warps_per_block / (w * params.n_ws), "M*5",
+              f"Σ_s iterations_s × P_s × {warps_per_block} / ({w} × {params.n_ws})")
+    busiest = max(memory_pipes, key=memory_pipes.__getitem__, default="")
+    m_b = put("memory_per_block", memory_pipes.get(busiest, 0.0), "M*6",
+              f"Σ_s iterations_s × M_s of the busiest memory pipeline ({busiest or 'none'})")
+    b_b = put("barrier_per_block", bar, "M*6",
+              f"Σ_s iterations_s × {warps_per_block} warps × Σ λ of the superstep's barriers")
+    blocks = math.ceil(params.n_b / params.n_SM)
+    put("blocks_per_sm", float(blocks), "M*7", f"⌈{params.n_b} / {params.n_SM}⌉")
+    rho = min(inputs.resident_blocks, blocks)
+    put("rho", float(rho), "M*7", f"min(resident blocks {inputs.resident_blocks}, {blocks})")
+    waves = math.ceil(blocks / rho)
+    put("waves", float(waves), "M*7", f"⌈{blocks} / {rho}⌉")
+    blo = params.block_lnch_ovh
+    terms = {
+        "issue_bound": (blocks * x_b, f"{blocks} × {_fmt(x_b)}"),
+        "memory_bound": (blocks * m_b, f"{blocks} × {_fmt(m_b)}"),
+        "barrier_bound": (blocks * b_b, f"{blocks} × {_fmt(b_b)}"),
+        "latency_bound": _closed_network_bound(blocks, rho, t_b + blo, global_demand),
+        "launch_bound": (blocks * blo, f"{blocks} × {_fmt(blo)}"),
+    }
+    for name, (value, formula) in terms.items():
+        put(name, value, "M*8", formula)
+    limiter = max(terms, key=lambda k: terms[k][0])
+    sm = max(v for v, _ in terms.values())
+    total = put("kernel_exec_cycle", blo + sm, "M*8",
+                f"block_lnch_ovh + max(issue, memory, barrier, latency, launch) = {_fmt(blo)} + {_fmt(sm)} "
+                f"({limiter})")
+    put("mu_star", blocks * t_b / max(sm, 1e-9), "M*9",
+        f"{blocks} × {_fmt(t_b)} / {_fmt(sm)}: blocks whose time alone overlaps on the SM")
+    pred.branch = limiter.replace("_", " ")
+    if total <= 0:
+        raise ModelError("Many-BSP*: the kernel costs no cycles (see the derivation)")
+    return pred

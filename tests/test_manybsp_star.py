@@ -1,0 +1,156 @@
+"""Many-BSP* (engine/manybsp/corrected.py): its bounds on hand-built tables, its reading of user
+edits, and the property that it is positive and does not shrink when each SM gets more blocks."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from engine.errors import ModelError, WarplineError
+from engine.evaluation import Evaluator, state_for
+from engine.inputs import resolve_inputs
+from engine.manybsp import BlockRow, FuCell, InstructionRow, Level1Spec, ManyBspParams, predict_from_block
+from engine.manybsp.corrected import AccessCost, CorrectedInputs, _closed_network_bound, evaluate_corrected
+from engine.ptx import load_ptx
+
+ROOT = Path(__file__).resolve().parents[1]
+HOTSPOT = ROOT / "samples" / "ptx" / "hotspot.sm_90.ptx"
+
+
+def params(n_b: int = 132, n_t: int = 256) -> ManyBspParams:
+    return ManyBspParams(n_b=n_b, n_t=n_t, n_SM=132, n_ws=4, warp_size=32, issue_cycle=1, mem_lat=600,
+                         warp_lnch_ovh=0, block_lnch_ovh=100, mu=2, l_c=2, l_m=1, max_thread_per_sm=2048,
+                         n_reg=65536, reg_per_thread=32, shmem_size=0, shmem_per_block=0)
+
+
+def table() -> tuple[list[InstructionRow], list[BlockRow]]:
+    """A global load, then two dependent fma (latency 4) on w = 2 warps per scheduler."""
+    rows = [
+        InstructionRow(1, "ld.global.f32", "ld.global.f32", None, 16, 8, 1, 0, 600, False, True, 2, 1, 0),
+        InstructionRow(2, "fma.rn.f32", "fma.rn.f32", 1, 32, 32, 0, 4, 0, False, False, 3, 1, 0, (1,)),
+        InstructionRow(3, "fma.rn.f32", "fma.rn.f32", 1, 32, 32, 0, 4, 0, False, False, 0, 0, 0, (2,)),
+    ]
+    block = [
+        BlockRow(1, "ld.global.f32", 8, {}, 4, 1200, 0, 1, 2, 1, 0),
+        BlockRow(2, "fma.rn.f32", 2, {1: FuCell(4, 1)}, 1, 0, 0, 5, 3, 1, 0),
+        BlockRow(3, "fma.rn.f32", 2, {1: FuCell(4, 1)}, 1, 0, 0, 1, 0, 0, 0),
+    ]
+    return rows, block
+
+
+def predict(n_b: int = 132, resident: int = 1, access: dict | None = None, **changes):
+    rows, block = table()
+    p = replace(params(n_b), **changes)
+    result = predict_from_block(block, p, [Level1Spec(1, 3, 10)], rows=rows)
+    access = {1: AccessCost(lam=10.0, Lam=500.0)} if access is None else access
+    return evaluate_corrected(result.params, result.level1, result.block, result.rows,
+                              CorrectedInputs(resident, access))
+
+
+def test_one_block_per_sm_is_its_latency_path_plus_its_launch():
+    # One block per SM alone: each of 10 passes waits Λ = 500 for the load, then runs the two
+    # dependent fma (each superstep's head latency 4 plus its issue for one warp).
+    pred = predict()
+    assert pred["chain"] == pytest.approx(10 * pred["L_1"])
+    assert 500 + 2 * 4 <= pred["L_1"] < 500 + 2 * 4 + 10
+    assert pred["blocks_per_sm"] == 1 and pred["rho"] == 1
+    # One customer in the closed network: alone + its memory demand (8 warps × λ 10 × 10 passes).
+    assert pred["latency_bound"] == pytest.approx(pred["block_alone"] + 100 + 8 * 10 * 10)
+    assert pred.kernel_exec_cycle == pytest.approx(100 + pred["latency_bound"])
+    assert pred.branch == "latency bound"
+
+
+def test_many_blocks_become_bandwidth_bound():
+    # 132 blocks per SM, 16 resident: the memory pipeline (8 warps × λ 100 per pass) saturates.
+    pred = predict(n_b=132 * 132, resident=16, access={1: AccessCost(lam=100.0, Lam=500.0)})
+    demand = 8 * 100 * 10
+    assert pred["memory_per_block"] == pytest.approx(demand)
+    # The closed network can never beat the memory bound, and approaches it with 16 customers.
+    assert pred["latency_bound"] >= 132 * demand
+    assert pred["latency_bound"] < 132 * demand * 1.15
+    assert pred.kernel_exec_cycle >= 132 * demand
+
+
+def test_stores_do_not_stall_the_warp():
+    waited = predict(access={1: AccessCost(10.0, 500.0, waits=True)})
+    released = predict(access={1: AccessCost(10.0, 500.0, waits=False)})
+    assert released["L_1"] == pytest.approx(waited["L_1"] - 500)
+
+
+def test_closed_network_limits():
+    # One customer: a cycle is its delay plus its service; many: the server's rate.
+    t1, _ = _closed_network_bound(10, 1, 1000.0, 100.0)
+    assert t1 == pytest.approx(10 * 1100.0)
+    t_many, _ = _closed_network_bound(1000, 64, 1000.0, 100.0)
+    assert 1000 * 100.0 <= t_many < 1000 * 100.0 * 1.01
+    # More customers never slow the SM down.
+    times = [_closed_network_bound(64, r, 1000.0, 100.0)[0] for r in range(1, 17)]
+    assert times == sorted(times, reverse=True)
+
+
+def test_every_intermediate_is_named_with_its_formula():
+    pred = predict()
+    for name in ("chain", "block_alone", "issue_bound", "memory_bound", "latency_bound",
+                 "launch_bound", "kernel_exec_cycle", "mu_star"):
+        q = pred.quantities[name]
+        assert q.formula and q.equation.startswith("M*") and math.isfinite(q.value)
+
+
+def test_no_resident_block_is_refused():
+    with pytest.raises(ModelError):
+        predict(resident=0)
+
+
+@pytest.fixture(scope="module")
+def hotspot():
+    return resolve_inputs(HOTSPOT, profile="h100", use_ptxas=False)
+
+
+def test_an_edited_global_latency_moves_many_bsp_star(hotspot):
+    evaluator = Evaluator()
+    base = evaluator.evaluate(hotspot, state_for(hotspot), only=["manybsp", "manybsp_star"], trace=False)
+    row = next(r.index for r in base.manybsp.rows if r.is_global_access and r.opcode.startswith("ld."))
+    slow = state_for(hotspot).with_overrides(
+        lambda ov: ov.latencies.setdefault(row, {}).update(lat_comm=50_000.0))
+    edited = evaluator.evaluate(hotspot, slow, only=["manybsp", "manybsp_star"], trace=False)
+    before = base.models["manybsp_star"].sm_cycles
+    after = edited.models["manybsp_star"].sm_cycles
+    assert after > before
+    names = [q.name for q in edited.models["manybsp_star"].details["derivation"]]
+    assert "kernel_exec_cycle" in names
+
+
+FILES = (sorted((ROOT / "samples" / "ptx").glob("*.sm_90.ptx"))
+         + sorted((ROOT / "tests" / "corpus" / "triton").glob("*.ptx"))[::2]
+         + sorted((ROOT / "tests" / "corpus" / "numba").glob("*.ptx"))[::6])
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_many_bsp_star_is_positive_and_grows_with_the_grid(path):
+    evaluator = Evaluator()
+    module = load_ptx(path)
+    for kernel in module.kernels[:3]:
+        for profile in ("h100", "h200"):
+            try:
+                inputs = resolve_inputs(path, kernel=kernel.name, profile=profile, module=module, use_ptxas=False)
+            except WarplineError:
+                continue
+            figures = []
+            # One block, then 1, 4 and 16 blocks per SM: the per-SM work grows fourfold each time.
+            # (Between grids of the same blocks per SM a bigger grid may be cheaper per SM: its
+            # blocks find more of their data in L2, which the memory model credits.)
+            sms = inputs.profile.device.sm_count
+            for blocks in (1, sms, 4 * sms, 16 * sms):
+                one = replace(inputs, launch=replace(inputs.launch, grid=(blocks, 1, 1)))
+                ev = evaluator.evaluate(one, state_for(one), only=["manybsp_star"], trace=False)
+                result = ev.models["manybsp_star"]
+                if result.figures is None:
+                    assert result.error and "\n" not in result.error, (path.name, kernel.name, profile)
+                    continue
+                assert math.isfinite(result.sm_cycles) and result.sm_cycles > 0, (path.name, kernel.name)
+                if blocks > 1:
+                    figures.append(result.sm_cycles)
+            assert figures == sorted(figures), (path.name, kernel.name, profile, figures)

@@ -13,6 +13,7 @@ import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from engine.errors import TableFormatError, WarplineError
 from engine.fileio import read_regular_file
@@ -68,28 +69,51 @@ def _dim(text: str) -> tuple[int, int, int]:
     return tuple((parts + [1, 1, 1])[:3])  # type: ignore[return-value]
 
 
-def _rows(reader: Iterator[list[str]], filename: str, start: int = 1) -> Iterator[tuple[int, list[str]]]:
-    """The CSV rows with their numbers; a malformed row (a cell over the csv module's 128 KiB
-    limit, a stray NUL) is a TableFormatError naming it, not a csv.Error."""
-    number = start
+def _rows(reader: Any, filename: str, lines: list[int]) -> Iterator[tuple[int, list[str]]]:
+    """The CSV rows with their line in the file (``lines``: the file's line number of each line
+    the reader reads); a malformed row (a cell over the csv module's 128 KiB limit, a stray NUL)
+    is a TableFormatError naming it, not a csv.Error."""
     while True:
         try:
             row = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:
-            raise TableFormatError(f"not a readable CSV row ({exc})", filename, number, "") from None
-        yield number, row
-        number += 1
+            raise TableFormatError(f"not a readable CSV row ({exc})", filename,
+                                   lines[min(max(reader.line_num, 1), len(lines)) - 1], "") from None
+        yield lines[min(max(reader.line_num, 1), len(lines)) - 1], row
+
+
+def _cycles(text: str, filename: str, row: int, column: str) -> float | None:
+    """A cell of the cycles metric: None when ncu collected nothing (blank, ``n/a``); a number of
+    cycles must be finite and positive, anything else is refused where it stands (0, a negative
+    count, ``inf`` or ``nan`` would make every error percentage meaningless)."""
+    cell = text.strip()
+    if not cell or cell.lower() == "n/a":
+        return None
+    try:
+        value = float(cell.replace(",", ""))
+    except ValueError:
+        value = None
+    if value is None or not math.isfinite(value) or value <= 0:
+        raise TableFormatError(f"{CYCLES_METRIC} = {cell!r} is not a positive number of cycles "
+                               "(0, negative, infinite and NaN values are refused)", filename, row, column)
+    return value
 
 
 def parse_ncu_csv(text: str, filename: str = "<ncu csv>") -> list[NcuLaunch]:
-    """Launches in ID order. Lines ncu writes around the table (``==PROF==`` ...) are skipped."""
-    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("==")]
-    if not lines:
+    """Launches in ID order. Lines ncu writes around the table (``==PROF==`` ...) are skipped;
+    errors name the line of the file (the row a spreadsheet shows) and the column. A cycles
+    value (:data:`CYCLES_METRIC`) that is 0, negative, infinite, NaN or not a number is refused
+    there (a blank or ``n/a`` cell is a launch without that metric)."""
+    kept = [(number, line) for number, line in enumerate(text.splitlines(), 1)
+            if line.strip() and not line.startswith("==")]
+    if not kept:
         raise TableFormatError("no Nsight Compute table found", filename, 1, "")
-    reader = csv.reader(io.StringIO("\n".join(lines)))
-    header = next(_rows(reader, filename))[1]
+    numbers = [number for number, _ in kept]
+    reader = csv.reader(io.StringIO("\n".join(line for _, line in kept)))
+    rows = _rows(reader, filename, numbers)
+    header = next(rows)[1]
     columns = {name: i for i, name in enumerate(header)}
     for required in ("ID", "Kernel Name"):
         if required not in columns:
@@ -98,7 +122,7 @@ def parse_ncu_csv(text: str, filename: str = "<ncu csv>") -> list[NcuLaunch]:
     launches: dict[int, NcuLaunch] = {}
     long_layout = "Metric Name" in columns and "Metric Value" in columns
     metric_columns = [name for name in header if "__" in name]
-    for row_number, row in _rows(reader, filename, start=2):
+    for row_number, row in rows:
         if len(row) != len(header):
             raise TableFormatError(f"expected {len(header)} cells, found {len(row)}", filename, row_number, "")
         ident = _number(row[columns["ID"]])
@@ -114,12 +138,16 @@ def parse_ncu_csv(text: str, filename: str = "<ncu csv>") -> list[NcuLaunch]:
             launch = NcuLaunch(int(ident), row[columns["Kernel Name"]], block, grid)
             launches[launch.id] = launch
         if long_layout:
-            value = _number(row[columns["Metric Value"]])
+            name = row[columns["Metric Name"]]
+            cell = row[columns["Metric Value"]]
+            value = _cycles(cell, filename, row_number, "Metric Value") if name == CYCLES_METRIC \
+                else _number(cell)
             if value is not None:
-                launch.metrics[row[columns["Metric Name"]]] = value
+                launch.metrics[name] = value
         else:
             for name in metric_columns:
-                value = _number(row[columns[name]])
+                cell = row[columns[name]]
+                value = _cycles(cell, filename, row_number, name) if name == CYCLES_METRIC else _number(cell)
                 if value is not None:
                     launch.metrics[name] = value
     return [launches[k] for k in sorted(launches)]

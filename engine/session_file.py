@@ -11,6 +11,13 @@ override, that row's instruction text. When the file changed since, :func:`check
 keeps only the overrides whose row still holds the same instruction and says which it dropped, so
 an edit is never applied to a different instruction.
 
+Baselines (version 2): every baseline pinned for comparison is stored with what it was computed
+from (its PTX file and that file's SHA-256, kernel, profile, launch, overrides, occupancy, policy)
+and the figures the comparison showed (:class:`engine.evaluation.compare.BaselineFigures`). A
+reopened session compares with those figures at once and recomputes the baseline only while its
+PTX still has the same hash; otherwise the stored figures stay, marked as not recomputed. A
+session without baselines is written as version 1, which every earlier Warpline reads.
+
 Recovery: every window autosaves to its own file, ``<recovery_dir>/<session id>.warpline``, that
 records the owning process (PID and, on Linux, its start time, so a recycled PID does not count
 as the owner). :func:`find_orphans` lists the autosaves whose owner is dead (a crash, a kill -9);
@@ -32,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import WarplineError
+from engine.evaluation.compare import BaselineFigures
 from engine.fileio import read_regular_file, replace_atomically
 from engine.inputs import KernelInputs
 from engine.launch import Launch
@@ -39,7 +47,7 @@ from engine.manybsp import Overrides
 from engine.state import CELL_COLUMNS, POLICIES, WorkbenchState, copy_overrides
 
 FORMAT = "warpline-session"
-VERSION = 1
+VERSION = 2                    # 2: baselines; files without any are written as version 1
 SUFFIX = ".warpline"
 # A session is a few KB; anything far larger is not one (and /dev/zero is refused outright).
 MAX_SESSION_BYTES = 16 << 20
@@ -64,11 +72,24 @@ class RecoveryOwner:
 
 
 @dataclass(frozen=True)
+class StoredBaseline:
+    """A pinned baseline as a session keeps it: what it was computed from, enough to compute it
+    again (the PTX file, its SHA-256 when pinned, the state), its label and the figures shown."""
+
+    label: str
+    ptx_path: Path
+    ptx_sha256: str
+    state: WorkbenchState
+    figures: BaselineFigures
+
+
+@dataclass(frozen=True)
 class SessionData:
     ptx_path: Path
     state: WorkbenchState
     fingerprint: Fingerprint | None = None
     owner: RecoveryOwner | None = None
+    baselines: tuple[StoredBaseline, ...] = ()
 
 
 def _data_home() -> Path:
@@ -197,12 +218,40 @@ def _short(text: str, limit: int = 60) -> str:
 
 def session_to_dict(ptx_path: str | os.PathLike[str], state: WorkbenchState, *,
                     fingerprint: Fingerprint | None = None,
-                    owner: RecoveryOwner | None = None) -> dict[str, Any]:
-    launch, ov = state.launch, state.overrides
+                    owner: RecoveryOwner | None = None,
+                    baselines: Iterable[StoredBaseline] = ()) -> dict[str, Any]:
+    stored = [_baseline_to_dict(b) for b in baselines]
     data: dict[str, Any] = {
         "format": FORMAT,
-        "version": VERSION,
+        "version": VERSION if stored else 1,
         "file": str(Path(ptx_path).resolve()),
+        **_state_to_dict(state),
+    }
+    if fingerprint is not None:
+        data["fingerprint"] = {"ptx_sha256": fingerprint.ptx_sha256,
+                               "rows": {str(r): t for r, t in sorted(fingerprint.rows.items())}}
+    if owner is not None:
+        data["recovery"] = {"session_id": owner.session_id, "pid": owner.pid, "started": owner.started}
+    if stored:
+        data["baselines"] = stored
+    return data
+
+
+def _baseline_to_dict(baseline: StoredBaseline) -> dict[str, Any]:
+    fig = baseline.figures
+    return {
+        "label": baseline.label,
+        "file": str(Path(baseline.ptx_path).resolve()),
+        "ptx_sha256": baseline.ptx_sha256,
+        "state": _state_to_dict(baseline.state),
+        "figures": {"models": dict(fig.models), "shares": dict(fig.shares), "verdict": fig.verdict,
+                    "cycles": fig.cycles},
+    }
+
+
+def _state_to_dict(state: WorkbenchState) -> dict[str, Any]:
+    launch, ov = state.launch, state.overrides
+    return {
         "kernel": state.kernel,
         "profile": state.profile,
         "launch": {
@@ -228,21 +277,15 @@ def session_to_dict(ptx_path: str | os.PathLike[str], state: WorkbenchState, *,
         "measured_cycles": state.measured_cycles,
         "launch_source": state.launch_source,
     }
-    if fingerprint is not None:
-        data["fingerprint"] = {"ptx_sha256": fingerprint.ptx_sha256,
-                               "rows": {str(r): t for r, t in sorted(fingerprint.rows.items())}}
-    if owner is not None:
-        data["recovery"] = {"session_id": owner.session_id, "pid": owner.pid, "started": owner.started}
-    return data
 
 
 def save_session(path: str | os.PathLike[str], ptx_path: str | os.PathLike[str],
                  state: WorkbenchState, *, fingerprint: Fingerprint | None = None,
-                 owner: RecoveryOwner | None = None) -> Path:
+                 owner: RecoveryOwner | None = None, baselines: Iterable[StoredBaseline] = ()) -> Path:
     """Write the session atomically; returns the path written. ``owner`` marks an autosave."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    data = session_to_dict(ptx_path, state, fingerprint=fingerprint, owner=owner)
+    data = session_to_dict(ptx_path, state, fingerprint=fingerprint, owner=owner, baselines=baselines)
     text = json.dumps(data, indent=2, sort_keys=False) + "\n"
     return replace_atomically(target, text, fsync=True)
 
@@ -253,11 +296,16 @@ def save_session(path: str | os.PathLike[str], ptx_path: str | os.PathLike[str],
 class _Reader:
     """Typed access to the JSON object that names the file and the key in every error."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, prefix: str = "") -> None:
         self.source = source
+        self.prefix = prefix          # where a nested object sits ("baselines[0].state.")
 
     def fail(self, key: str, message: str) -> WarplineError:
-        return WarplineError(f"{self.source}: session key {key!r}: {message}")
+        return WarplineError(f"{self.source}: session key {self.prefix + key!r}: {message}")
+
+    def within(self, prefix: str) -> _Reader:
+        """A reader for the object at ``prefix`` (keys in its errors start there)."""
+        return _Reader(self.source, self.prefix + prefix)
 
     def get(self, data: dict[str, Any], key: str, kind: type | tuple[type, ...], where: str = "",
             optional: bool = False) -> Any:
@@ -310,6 +358,12 @@ def session_from_dict(data: Any, source: str = "<session>") -> SessionData:
     if version > VERSION:
         raise rd.fail("version", f"version {version} is newer than this Warpline reads ({VERSION})")
     ptx = Path(rd.get(data, "file", str))
+    state = _state(rd, data)
+    return SessionData(ptx, state, _fingerprint(rd, data), _owner(rd, data), _baselines(rd, data))
+
+
+def _state(rd: _Reader, data: dict[str, Any]) -> WorkbenchState:
+    """The state stored in ``data`` (a session's top level or a baseline's "state")."""
     kernel = rd.get(data, "kernel", str)
     profile = rd.get(data, "profile", str)
     launch = _launch(rd, rd.get(data, "launch", dict), kernel)
@@ -324,11 +378,41 @@ def session_from_dict(data: Any, source: str = "<session>") -> SessionData:
     if measured is not None and rd.number(measured, "measured_cycles", minimum=0) == 0:
         raise rd.fail("measured_cycles", "0 cycles: a measured kernel takes at least one cycle")
     launch_source = rd.get(data, "launch_source", str, optional=True) or "session file"
-    state = WorkbenchState(kernel=kernel, profile=profile, launch=launch, overrides=overrides,
-                           occupancy=occ, policy=policy,
-                           measured_cycles=float(measured) if measured is not None else None,
-                           launch_source=launch_source)
-    return SessionData(ptx, state, _fingerprint(rd, data), _owner(rd, data))
+    return WorkbenchState(kernel=kernel, profile=profile, launch=launch, overrides=overrides,
+                          occupancy=occ, policy=policy,
+                          measured_cycles=float(measured) if measured is not None else None,
+                          launch_source=launch_source)
+
+
+def _baselines(rd: _Reader, data: dict[str, Any]) -> tuple[StoredBaseline, ...]:
+    out = []
+    for k, item in enumerate(rd.get(data, "baselines", list, optional=True) or []):
+        where = f"baselines[{k}]"
+        if not isinstance(item, dict):
+            raise rd.fail(where, f"expected an object (label, file, ptx_sha256, state, figures), got {item!r}")
+        b = rd.within(where + ".")
+        sha = b.get(item, "ptx_sha256", str)
+        if len(sha) != 64 or any(ch not in "0123456789abcdef" for ch in sha):
+            raise b.fail("ptx_sha256", f"expected a SHA-256 as 64 lowercase hex digits, got {sha!r}")
+        state = _state(rd.within(where + ".state."), b.get(item, "state", dict))
+        out.append(StoredBaseline(b.get(item, "label", str), Path(b.get(item, "file", str)), sha, state,
+                                  _figures(b.within("figures."), b.get(item, "figures", dict))))
+    return tuple(out)
+
+
+def _figures(rd: _Reader, d: dict[str, Any]) -> BaselineFigures:
+    models: dict[str, float | None] = {}
+    for model_id, value in rd.get(d, "models", dict).items():
+        models[model_id] = None if value is None else float(rd.number(value, f"models.{model_id}"))
+    shares: dict[str, float] = {}
+    for cause, value in rd.get(d, "shares", dict).items():
+        share = float(rd.number(value, f"shares.{cause}"))
+        if share > 1:
+            raise rd.fail(f"shares.{cause}", f"{value!r} is above 1: a share of the warp-cycles")
+        shares[cause] = share
+    cycles = rd.get(d, "cycles", (int, float), optional=True)
+    return BaselineFigures(models, shares, rd.get(d, "verdict", str),
+                           None if cycles is None else float(rd.number(cycles, "cycles")))
 
 
 def _fingerprint(rd: _Reader, data: dict[str, Any]) -> Fingerprint | None:
@@ -365,18 +449,15 @@ def _launch(rd: _Reader, d: dict[str, Any], kernel: str) -> Launch:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise rd.fail(f"launch.trip_overrides.{label}", f"expected a non-negative integer, got {count!r}")
         trips[str(label)] = count
+    # the keys' own errors are located already; Launch's checks are of the launch as a whole
+    grid, block = rd.get(d, "grid", list, "launch"), rd.get(d, "block", list, "launch")
+    smem = rd.get(d, "smem_dynamic", int, "launch", optional=True) or 0
+    regs = rd.get(d, "regs_per_thread", int, "launch", optional=True)
+    name = rd.get(d, "name", str, "launch", optional=True) or ""
+    case = rd.get(d, "reference_case", str, "launch", optional=True)
     try:
-        return Launch(
-            grid=rd.get(d, "grid", list, "launch"),
-            block=rd.get(d, "block", list, "launch"),
-            smem_dynamic=rd.get(d, "smem_dynamic", int, "launch", optional=True) or 0,
-            regs_per_thread=rd.get(d, "regs_per_thread", int, "launch", optional=True),
-            args=args,
-            trip_overrides=trips,
-            name=rd.get(d, "name", str, "launch", optional=True) or "",
-            kernel=kernel,
-            reference_case=rd.get(d, "reference_case", str, "launch", optional=True),
-        )
+        return Launch(grid=grid, block=block, smem_dynamic=smem, regs_per_thread=regs, args=args,
+                      trip_overrides=trips, name=name, kernel=kernel, reference_case=case)
     except WarplineError as exc:
         raise rd.fail("launch", str(exc)) from None
 

@@ -16,6 +16,7 @@ from typing import Any
 from engine.errors import WarplineError
 from engine.launch import Launch
 from engine.manybsp import Overrides
+from engine.profile_schema import MAX_CYCLES
 
 POLICIES = ("lrr", "gto")
 
@@ -69,7 +70,8 @@ def parse_cell_value(column: str, text: str) -> float | str | None:
     """Validate what the user typed into an editable cell; WarplineError says why it is refused.
 
     FU cells take ``16+1`` (exposed latency + occupancy) or a plain number; ``issue`` may be left
-    blank (dual issue, costs 0); every other cell needs a non-negative number.
+    blank (dual issue, costs 0); every other cell needs a non-negative number. Every number must
+    be finite and at most MAX_CYCLES (10^9): ``1e308`` would make the predictions infinite.
     """
     if column not in EDITABLE_COLUMNS:
         raise WarplineError(f"column {column!r} cannot be edited")
@@ -100,6 +102,9 @@ def _non_negative(column: str, text: str) -> float:
         raise WarplineError(f"{column}: {text.strip()!r} is not a finite number")
     if number < 0:
         raise WarplineError(f"{column}: {number:g} is negative; cycles and counts cannot be")
+    if number > MAX_CYCLES:
+        raise WarplineError(f"{column}: {text.strip()!r} is too large; at most {MAX_CYCLES:.0e} "
+                            "cycles or transactions are accepted")
     return number
 
 
@@ -108,6 +113,9 @@ def with_cell_edit(state: WorkbenchState, row: int, column: str, value: float | 
     """The state with BLOCK-table cell (``row`` = 1-based instruction, ``column``) set or reset."""
     if column not in EDITABLE_COLUMNS:
         raise WarplineError(f"column {column!r} cannot be edited")
+    if not reset and value is not None:
+        # the rule of a typed cell, also for values that did not come through parse_cell_value
+        value = parse_cell_value(column, value if isinstance(value, str) else repr(float(value)))
 
     def edit(ov: Overrides) -> None:
         if column in LATENCY_COLUMNS:

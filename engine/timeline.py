@@ -26,6 +26,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -192,7 +193,14 @@ def pack_rows(x0: np.ndarray, x1: np.ndarray, rows: int) -> np.ndarray:
 
 
 def _class_table(names: Sequence[str]) -> tuple[list[str], np.ndarray]:
-    """Class names (most frequent first, at most MAX_CLASSES) and each instruction's key."""
+    """Class names (most frequent first, at most MAX_CLASSES) and each instruction's key (the
+    same names give the same table: an edit's new trace reuses it)."""
+    classes, keys = _class_table_of(tuple(names))
+    return list(classes), keys
+
+
+@lru_cache(maxsize=8)
+def _class_table_of(names: tuple[str, ...]) -> tuple[tuple[str, ...], np.ndarray]:
     per_instr = [instruction_class(n) for n in names]
     ranked = [c for c, _ in Counter(per_instr).most_common()]
     if len(ranked) > MAX_CLASSES:
@@ -200,7 +208,43 @@ def _class_table(names: Sequence[str]) -> tuple[list[str], np.ndarray]:
     index = {c: k for k, c in enumerate(ranked)}
     other = index.get("other", len(ranked) - 1)
     keys = np.array([index.get(c, other) for c in per_instr], dtype=np.int16)
-    return ranked, keys
+    keys.setflags(write=False)          # shared by every layout of these names
+    return tuple(ranked), keys
+
+
+def _warp_ids(trace: Trace) -> np.ndarray:
+    """Every warp id in the trace (issuing or stalling), ascending: ``np.union1d`` of the two
+    tables' warps, without sorting them."""
+    issues, stalls = trace.issues["warp"], trace.stalls["warp"]
+    top = max(int(issues.max()) if len(issues) else -1, int(stalls.max()) if len(stalls) else -1)
+    if top < 0 or min(int(issues.min()) if len(issues) else 0, int(stalls.min()) if len(stalls) else 0) < 0:
+        return np.union1d(issues, stalls).astype(np.int64)
+    seen = np.zeros(top + 1, bool)
+    seen[issues] = True
+    seen[stalls] = True
+    return np.flatnonzero(seen)
+
+
+@njit(cache=True, nogil=True)
+def _spans_core(index: np.ndarray, t: np.ndarray, n: int) -> tuple:  # pragma: no cover - compiled
+    """Per index 0..n-1 (negative: skipped), the least and greatest ``t`` (0 where none)."""
+    first = np.zeros(n)
+    last = np.zeros(n)
+    seen = np.zeros(n, np.bool_)
+    for i in range(len(index)):
+        k = index[i]
+        if k < 0:
+            continue
+        v = t[i]
+        if not seen[k]:
+            seen[k] = True
+            first[k] = v
+            last[k] = v
+        elif v < first[k]:
+            first[k] = v
+        elif v > last[k]:
+            last[k] = v
+    return first, last
 
 
 def subsystem_names(trace: Trace, subsystems: Sequence[str] | None,
@@ -227,15 +271,11 @@ def _warp_slots(trace: Trace, warps: np.ndarray) -> np.ndarray:
     """Slot per warp (indexed like ``warps``): greedy interval packing of each warp's active span
     [first issue, last issue], so warps sharing a slot never overlap in time."""
     issues = trace.issues
-    order = np.lexsort((issues["issue"], issues["warp"]))
-    w_sorted = issues["warp"][order]
-    t_sorted = issues["issue"][order]
-    starts = np.searchsorted(w_sorted, warps, "left")
-    ends = np.searchsorted(w_sorted, warps, "right")
-    has = ends > starts        # every simulated warp issues; the guard keeps odd input safe
-    first = np.where(has, t_sorted[np.minimum(starts, len(t_sorted) - 1)], 0.0) if len(t_sorted) \
-        else np.zeros(len(warps))
-    last = np.where(has, t_sorted[np.maximum(ends - 1, 0)], 0.0) if len(t_sorted) else np.zeros(len(warps))
+    # each warp's first and last issue (0 for a warp that never issues: every simulated warp
+    # issues, the guard keeps odd input safe)
+    index = np.full(int(max(warps.max(), issues["warp"].max(initial=0))) + 1 if len(warps) else 1, -1, np.int64)
+    index[warps] = np.arange(len(warps))
+    first, last = _spans_core(index[issues["warp"]], issues["issue"], len(warps))
     slot = np.zeros(len(warps), dtype=np.int64)
     free: list[tuple[float, int]] = []
     n_slots = 0
@@ -249,17 +289,50 @@ def _warp_slots(trace: Trace, warps: np.ndarray) -> np.ndarray:
     return slot
 
 
+@njit(cache=True, nogil=True)   # the worker thread lays out while the UI thread draws the last result
+def _split_core(groups: np.ndarray, n_groups: int, x0: np.ndarray, x1: np.ndarray,
+                rows: np.ndarray) -> tuple:  # pragma: no cover - compiled
+    """A stable counting sort of the bars by group (groups outside 0..n_groups-1 are left out):
+    each group's start in the output, the output columns, and whether every group came out
+    sorted by x0 (the simulator writes each warp's rows in time order, so it nearly always is)."""
+    n = len(groups)
+    bounds = np.zeros(n_groups + 1, np.int64)
+    for i in range(n):
+        g = groups[i]
+        if 0 <= g < n_groups:
+            bounds[g + 1] += 1
+    for g in range(n_groups):
+        bounds[g + 1] += bounds[g]
+    fill = bounds[:-1].copy()
+    total = bounds[n_groups]
+    out_rows = np.empty(total, np.int64)
+    out_x0 = np.empty(total, np.float64)
+    out_x1 = np.empty(total, np.float64)
+    in_order = True
+    for i in range(n):
+        g = groups[i]
+        if g < 0 or g >= n_groups:
+            continue
+        p = fill[g]
+        fill[g] = p + 1
+        out_rows[p] = rows[i]
+        out_x0[p] = x0[i]
+        out_x1[p] = x1[i]
+        if p > bounds[g] and out_x0[p] < out_x0[p - 1]:
+            in_order = False
+    return bounds, out_rows, out_x0, out_x1, in_order
+
+
 def _lanes_from(groups: np.ndarray, n_groups: int, x0: np.ndarray, x1: np.ndarray,
                 rows: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Split bars by group, each group sorted by x0 (stable, so trace order breaks ties)."""
-    order = np.lexsort((x0, groups))
-    g = groups[order]
-    bounds = np.searchsorted(g, np.arange(n_groups + 1), "left")
-    out = []
-    for k in range(n_groups):
-        sel = order[bounds[k]:bounds[k + 1]]
-        out.append((rows[sel].astype(np.int64), x0[sel], x1[sel]))
-    return out
+    """Split bars by group, each group sorted by x0 (stable, so trace order breaks ties): the
+    order of ``np.lexsort((x0, groups))``, one slice of shared columns per group."""
+    bounds, rows_s, x0_s, x1_s, in_order = _split_core(groups, n_groups, x0, x1, rows)
+    if not in_order:                   # rows not in time order: sort by x0 first (stable)
+        by_x = np.argsort(x0, kind="stable")
+        bounds, rows_s, x0_s, x1_s, _ = _split_core(groups[by_x], n_groups, x0[by_x], x1[by_x], rows[by_x])
+    return [(rows_s[bounds[k]:bounds[k + 1]], x0_s[bounds[k]:bounds[k + 1]], x1_s[bounds[k]:bounds[k + 1]])
+            for k in range(n_groups)]
 
 
 @dataclass
@@ -271,6 +344,7 @@ class LayoutInput:
     subsystems: list[str]
     max_warp_lanes: int
     issue_rows: np.ndarray        # int64 0..len(trace.issues)-1
+    warps: np.ndarray | None = None   # every warp id of the trace, ascending (None: not computed)
 
 
 @dataclass(frozen=True)
@@ -316,8 +390,9 @@ def _stall_colors(layout: TimelineLayout, lane: Lane, trace: Trace, mode: str) -
 
 def _issue_slot_lanes(inp: LayoutInput, y: float) -> tuple[list[Lane], float]:
     x0 = inp.trace.issues["issue"].astype(np.float64)
-    lane = Lane("issue slots", "issue", "issues", y, ISSUE_LANE_HEIGHT, inp.issue_rows, x0, x0 + 1.0,
-                sub_rows=ISSUE_SUB_ROWS, sub_row=pack_rows(x0, x0 + 1.0, ISSUE_SUB_ROWS))
+    x1 = x0 + 1.0
+    lane = Lane("issue slots", "issue", "issues", y, ISSUE_LANE_HEIGHT, inp.issue_rows, x0, x1,
+                sub_rows=ISSUE_SUB_ROWS, sub_row=pack_rows(x0, x1, ISSUE_SUB_ROWS))
     return [lane], y + ISSUE_LANE_HEIGHT
 
 
@@ -336,17 +411,20 @@ def _subsystem_lanes(inp: LayoutInput, y: float) -> tuple[list[Lane], float]:
 
 def _warp_lanes(inp: LayoutInput, y: float) -> tuple[list[Lane], float]:
     trace = inp.trace
-    issues, stalls = trace.issues, trace.stalls
-    warps = np.union1d(issues["warp"], stalls["warp"]).astype(np.int64)
+    stalls = trace.stalls
+    warps = inp.warps if inp.warps is not None else _warp_ids(trace)
     slots = len(warps) > inp.max_warp_lanes
     lane_of_warp = _warp_slots(trace, warps) if slots else np.arange(len(warps))
     n_warp_lanes = int(lane_of_warp.max()) + 1 if len(warps) else 0
-    stall_lane = lane_of_warp[np.searchsorted(warps, stalls["warp"])] if len(stalls) else \
-        np.zeros(0, np.int64)
-    keep = ~np.isin(stalls["cause"], _SLOT_DROPPED) if slots else np.ones(len(stalls), bool)
-    stall_rows = np.flatnonzero(keep)
-    per_warp = _lanes_from(stall_lane[keep], n_warp_lanes, stalls["start"][keep],
-                           stalls["end"][keep], stall_rows)
+    lane_of = np.zeros(int(warps.max()) + 1 if len(warps) else 0, np.int64)
+    lane_of[warps] = lane_of_warp           # warp id -> lane, one gather per stall
+    stall_lane = lane_of[stalls["warp"]] if len(stalls) else np.zeros(0, np.int64)
+    if slots:
+        keep = np.flatnonzero(~np.isin(stalls["cause"], _SLOT_DROPPED))
+        per_warp = _lanes_from(stall_lane[keep], n_warp_lanes, stalls["start"][keep], stalls["end"][keep], keep)
+    else:
+        per_warp = _lanes_from(stall_lane, n_warp_lanes, stalls["start"], stalls["end"],
+                               np.arange(len(stalls), dtype=np.int64))
     lanes = []
     for k, (rows, x0, x1) in enumerate(per_warp):
         members = tuple(int(w) for w in warps[lane_of_warp == k])
@@ -376,14 +454,136 @@ def layout_trace(trace: Trace, names: Sequence[str], units: Sequence[str] | None
     if cycles is None:
         cycles = float(max(issues["complete"].max() if len(issues) else 0.0,
                            stalls["end"].max() if len(stalls) else 0.0))
-    inp = LayoutInput(trace, names, subs, max_warp_lanes, np.arange(len(issues), dtype=np.int64))
+    warps = _warp_ids(trace)
+    inp = LayoutInput(trace, names, subs, max_warp_lanes, np.arange(len(issues), dtype=np.int64), warps)
     lanes: list[Lane] = []
     y = 0.0
     for group in LANE_GROUPS:
         built, y = group.build(inp, y)
         lanes.extend(built)
-    slots = len(np.union1d(issues["warp"], stalls["warp"])) > max_warp_lanes   # warp lanes are shared slots
+    slots = len(warps) > max_warp_lanes   # warp lanes are shared slots
     return TimelineLayout(lanes, subs, classes, class_of_instr, slots, float(cycles), y)
+
+
+# ---- activity of a warp group (the chart's collapsed groups) ---------------------------------
+# What a warp does in a cycle: it issues (one cycle per issued instruction), waits for one of the
+# stall causes, or is idle (not yet resident, finished, or a warp slot between two warps). Every
+# warp's issues and stalls tile the run (issued + Σ stalls = cycles), so per time bucket the
+# categories' warp-cycles add up to the group's warps × the bucket's width.
+HEAT_CATEGORIES: tuple[str, ...] = ("issuing", "memory_dependency", "compute_dependency", "barrier",
+                                    "subsystem_busy", "issue_limit", "idle")
+IDLE = len(HEAT_CATEGORIES) - 1
+# stall cause index -> heat category index; the causes outside residency count as idle
+_CAUSE_CATEGORY = np.array([HEAT_CATEGORIES.index(c) if c in HEAT_CATEGORIES else IDLE for c in STALL_CAUSES],
+                           dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class GroupActivity:
+    """How a group of warp lanes spends the run: per category but ``idle``, the start and end
+    cycles of its intervals, each sorted with its running sums, so that the lane-cycles spent in
+    the category up to any cycle t, Σ_{start<t} (t − start) − Σ_{end<t} (t − end), come from two
+    binary searches: any time buckets are integrated exactly. ``lanes``: the warps (or warp
+    slots) of the group, the denominator of the shares; idle is what the other categories leave."""
+
+    lanes: int
+    starts: tuple[np.ndarray, ...]     # per category but idle: interval starts, ascending
+    ends: tuple[np.ndarray, ...]       # per category but idle: interval ends, ascending
+    start_sums: tuple[np.ndarray, ...] = ()   # running sums of ``starts`` (a leading 0)
+    end_sums: tuple[np.ndarray, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.start_sums:
+            object.__setattr__(self, "start_sums", tuple(_running_sum(x) for x in self.starts))
+            object.__setattr__(self, "end_sums", tuple(_running_sum(x) for x in self.ends))
+
+    def cumulative(self, t: np.ndarray) -> np.ndarray:
+        """Lane-cycles of every category but idle spent before each cycle of ``t``: shape
+        (len(HEAT_CATEGORIES) - 1, len(t))."""
+        t = np.asarray(t, dtype=np.float64)
+        out = np.empty((len(self.starts), len(t)))
+        for c, (st, en, ss, es) in enumerate(zip(self.starts, self.ends, self.start_sums, self.end_sums,
+                                                 strict=True)):
+            ns = np.searchsorted(st, t, "left")
+            ne = np.searchsorted(en, t, "left")
+            out[c] = (t * ns - ss[ns]) - (t * ne - es[ne])
+        return out
+
+    def lane_cycles(self, edges: np.ndarray) -> np.ndarray:
+        """Lane-cycles of every category (HEAT_CATEGORIES order, idle last) in each bucket
+        [edges[k], edges[k + 1]); ``edges`` increasing. Shape (len(edges) - 1, categories)."""
+        edges = np.asarray(edges, dtype=np.float64)
+        active = np.maximum(np.diff(self.cumulative(edges), axis=1).T, 0.0)
+        idle = np.maximum(self.lanes * np.diff(edges) - active.sum(axis=1), 0.0)
+        return np.column_stack([active, idle])
+
+    def shares(self, edges: np.ndarray) -> np.ndarray:
+        """Share of the group's lanes in each category per bucket (rows sum to 1; a bucket of no
+        width counts as idle)."""
+        cycles = self.lane_cycles(edges)
+        total = cycles.sum(axis=1, keepdims=True)
+        out = np.zeros_like(cycles)
+        out[:, IDLE] = 1.0
+        has = total[:, 0] > 0
+        out[has] = cycles[has] / total[has]
+        return out
+
+
+def _running_sum(x: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(x) + 1)
+    np.cumsum(x, out=out[1:])
+    return out
+
+
+def group_activity(trace: Trace, warps: Sequence[int], lanes: int | None = None) -> GroupActivity:
+    """The activity of ``warps`` (a block's warps, or every warp of some warp-slot lanes) over the
+    run; ``lanes``: what the shares are of (default: the number of warps). Issues count from their
+    issue cycle for one cycle; ``not_resident`` / ``finished`` intervals count as idle."""
+    return group_activities(trace, [warps], None if lanes is None else [lanes])[0]
+
+
+def group_activities(trace: Trace, groups: Sequence[Sequence[int]],
+                     lanes: Sequence[int] | None = None) -> list[GroupActivity]:
+    """:func:`group_activity` of several groups of warps (each warp in one group at most), with
+    one pass over the trace for all of them."""
+    issues, stalls = trace.issues, trace.stalls
+    members = [np.unique(np.asarray(list(g), dtype=np.int64)) for g in groups]
+    n_groups, k = len(members), len(HEAT_CATEGORIES) - 1
+    top = max([int(m.max()) for m in members if len(m)] + [int(issues["warp"].max(initial=0)),
+                                                            int(stalls["warp"].max(initial=0))])
+    group_of = np.full(top + 1, -1, np.int64)          # warp id -> group (-1: none)
+    for g, m in enumerate(members):
+        group_of[m[m >= 0]] = g
+    # issues: one cycle each from the issue; stalls: by (group, category), idle causes left out
+    g_issue = group_of[issues["warp"]]
+    issue_order, issue_bounds = _by_key(g_issue, n_groups)
+    issued = issues["issue"][issue_order].astype(np.float64)
+    category = _CAUSE_CATEGORY[stalls["cause"].astype(np.int64)]
+    g_stall = group_of[stalls["warp"]]
+    busy = np.flatnonzero((g_stall >= 0) & (category != IDLE))
+    stall_order, stall_bounds = _by_key(g_stall[busy] * k + category[busy], n_groups * k)
+    picked = busy[stall_order]
+    stall_start = stalls["start"][picked].astype(np.float64)
+    stall_end = stalls["end"][picked].astype(np.float64)
+    out = []
+    for g, m in enumerate(members):
+        # each warp's rows come in time order: the stable sorts merge a few sorted runs
+        t = np.sort(issued[issue_bounds[g]:issue_bounds[g + 1]], kind="stable")
+        starts, ends = [t], [t + 1.0]
+        for c in range(1, k):
+            part = slice(stall_bounds[g * k + c], stall_bounds[g * k + c + 1])
+            starts.append(np.sort(stall_start[part], kind="stable"))
+            ends.append(np.sort(stall_end[part], kind="stable"))
+        out.append(GroupActivity(len(m) if lanes is None else int(lanes[g]), tuple(starts), tuple(ends)))
+    return out
+
+
+def _by_key(key: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows with a key in 0..n_keys-1, ordered by key (stable), and each key's bounds."""
+    mine = np.flatnonzero((key >= 0) & (key < n_keys))
+    small = key[mine].astype(np.int16) if n_keys < 2 ** 15 else key[mine]
+    order = np.argsort(small, kind="stable")
+    return mine[order], np.searchsorted(small[order], np.arange(n_keys + 1))
 
 
 # ---- exports ---------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Application start: ``run_app(argv)`` first offers every autosave that a dead Warpline process
 left behind (whatever the command line says), then opens the window on a PTX file, a session file
-or (with no argument) the bundled hotspot sample.
+or (with no argument) the bundled hotspot sample, in the background (``MainWindow.open_file_async``).
 
 Each restored autosave gets a window of its own unless the first window is still free (no file
 was named); restored work is shown as unsaved. An autosave the user postpones stays on disk and is
@@ -104,13 +104,19 @@ def start_windows(argv: list[str]) -> list[MainWindow]:
     if not restored:
         pending = window.banner.label.text() if window.banner.isVisible() else ""
         target = Path(files[0]) if files else SAMPLE
-        if not window.open_file(target) and files:
-            # A broken file named on the command line: open the sample, keep the error in view.
-            error = window.banner.label.text()
-            window.open_file(SAMPLE)
-            window.show_error(error)
-        elif pending:
-            window.show_error(pending)   # unreadable recovery files: opening hid the banner
+
+        def opened(ok: bool) -> None:
+            error = window.banner.label.text() if not window.banner.isHidden() else ""
+            if not ok and files and error:
+                # A broken file named on the command line: open the sample, keep the error in view
+                # (a cancelled load leaves the window empty).
+                window.open_file_async(SAMPLE, on_done=lambda _ok: window.show_error(error))
+            elif pending:
+                window.show_error(pending)   # unreadable recovery files: opening hid the banner
+
+        # In the background, as File › Open: the window shows (and a large file's kernel list
+        # comes) while the kernel is parsed.
+        window.open_file_async(target, on_done=opened)
     return list(_WINDOWS)
 
 

@@ -1,26 +1,146 @@
 """The pinned baseline: one finished evaluation the current result is compared with (Edit › Pin as
-baseline). The chart draws its trace above the current one and the Compare tab lists both."""
+baseline). The chart draws its trace above the current one and the Compare tab lists both.
+
+A session file keeps the baseline (``engine.session_file.StoredBaseline``: what it was computed
+from, its label and the figures shown). Reopened, the stored figures are shown at once; the
+baseline is then recomputed in the background when its PTX file still has the hash it had when
+pinned, and otherwise stays as stored figures, which the window says."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from PySide6.QtCore import QObject, Signal
 
+from engine.errors import WarplineError
 from engine.evaluation import Evaluation
+from engine.evaluation.compare import BaselineFigures, figures_of
+from engine.inputs import KernelInputs, resolve_inputs
+from engine.session_file import StoredBaseline, ptx_sha256
+
+RECOMPUTING = "stored figures, being recomputed"
+NOT_RECOMPUTED = "stored figures, not recomputed"
 
 
 class Baseline(QObject):
-    changed = Signal(object)        # the pinned Evaluation, or None when cleared
+    # What to compare with: the pinned Evaluation, a stored baseline's BaselineFigures (until it
+    # is recomputed, or for good when it cannot be), or None when cleared.
+    changed = Signal(object)
+    edited = Signal()               # the user pinned or cleared a baseline (an unsaved change)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.result: Evaluation | None = None
         self.label = ""
+        self.note = ""                      # "" for a computed baseline, else why figures are stored
+        self.stored: StoredBaseline | None = None   # what the shown baseline was restored from
+        self.source: tuple[Path, str] | None = None  # PTX file and its SHA-256 of a pinned result
+        self._others: tuple[StoredBaseline, ...] = ()   # further baselines of the session file
+        self._worker = None                 # gui.worker.ComputeWorker, made on the first recompute
+        self._pending: int | None = None    # the worker's generation computing the stored baseline
 
-    def pin(self, result: Evaluation, label: str) -> None:
-        self.result, self.label = result, label
+    @property
+    def shown(self) -> Evaluation | BaselineFigures | None:
+        if self.result is not None:
+            return self.result
+        return self.stored.figures if self.stored is not None else None
+
+    def pin(self, result: Evaluation, label: str, ptx_path: str | os.PathLike[str] | None = None,
+            sha256: str = "") -> None:
+        """Compare with ``result`` (computed from ``ptx_path``, whose hash was ``sha256``)."""
+        self._pending = None
+        self.result, self.label, self.note, self.stored = result, label, "", None
+        self.source = (Path(ptx_path), sha256) if ptx_path is not None else None
         self.changed.emit(result)
+        self.edited.emit()
 
     def clear(self) -> None:
-        if self.result is not None:
-            self.result, self.label = None, ""
+        if self.result is not None or self.stored is not None:
+            self._pending = None
+            self.result, self.label, self.note, self.stored, self.source = None, "", "", None, None
             self.changed.emit(None)
+            self.edited.emit()
+
+    # ------------------------------------------------------------------ sessions
+
+    def entries(self) -> tuple[StoredBaseline, ...]:
+        """The baselines a session file stores: the shown one last."""
+        current: StoredBaseline | None = None
+        if self.result is not None and self.source is not None:
+            path, sha = self.source
+            current = StoredBaseline(self.label, path, sha, self.result.state, figures_of(self.result))
+        elif self.result is not None and self.stored is not None:      # recomputed from the session
+            current = StoredBaseline(self.label, self.stored.ptx_path, self.stored.ptx_sha256,
+                                     self.stored.state, figures_of(self.result))
+        elif self.stored is not None:
+            current = self.stored
+        return self._others + ((current,) if current is not None else ())
+
+    def restore(self, entries: tuple[StoredBaseline, ...], inputs: KernelInputs | None = None,
+                sha256: str = "") -> None:
+        """Show an opened session's baselines: the last one's stored figures at once, recomputed
+        when its PTX is unchanged. ``inputs``/``sha256``: the session's own kernel, reused when
+        the baseline was made on the same file, kernel and hash (no second parse)."""
+        self._pending = None
+        self.result, self.source = None, None
+        if not entries:
+            self._others, self.stored, self.label, self.note = (), None, "", ""
+            self.changed.emit(None)
+            return
+        *others, entry = entries
+        self._others, self.stored, self.label = tuple(others), entry, entry.label
+        why, baseline_inputs = self._recompute_inputs(entry, inputs, sha256)
+        self.note = RECOMPUTING if baseline_inputs is not None else f"{NOT_RECOMPUTED}: {why}"
+        self.changed.emit(entry.figures)
+        if baseline_inputs is not None:
+            self._recompute(baseline_inputs, entry)
+
+    def _recompute_inputs(self, entry: StoredBaseline, inputs: KernelInputs | None,
+                          sha256: str) -> tuple[str, KernelInputs | None]:
+        path = entry.ptx_path
+        try:
+            now = ptx_sha256(path)
+        except OSError as exc:
+            return f"cannot read {path}: {exc.strerror or exc}", None
+        if now != entry.ptx_sha256:
+            return f"{path.name} changed since the baseline was pinned", None
+        if inputs is not None and sha256 == now and inputs.kernel_name == entry.state.kernel and \
+                inputs.path.resolve() == path.resolve():
+            return "", inputs
+        try:
+            return "", resolve_inputs(path, kernel=entry.state.kernel, profile=entry.state.profile)
+        except WarplineError as exc:
+            return str(exc), None
+
+    def _recompute(self, inputs: KernelInputs, entry: StoredBaseline) -> None:
+        if self._worker is None:
+            from gui.worker import ComputeWorker
+
+            self._worker = ComputeWorker(parent=self)
+            self._worker.sweep_enabled = False      # the comparison reads no curves
+            self._worker.resultReady.connect(self._recomputed)
+            self._worker.failed.connect(self._failed)
+        self._pending = self._worker.submit(inputs, entry.state)
+
+    def _recomputed(self, result: Evaluation) -> None:
+        if self._pending is None or self._worker is None or self._pending != self._worker.generation:
+            return
+        self._pending = None
+        self.result, self.note = result, ""
+        self.changed.emit(result)
+
+    def _failed(self, message: str) -> None:
+        if self._pending is None:
+            return
+        self._pending = None
+        self.note = f"{NOT_RECOMPUTED}: {message.splitlines()[0]}"
+        self.changed.emit(self.shown)
+
+    @property
+    def recomputing(self) -> bool:
+        return self._pending is not None
+
+    def shutdown(self) -> None:
+        if self._worker is not None:
+            self._worker.stop()

@@ -4,7 +4,8 @@ session (model) and the panels (views). It holds no state of its own beyond what
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from PySide6.QtGui import (
     QKeySequence,
     QMoveEvent,
     QResizeEvent,
+    QShortcut,
 )
 from PySide6.QtWidgets import (
     QApplication,
@@ -46,14 +48,13 @@ from PySide6.QtWidgets import (
 
 from engine.errors import PtxSyntaxError, WarplineError
 from engine.evaluation import Evaluation, sweep_csv
-from engine.inputs import find_launch_file
+from engine.evaluation.compare import BaselineFigures
 from engine.names import display_name
-from engine.ptx import load_ptx
-from engine.ptx.model import Module
 from engine.session_file import SUFFIX
 from gui import main_thread_gc
 from gui.baseline import Baseline
 from gui.gantt.widget import DEFAULT_LANE_PX
+from gui.loader import KernelList, LoadRequest, list_kernels, load_kernel
 from gui.panels.gantt import GanttPanel
 from gui.panels.inputs import InputsPanel
 from gui.panels.results import ResultsPanel
@@ -198,6 +199,7 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, 100)
         self.progress.hide()
         self.statusBar().addPermanentWidget(self.progress)
+        self._build_load_status()
         # Show progress only for a recomputation that lasts: quick edits would make it flicker.
         self._progress_delay = QTimer(self)
         self._progress_delay.setSingleShot(True)
@@ -423,12 +425,15 @@ class MainWindow(QMainWindow):
         self.gantt.view.painted.connect(s.worker.partial_painted)
         for panel in (self.inputs_panel, self.results_panel, self.block_view, self.superstep_view):
             panel.message.connect(self.show_message)
+        self.results_panel.error.connect(self.show_error)
         self.gantt.instructionClicked.connect(self.block_view.select_instruction)
         self.block_view.rowsSelected.connect(self.source_panel.select)
         s.timelineChanged.connect(self.source_panel.set_result)
         self.source_panel.instructionsPicked.connect(self._hot_spot_picked)
         s.fileChanged.connect(self._show_sources)
         self.baseline.changed.connect(self._baseline_changed)
+        self.baseline.edited.connect(s.mark_unsaved)
+        s.baselinesLoaded.connect(lambda entries: self.baseline.restore(entries, s.inputs, s.ptx_sha256))
         self.superstep_view.instructionsSelected.connect(self._superstep_selected)
 
     # ------------------------------------------------------------------ feedback
@@ -497,14 +502,18 @@ class MainWindow(QMainWindow):
         edits = self.session.undo_stack.index()
         if edits:
             label += f", after {edits} edit{'s' if edits > 1 else ''}"
-        self.baseline.pin(result, label)
+        self.baseline.pin(result, label, self.session.inputs.path, self.session.ptx_sha256)
         self.show_message(f"Pinned as baseline: {label}")
         return True
 
-    def _baseline_changed(self, result: Evaluation | None) -> None:
-        self.gantt.set_baseline(result, self.baseline.label)
-        self.results_panel.compare.set_baseline(result, self.baseline.label)
-        if result is not None:
+    def _baseline_changed(self, result: Evaluation | BaselineFigures | None) -> None:
+        # a baseline restored from a session shows its stored figures until it is recomputed
+        label = self.baseline.label + (f" ({self.baseline.note})" if self.baseline.note else "")
+        self.gantt.set_baseline(result, label)
+        self.results_panel.compare.set_baseline(result, label)
+        self.session.set_baselines(self.baseline.entries())
+        recomputed = isinstance(result, Evaluation) and self.baseline.stored is not None
+        if result is not None and not recomputed:      # a recomputation keeps the tab the user is on
             self.results_dock.show()
             self.results_dock.raise_()
             self.results_panel.tabs.setCurrentWidget(self.results_panel.compare)
@@ -530,28 +539,121 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ opening
 
     def open_file(self, path: str | os.PathLike[str]) -> bool:
-        """Open a PTX file or a session. On failure the error is shown (with the PTX line for a
-        syntax error) and the current session stays as it was."""
+        """Open a PTX file or a session and return once it is open (scripts, tests, the tour: the
+        window's own actions use :meth:`open_file_async`). A PTX file is indexed, the kernel asked
+        for when it has several, and only that kernel parsed. On failure the error is shown (with
+        the PTX line for a syntax error) and the current session stays as it was."""
         path = Path(path)
+        self.session.cancel_load()      # a load still running must not replace this file later
         try:
             notes: list[str] = []
             if path.suffix == SUFFIX:
                 with busy_cursor():
                     notes = self.session.open_session(path)
             else:
-                # Parsed once here: the kernel is asked for before anything is computed.
+                # The kernel is asked for before anything is parsed or computed.
                 with busy_cursor():
-                    module = load_ptx(path)
-                kernel = self._pick_kernel(path, module)
+                    listing = list_kernels(path)
+                kernel = self._pick_kernel(listing)
                 with busy_cursor():
-                    self.session.open_ptx(path, kernel=kernel, module=module)
-        except PtxSyntaxError as exc:
+                    self.session.open_loaded(load_kernel(path, listing, kernel))
+        except WarplineError as exc:
+            self._show_open_error(path, exc)
+            return False
+        self._opened(path, notes)
+        return True
+
+    def open_file_async(self, path: str | os.PathLike[str],
+                        on_done: Callable[[bool], None] | None = None) -> LoadRequest | None:
+        """Open a file without blocking the window (File › Open, recent files, drops, the command
+        line): the kernels are listed at once, the chooser shown when the file has several and no
+        launch file names one, and the chosen kernel is parsed and resolved in the background,
+        with its progress and a Cancel button (or Esc) in the status bar. The session changes
+        only when the load succeeds; errors are shown as :meth:`open_file` shows them.
+        ``on_done(ok)`` follows the outcome (False also when cancelled). Session files open at
+        once (returns None)."""
+        path = Path(path)
+        if path.suffix == SUFFIX:
+            ok = self.open_file(path)
+            if on_done is not None:
+                on_done(ok)
+            return None
+        done = None if on_done is None else (lambda request: on_done(request.ok))
+        return self.session.open_ptx_async(path, choose=lambda names: self.choose_kernel(names), on_done=done)
+
+    def cancel_load(self) -> bool:
+        """Status bar › Cancel (Esc): stop opening; the open session stays as it was."""
+        return self.session.cancel_load()
+
+    def wait_for_load(self, timeout_ms: int = 120_000) -> bool:
+        """Run the event loop until no file is being opened (scripts; the window never blocks on a
+        load). False when it is still loading after ``timeout_ms``."""
+        deadline = time.monotonic() + timeout_ms / 1000
+        while self.session.loading and time.monotonic() < deadline:
+            QApplication.processEvents()
+            time.sleep(0.005)
+        return not self.session.loading
+
+    def _build_load_status(self) -> None:
+        """What a file being opened shows in the status bar: the step, a busy bar, Cancel (Esc)."""
+        self.load_status = QWidget()
+        self.load_label = QLabel()
+        self.load_label.setMaximumWidth(520)
+        self.load_bar = QProgressBar()
+        self.load_bar.setRange(0, 0)              # busy: the parser cannot say how far it is
+        self.load_bar.setMaximumWidth(120)
+        self.load_cancel = QToolButton()
+        self.load_cancel.setText("Cancel")
+        self.load_cancel.setToolTip("Stop opening this file (Esc); the open kernel stays as it is")
+        self.load_cancel.clicked.connect(self.cancel_load)
+        row = QHBoxLayout(self.load_status)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.load_label)
+        row.addWidget(self.load_bar)
+        row.addWidget(self.load_cancel)
+        self.load_status.hide()
+        self.statusBar().addPermanentWidget(self.load_status)
+        self._cancel_key = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
+        self._cancel_key.setContext(Qt.ShortcutContext.WindowShortcut)
+        self._cancel_key.setEnabled(False)        # Esc belongs to the editors unless a file loads
+        self._cancel_key.activated.connect(self.cancel_load)
+        loader = self.session.loader
+        loader.stageChanged.connect(self._load_stage)
+        loader.busyChanged.connect(self._load_busy)
+        loader.finished.connect(self._load_finished)
+
+    def _load_stage(self, request: LoadRequest, text: str) -> None:
+        self.load_label.setText(f"{text}…")
+        self.load_label.setToolTip(str(request.path))
+
+    def _load_busy(self, busy: bool) -> None:
+        self.load_status.setVisible(busy)
+        self._cancel_key.setEnabled(busy)
+
+    def _load_finished(self, request: LoadRequest) -> None:
+        path = request.path
+        if request.origin == "kernel" and not request.ok:
+            self.inputs_panel.show_state(self.session.state)   # the kernel box back to the open one
+        if request.cancelled:
+            inputs = self.session.inputs
+            kept = f"; {inputs.path.name} stays open" if inputs is not None else ""
+            self.show_message(f"Cancelled opening {path.name}{kept}")
+        elif request.error is not None:
+            self._show_open_error(path, request.error)
+        elif request.origin == "kernel":
+            self.banner.hide()
+            self.show_message(f"Opened {display_name(request.kernel or '')}")
+        else:
+            self._opened(path, [])
+
+    def _show_open_error(self, path: Path, exc: WarplineError) -> None:
+        if isinstance(exc, PtxSyntaxError):
             self.show_error(f"Cannot open {path.name}: syntax error at line {exc.line}, column {exc.column}"
                             f"\n{exc}")
-            return False
-        except WarplineError as exc:
+        else:
             self.show_error(f"Cannot open {path.name}: {exc}")
-            return False
+
+    def _opened(self, path: Path, notes: list[str]) -> None:
         self.banner.hide()
         if notes:   # overrides made on instructions that changed since: named, not applied
             self.show_error(f"{path.name}: " + "\n".join(notes))
@@ -562,20 +664,22 @@ class MainWindow(QMainWindow):
                               "assumed; set the grid, block and arguments in the Inputs panel")
         else:
             self.show_message(f"Opened {path}")
-        return True
 
-    def _pick_kernel(self, path: Path, module: Module) -> str | None:
+    def _pick_kernel(self, listing: KernelList) -> str:
         """The kernel to open: asked for when the file has several and no launch file names one
-        (None, the first kernel, when the user cancels)."""
-        if len(module.kernels) < 2 or find_launch_file(path) is not None:
-            return None
-        return self.choose_kernel([k.name for k in module.kernels])
+        (the first kernel when the user cancels)."""
+        if listing.chosen is not None:
+            return listing.chosen
+        return self.choose_kernel(list(listing.names)) or listing.names[0]
 
     def choose_kernel(self, names: list[str]) -> str | None:
-        """Ask which kernel to open (tests replace this)."""
-        choice, ok = QInputDialog.getItem(self, "Choose a kernel", "This file has several kernels:",
-                                          names, 0, False)
-        return choice if ok else None
+        """Ask which kernel to open (tests replace this); the list shows demangled names."""
+        shown = [display_name(n) for n in names]
+        if len(set(shown)) != len(shown):
+            shown = list(names)
+        choice, ok = QInputDialog.getItem(self, "Choose a kernel", f"This file has {len(names)} kernels:",
+                                          shown, 0, False)
+        return names[shown.index(choice)] if ok and choice in shown else None
 
     def _open_dialog(self) -> None:
         if not self.confirm_discard():
@@ -583,7 +687,7 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, "Open", str(self._last_dir()),
                                               f"PTX or session (*.ptx *{SUFFIX});;All files (*)")
         if path:
-            self.open_file(path)
+            self.open_file_async(path)
 
     def _last_dir(self) -> Path:
         inputs = self.session.inputs
@@ -606,7 +710,7 @@ class MainWindow(QMainWindow):
         recent = self._recent()
         for entry in recent:
             action = self.recent_menu.addAction(entry)
-            action.triggered.connect(lambda _=False, p=entry: self.confirm_discard() and self.open_file(p))
+            action.triggered.connect(lambda _=False, p=entry: self.confirm_discard() and self.open_file_async(p))
         self.recent_menu.setEnabled(bool(recent))
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -617,7 +721,7 @@ class MainWindow(QMainWindow):
         urls: list[QUrl] = [u for u in event.mimeData().urls() if u.isLocalFile()]
         if urls and self.confirm_discard():
             event.acceptProposedAction()
-            self.open_file(urls[0].toLocalFile())
+            self.open_file_async(urls[0].toLocalFile())
 
     # ------------------------------------------------------------------ sessions
 
@@ -661,6 +765,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.session.shutdown()
+        self.baseline.shutdown()
         self.session.discard_recovery()
         event.accept()
 

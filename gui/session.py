@@ -10,6 +10,7 @@ never look at how far an evaluation has got.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from engine.ptx.model import Module
 from engine.session_file import (
     Fingerprint,
     Orphan,
+    StoredBaseline,
     autosave_path,
     check_fingerprint,
     claim_orphan,
@@ -34,6 +36,7 @@ from engine.session_file import (
     save_session,
 )
 from engine.state import WorkbenchState
+from gui.loader import Loaded, LoadRequest, PtxLoader
 from gui.undo import StateCommand
 from gui.worker import ComputeWorker
 
@@ -55,6 +58,7 @@ class Session(QObject):
     evaluationFinished = Signal(object)  # every part of the state is in (errors, warnings final)
     computeFailed = Signal(str)
     dirtyChanged = Signal(bool)
+    baselinesLoaded = Signal(object)    # tuple of StoredBaseline: an opened session's baselines
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -85,6 +89,15 @@ class Session(QObject):
         self.autosave_path = autosave_path(self.session_id)
         self._ptx_sha256 = ""
         self._drag_serial = 0
+        # The pinned baselines, as the session file stores them (the window keeps them current).
+        self.baselines: tuple[StoredBaseline, ...] = ()
+        self._baselines_serial = 0
+        self._autosaved_key: tuple[int, int] = (-1, -1)
+        # Every kernel of the open file (the file may have been parsed for one kernel only).
+        self.kernel_names: tuple[str, ...] = ()
+        # Opening off the UI thread (gui/loader.py): the session changes only when a load succeeds.
+        self.loader = PtxLoader(self)
+        self.loader.loaded.connect(self._loaded)
 
     # ------------------------------------------------------------------ opening
 
@@ -104,13 +117,61 @@ class Session(QObject):
                                 profile=state.profile if state is not None else None)
         self._adopt(inputs, state or state_for(inputs), self._hash(inputs.path))
 
+    @property
+    def ptx_sha256(self) -> str:
+        """The SHA-256 of the open PTX file, as it was when opened."""
+        return self._ptx_sha256
+
+    def set_baselines(self, baselines: tuple[StoredBaseline, ...]) -> None:
+        """The baselines the session file stores (the window's pinned one)."""
+        if baselines != self.baselines:
+            self.baselines = tuple(baselines)
+            self._baselines_serial += 1
+
+    def mark_unsaved(self) -> None:
+        """Something the undo stack does not hold changed (a baseline pinned or cleared): the
+        session has unsaved changes until it is saved."""
+        if self.inputs is not None:
+            self.undo_stack.resetClean()
+
     def _hash(self, path: Path) -> str:
         try:
             return ptx_sha256(path)
         except OSError as exc:
             raise WarplineError(f"{path}: cannot read the PTX file: {exc.strerror or exc}") from None
 
-    def _adopt(self, inputs: KernelInputs, new_state: WorkbenchState, sha256: str) -> None:
+    def open_loaded(self, loaded: Loaded, state: WorkbenchState | None = None) -> None:
+        """Make a kernel that :mod:`gui.loader` parsed (alone) the session."""
+        self._adopt(loaded.inputs, state or state_for(loaded.inputs), loaded.sha256, loaded.kernels)
+
+    def open_ptx_async(self, path: str | os.PathLike[str], kernel: str | None = None,
+                       choose: Callable[[list[str]], str | None] | None = None,
+                       on_done: Callable[[LoadRequest], None] | None = None) -> LoadRequest:
+        """Start opening ``path`` off the UI thread: index it, ask ``choose`` which kernel when it
+        has several and nothing names one, parse and resolve only that kernel. The session
+        changes when the load succeeds; ``loader.finished`` (and ``on_done``) report the outcome,
+        also a failure or a cancel, which leave the session as it was."""
+        return self.loader.start(LoadRequest(Path(path), kernel=kernel, choose=choose, on_done=on_done))
+
+    def cancel_load(self) -> bool:
+        """Stop the load in progress, if any (the session stays as it was)."""
+        return self.loader.cancel()
+
+    @property
+    def loading(self) -> bool:
+        return self.loader.busy
+
+    def _loaded(self, request: LoadRequest) -> None:
+        assert request.loaded is not None
+        self.open_loaded(request.loaded)
+        if request.profile is not None and self.state is not None and self.state.profile != request.profile:
+            self.state = replace(self.state, profile=request.profile)
+            self.stateChanged.emit(self.state)
+            self.recompute_now()
+
+    def _adopt(self, inputs: KernelInputs, new_state: WorkbenchState, sha256: str,
+               kernels: tuple[str, ...] | None = None) -> None:
+        self.kernel_names = kernels if kernels is not None else tuple(k.name for k in inputs.module.kernels)
         self.inputs = inputs
         self.state = new_state
         self._ptx_sha256 = sha256
@@ -137,6 +198,8 @@ class Session(QObject):
         self.session_path = Path(path)
         if notes and state != data.state:
             self.undo_stack.resetClean()   # dropped overrides: what is shown is not what is saved
+        self.set_baselines(data.baselines)
+        self.baselinesLoaded.emit(data.baselines)
         return notes
 
     def restore(self, orphan: Orphan) -> list[str]:
@@ -152,7 +215,8 @@ class Session(QObject):
     def save(self, path: str | os.PathLike[str]) -> Path:
         if self.inputs is None or self.state is None:
             raise WarplineError("nothing to save: no kernel is open")
-        written = save_session(path, self.inputs.path, self.state, fingerprint=self._fingerprint())
+        written = save_session(path, self.inputs.path, self.state, fingerprint=self._fingerprint(),
+                               baselines=self.baselines)
         self.session_path = written
         self.undo_stack.setClean()
         return written
@@ -165,12 +229,14 @@ class Session(QObject):
         """Write this window's recovery file when something changed since the last autosave."""
         if self.inputs is None or self.state is None or not self.dirty:
             return
-        if self.undo_stack.index() == self._autosaved_index and self.autosave_path.is_file():
+        key = (self.undo_stack.index(), self._baselines_serial)
+        if key == self._autosaved_key and self._autosaved_index >= 0 and self.autosave_path.is_file():
             return
         try:
             save_session(self.autosave_path, self.inputs.path, self.state, fingerprint=self._fingerprint(),
-                         owner=current_owner(self.session_id))
+                         owner=current_owner(self.session_id), baselines=self.baselines)
             self._autosaved_index = self.undo_stack.index()
+            self._autosaved_key = key
         except OSError:
             pass  # autosave is best effort; the next tick retries
 
@@ -199,19 +265,26 @@ class Session(QObject):
     def set_state(self, state: WorkbenchState) -> None:
         """Called by undo commands only."""
         self.state = state
-        self.stateChanged.emit(state)
         if self._debounce.isActive():
-            return       # a burst in progress: the pending timer computes the newest state
-        if self._since_submit.isValid() and self._since_submit.elapsed() < DEBOUNCE_MS:
+            pass         # a burst in progress: the pending timer computes the newest state
+        elif self._since_submit.isValid() and self._since_submit.elapsed() < DEBOUNCE_MS:
             self._debounce.start()
         else:
             self.recompute_now()
+        # The views follow the new state while the worker computes it (submitted first: the
+        # simulation runs without the GIL, beside these updates).
+        self.stateChanged.emit(state)
 
     def set_kernel(self, kernel: str) -> None:
         """Switch to another kernel of the same file (its own launch; clears undo)."""
         if self.inputs is None or self.state is None or kernel == self.state.kernel:
             return
         profile = self.state.profile
+        if all(k.name != kernel for k in self.inputs.module.kernels):
+            # Only the open kernel was parsed: this one is parsed off the UI thread (the outcome
+            # comes as loader.finished, as for a file).
+            self.loader.start(LoadRequest(self.inputs.path, kernel=kernel, origin="kernel", profile=profile))
+            return
         # The open file's parse is reused: a 25,000-line PTX takes most of a second to parse.
         self.open_ptx(self.inputs.path, kernel=kernel, module=self.inputs.module)
         if self.state is not None and self.state.profile != profile:
@@ -242,6 +315,7 @@ class Session(QObject):
         self.evaluationFinished.emit(evaluation)
 
     def shutdown(self) -> None:
+        self.loader.cancel()
         self._autosave.stop()
         self._debounce.stop()
         self.worker.stop()

@@ -8,12 +8,15 @@ The worker thread never touches Qt. PySide6 (6.12) corrupts reference counts whe
 emitted from a thread Qt does not own (``bool_dealloc``/``none_dealloc`` aborts after a few
 thousand emissions), and shiboken's import hook is not thread-safe either. So the thread is a
 plain ``threading.Thread`` that puts its outcomes on a ``queue.Queue``, and a QTimer on the UI
-thread drains that queue while work is pending and emits the signals there.
+thread drains that queue while work is pending and emits the signals there. A result (partial,
+final or failed) also writes a byte to a socket pair whose read end a ``QSocketNotifier`` watches:
+plain OS I/O on the worker's side, and the UI thread drains at once instead of at the next poll.
 """
 
 from __future__ import annotations
 
 import queue
+import socket
 import sys
 import threading
 import time
@@ -21,7 +24,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSocketNotifier, Qt, QTimer, Signal
 
 from engine.errors import WarplineError
 from engine.evaluation import PART_TIMELINE, Cancelled, Evaluation, Evaluator
@@ -104,6 +107,11 @@ class ComputeWorker(QObject):
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self._drain)
+        self._wake_r, self._wake_w = socket.socketpair()
+        for end in (self._wake_r, self._wake_w):
+            end.setblocking(False)
+        self._notifier = QSocketNotifier(self._wake_r.fileno(), QSocketNotifier.Type.Read, self)
+        self._notifier.activated.connect(self._woken)
         self._thread = threading.Thread(target=self._loop, name="warpline-compute", daemon=True)
         self._thread.start()
 
@@ -160,6 +168,18 @@ class ComputeWorker(QObject):
         self._jobs.put(_STOP)
         self._thread.join(timeout=10)
         self._poll.stop()
+        self._notifier.setEnabled(False)
+        for end in (self._wake_r, self._wake_w):
+            end.close()
+
+    def _woken(self, *_: object) -> None:
+        """The worker put a result on the queue: drain it now."""
+        try:
+            while self._wake_r.recv(4096):
+                pass
+        except (BlockingIOError, InterruptedError, OSError):
+            pass
+        self._drain()
 
     def _set_busy(self, busy: bool) -> None:
         if busy != self._busy:
@@ -215,11 +235,21 @@ class ComputeWorker(QObject):
                 if self._jobs.empty():
                     self._idle.set()
 
+    def _wake_ui(self) -> None:
+        try:
+            self._wake_w.send(b"\0")
+        except (BlockingIOError, InterruptedError, OSError):
+            pass            # a byte is pending already (or the pair is closed): the poll drains
+
     def _run(self, job: _Job) -> None:
         gen = job.generation
         if gen != self.generation:
             return
-        put = self._out.put
+
+        def put(item: tuple[int, str, Any]) -> None:
+            self._out.put(item)
+            if item[1] != "progress":
+                self._wake_ui()
 
         def on_part(evaluation: Evaluation, parts: tuple[str, ...]) -> None:
             if PART_TIMELINE not in parts:

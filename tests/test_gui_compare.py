@@ -6,16 +6,18 @@ window."""
 from __future__ import annotations
 
 import html
+import json
+import shutil
 
 import pytest
 from PySide6.QtCore import Qt
 
-from engine.evaluation.compare import compare
+from engine.evaluation.compare import BaselineFigures, compare
 from engine.evaluation.registry import model as model_spec
 from engine.evaluation.verdict import explain
 from gui.glossary import TERMS
 from gui.models.block_table import COLUMNS, KEYS
-from tests.test_gui_support import make_window, wait_complete
+from tests.test_gui_support import HOTSPOT, make_window, wait_complete
 
 
 @pytest.fixture()
@@ -113,3 +115,94 @@ def test_quick_start_tour_walks_the_window(qtbot, tmp_path, monkeypatch):
     assert tour.next.text() == "Done"
     tour.next.click()
     assert not tour.outline.isVisible()
+
+
+def _rows(rows):
+    return [(r.section, r.key, r.baseline, r.current, r.baseline_text, r.current_text) for r in rows]
+
+
+def _pin_then_edit(window, qtbot):
+    """Pin the opened result, make one latency edit; returns (baseline, current, compare rows)."""
+    base = window.session.result
+    assert window.pin_baseline()
+    model = window.block_view.model_
+    row = next(k for k, r in enumerate(model.rows) if r.is_global_access and r.lat_comm > 0)
+    model.setData(model.index(row, KEYS.index("lat_comm")), "4000")
+    wait_complete(qtbot, window)
+    current = window.session.result
+    panel = window.results_panel.compare
+    qtbot.waitUntil(lambda: panel.current is current and bool(panel.rows), timeout=5000)
+    return base, current, _rows(panel.rows)
+
+
+def test_baseline_kept_in_the_session_and_recomputed(window, qtbot, tmp_path, monkeypatch):
+    base, current, shown = _pin_then_edit(window, qtbot)
+    assert window.session.dirty
+    path = window.session.save(tmp_path / "compare.warpline")
+    raw = json.loads(path.read_text())
+    assert raw["version"] == 2 and [b["label"] for b in raw["baselines"]] == [window.baseline.label]
+    assert raw["baselines"][0]["figures"]["models"]["pipeline"] == base.models["pipeline"].kernel_cycles
+
+    other = make_window(qtbot, tmp_path / "other", monkeypatch, open_sample=False)
+    assert other.open_file(path)
+    # at once, before any recomputation: the stored figures, the same comparison
+    stored = other.baseline.shown
+    assert isinstance(stored, BaselineFigures) and other.baseline.recomputing
+    assert _rows(compare(stored, current)) == shown
+    assert "stored figures" in other.gantt.baseline_caption.text()
+    # recomputed (same PTX): a live result with its trace, the same figures
+    qtbot.waitUntil(lambda: other.baseline.result is not None, timeout=60_000)
+    wait_complete(qtbot, other)
+    again = other.session.result
+    assert other.session.state == current.state and again.models["pipeline"].kernel_cycles == \
+        current.models["pipeline"].kernel_cycles
+    panel = other.results_panel.compare
+    other.results_panel.tabs.setCurrentWidget(panel)
+    qtbot.waitUntil(lambda: panel.current is again and panel.baseline is other.baseline.result, timeout=5000)
+    assert _rows(panel.rows) == shown
+    assert "stored" not in panel.caption.text() and other.baseline.label in panel.caption.text()
+    assert other.gantt.baseline_view.trace is other.baseline.result.simulation.trace
+    assert not other.session.dirty        # restoring the baseline is not a change
+
+
+def test_baseline_of_a_changed_ptx_keeps_its_stored_figures(qtbot, tmp_path, monkeypatch):
+    ptx = tmp_path / "hotspot.sm_90.ptx"
+    ptx.write_bytes(HOTSPOT.read_bytes())
+    shutil.copy(HOTSPOT.with_name("hotspot.sm_90.ptxas.txt"), tmp_path)
+    for launch in HOTSPOT.parent.parent.glob("hotspot*.launch.toml"):
+        shutil.copy(launch, tmp_path)
+    window = make_window(qtbot, tmp_path / "one", monkeypatch, open_sample=False)
+    assert window.open_file(ptx)
+    wait_complete(qtbot, window)
+    base, current, shown = _pin_then_edit(window, qtbot)
+    path = window.session.save(tmp_path / "compare.warpline")
+    with ptx.open("a") as handle:
+        handle.write("\n// edited after the baseline was pinned\n")
+    other = make_window(qtbot, tmp_path / "two", monkeypatch, open_sample=False)
+    assert other.open_file(path)
+    assert not other.baseline.recomputing and other.baseline.result is None
+    assert "not recomputed" in other.baseline.note and "changed" in other.baseline.note
+    wait_complete(qtbot, other)
+    panel = other.results_panel.compare
+    other.results_panel.tabs.setCurrentWidget(panel)
+    qtbot.waitUntil(lambda: panel.current is other.session.result and bool(panel.rows), timeout=5000)
+    figures = {r.key: r.baseline for r in panel.rows if r.section == "model"}
+    assert figures == {m: r.kernel_cycles for m, r in base.models.items()}
+    assert "stored figures, not recomputed" in panel.caption.text()
+    assert "no trace" in other.gantt.baseline_caption.text() and not other.gantt.baseline_view.isVisible()
+    # saved again, the stored figures stay as they were
+    again = json.loads(other.session.save(tmp_path / "again.warpline").read_text())
+    assert again["baselines"] == json.loads(path.read_text())["baselines"]
+
+
+def test_a_bad_baseline_in_a_session_is_a_located_error(window, qtbot, tmp_path):
+    _pin_then_edit(window, qtbot)
+    path = window.session.save(tmp_path / "compare.warpline")
+    data = json.loads(path.read_text())
+    data["baselines"][0]["figures"]["shares"]["issuing"] = float("nan")
+    path.write_text(json.dumps(data))
+    before = window.session.state
+    assert not window.open_file(path)
+    text = window.banner.label.text()
+    assert "session key 'baselines[0].figures.shares.issuing'" in text and "finite" in text
+    assert "Traceback" not in text and window.session.state == before

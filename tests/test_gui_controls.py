@@ -194,16 +194,36 @@ def test_run_app_opens_the_sample_and_reports_a_broken_file(qtbot, tmp_path, mon
     assert "broken.ptx" in seen["banner"] and "line" in seen["banner"]
 
 
-def test_profile_without_manybsp_shows_a_banner_and_the_other_models(window, qtbot):
-    from dataclasses import replace
-
-    window.session.apply(replace(window.session.state, profile="c2050"), "profile")
+def test_profile_without_manybsp_keeps_its_tables_and_refuses_the_prediction(window, qtbot):
+    # c2050 (001) has no [manybsp] section: its Many-BSP figures are derived, the launch overheads
+    # cannot be, so the BLOCK table and the superstep tree are filled and the prediction is refused.
+    panel = window.inputs_panel
+    index = panel.profile_combo.findData("c2050")
+    assert index >= 0
+    panel.profile_combo.setCurrentIndex(index)
+    panel._profile_chosen(index)
     wait_complete(qtbot, window)
+    result = window.session.result
+    assert result.profile.name == "c2050" and result.manybsp is not None
     assert not window.banner.isHidden() and "no [manybsp] section" in window.banner.label.text()
-    preds = {r.model: r.kernel_cycles for r in window.session.result.models.values()}
+    assert "block_lnch_ovh" in window.banner.label.text()
+    preds = {r.model: r.kernel_cycles for r in result.models.values()}
     assert preds["manybsp"] is None and preds["pipeline"] > 0
     assert window.results_panel.table.item(0, 1).text() == "—"
-    assert window.block_view.model_.rowCount() == 0
+    table, tree = window.block_view.model_, window.superstep_view.model_
+    assert table.rowCount() == len(window.session.inputs.function.instructions) == len(result.manybsp.block)
+    assert tree.rowCount() == len(result.manybsp.level1) > 1
+    assert tree.rowCount(tree.index(0, 0)) == len(result.manybsp.level1[0].children) > 0
+    # The derivation view marks every figure the profile does not state, with its provenance.
+    derivation = window.results_panel.derivation
+    shown = {derivation.item(k, 0).text(): (derivation.item(k, 2).text(), derivation.item(k, 3).text())
+             for k in range(derivation.rowCount())}
+    assert shown["mem_lat"] == ("profile: derived", shown["mem_lat"][1])
+    assert "pipeline.memory.global_Lam" in shown["mem_lat"][1]
+    assert shown["mu"][0] == "profile: placeholder" and shown["block_lnch_ovh"][0] == "profile: missing"
+    assert shown["Many-BSP prediction"][0] == "refused" and derivation.item(0, 0).font().italic()
+    assert any("derived from the pipeline figures" in w for w in result.warnings)
     window.undo_action.trigger()
     wait_complete(qtbot, window)
     assert window.banner.isHidden() and window.block_view.model_.rowCount() > 0
+    assert "mem_lat" not in {derivation.item(k, 0).text() for k in range(derivation.rowCount())}

@@ -33,12 +33,14 @@ def make_window(qtbot, tmp_path, monkeypatch, open_sample: bool = True):
 
 
 def wait_complete(qtbot, window, timeout: int = TIMEOUT_MS):
-    """Until the session's current state has its complete result (sweep included)."""
+    """Until no file is being opened and the session's current state has its complete result
+    (sweep included)."""
     session = window.session
 
     def done() -> bool:
         r = session.result
-        return r is not None and r.finished and r.state == session.state and not session.worker.busy
+        return (not session.loading and r is not None and r.finished and r.state == session.state
+                and not session.worker.busy)
 
     qtbot.waitUntil(done, timeout=timeout)
     return session.result

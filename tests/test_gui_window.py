@@ -11,7 +11,7 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QFont, QImage
 
 import engine.inputs as inputs_module
-import gui.main_window as main_window_module
+import gui.loader as loader_module
 from engine.session_file import load_session
 from gui.models.block_table import KEYS
 from tests.test_gui_support import HOTSPOT, ROOT, cycles, make_window, wait_complete
@@ -284,19 +284,25 @@ def test_kernel_picker_for_files_with_several_kernels(window, qtbot, tmp_path, m
         return names[1]
 
     monkeypatch.setattr(window, "choose_kernel", choose)
-    parses = []
-    real_load = main_window_module.load_ptx
-    monkeypatch.setattr(main_window_module, "load_ptx", lambda p: parses.append(p) or real_load(p))
-    monkeypatch.setattr(inputs_module, "load_ptx", lambda p: parses.append(p) or real_load(p))
+    parses, whole = [], []
+    real_parse = loader_module.parse_kernel
+    monkeypatch.setattr(loader_module, "parse_kernel", lambda data, name, file: parses.append(name)
+                        or real_parse(data, name, file))
+    real_load = inputs_module.load_ptx
+    monkeypatch.setattr(inputs_module, "load_ptx", lambda p: whole.append(p) or real_load(p))
     assert window.open_file(path)
     wait_complete(qtbot, window)
     assert len(offered) > 1 and window.session.state.kernel == offered[1]
-    assert window.inputs_panel.kernel_combo.currentData() == offered[1]
-    # The kernel is asked for before the session changes, and the file is parsed once, also
-    # when another kernel of it is chosen afterwards.
+    combo = window.inputs_panel.kernel_combo
+    assert combo.currentData() == offered[1]
+    # Every kernel is offered in the kernel box, though only the chosen one was parsed.
+    assert [combo.itemData(i) for i in range(combo.count())] == offered and combo.isEnabled()
+    # The kernel is asked for before anything is parsed; another kernel of the file is parsed
+    # alone (off the UI thread) when it is chosen, and the whole file never.
     window.session.set_kernel(offered[0])
     wait_complete(qtbot, window)
-    assert window.session.state.kernel == offered[0] and parses == [path]
+    assert window.session.state.kernel == offered[0] and parses == [offered[1], offered[0]] and not whole
+    assert [combo.itemData(i) for i in range(combo.count())] == offered
 
 
 def test_cancelling_the_kernel_picker_opens_the_first_kernel(window, qtbot, tmp_path, monkeypatch):
@@ -307,7 +313,7 @@ def test_cancelling_the_kernel_picker_opens_the_first_kernel(window, qtbot, tmp_
     assert window.open_file(path)
     wait_complete(qtbot, window)
     assert window.session.inputs.path == path
-    assert window.session.state.kernel == window.session.inputs.module.kernels[0].name
+    assert window.session.state.kernel == window.session.kernel_names[0]
 
 
 def test_autosave_writes_a_recovery_session(window, qtbot):

@@ -28,6 +28,7 @@ def _driver(latency: float, save_to: str) -> None:
     # Another window's autosave is not an orphan while its process lives; keep anything offered.
     QMessageBox.question = staticmethod(lambda *a, **k: QMessageBox.StandardButton.Ignore)
     window = start_windows([str(HOTSPOT)])[0]
+    assert window.wait_for_load()               # the file opens in the background
     session = window.session
     session.apply(with_cell_edit(session.state, 47, "lat_comm", latency), "edit")
     session.autosave()

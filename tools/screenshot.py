@@ -26,6 +26,8 @@ def main() -> int:
     parser.add_argument("out")
     parser.add_argument("--size", default="1600x960", help="window size, WIDTHxHEIGHT")
     parser.add_argument("--source", action="store_true", help="show the Source tab beside the table")
+    parser.add_argument("--collapse", metavar="N|all", default="",
+                        help="collapse the chart's first N warp groups (or all of them) into heat strips")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
     app = QApplication(sys.argv[:1])
@@ -63,6 +65,13 @@ def main() -> int:
     if args.source:
         window.side_tabs.setCurrentWidget(window.source_panel)
         window.block_view.select_instruction(50)
+    if args.collapse:
+        chart = window.gantt.view
+        if args.collapse == "all":
+            chart.set_all_collapsed(True)
+        else:
+            for label, _lanes in chart.warp_groups()[: int(args.collapse)]:
+                chart.set_group_collapsed(label, True)
     pump(1.0)
     shot = app.primaryScreen().grabWindow(0)   # the X display: what a user would see
     shot.save(args.out)

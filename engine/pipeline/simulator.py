@@ -357,9 +357,10 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     result_trace: Trace | None = None
     if trace:
         result_trace = Trace(issues=issues[:n_tr], stalls=stalls[:n_st], truncated=bool(truncated))
-    per_warp = [d.instructions_per_warp(d.path_of_warp(w)) for w in range(d.warps_per_block)]
     warps_total = full.blocks * d.warps_per_block
-    completed = warps_total if not stopped else _completed_warps(instr_count, d, per_warp)
+    # each warp's instructions walk its path: only needed for a run that stopped early
+    completed = warps_total if not stopped else _completed_warps(
+        instr_count, d, [d.instructions_per_warp(d.path_of_warp(w)) for w in range(d.warps_per_block)])
     return SimulationResult(
         cycles=cycles,
         instructions_issued=issued,

@@ -17,7 +17,6 @@ import re
 from array import array
 from dataclasses import dataclass, field
 from functools import lru_cache
-from operator import itemgetter
 
 from engine.errors import PtxSyntaxError
 from engine.ptx.declarations import DeclarationParser
@@ -67,10 +66,6 @@ def _split_opcode(word: str) -> tuple[str, tuple[str, ...], bool]:
     parts = word.split(".")
     opcode, modifiers = parts[0], tuple(parts[1:])
     return opcode, modifiers, opcode != "call" and plain_rule(opcode, modifiers)
-
-
-_FIRST = itemgetter(0)
-_SECOND = itemgetter(1)
 
 
 class Fallback(Exception):
@@ -154,17 +149,23 @@ class InstructionParser(DeclarationParser):
         self.is_register = RegisterTest(set(), [])  # replaced per function body
         self.branch = False  # inside a bra/brx: bare names are labels
         # Fast-path memory: operand text -> Operand (one dict for branches, where bare names are
-        # labels, one for the rest) and statement text -> everything but its position. Both
-        # depend on which names are registers, so :meth:`forget_operands` empties them when
-        # that changes.
-        self.operand_cache: tuple[dict[str, tuple[Operand, tuple[str, ...]]],
-                                  dict[str, tuple[Operand, tuple[str, ...]]]] = ({}, {})
+        # labels, one for the rest), operand text -> its registers (the same in both: a label
+        # and a symbol hold none), and statement text -> everything but its position. Operands
+        # and registers live in separate dicts so that a statement whose operands are all known
+        # is looked up with ``map`` alone, without a Python call per operand (a kernel where
+        # every statement is new spends its time there). All depend on which names are
+        # registers, so :meth:`forget_operands` empties them when that changes.
+        self.operand_cache: tuple[dict[str, Operand], dict[str, Operand]] = ({}, {})
+        self.register_cache: dict[str, tuple[str, ...]] = {}
         self.statement_cache: dict[str, tuple] = {}
+        self.line_cache: dict[str, tuple[int, tuple]] = {}  # a whole line -> (column, statement)
 
     def forget_operands(self) -> None:
         self.operand_cache[0].clear()
         self.operand_cache[1].clear()
+        self.register_cache.clear()
         self.statement_cache.clear()
+        self.line_cache.clear()
 
     def instruction(self, state: BodyState, guard_tok: Token | None) -> None:
         function = state.function
@@ -216,60 +217,84 @@ class InstructionParser(DeclarationParser):
         :data:`INSTRUCTION_PATTERN` matched in ``m``, kept for its next occurrence (Fallback:
         the token path must read it)."""
         negated, guard, op_text, ops = m.group("neg", "guard", "op", "ops")
-        opcode, modifiers, plain = _split_opcode(op_text)
-        self.branch = opcode in ("bra", "brx")
-        if ops:
-            hits = self.fast_operands(ops)
-            operands = tuple(map(_FIRST, hits))
-            first = operands[0].kind
-            if plain and first == "register":
-                # The common case of the rule in engine.ptx.operands: operand 0 is the
-                # destination, every register of the others (and the guard) a source.
-                dests = hits[0][1]
-                srcs = [guard] if guard else []
-                for hit in hits[1:]:
-                    srcs += hit[1]
-                srcs = tuple(srcs) if len(srcs) < 2 else tuple(dict.fromkeys(srcs))
-            else:
-                dests, srcs = split_registers(opcode, modifiers, first, list(map(_SECOND, hits)), guard)
-        else:
-            operands = ()
-            dests, srcs = split_registers(opcode, modifiers, None, [], guard)
-        hit = (opcode, modifiers, operands, dests, srcs, " ".join(statement.split()), guard,
-               negated is not None)
+        hit = self.build_statement(negated is not None, guard, op_text, ops,
+                                   " ".join(statement.split()), operand_separator(ops))
         cache = self.statement_cache
         if len(cache) >= _CACHE_LIMIT:
             cache.clear()
         cache[statement] = hit
         return hit
 
-    def fast_operands(self, ops: str) -> list[tuple[Operand, tuple[str, ...]]]:
-        """(operand, its registers) for each operand of the text ``ops``."""
-        cache = self.operand_cache[self.branch]
-        if "{" in ops:
-            parts = _OPERAND.findall(ops)
-        elif ops.count(",") == ops.count(", "):
-            parts = ops.split(", ")  # the usual spelling: parts come bare (new_operand strips)
-        else:
-            parts = ops.split(",")
-        get = cache.get
-        return [get(part) or self.new_operand(cache, part) for part in parts]
+    def build_statement(self, negated: bool, guard: str | None, op_text: str, ops: str | None,
+                        text: str, separator: str | None) -> tuple:
+        """The instruction tuple (opcode, modifiers, operands, dests, srcs, text, guard,
+        negated) from the groups of :data:`INSTRUCTION_PATTERN`, the statement's one-line
+        ``text`` and the ``separator`` of its operands (Fallback: the token path must read it).
 
-    def new_operand(self, cache: dict[str, tuple[Operand, tuple[str, ...]]], part: str
-                    ) -> tuple[Operand, tuple[str, ...]]:
-        text = part.strip()
-        hit = cache.get(text)
-        if hit is None:
-            if text[0] == "%" and "|" not in text:  # the common miss: a new register
-                operand = self.word(text)
-                hit = (operand, (text,) if operand.kind == "register" else ())
+        In a kernel whose registers are all fresh every statement comes here, so the common
+        case makes few calls: the operands are looked up with ``map``, and only a miss
+        (typically the new destination register) costs a Python call."""
+        opcode, modifiers, plain = _split_opcode(op_text)
+        branch = self.branch = opcode in ("bra", "brx")
+        if not ops:
+            dests, srcs = split_registers(opcode, modifiers, None, [], guard)
+            return opcode, modifiers, (), dests, srcs, text, guard, negated
+        parts = ops.split(separator) if separator else _OPERAND.findall(ops)
+        known = self.operand_cache[branch]
+        operands = tuple(map(known.get, parts))
+        if all(operands):  # (an Operand is always true: only a miss is None)
+            registers = list(map(self.register_cache.__getitem__, parts))
+        else:
+            operands, registers = self.new_operands(known, parts, operands)
+        first = operands[0].kind
+        if plain and first == "register":
+            # The common case of the rule in engine.ptx.operands: operand 0 is the
+            # destination, every register of the others (and the guard) a source.
+            dests = registers[0]
+            if guard:
+                registers[0] = (guard,)
             else:
-                operand = self.fast_operand(text)
-                hit = (operand, operand.registers())
-        if len(cache) >= _CACHE_LIMIT:
-            cache.clear()
-        cache[part] = cache[text] = hit
-        return hit
+                del registers[0]
+            srcs = sum(registers, ())
+            if len(srcs) > 1:
+                srcs = tuple(dict.fromkeys(srcs))
+        else:
+            dests, srcs = split_registers(opcode, modifiers, first, registers, guard)
+        return opcode, modifiers, operands, dests, srcs, text, guard, negated
+
+    def new_operands(self, known: dict[str, Operand], parts: list[str],
+                     found: tuple[Operand | None, ...]
+                     ) -> tuple[tuple[Operand, ...], list[tuple[str, ...]]]:
+        """The operands of ``parts`` and their registers, given those ``found`` (None for a
+        miss); the misses are remembered under both spellings (as written and without the
+        white space around them)."""
+        registers_of = self.register_cache
+        if len(registers_of) >= _CACHE_LIMIT:  # bound the memory: forget and start over
+            self.operand_cache[0].clear()
+            self.operand_cache[1].clear()
+            registers_of.clear()
+            found = (None,) * len(parts)
+        operands = []
+        registers = []
+        for operand, part in zip(found, parts, strict=True):
+            if operand is None:
+                text = part.strip()
+                operand = known.get(text)
+                if operand is not None:
+                    held = registers_of[text]
+                elif text[0] == "%" and "|" not in text:  # the common miss: a new register
+                    operand = self.word(text)
+                    held = (text,) if operand.kind == "register" else ()
+                else:
+                    operand = self.fast_operand(text)
+                    held = operand.registers()
+                known[part] = known[text] = operand
+                registers_of[part] = registers_of[text] = held
+            else:
+                held = registers_of[part]
+            operands.append(operand)
+            registers.append(held)
+        return tuple(operands), registers
 
     def fast_operand(self, text: str) -> Operand:
         """One operand that :data:`_OPND` matched, built as :meth:`operand` builds it."""
@@ -453,6 +478,15 @@ class InstructionParser(DeclarationParser):
             raise self.error("unexpected punctuation in an address", tok)
         return Operand("address", self.source(open_tok), base=base, offset=offset,
                        elements=tuple(others))
+
+
+def operand_separator(ops: str | None) -> str | None:
+    """How :meth:`InstructionParser.build_statement` splits the operand text ``ops``: at
+    ``", "`` (the usual spelling: the parts come bare), at ``","`` (parts with white space,
+    which the operand look-up strips), or None (a vector's commas: ``findall``)."""
+    if not ops or "{" in ops:
+        return None
+    return ", " if ops.count(",") == ops.count(", ") else ","
 
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)

@@ -38,9 +38,19 @@ from engine.ptx.instructions import (
     InstructionParser,
     LocTuple,
     RegisterTest,
+    operand_separator,
 )
 from engine.ptx.lexer import Token
-from engine.ptx.model import CudaLocation, Function, Instruction, Module, Param, source_location
+from engine.ptx.model import (
+    _LOCATION_SET,
+    CudaLocation,
+    Function,
+    Instruction,
+    Module,
+    Param,
+    SourceLocation,
+    source_location,
+)
 from engine.ptx.operands import decode_number, is_special_register
 
 _LINE_DIRECTIVES = frozenset({".version", ".target", ".address_size", ".file", ".loc"})
@@ -63,6 +73,19 @@ _STATEMENT = re.compile(
     r"|(?P<p>[{};]))?"
 )
 FAST_PATHS = True  # tests turn this off to check that both paths agree
+# A learnt line shape records the spans of these groups of _STATEMENT (see learn_line).
+_SHAPE_GROUPS = {"i": ("i", "guard", "op", "ops"), "loc": ("loc", "f", "l", "c")}
+_DIGITS_TO_ZERO = str.maketrans("123456789", "000000000")
+_SHAPE_LIMIT = 1 << 12  # line shapes per parser before they are forgotten (bounds their memory)
+_LINE_LIMIT = 1 << 16  # whole lines remembered, likewise
+
+
+def _loc_number(digits: str) -> int | None:
+    """:func:`decode_number` of a ``.loc`` number (digits only), quicker for the usual ones."""
+    if "0" < digits[0] <= "9" or digits == "0":
+        return int(digits)  # ASCII 1-9 then digits: decimal, as decode_number reads it
+    value = decode_number(digits)
+    return value if isinstance(value, int) else None
 
 
 def _unescape(text: str) -> str:
@@ -77,6 +100,7 @@ class _Parser(InstructionParser):
         super().__init__(text, filename)
         self.module = Module(filename=filename)
         self.declared: set[str] = set()  # names of functions declared without a body so far
+        self.line_shapes: dict[str, tuple] = {}  # see learn_line
 
     # ----------------------------------------------------------------- module level
     def parse(self) -> Module:
@@ -314,13 +338,24 @@ class _Parser(InstructionParser):
     def fast_statements(self, state: BodyState, scopes: list[Token]) -> bool:
         """Read body statements straight from the text while they have a common shape. True
         when the body closed; False at the first statement the token path must read (the
-        white space before it consumed)."""
+        white space before it consumed).
+
+        Two levels: a line that holds one instruction or ``.loc`` and nothing else is looked
+        up whole, or read by the spans of its shape (:meth:`learn_line`); anything else, and a
+        line of a shape not seen yet, is matched with :data:`_STATEMENT`, one statement at a
+        time."""
         if self.toks:
             self.sync()
         lexer = self.lexer
         text = self.text
+        find = text.find
+        starts_line = text.startswith
         match = _STATEMENT.match
         cache = self.statement_cache
+        rows = self.line_cache
+        shapes = self.line_shapes
+        new_location = object.__new__
+        set_file, set_line, set_column = _LOCATION_SET
         body = state.function.body
         assert body is not None
         append = body.append
@@ -329,9 +364,39 @@ class _Parser(InstructionParser):
         pos, line, line_start = lexer.pos, lexer.line, lexer.line_start
         try:
             while True:
+                key = None  # the shape of the line after pos, when it must be learnt
+                if starts_line("\n", pos):
+                    nl = find("\n", pos + 1)
+                    if nl > 0:
+                        row = text[pos + 1 : nl]
+                        got = rows.get(row)
+                        if got is None:
+                            key = row.translate(_DIGITS_TO_ZERO)
+                            shape = shapes.get(key)
+                            if shape is not None:
+                                got = self.shaped_line(state, row, shape)
+                        if got is not None:
+                            line += 1
+                            line_start = pos + 1
+                            pos = nl
+                            if got is True:  # a .loc line
+                                continue
+                            column, hit = got
+                            where = new_location(SourceLocation)  # source_location(), inlined
+                            set_file(where, file)
+                            set_line(where, line)
+                            set_column(where, column)
+                            append(Instruction(
+                                len(body), hit[0], hit[1], hit[2], hit[3], hit[4], hit[5], where,
+                                hit[6], hit[7], state.cuda_loc,  # type: ignore[arg-type]  # resolved later
+                            ))
+                            scope_of(state.scope)
+                            lexer.last_text = ";"
+                            continue
                 m = match(text, pos)
                 kind = m.lastgroup  # the statement's own group closes last
                 start = m.start(kind) if kind else m.end()
+                row_start = pos + 1
                 if start > pos:
                     newlines = text.count("\n", pos, start)
                     if newlines:
@@ -356,6 +421,8 @@ class _Parser(InstructionParser):
                     scope_of(state.scope)
                     pos = m.end()
                     lexer.last_text = ";"
+                    if key is not None and line_start == row_start:
+                        self.learn_line(m, key, row_start, nl, hit)
                     continue
                 column = start - line_start + 1
                 if kind == "loc":
@@ -364,6 +431,8 @@ class _Parser(InstructionParser):
                         return False  # "09" is no octal number: the token path reports it
                     state.cuda_loc = (nums[0], nums[1], nums[2] if len(nums) > 2 else 0, None)  # type: ignore[assignment]
                     lexer.last_text = ";" if text[m.end() - 1] == ";" else str(m.group("c") or m.group("l"))
+                    if key is not None and line_start == row_start:
+                        self.learn_line(m, key, row_start, nl, None)
                 elif kind == "label":
                     state.label_defs.append((m.group("label"), state.scope, len(body), line, column,
                                              start))
@@ -381,6 +450,68 @@ class _Parser(InstructionParser):
                 pos = m.end()
         finally:
             lexer.pos, lexer.line, lexer.line_start = pos, line, line_start
+
+    def learn_line(self, m: re.Match[str], key: str, row_start: int, row_end: int,
+                   hit: tuple | None) -> None:
+        """Remember the shape of a line that :data:`_STATEMENT` read as white space, one
+        instruction or ``.loc`` (``m``), then only white space or a line comment.
+
+        The shape is the line with its ASCII digits made ``0``: the patterns give every digit
+        the same treatment (``\\d``, ``\\w``, no digit literals), so a line of the same shape
+        matches the same way, with the same group spans; :meth:`shaped_line` reads those spans
+        instead of matching. What depends only on the shape is worked out here once: how the
+        operands split and whether the statement's one-line text is ``op + " " + ops + ";"``.
+        An instruction line is also remembered whole."""
+        text = self.text
+        end = m.end()
+        rest = text[end:row_end]
+        if rest.strip(" \t\r\f\v") and not rest.lstrip(" \t\r\f\v").startswith("//"):
+            return  # another statement or a block comment follows on the line
+        shapes = self.line_shapes
+        if len(shapes) >= _SHAPE_LIMIT:
+            shapes.clear()
+        spans = [x - row_start if x >= 0 else -1 for name in _SHAPE_GROUPS[m.lastgroup]
+                 for x in m.span(name)]
+        if hit is None:  # .loc: the last token is ';' or the last number
+            shapes[key] = (False, text[end - 1] == ";", *spans)
+            return
+        op, ops = m.group("op", "ops")
+        tidy = (m.group("guard") is None and ops is not None
+                and " ".join(m.group("i").split()) == f"{op} {ops};")
+        shapes[key] = (True, m.group("neg") is not None, *spans, operand_separator(ops), tidy)
+        rows = self.line_cache
+        if len(rows) >= _LINE_LIMIT:
+            rows.clear()
+        rows[text[row_start:row_end]] = (spans[0] + 1, hit)
+
+    def shaped_line(self, state: BodyState, row: str, shape: tuple) -> tuple[int, tuple] | bool | None:
+        """The line ``row`` read from its learnt ``shape``: (column, instruction tuple) for an
+        instruction (also remembered whole), True for a ``.loc`` (``state.cuda_loc`` set),
+        None when its content needs the general path."""
+        if shape[0]:
+            _, negated, i0, i1, g0, g1, o0, o1, s0, s1, separator, tidy = shape
+            op = row[o0:o1]
+            ops = row[s0:s1] if s0 >= 0 else None
+            try:
+                hit = self.build_statement(
+                    negated, row[g0:g1] if g0 >= 0 else None, op, ops,
+                    f"{op} {ops};" if tidy else " ".join(row[i0:i1].split()), separator)
+            except Fallback:
+                return None
+            got = (i0 + 1, hit)
+            rows = self.line_cache
+            if len(rows) >= _LINE_LIMIT:
+                rows.clear()
+            rows[row] = got
+            return got
+        _, semicolon, _, _, f0, f1, l0, l1, c0, c1 = shape
+        file, number, column = row[f0:f1], row[l0:l1], row[c0:c1] if c0 >= 0 else None
+        nums = [_loc_number(g) for g in (file, number, column) if g is not None]
+        if None in nums:
+            return None  # "09" is no octal number: the token path reports it
+        state.cuda_loc = (nums[0], nums[1], nums[2] if len(nums) > 2 else 0, None)  # type: ignore[assignment]
+        self.lexer.last_text = ";" if semicolon else column or number
+        return True
 
     def body_directive(self, state: BodyState, tok: Token) -> None:
         function = state.function

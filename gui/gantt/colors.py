@@ -31,6 +31,11 @@ STALL_PALETTE: dict[str, str] = {
     "finished": "#f3f3f3",
 }
 
+# Collapsed warp groups (heat strips): issuing in a dark blue of the work family, idle in the
+# "finished" grey, every wait in its stall cause's colour.
+HEAT_ISSUING = "#2a5d8f"
+HEAT_IDLE = STALL_PALETTE["finished"]
+
 HIGHLIGHT_FILL = "#ffe600"
 HIGHLIGHT_OUTLINE = "#000000"
 RANGE_FILL = QColor(255, 196, 0, 48)
@@ -45,3 +50,12 @@ def data_color(key: int) -> QColor:
 
 def stall_color(cause: int) -> QColor:
     return QColor(STALL_PALETTE[STALL_CAUSES[cause]])
+
+
+def heat_color(category: str) -> QColor:
+    """Colour of a heat-strip category (``engine.timeline.HEAT_CATEGORIES``)."""
+    if category == "issuing":
+        return QColor(HEAT_ISSUING)
+    if category == "idle":
+        return QColor(HEAT_IDLE)
+    return QColor(STALL_PALETTE[category])

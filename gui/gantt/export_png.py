@@ -184,6 +184,8 @@ def export_timeline(view: GanttView, path: str | Path, width: int = 1600, height
         copy.set_clock(view.clock_mhz())
         copy.set_time_unit(view.time_unit())
         copy.set_lane_height(view.lane_height())
+        for label in view.collapsed_groups():      # collapsed groups stay heat strips
+            copy.set_group_collapsed(label, True)
         copy.highlight_instructions(view.highlighted_instructions)
         region = view.highlighted_range()
         if region is not None:

@@ -92,8 +92,7 @@ class RasterLayer(pg.GraphicsObject):
             return
         # Bars of one lane share their pixel rows: paint lanes as one scan line each (a
         # "band"), then expand the bands to the image rows with a single fancy index.
-        bands: dict[tuple[int, int], int] = {}
-        per_item = []
+        runs = []          # per item: each lane run's pixel rows (y0, y1), its rects' run, x0, x1, colour
         sx, dx, sy, dy = t.m11(), t.dx() - x_off, t.m22(), t.dy() - y_off
         for item in items:
             r = item.rects()
@@ -109,11 +108,27 @@ class RasterLayer(pg.GraphicsObject):
             lane_ranks = rank[np.concatenate(([0], cuts))]
             top, h = item.lane_band(lane_ranks)
             ya, yb = sy * top + dy, sy * (top + h) + dy
-            y0 = np.clip(np.rint(np.minimum(ya, yb)), 0, height).astype(np.int64).tolist()
-            y1 = np.clip(np.rint(np.maximum(ya, yb)), 0, height).astype(np.int64).tolist()
-            ids = np.array([bands.setdefault((a, b), len(bands)) for a, b in zip(y0, y1, strict=True)])
-            local = np.repeat(np.arange(len(ids)), np.diff(np.concatenate(([0], cuts, [len(rank)]))))
-            per_item.append((ids, local, x0, x1, np.uint32(item.color.rgba() | 0xFF000000)))
+            y0 = np.clip(np.rint(np.minimum(ya, yb)), 0, height).astype(np.int64)
+            y1 = np.clip(np.rint(np.maximum(ya, yb)), 0, height).astype(np.int64)
+            local = np.repeat(np.arange(len(y0)), np.diff(np.concatenate(([0], cuts, [len(rank)]))))
+            runs.append((y0, y1, local, x0, x1, np.uint32(item.color.rgba() | 0xFF000000)))
+        # One band per distinct pair of pixel rows, numbered in the order first met (a later band
+        # covers an earlier one where they overlap, as before).
+        bands: list[tuple[int, int]] = []
+        per_item = []
+        if runs:
+            y0s = np.concatenate([r[0] for r in runs])
+            y1s = np.concatenate([r[1] for r in runs])
+            unique, first, inverse = np.unique(y0s * (height + 1) + y1s, return_index=True, return_inverse=True)
+            by_first = np.argsort(first)
+            number = np.empty(len(unique), np.int64)
+            number[by_first] = np.arange(len(unique))
+            ids_all = number[inverse.reshape(-1)]
+            bands = list(zip(y0s[first[by_first]].tolist(), y1s[first[by_first]].tolist(), strict=True))
+            at = 0
+            for y0, _, local, x0, x1, color in runs:
+                per_item.append((ids_all[at:at + len(y0)], local, x0, x1, color))
+                at += len(y0)
         # Fill every run of every lane, items in paint order, so later colours cover earlier ones
         # as drawRects would.
         lanes = np.zeros((len(bands) + 1, width), dtype=np.uint32)     # last row: transparent
@@ -123,7 +138,7 @@ class RasterLayer(pg.GraphicsObject):
             color = np.concatenate([np.full(len(x0), c, np.uint32) for _, _, x0, _, c in per_item])
             _fill_runs(lanes.reshape(-1), start, length, color)
         row_band = np.full(height, len(bands), dtype=np.int64)
-        for (a, b), k in bands.items():
+        for k, (a, b) in enumerate(bands):
             row_band[a:b] = k
         image = np.ascontiguousarray(lanes[row_band])
         self._buffer = image

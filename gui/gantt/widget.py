@@ -29,9 +29,19 @@ from PySide6.QtWidgets import (
 )
 
 from engine.pipeline.trace import STALL_CAUSES, Trace
-from engine.timeline import WARP_COLORS, Lane, TimelineLayout, lane_group, layout_trace
+from engine.timeline import (
+    HEAT_CATEGORIES,
+    WARP_COLORS,
+    GroupActivity,
+    Lane,
+    TimelineLayout,
+    group_activities,
+    lane_group,
+    layout_trace,
+)
 from gui.gantt import colors
-from gui.gantt.bars_item import BarsItem
+from gui.gantt.bars_item import BarsItem, split_by_key
+from gui.gantt.heat_item import HeatStripItem, HeatStrips
 from gui.gantt.legend import ENTRY_WIDTH, fill_legend, make_legend, swatch
 from gui.gantt.raster import RasterLayer
 
@@ -48,15 +58,21 @@ DEFAULT_LANE_PX = 26
 MIN_LANE_PX, MAX_LANE_PX = 12, 120
 ISSUE_LANE_SHARE = 0.75       # the issue-slot lane is a little lower than a subsystem lane
 GAP_PX = 6.0                  # between lane groups
-COLLAPSED_GROUP_PX = 8.0      # a collapsed warp group: its lanes drawn over each other in one strip
+COLLAPSED_GROUP_PX = 14.0     # a collapsed warp group: one heat strip of its warps' issue and stalls
 MIN_WARP_LANE_PX = 1.0
+_HEAT_TITLE = {"issuing": "issuing", "memory_dependency": "waiting for memory",
+               "compute_dependency": "waiting for arithmetic results", "barrier": "at a barrier",
+               "subsystem_busy": "waiting for a busy unit", "issue_limit": "ready, waiting for an issue slot",
+               "idle": "idle (not resident, finished, or no warp in the slot)"}
+HEAT_TITLES = tuple(_HEAT_TITLE[c] for c in HEAT_CATEGORIES)    # a heat strip's tooltip lines
 FALLBACK_VIEW_PX = 560.0      # the plot's height before it is first laid out (offscreen exports)
 LABEL_PX = 12.0               # a warp lane needs this much height for its own label
 
 
 class WarpGroup:
     """Warp lanes shown together: the warps of one block, or (when warps share slot lanes) as many
-    consecutive slots as a block has warps. A collapsed group is drawn as one strip."""
+    consecutive slots as a block has warps. A collapsed group is drawn as one heat strip: per time
+    bucket, the share of its lanes issuing, waiting on each stall cause, or idle."""
 
     def __init__(self, label: str, lanes: list[int]) -> None:
         self.label = label
@@ -106,10 +122,14 @@ class GanttView(QWidget):
         self._groups: list[WarpGroup] = []
         self._collapsed: set[str] = set()        # labels of the collapsed warp groups
         self._collapse_all = False               # new traces start with every group collapsed
+        self._heat = HeatStrips()                # the collapsed groups' heat strips
+        self._heat_items: list[HeatStripItem] = []
+        self._activity: dict[str, GroupActivity] = {}   # per group label, for the shown trace
         self._lane_top = np.zeros(0)
         self._lane_h = np.zeros(0)
         self._view_height = 0.0                  # total height in view units (pixels)
         self._geometry_px = 0.0                  # plot height the geometry was computed for
+        self._ticks: list[tuple[float, str]] | None = None   # the lane labels on the axis
 
         self._mode_box = QComboBox()
         self._mode_box.addItems(list(COLOR_MODE_TITLES))
@@ -134,8 +154,10 @@ class GanttView(QWidget):
         self.lane_spin.valueChanged.connect(self.set_lane_height)
         self.collapse_box = QCheckBox("collapse warps")
         self.collapse_box.setObjectName("collapseWarps")
-        self.collapse_box.setToolTip("Draw each block's warp lanes as one strip (right-click a group "
-                                     "for just that one)")
+        self.collapse_box.setToolTip("Draw each block's warp lanes as one heat strip: over time, the share "
+                                     "of its warps issuing (dark blue), waiting (the stall colours) or idle "
+                                     "(light grey); hover it for the shares. Right-click a group for just "
+                                     "that one")
         self.collapse_box.toggled.connect(self.set_all_collapsed)
         self._info = QLabel()
         self._info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -193,6 +215,10 @@ class GanttView(QWidget):
         plot.addItem(self._region, ignoreBounds=True)
         self._raster = RasterLayer()
         plot.addItem(self._raster, ignoreBounds=True)
+        for c, category in enumerate(HEAT_CATEGORIES):
+            item = HeatStripItem(self._heat, c, colors.heat_color(category), category)
+            self._heat_items.append(item)
+            plot.addItem(item, ignoreBounds=True)
         self._separator = pg.InfiniteLine(angle=0, pen=pg.mkPen("#909090", width=1))
         self._separator.hide()
         plot.addItem(self._separator, ignoreBounds=True)
@@ -231,6 +257,7 @@ class GanttView(QWidget):
         self._reset(keep_items=True)
         self._trace, self._names, self._layout = trace, list(names), layout
         self._warp_order = None
+        self._activity = {}
         self._groups = self._warp_groups()
         labels = {g.label for g in self._groups}
         self._collapsed = set(labels) if self._collapse_all else self._collapsed & labels
@@ -238,6 +265,7 @@ class GanttView(QWidget):
         self._row_first, self._row_tops, self._row_heights = self._row_geometry()
         stalls_changed = self._build_stall_items()
         self._build_data_items(force_legend=stalls_changed)
+        self._update_heat()
         self.refresh_lane_ticks()
         c = max(layout.cycles, 1.0)
         self.plot.getViewBox().setLimits(xMin=-0.05 * c, xMax=1.05 * c, minXRange=2.0)
@@ -265,6 +293,8 @@ class GanttView(QWidget):
         self._highlight = None
         self._highlighted = frozenset()
         self._layout, self._trace, self._names = None, None, []
+        self._activity = {}
+        self._update_heat()
         self._region.hide()
         self._separator.hide()
         self._hover_box.hide()
@@ -272,6 +302,7 @@ class GanttView(QWidget):
         self.hover_text = ""
         if not keep_items:
             self.plot.getAxis("left").setTicks([])
+            self._ticks = None
             self._info.setText("")
 
     def set_color_mode(self, mode: str) -> None:
@@ -602,12 +633,65 @@ class GanttView(QWidget):
         """Drawing rows: every lane's sub-rows numbered in order. Returns each lane's first row
         and every row's top and height (view units)."""
         assert self._layout is not None
-        lanes = self._layout.lanes
-        first = np.cumsum([0] + [ln.sub_rows for ln in lanes])[:-1]
-        tops = np.concatenate([self._lane_top[k] + np.arange(ln.sub_rows) * self._lane_h[k] / ln.sub_rows
-                               for k, ln in enumerate(lanes)])
-        heights = np.concatenate([np.full(ln.sub_rows, self._lane_h[k] / ln.sub_rows) for k, ln in enumerate(lanes)])
+        sub = np.array([ln.sub_rows for ln in self._layout.lanes], dtype=np.int64)
+        first = np.cumsum(sub) - sub
+        each = np.repeat(self._lane_h / sub, sub)
+        tops = np.repeat(self._lane_top, sub) + (np.arange(int(sub.sum())) - np.repeat(first, sub)) * each
+        # a collapsed group's bars are not drawn: its heat strip stands in for them
+        shown = np.ones(len(sub), bool)
+        for group in self._groups:
+            if group.label in self._collapsed:
+                shown[group.lanes] = False
+        heights = np.where(np.repeat(shown, sub), each, 0.0)
         return first, tops, heights
+
+    # ---- heat strips of the collapsed groups ---------------------------------------------------
+    def group_activity(self, label: str) -> GroupActivity:
+        """What the warps of group ``label`` do over the run (engine.timeline.group_activity),
+        computed once per trace."""
+        self._activities([label])
+        return self._activity[label]
+
+    def _activities(self, labels: list[str]) -> None:
+        """The activity of every group of ``labels`` not yet computed for this trace, in one pass."""
+        assert self._trace is not None and self._layout is not None
+        todo = [g for g in self._groups if g.label in labels and g.label not in self._activity]
+        if not todo:
+            return
+        warps = [[w for k in g.lanes for w in self._layout.lanes[k].warps] for g in todo]
+        found = group_activities(self._trace, warps, [len(g.lanes) for g in todo])
+        self._activity.update({g.label: a for g, a in zip(todo, found, strict=True)})
+
+    def heat_strips(self) -> HeatStrips:
+        return self._heat
+
+    def _update_heat(self) -> None:
+        """Give every collapsed group's strip its activity and band (after a new trace, a
+        collapse or a re-spacing)."""
+        bands = []
+        if self._layout is not None and self._trace is not None:
+            self._activities([g.label for g in self._groups if g.label in self._collapsed])
+            for group in self._groups:
+                if group.label in self._collapsed:
+                    first = group.lanes[0]
+                    bands.append((self.group_activity(group.label), float(self._lane_top[first]),
+                                  float(self._lane_h[first])))
+        self._heat.set_bands(bands, self._layout.cycles if self._layout is not None else 0.0)
+        for item in self._heat_items:
+            item.refresh()
+
+    def _heat_text(self, x: float, vy: float) -> str | None:
+        """Tooltip of the heat strip under (x cycles, vy view units), None off the strips."""
+        hit = self._heat.at(x, vy)
+        if hit is None:
+            return None
+        k, a, b, shares = hit
+        collapsed = [g for g in self._groups if g.label in self._collapsed]
+        group = collapsed[k] if k < len(collapsed) else None
+        noun = "slots" if self._layout is not None and self._layout.warp_slots else "warps"
+        head = f"{group.label} (collapsed, {len(group.lanes)} {noun})" if group is not None else "collapsed group"
+        parts = [f"{100 * s:.0f} % {HEAT_TITLES[c]}" for c, s in enumerate(shares.tolist()) if s >= 0.005]
+        return f"{head}\ncycles {a:,.6g} → {b:,.6g}\n" + "\n".join(parts)
 
     def _respace(self) -> None:
         """New lane geometry (plot resized, lane height changed, a group collapsed): move the
@@ -619,6 +703,7 @@ class GanttView(QWidget):
         for item in self._data_items + self._stall_items:
             item.set_lane_geometry(self._row_tops, self._row_heights)
         self._raster.refresh_bounds()
+        self._update_heat()
         if self._highlighted:
             self.highlight_instructions(self._highlighted)
         self._hover_box.hide()
@@ -693,17 +778,10 @@ class GanttView(QWidget):
         they are new."""
         lane, x0, x1, key = self._collect(source)
         # One sort for every item, into (key, row, x0) order: within a lane the bars come by x0,
-        # and lanes come in row order, so a stable sort on (key, row) alone suffices, a linear
-        # radix sort when that pair fits in 16 bits. Each item then gets a contiguous slice,
-        # already in the order BarsItem keeps.
-        n_rows = int(lane.max()) + 1 if len(lane) else 1
-        pair = key.astype(np.int64) * n_rows + lane
-        if len(pair) and int(pair.max()) < 2 ** 15:
-            pair = pair.astype(np.int16)
-        order = np.argsort(pair, kind="stable")
-        lane, x0, x1, key = lane[order], x0[order], x1[order], key[order]
-        keys, starts = np.unique(key, return_index=True)
-        bounds = np.append(starts, len(key))
+        # and lanes come in row order, so a stable sort on (key, row) alone suffices (a linear
+        # counting sort). Each item then gets a contiguous slice, already in the order BarsItem
+        # keeps.
+        keys, lo, hi, lane, x0, x1 = split_by_key(key, lane, x0, x1)
         specs = [(name_of(k), color_of(k)) for k in keys.tolist()]
         reuse = len(old) == len(specs) and all(
             item.name == name and item.color.rgba() == QColor(color).rgba()
@@ -713,12 +791,13 @@ class GanttView(QWidget):
                 self.plot.removeItem(item)
         items = []
         for k, (name, color) in enumerate(specs):
-            part = slice(bounds[k], bounds[k + 1])
+            part = slice(int(lo[k]), int(hi[k]))
             if reuse:
                 item = old[k]
-                item.set_data(lane[part], x0[part], x1[part], self._row_tops, self._row_heights)
+                item.set_data(lane[part], x0[part], x1[part], self._row_tops, self._row_heights, presorted=True)
             else:
-                item = self._bars(lane[part], x0[part], x1[part], color, name)
+                item = BarsItem(lane[part], x0[part], x1[part], self._row_tops, self._row_heights, color,
+                                name=name, presorted=True)
                 self.plot.addItem(item)
             items.append(item)
         return items, not reuse
@@ -790,8 +869,11 @@ class GanttView(QWidget):
             elif top - last_label >= LABEL_PX:      # group names only, as far as they fit
                 ticks.append((top + min(each * len(group.lanes), LABEL_PX) / 2, group.label))
                 last_label = top
-        # one tick level: pyqtgraph drops a second level's text once the first fills the axis
-        self.plot.getAxis("left").setTicks([ticks])
+        # one tick level: pyqtgraph drops a second level's text once the first fills the axis.
+        # Unchanged ticks (the next trace of an edit) keep the axis's cached labels.
+        if ticks != self._ticks:
+            self._ticks = ticks
+            self.plot.getAxis("left").setTicks([ticks])
         if self._groups:
             self._separator.setValue(float(self._lane_top[self._groups[0].lanes[0]]) - GAP_PX / 2)
             self._separator.show()
@@ -813,6 +895,8 @@ class GanttView(QWidget):
         return self._bar_at_view(p.x(), p.y())
 
     def _on_mouse_moved(self, scene_pos: QPointF) -> None:
+        if self._show_heat_tip(scene_pos):
+            return
         hit = self._hit(scene_pos)
         if hit is None:
             if self.hover_text:
@@ -842,6 +926,26 @@ class GanttView(QWidget):
             self._tip.setText(text)
             self.hovered.emit(text)
         self._tip.show()
+
+    def _show_heat_tip(self, scene_pos: QPointF) -> bool:
+        """Over a collapsed group's heat strip: its bucket's shares as the tooltip."""
+        vb = self.plot.getViewBox()
+        if self._layout is None or not self._heat.bands or not vb.sceneBoundingRect().contains(scene_pos):
+            return False
+        p = vb.mapSceneToView(scene_pos)
+        text = self._heat_text(p.x(), p.y())
+        if text is None:
+            return False
+        self._hover_box.hide()
+        (v0, v1), (w0, w1) = vb.viewRange()
+        self._tip.setAnchor((1.0 if p.x() > (v0 + v1) / 2 else -0.02, 1.05 if p.y() > (w0 + w1) / 2 else -0.15))
+        self._tip.setPos(p)
+        if text != self.hover_text:
+            self.hover_text = text
+            self._tip.setText(text)
+            self.hovered.emit(text)
+        self._tip.show()
+        return True
 
     def leaveEvent(self, event: object) -> None:
         # no move event follows the pointer out of the chart: hide the tooltip here

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.evaluation import Evaluation
-from engine.evaluation.compare import CompareRow, compare
+from engine.evaluation.compare import BaselineFigures, CompareRow, compare
 from gui.panels.when_shown import WhenShown
 
 HEADERS = ("", "baseline", "current", "difference", "change")
@@ -69,12 +69,12 @@ class ComparePanel(QWidget):
         layout.addWidget(self.table, 1)
         layout.addWidget(self.verdicts)
         self.rows: list[CompareRow] = []
-        self.baseline: Evaluation | None = None
+        self.baseline: Evaluation | BaselineFigures | None = None
         self.label = ""
         self.current: Evaluation | None = None
         self._when_shown = WhenShown(self, self._draw)
 
-    def set_baseline(self, baseline: Evaluation | None, label: str = "") -> None:
+    def set_baseline(self, baseline: Evaluation | BaselineFigures | None, label: str = "") -> None:
         self.baseline, self.label = baseline, label
         self._when_shown.offer(self.baseline, self.current, self.label)
         self._when_shown.run()       # pinning or clearing shows at once, on screen or not
@@ -87,7 +87,8 @@ class ComparePanel(QWidget):
         super().showEvent(event)
         self._when_shown.run()
 
-    def _draw(self, baseline: Evaluation | None, current: Evaluation | None, label: str) -> None:
+    def _draw(self, baseline: Evaluation | BaselineFigures | None, current: Evaluation | None,
+              label: str) -> None:
         if baseline is None or current is None:
             self.rows = []
             self.table.setRowCount(0)

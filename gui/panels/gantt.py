@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
 
 from engine.evaluation import Evaluation
+from engine.evaluation.compare import BaselineFigures
 from engine.names import display_name
 from gui.gantt.widget import GanttView
 
@@ -101,8 +102,22 @@ class GanttPanel(QWidget):
         if mask.any():
             self.view.highlight_range(float(issues["issue"][mask].min()), float(issues["complete"][mask].max()))
 
-    def set_baseline(self, baseline: Evaluation | None, label: str = "") -> None:
-        """Draw ``baseline``'s trace above the current one (None: remove it)."""
+    def set_baseline(self, baseline: Evaluation | BaselineFigures | None, label: str = "") -> None:
+        """Draw ``baseline``'s trace above the current one (None: remove it). A baseline of stored
+        figures (a session's, not recomputed) has no trace: only its caption is shown."""
+        if isinstance(baseline, BaselineFigures):
+            self.baseline = None
+            self.baseline_view.clear()
+            self.baseline_view.hide()
+            cycles = "" if baseline.cycles is None else f": {baseline.cycles:,.0f} cycles"
+            self.baseline_caption.setText(f"Baseline — {label}{cycles} (no trace to draw)")
+            self.baseline_box.show()
+            total = max(self.stack.height(), 200)
+            line = self.baseline_caption.sizeHint().height() + 4
+            self.stack.setSizes([line, total - line])
+            self._share_axis()
+            return
+        self.baseline_view.show()
         self.baseline = baseline
         sim = baseline.simulation if baseline is not None else None
         if sim is None or sim.trace is None:

@@ -139,6 +139,7 @@ class InputsPanel(QWidget):
         self.args_table.itemChanged.connect(self._arg_edited)
         self.loops_table.itemChanged.connect(self._trip_edited)
 
+        self._profiles_for: str | None = None     # the profile the list was last made for
         session.fileChanged.connect(self._file_changed)
         session.stateChanged.connect(self.show_state)
         session.timelineChanged.connect(self.show_result)
@@ -146,15 +147,18 @@ class InputsPanel(QWidget):
     # ------------------------------------------------------------------ showing
 
     def _file_changed(self) -> None:
+        self._profiles_for = None        # list the profile files again for a new file
         inputs = self.session.inputs
         if inputs is None:
             return
         self._updating = True
         self.kernel_combo.clear()
-        for k in inputs.module.kernels:
-            self.kernel_combo.addItem(display_name(k.name), k.name)
-            self.kernel_combo.setItemData(self.kernel_combo.count() - 1, k.name, Qt.ItemDataRole.ToolTipRole)
-        self.kernel_combo.setEnabled(len(inputs.module.kernels) > 1)
+        # every kernel of the file (only the open one may have been parsed)
+        names = self.session.kernel_names or tuple(k.name for k in inputs.module.kernels)
+        for name in names:
+            self.kernel_combo.addItem(display_name(name), name)
+            self.kernel_combo.setItemData(self.kernel_combo.count() - 1, name, Qt.ItemDataRole.ToolTipRole)
+        self.kernel_combo.setEnabled(len(names) > 1)
         # the full demangled name and the mangled one on hover: the box itself is elided
         self.kernel_combo.setToolTip(f"{display_name(inputs.kernel_name)}\n{inputs.kernel_name}")
         kernel = inputs.kernel_name
@@ -177,7 +181,10 @@ class InputsPanel(QWidget):
         try:
             idx = self.kernel_combo.findData(state.kernel)
             self.kernel_combo.setCurrentIndex(idx)
-            self._fill_profiles(state.profile)
+            if state.profile != self._profiles_for:
+                self._fill_profiles(state.profile)      # lists the profile files: not on every edit
+            else:
+                self.profile_combo.setCurrentIndex(max(0, self.profile_combo.findData(state.profile)))
             if not self.grid_edit.hasFocus():
                 self.grid_edit.setText(_dim_text(state.launch.grid))
             if not self.block_edit.hasFocus():
@@ -200,6 +207,7 @@ class InputsPanel(QWidget):
             self._updating = False
 
     def _fill_profiles(self, current: str) -> None:
+        self._profiles_for = current
         names = list(list_profiles())
         items = names + ([current] if current not in names else [])
         if [self.profile_combo.itemData(i) for i in range(self.profile_combo.count() - 1)] != items:

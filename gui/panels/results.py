@@ -32,6 +32,7 @@ from engine.errors import WarplineError
 from engine.evaluation import FIGURE_HELP, FIGURE_TITLES, Evaluation, ModelResult, models
 from engine.evaluation.registry import model as model_spec
 from engine.ncu import measured_cycles
+from engine.profiles import ASSUMED, DERIVED, MISSING, PLACEHOLDER
 from gui.glossary import explain_term
 from gui.panels.compare import ComparePanel
 from gui.panels.memory import MemoryPanel
@@ -46,6 +47,23 @@ COLUMN_HELP = ("the model (hover for what it is)", FIGURE_HELP["sm_cycles"], FIG
                "launch cost")
 
 
+# Equation-column labels of the rows that are not equations: a Many-BSP figure the profile does
+# not state (by how it was obtained) and the refused prediction, with the colour that marks them.
+REFUSED = "refused"
+MARK_COLORS = {f"profile: {DERIVED}": "#1f5fa8", f"profile: {ASSUMED}": "#8a5a00",
+               f"profile: {PLACEHOLDER}": "#8a5a00", f"profile: {MISSING}": "#a00", REFUSED: "#a00"}
+
+
+def derived_parameter_rows(result: Evaluation) -> list[tuple[str, str, str, str]]:
+    """(name, value, mark, provenance) of each Many-BSP figure the result's profile does not state
+    (none for a profile with a [manybsp] section); the mark is a key of MARK_COLORS."""
+    profile = result.profile
+    if profile is None or profile.manybsp is not None:
+        return []
+    figures = profile.manybsp_figures
+    return [(d.key, figures.value_text(d.key), f"profile: {d.kind}", d.provenance) for d in figures.derivation]
+
+
 def _fmt(x: float | None, digits: int = 0) -> str:
     if x is None or not math.isfinite(x):
         return "—"
@@ -54,6 +72,7 @@ def _fmt(x: float | None, digits: int = 0) -> str:
 
 class ResultsPanel(QWidget):
     message = Signal(str)
+    error = Signal(str)     # a refused import: shown in the window's error banner
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -277,7 +296,11 @@ class ResultsPanel(QWidget):
     def _show_derivation(self, result: Evaluation) -> None:
         mb = result.manybsp
         quantities = list(mb.prediction.quantities.values()) if mb is not None else []
-        rows = []
+        # A profile without a [manybsp] section: first the figures it did not state, each marked
+        # with how it was obtained, then why the equations did not run if they did not.
+        rows = derived_parameter_rows(result) if mb is not None else []
+        if mb is not None and mb.refused:
+            rows.append(("Many-BSP prediction", "—", REFUSED, mb.refused))
         for q in quantities:
             value = q.value if not isinstance(q.value, float) or not q.value.is_integer() else int(q.value)
             rows.append((q.name, f"{value:g}" if isinstance(value, float) else str(value), q.equation, q.formula))
@@ -293,9 +316,16 @@ class ResultsPanel(QWidget):
         self.derivation.setRowCount(len(rows))
         for k, cells in enumerate(rows):
             meaning = explain_term(cells[0])
+            color = MARK_COLORS.get(cells[2])
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(f"{meaning}\n\n{cells[3]}" if meaning else cells[3])
+                if color is not None:
+                    # Not read from the profile: shown apart from the computed quantities.
+                    font = item.font()
+                    font.setItalic(True)
+                    item.setFont(font)
+                    item.setForeground(QColor(color))
                 self.derivation.setItem(k, col, item)
         self.derivation.resizeRowsToContents()
 
@@ -317,9 +347,10 @@ class ResultsPanel(QWidget):
         if state is None:
             return
         try:
+            # the one validated reader: 0, negative, inf or NaN cycles are refused with file, row, column
             cycles = measured_cycles(path, state.kernel, state.launch.grid, state.launch.block)
         except WarplineError as exc:
-            self.message.emit(str(exc))
+            self.error.emit(f"Cannot import the measured cycles: {exc}")
             return
         self.session.apply(replace(state, measured_cycles=cycles), "Import measured cycles")
         self.message.emit(f"measured {cycles:,.0f} cycles from {path}")

@@ -38,6 +38,9 @@ LINE_FILL = QColor(255, 236, 150)
 GUTTER_FILL = QColor(240, 240, 240)
 GUTTER_TEXT = QColor(130, 130, 130)
 HEAT_STRIP = 6            # pixels of the gutter's left edge coloured by a line's heat
+# A PTX file larger than this shows only the open kernel's lines: laying out a whole 25 MB library
+# would hold the UI thread for seconds (and a few hundred MB) for lines nobody reads.
+WHOLE_FILE_BYTES = 2 << 20
 
 
 def heat_colour(level: float) -> QColor:
@@ -65,6 +68,7 @@ class CodeView(QPlainTextEdit):
         self.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.highlighted: list[int] = []     # 1-based lines
+        self.first_line = 1                  # the file's line number of the first line shown
         self.heat: dict[int, float] = {}     # 1-based line -> share of the hottest line (0..1]
         self.heat_tips: dict[int, str] = {}
         self._centre_on: int | None = None   # line to centre once the view has its real size
@@ -74,8 +78,15 @@ class CodeView(QPlainTextEdit):
         self.verticalScrollBar().actionTriggered.connect(self._user_scrolled)
         self._fit_gutter()
 
+    def set_lines(self, text: str, first_line: int = 1) -> None:
+        """Show ``text`` as the file's lines from ``first_line`` on (numbers, highlights and heat
+        use the file's line numbers)."""
+        self.first_line = first_line
+        self.setPlainText(text)
+        self._fit_gutter()
+
     def gutter_width(self) -> int:
-        digits = len(str(max(1, self.blockCount())))
+        digits = len(str(max(1, self.first_line + self.blockCount() - 1)))
         return 10 + HEAT_STRIP + self.fontMetrics().horizontalAdvance("9") * digits
 
     def set_heat(self, heat: dict[int, float], tips: dict[int, str] | None = None) -> None:
@@ -110,14 +121,15 @@ class CodeView(QPlainTextEdit):
         height = self.fontMetrics().height()
         while block.isValid() and top <= event.rect().bottom():
             if block.isVisible() and bottom >= event.rect().top():
-                if number + 1 in marked:
+                line = number + self.first_line
+                if line in marked:
                     painter.fillRect(0, top, self._gutter.width(), bottom - top, LINE_FILL)
-                level = self.heat.get(number + 1)
+                level = self.heat.get(line)
                 if level:
                     painter.fillRect(0, top, HEAT_STRIP, bottom - top, heat_colour(level))
                 painter.setPen(GUTTER_TEXT)
                 painter.drawText(0, top, self._gutter.width() - 5, height, Qt.AlignmentFlag.AlignRight,
-                                 str(number + 1))
+                                 str(line))
             block = block.next()
             top = bottom
             bottom = top + round(self.blockBoundingRect(block).height())
@@ -125,7 +137,8 @@ class CodeView(QPlainTextEdit):
 
     def highlight_lines(self, lines: Iterable[int], scroll: bool = True) -> None:
         """Mark these 1-based lines (and scroll the first into the middle of the view)."""
-        wanted = sorted({int(n) for n in lines if 1 <= int(n) <= self.blockCount()})
+        first = self.first_line
+        wanted = sorted({int(n) for n in lines if first <= int(n) < first + self.blockCount()})
         selections = []
         # one selection per run of consecutive lines: a superstep can span hundreds of them
         runs: list[tuple[int, int]] = []
@@ -135,9 +148,9 @@ class CodeView(QPlainTextEdit):
             else:
                 runs.append((n, n))
         doc = self.document()
-        for first, last in runs:
-            cursor = QTextCursor(doc.findBlockByNumber(first - 1))
-            end = doc.findBlockByNumber(last - 1)
+        for start, last in runs:
+            cursor = QTextCursor(doc.findBlockByNumber(start - first))
+            end = doc.findBlockByNumber(last - first)
             cursor.setPosition(end.position(), QTextCursor.MoveMode.KeepAnchor)
             selection = QTextEdit.ExtraSelection()
             selection.format.setBackground(LINE_FILL)
@@ -160,7 +173,7 @@ class CodeView(QPlainTextEdit):
     def _centre(self) -> None:
         if self._centre_on is None:
             return
-        block = self.document().findBlockByNumber(self._centre_on - 1)
+        block = self.document().findBlockByNumber(max(0, self._centre_on - self.first_line))
         self.setTextCursor(QTextCursor(block))
         # centerCursor() scrolls by blocks and stops a few lines short on a fresh layout; set the
         # scroll position from the line count of the viewport instead.
@@ -231,25 +244,36 @@ class SourcePanel(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.caption)
         layout.addWidget(self.tabs, 1)
-        self._ptx_path: Path | None = None
+        self._ptx_path: tuple[Path, object] | None = None   # the file shown, and its span when partial
         self._sources: dict[str, SourceText] = {}
 
     def show_inputs(self, inputs: KernelInputs) -> None:
         """Load the PTX file (unless it is already shown) and the CUDA files this kernel names."""
-        if inputs.path != self._ptx_path:
+        function = inputs.function
+        span = (function.location.line if function.location else 1,
+                function.end_location.line if function.end_location else 0)
+        large = _size(inputs.path) > WHOLE_FILE_BYTES and span[1] >= span[0]
+        if (inputs.path, large and span) != self._ptx_path:
             source = read_source(inputs.path.name, inputs.path)
-            self.ptx.setPlainText(source.text if source.path is not None else source.problem)
-            self._ptx_path = inputs.path
+            if source.path is None:
+                self.ptx.set_lines(source.problem)
+            elif large:
+                self.ptx.set_lines("\n".join(source.lines[span[0] - 1 : span[1]]), span[0])
+            else:
+                self.ptx.set_lines(source.text)
+            self._ptx_path = (inputs.path, large and span)
         names: set[str] = set()
         for ins in inputs.function.instructions:
             names |= location_files(ins.cuda_location)
         self._show_cuda(cuda_sources(inputs.path, names))
         start = inputs.function.location.line if inputs.function.location else 1
         self.ptx.highlight_lines([], scroll=False)
-        self.ptx.setTextCursor(QTextCursor(self.ptx.document().findBlockByNumber(start - 1)))
+        self.ptx.setTextCursor(QTextCursor(self.ptx.document().findBlockByNumber(
+            max(0, start - self.ptx.first_line))))
         self.ptx.centre_line(start)
         found = ", ".join(f"{n} → {v.path}" for n, v in self._sources.items() if v.path is not None)
-        caption = (f"{inputs.path}" + (f"  ·  CUDA: {found}" if found else "")
+        part = f" (lines {span[0]}–{span[1]}: this kernel of a large file)" if large else ""
+        caption = (f"{inputs.path}{part}" + (f"  ·  CUDA: {found}" if found else "")
                    + ("  ·  " + "; ".join(self.missing.values()) if self.missing else ""))
         self.caption.setText(caption)
         self.caption.setToolTip(caption)
@@ -354,6 +378,13 @@ class SourcePanel(QWidget):
                 picked.extend(item.data(Qt.ItemDataRole.UserRole) or [])
         if picked:
             self.instructionsPicked.emit(sorted(set(picked)))
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def visible_location_file(file: str, found: set[str]) -> str | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtWidgets import QDialog, QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 
@@ -63,8 +63,19 @@ class QuickStartTour(QDialog):
         layout.addWidget(self.heading)
         layout.addWidget(self.body, 1)
         layout.addLayout(buttons)
-        self.finished.connect(lambda _result: self.outline.hide())
+        # The window's layout can move the outlined widget after a step starts (a banner or the
+        # load status appears or goes): the outline follows it while the tour is open.
+        self._follow = QTimer(self)
+        self._follow.setInterval(50)
+        self._follow.timeout.connect(self._recover)
+        self._follow.start()
+        self.finished.connect(lambda _result: (self._follow.stop(), self.outline.hide()))
         self.go(0)
+
+    def _recover(self) -> None:
+        target = self.steps[self.index].target()
+        if self.outline.isVisible() and target.isVisible():
+            self.outline.cover(target)
 
     def _next(self) -> None:
         if self.index + 1 < len(self.steps):

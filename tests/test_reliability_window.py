@@ -200,6 +200,21 @@ def test_blocking_open_file_parses_only_the_chosen_kernel(window, qtbot, library
     wait_complete(qtbot, window)
 
 
+def test_kernel_chooser_lists_demangled_names_and_returns_the_mangled_one(window, monkeypatch):
+    shown = {}
+
+    class Dialog:           # the window's QInputDialog
+        @staticmethod
+        def getItem(parent, title, label, items, current, editable):
+            shown["items"], shown["label"] = list(items), label
+            return items[1], True
+
+    monkeypatch.setattr(main_window_module, "QInputDialog", Dialog)
+    names = ["_Z14library_kernelILi0EEvPfS0_i", "_Z14library_kernelILi1EEvPfS0_i"]
+    assert window.choose_kernel(names) == names[1]
+    assert shown["items"][1].startswith("library_kernel<1>(") and "2 kernels" in shown["label"]
+
+
 # ---------------------------------------------------------------------------- Nsight Compute
 
 NCU_HEADER = '"ID","Kernel Name","Metric Name","Metric Unit","Metric Value"\n'

@@ -478,7 +478,7 @@ _CAUSE_CATEGORY = np.array([HEAT_CATEGORIES.index(c) if c in HEAT_CATEGORIES els
                            dtype=np.int64)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class GroupActivity:
     """How a group of warp lanes spends the run: per category but ``idle``, the start and end
     cycles of its intervals, each sorted with its running sums, so that the lane-cycles spent in

@@ -1,8 +1,9 @@
 """Session files: what the user opened and changed, as JSON, so a session can be closed and resumed.
 
 A session stores the PTX path, the kernel, the profile, the launch, the overrides, the occupancy,
-the scheduler policy and the measured cycles; never computed results (they are recomputed on
-load, so a session stays valid when the models improve). Saving is atomic (temporary file in the
+the scheduler policy and the measured cycles; never the results of that state (they are recomputed
+on load, so a session stays valid when the models improve; only a pinned baseline keeps the figures
+it showed, see below). Saving is atomic (temporary file in the
 same folder, flushed, then ``os.replace``) so a crash mid-save never leaves a torn file. Loading
 validates every field and raises :class:`WarplineError` naming the file and the key at fault.
 

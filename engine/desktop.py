@@ -3,7 +3,9 @@
 ``install_desktop()`` writes ``$XDG_DATA_HOME/applications/warpline.desktop`` and
 ``$XDG_DATA_HOME/mime/packages/warpline-ptx.xml``, then refreshes the MIME and desktop databases
 and makes Warpline the default for PTX when the freedesktop tools are installed.
-``uninstall_desktop()`` removes both files and refreshes again. Both return the lines to print.
+``uninstall_desktop()`` removes both files, takes ``warpline.desktop`` out of the user's
+``mimeapps.list`` files (where ``xdg-mime default`` recorded it as the default for PTX) and
+refreshes again. Both return the lines to print.
 
 The MIME type needs magic as well as the glob: without it, shared-mime-info's C-source rule
 claims ``.ptx`` files that start with ``//`` (every compiler's banner).
@@ -11,10 +13,13 @@ claims ``.ptx`` files that start with ``//`` (every compiler's banner).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 APP_ID = "warpline"
@@ -39,6 +44,10 @@ MIME_XML = """<?xml version="1.0" encoding="UTF-8"?>
 
 def data_home() -> Path:
     return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+
+
+def config_home() -> Path:
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
 
 
 def desktop_entry(python: str | None = None, main: Path | None = None) -> str:
@@ -108,14 +117,111 @@ def install_desktop(base: Path | None = None) -> list[str]:
     return lines
 
 
-def uninstall_desktop(base: Path | None = None) -> list[str]:
+def uninstall_desktop(base: Path | None = None, config: Path | None = None) -> list[str]:
+    """Undo :func:`install_desktop`: the two files, then Warpline's entries in mimeapps.list.
+    Every problem becomes a line of the answer, never an exception."""
     base = base or data_home()
     lines = []
     for path in _paths(base):
-        if path.exists():
-            path.unlink()
-            lines.append(f"removed {path}")
-        else:
+        if not path.exists():
             lines.append(f"not present: {path}")
+            continue
+        try:
+            path.unlink()
+        except OSError as exc:
+            lines.append(f"could not remove {path}: {exc.strerror or exc}")
+        else:
+            lines.append(f"removed {path}")
+    for path, always in mimeapps_lists(base, config or config_home()):
+        message = forget_default(path)
+        if always or not message.startswith(("not present", "no Warpline entry")):
+            lines.append(message)
     _refresh(lines, base, set_default=False)
     return lines
+
+
+# ------------------------------------------------------------------ mimeapps.list
+# ``xdg-mime default warpline.desktop text/x-ptx`` records the choice in a mimeapps.list file:
+# xdg-utils' generic code and GNOME's gio under [Default Applications] (gio adds the type to
+# [Added Associations] too), older xdg-utils under [Added Associations], and before the
+# mimeapps.list of XDG_CONFIG_HOME existed, in the one of XDG_DATA_HOME/applications (or in
+# defaults.list there). Uninstalling takes Warpline's desktop ID out of all of them.
+_ASSOCIATION_GROUPS = (b"[Default Applications]", b"[Added Associations]")
+
+
+def mimeapps_lists(base: Path, config: Path) -> list[tuple[Path, bool]]:
+    """(path, always report) of every user file where a default application may be recorded:
+    the two usual mimeapps.list files are always reported, the desktop-specific and legacy
+    ones only when there is something to say."""
+    desktops = [d.lower() for d in os.environ.get("XDG_CURRENT_DESKTOP", "").split(":") if d]
+    return ([(config / "mimeapps.list", True), (base / "applications" / "mimeapps.list", True)]
+            + [(config / f"{d}-mimeapps.list", False) for d in desktops]
+            + [(base / "applications" / "defaults.list", False)])
+
+
+def forget_default(path: Path, desktop_id: str = f"{APP_ID}.desktop") -> str:
+    """Take ``desktop_id`` out of the association groups of the mimeapps.list ``path``
+    (a line left with no application goes), keeping every other line and byte as it was.
+    The file is replaced atomically, and only if something changed. Returns what happened."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return f"not present: {path}"
+    except OSError as exc:
+        return f"could not read {path}: {exc.strerror or exc}"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return (f"left {path} as it is: it is not UTF-8 text; remove {desktop_id} from its "
+                f"{MIME_TYPE} lines by hand")
+    cleaned = _without_app(data, desktop_id.encode())
+    if cleaned == data:
+        return f"no Warpline entry in {path}"
+    try:
+        _replace_atomically(path, cleaned)
+    except OSError as exc:
+        return f"could not rewrite {path}: {exc.strerror or exc}"
+    return f"removed {desktop_id} from {path}"
+
+
+def _without_app(data: bytes, desktop_id: bytes) -> bytes:
+    """``data`` (a mimeapps.list) without ``desktop_id`` in its association groups.
+
+    Works on bytes line by line, so that what it does not change (line ends, comments, other
+    groups, spacing) stays exactly as it was."""
+    out = []
+    in_group = False
+    for line in data.splitlines(keepends=True):
+        body = line.rstrip(b"\r\n")
+        stripped = body.strip().removeprefix(b"\xef\xbb\xbf")  # (a byte-order mark)
+        if stripped.startswith(b"["):
+            in_group = stripped in _ASSOCIATION_GROUPS
+        elif in_group and b"=" in body and not stripped.startswith(b"#"):
+            key, value = body.split(b"=", 1)
+            apps = value.split(b";")
+            kept = [app for app in apps if app.strip() != desktop_id]
+            if len(kept) != len(apps):
+                if not any(app.strip() for app in kept):
+                    continue  # Warpline was the only application: the line goes
+                space = value[: len(value) - len(value.lstrip())]  # as in "type = app;"
+                line = key + b"=" + space + b";".join(kept).lstrip() + line[len(body):]
+        out.append(line)
+    return b"".join(out)
+
+
+def _replace_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside the file ``path`` leads to (a symbolic link
+    stays a link), with its permissions, then rename it over that file."""
+    target = path.resolve()
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, stat.S_IMODE(target.stat().st_mode))
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise

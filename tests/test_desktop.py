@@ -3,6 +3,7 @@ well-formed MIME package that claims *.ptx, and a clean uninstall."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -75,3 +76,115 @@ def test_uninstall_removes_both_files(xdg):
     assert "removed" in out
     again = run_main("--uninstall-desktop")
     assert "not present" in again
+
+
+# ---------------------------------------------------------------- the default application
+# ``xdg-mime default warpline.desktop text/x-ptx`` (run by --install-desktop when xdg-utils is
+# installed) records Warpline in the user's mimeapps.list; --uninstall-desktop takes it out again.
+
+def fake_xdg_mime(tmp_path: Path) -> Path:
+    """An ``xdg-mime`` that records a default as xdg-utils and gio do: the type's line of
+    [Default Applications] becomes ``type=app`` and the app goes first in [Added Associations]."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "xdg-mime"
+    script.write_text(f"""#!{sys.executable}
+import os, sys
+from pathlib import Path
+if sys.argv[1:2] != ["default"]:
+    sys.exit(0)
+app, mime = sys.argv[2], sys.argv[3]
+path = Path(os.environ["XDG_CONFIG_HOME"]) / "mimeapps.list"
+lines = path.read_text().splitlines() if path.exists() else []
+def put(group, value, keep):
+    if group not in lines:
+        lines.extend([group, f"{{mime}}={{value}}"])
+        return
+    at = lines.index(group) + 1
+    while at < len(lines) and not lines[at].startswith("["):
+        if lines[at].startswith(mime + "="):
+            others = [a for a in lines[at].split("=", 1)[1].split(";") if a and a != app]
+            lines[at] = f"{{mime}}={{value}}" + "".join(a + ";" for a in others if keep)
+            return
+        at += 1
+    lines.insert(lines.index(group) + 1, f"{{mime}}={{value}}")
+put("[Default Applications]", app, keep=False)
+put("[Added Associations]", app + ";", keep=True)
+path.parent.mkdir(parents=True, exist_ok=True)
+path.write_text("\\n".join(lines) + "\\n")
+""")
+    script.chmod(0o755)
+    return bin_dir
+
+
+def test_uninstall_takes_the_default_out_of_mimeapps_list(xdg, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", f"{fake_xdg_mime(tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    config = tmp_path / "config" / "mimeapps.list"
+    config.parent.mkdir(parents=True)
+    config.write_text("[Default Applications]\ntext/plain=gedit.desktop\n[Added Associations]\n"
+                      "text/x-ptx=gedit.desktop;\n")
+    before = config.read_bytes()
+    run_main("--install-desktop")
+    installed = config.read_text()
+    assert "text/x-ptx=warpline.desktop\n" in installed
+    assert "text/x-ptx=warpline.desktop;gedit.desktop;" in installed
+    out = run_main("--uninstall-desktop")
+    assert f"removed warpline.desktop from {config}" in out
+    assert config.read_bytes() == before  # as it was before the install
+    assert "no Warpline entry" in run_main("--uninstall-desktop")
+
+
+def test_uninstall_keeps_every_other_line_byte_for_byte(xdg, tmp_path):
+    config = tmp_path / "config" / "mimeapps.list"
+    legacy = xdg / "applications" / "mimeapps.list"
+    for path in (config, legacy):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    # Windows line ends, comments, other groups, Warpline first, last, alone and between others.
+    config.write_bytes(
+        b"# my associations\r\n[Default Applications]\r\ntext/x-ptx=warpline.desktop\r\n"
+        b"text/plain=org.gnome.TextEditor.desktop\r\n\r\n[Added Associations]\r\n"
+        b"text/x-ptx=warpline.desktop;code.desktop;\r\ntext/plain = vim.desktop;warpline.desktop;\r\n"
+        b"text/x-csrc=a.desktop;warpline.desktop;b.desktop;\r\n[Removed Associations]\r\n"
+        b"text/x-c=warpline.desktop;\r\n")
+    config.chmod(0o640)
+    legacy.write_text("[Added Associations]\ntext/x-ptx=warpline.desktop;\n")
+    out = run_main("--uninstall-desktop")
+    assert config.read_bytes() == (
+        b"# my associations\r\n[Default Applications]\r\n"
+        b"text/plain=org.gnome.TextEditor.desktop\r\n\r\n[Added Associations]\r\n"
+        b"text/x-ptx=code.desktop;\r\ntext/plain = vim.desktop;\r\n"
+        b"text/x-csrc=a.desktop;b.desktop;\r\n[Removed Associations]\r\n"
+        b"text/x-c=warpline.desktop;\r\n")
+    assert config.stat().st_mode & 0o777 == 0o640
+    assert legacy.read_text() == "[Added Associations]\n"
+    assert f"removed warpline.desktop from {config}" in out and f"removed warpline.desktop from {legacy}" in out
+    assert not list(config.parent.glob(".mimeapps.list.*"))  # no temporary file left behind
+
+
+def test_uninstall_reports_missing_unreadable_and_non_utf8_files(xdg, tmp_path):
+    config = tmp_path / "config" / "mimeapps.list"
+    config.parent.mkdir(parents=True)
+    latin1 = "[Default Applications]\n# d\xe9faut\ntext/x-ptx=warpline.desktop\n".encode("latin-1")
+    config.write_bytes(latin1)
+    (xdg / "applications" / "mimeapps.list").mkdir(parents=True)  # not a file: cannot be read
+    proc = subprocess.run([sys.executable, str(ROOT / "main.py"), "--uninstall-desktop"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr + proc.stdout
+    assert f"left {config} as it is: it is not UTF-8 text" in proc.stdout
+    assert config.read_bytes() == latin1
+    assert f"could not read {xdg / 'applications' / 'mimeapps.list'}" in proc.stdout
+    config.unlink()
+    assert f"not present: {config}" in run_main("--uninstall-desktop")
+
+
+def test_a_linked_mimeapps_list_stays_a_link(tmp_path):
+    from engine.desktop import forget_default
+
+    real = tmp_path / "dotfiles" / "mimeapps.list"
+    real.parent.mkdir()
+    real.write_text("[Default Applications]\ntext/x-ptx=warpline.desktop\ntext/plain=vim.desktop\n")
+    link = tmp_path / "mimeapps.list"
+    link.symlink_to(real)
+    assert forget_default(link) == f"removed warpline.desktop from {link}"
+    assert link.is_symlink()
+    assert real.read_text() == "[Default Applications]\ntext/plain=vim.desktop\n"

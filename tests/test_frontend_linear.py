@@ -9,6 +9,7 @@ against the general token path and the bitset solver, on real compiler output an
 from __future__ import annotations
 
 import contextlib
+import gc
 import inspect
 import random
 import sys
@@ -19,12 +20,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import engine.ptx.instructions as ptx_instructions
 import engine.ptx.parser as ptx_parser
 from engine.analysis import analyze_kernel
 from engine.analysis.cfg import build_cfg
 from engine.analysis.defuse import build_def_use, reaching_definitions, use_sparse
 from engine.errors import PtxSyntaxError
 from engine.ptx import load_ptx, parse_ptx
+from engine.ptx.gc_pause import paused_gc
 from tests import ptx_gen
 from tests.test_ptx_fuzz import SEEDS, mutate
 
@@ -273,3 +276,111 @@ def test_large_kernels_take_the_sparse_solver():
     assert use_sparse(function, cfg)
     assert build_def_use(function, cfg).sparse
 
+
+
+# ---------------------------------------------------------------- line shapes (fast path)
+# The fast path learns the shape of a line (its digits made 0) from one statement it matched,
+# then reads every later line of that shape from the learnt spans, and remembers whole lines.
+# Lines of one shape must still give what the token path gives, whatever their digits.
+
+_SHAPED_LINES = [
+    "\tadd.s32 \t%r{0}, %r{1}, {2};",            # "09" is no number, "012" is octal
+    "\tmad.lo.s32 \t%r{0}, %r{1}, %r{2}, %r{0};",
+    "\t.loc\t{0} {1} {2}",                       # leading zeros: octal, or an error
+    "\t.loc\t1 {1};",
+    "\tmov.u64 \t%clock{0}, %rd{1};",            # %clock64 is special, %clock32 is not
+    "\tmov.u32 \t%pm{0}, {1};",                  # %pm0..%pm9 are special, %pm10 is not
+    "\tadd.s32 \tt{0}, t{1}, {2};",              # bare names: registers only within t<4>
+    "\t@%p{0} add.s32 \t%r{1}, %r{2}, {0};",
+    "\t@!%p{0} bra \t$L__BB0_{1};",
+    "\tld.global.v2.f32 \t{{%f{0}, %f{1}}}, [%rd{2}+{1}];",
+    "\tst.global.f32 \t[%rd{0}+-{1}], %f{2};",
+    "\tadd.s32 %r{0} , %r{1} ,%r{2} ;",
+    "\tsetp.lt.s32 \t%r{0}|%p{1}, %r{2}, 4;",
+    "\tmov.f32 \t%f{0}, 0f3F8000{1}{2};",
+    "\tadd.s32 \t%r{0},  %r{1}, {2};  // {2}",
+    "    sub.s32 %r{0}, %r{1}, %r{2};\r",
+    "\tadd.s32 \t%r{0}, %r{1}, {2}; add.s32 \t%r{1}, %r{0}, 1;",
+    "\tmov.u32 \t%r{0}, %tid.x;",
+    "\tcvt.u64.u32 \t%rd{0}, %r{1};",
+]
+_DIGITS = ["0", "1", "3", "7", "9", "09", "012", "10", "32", "64", "\u0661", "1\u0661"]
+
+
+def _shaped_kernel(lines: list[str], declare_late: bool = False) -> str:
+    head = (".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p_0)\n{\n"
+            ".reg .pred %p<10>;\n.reg .b32 %r<100>;\n.reg .f32 %f<100>;\n.reg .b64 %rd<100>;\n")
+    early = "" if declare_late else ".reg .b32 t<4>;\n"
+    half = len(lines) // 2
+    late = ".reg .b32 t<4>;\n" if declare_late else ""
+    return (head + early + "\n".join(lines[:half]) + "\n" + late + "\n".join(lines[half:])
+            + "\n$L__BB0_1:\nret;\n}\n.file 1 \"k.cu\"\n")
+
+
+@pytest.mark.parametrize("template", _SHAPED_LINES)
+def test_lines_of_one_shape_agree_with_the_token_path(template):
+    rng = random.Random(template)
+    lines = [template.format(*(rng.choice(_DIGITS[:4]) for _ in range(3))) for _ in range(3)]
+    for a in _DIGITS:  # every digit string in every place, after the shape is learnt
+        for b in ("1", "32", a):
+            lines.append(template.format(a, b, rng.choice(_DIGITS)))
+            lines.append(template.format(b, a, "1"))
+    for declare_late in (False, True):
+        text = _shaped_kernel(lines, declare_late)
+        fast, slow = _parse_both(text)
+        assert fast == slow
+    for line in lines:  # each line alone too: when one is wrong, the error must be that line's
+        fast, slow = _parse_both(_shaped_kernel(lines[:3] + [line]))
+        assert fast == slow, line
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(_SHAPED_LINES), st.lists(st.sampled_from(_DIGITS), min_size=3,
+                                                                   max_size=3)),
+                min_size=1, max_size=40),
+       st.booleans())
+def test_random_shaped_lines_agree_with_the_token_path(picks, declare_late):
+    lines = [template.format(*digits) for template, digits in picks]
+    fast, slow = _parse_both(_shaped_kernel(lines * 2, declare_late))
+    assert fast == slow
+
+
+@pytest.mark.parametrize("fresh", [True, False])
+def test_small_caches_do_not_change_the_result(monkeypatch, fresh):
+    # With tiny limits every cache of the fast path is emptied again and again, and whole-line
+    # look-ups are reviewed many times (switched off in fresh code, where no line recurs, and
+    # kept in unrolled code). The module must not change.
+    text = ptx_gen.straight_kernel(3000, fresh=fresh)
+    reference = _parse_both(text)[1]
+    monkeypatch.setattr(ptx_parser, "_LINE_LIMIT", 32)
+    monkeypatch.setattr(ptx_parser, "_SHAPE_LIMIT", 4)
+    monkeypatch.setattr(ptx_parser, "CACHE_LIMIT", 16)
+    monkeypatch.setattr(ptx_instructions, "CACHE_LIMIT", 16)
+    parser = ptx_parser._Parser(text, "f.ptx")
+    with ptx_parser.paused_gc():
+        module = parser.parse()
+    assert _dump(module) == reference
+    if not fresh:
+        assert parser.rows_review[0]  # unrolled code keeps them
+
+
+def test_a_parse_leaves_what_it_built_in_the_oldest_generation():
+    # The collector's next young-generation pass must not scan a freshly parsed kernel.
+    was_enabled = gc.isenabled()
+    module = parse_ptx(ptx_gen.straight_kernel(2000))
+    assert gc.isenabled() == was_enabled
+    instr = module.kernel("straight").instructions[100]
+    assert gc.is_tracked(instr)
+    assert any(o is instr for o in gc.get_objects(generation=2))
+
+
+def test_promotion_leaves_objects_frozen_by_others_alone():
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with paused_gc(promote=True):
+            young = [[]]
+        assert gc.get_freeze_count() == frozen  # not unfrozen
+        assert not any(o is young for o in gc.get_objects(generation=2))
+    finally:
+        gc.unfreeze()

@@ -3,8 +3,8 @@
 The tokenizer is in :mod:`engine.ptx.lexer`, the grammar in :mod:`engine.ptx.parser` (and the modules
 it names), and the rule that decides which registers an instruction writes and reads (``dests`` /
 ``srcs``) in the docstring of :mod:`engine.ptx.operands`. Parsing is linear in time and memory
-and never recurses on nesting depth (10^6 instructions on a 2-core machine: 9 s and 350 MB when
-statements recur, as in unrolled code; 25 s and 750 MB when every one is new; see
+and never recurses on nesting depth (10^6 instructions on a 2-core machine: 3.3 s and 380 MB when
+statements recur, as in unrolled code; 11 s and 770 MB when every one is new; see
 ``bench/bench_frontend.py``).
 
 For large files (libraries with hundreds of kernels), :mod:`engine.ptx.index`:

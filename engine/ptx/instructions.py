@@ -23,6 +23,7 @@ from engine.ptx.declarations import DeclarationParser
 from engine.ptx.lexer import Token
 from engine.ptx.model import Function, Instruction, Operand, named_operand
 from engine.ptx.operands import (
+    SPECIAL_BASES,
     decode_number,
     dests_and_srcs,
     is_special_register,
@@ -34,7 +35,7 @@ from engine.ptx.operands import (
 LocTuple = tuple[int, int, int, "LocTuple | None"]
 
 _MAX_NESTING = 32  # operand nesting bound, so that no input can exhaust the stack
-_CACHE_LIMIT = 1 << 16  # entries per fast-path cache before it is emptied (bounds its memory)
+CACHE_LIMIT = 1 << 16  # entries per fast-path cache before it is emptied (bounds its memory)
 
 # ------------------------------------------------------------------ fast-path patterns
 # Each piece mirrors one lexer token (atomic groups: no backtracking into a token) and must be
@@ -55,11 +56,15 @@ INSTRUCTION_PATTERN = (
     rf"(?:[ \t]*;|[ \t]+(?P<ops>{_OPND}(?:[ \t]*,[ \t]*{_OPND})*)[ \t]*;)"
 )
 _OPERAND = re.compile(_OPND)
+# A %name that word() makes a register without a second look: no dot, no pair, no special
+# register (those of a numbered family are all left to word(), whatever their number).
+# (SPECIAL_BASES is checked beside it.)
+PLAIN_REGISTER = re.compile(r"%(?!envreg|pm|reserved_smem_offset_)[A-Za-z_$][\w$]*+").fullmatch
 _ADDRESS_PARTS = re.compile(rf"\[[ \t]*({_WORD})[ \t]*(?:(\+[ \t]*-?|-)[ \t]*({_NUM})[ \t]*)?\]")
 
 
 @lru_cache(maxsize=4096)
-def _split_opcode(word: str) -> tuple[str, tuple[str, ...], bool]:
+def split_opcode(word: str) -> tuple[str, tuple[str, ...], bool]:
     """``ld.global.f32`` -> ``("ld", ("global", "f32"), plain)``; ``plain`` when the
     destination/source rule reduces to "operand 0 is written, the rest read" (see
     :func:`engine.ptx.operands.split_registers`)."""
@@ -220,7 +225,7 @@ class InstructionParser(DeclarationParser):
         hit = self.build_statement(negated is not None, guard, op_text, ops,
                                    " ".join(statement.split()), operand_separator(ops))
         cache = self.statement_cache
-        if len(cache) >= _CACHE_LIMIT:
+        if len(cache) >= CACHE_LIMIT:
             cache.clear()
         cache[statement] = hit
         return hit
@@ -234,7 +239,7 @@ class InstructionParser(DeclarationParser):
         In a kernel whose registers are all fresh every statement comes here, so the common
         case makes few calls: the operands are looked up with ``map``, and only a miss
         (typically the new destination register) costs a Python call."""
-        opcode, modifiers, plain = _split_opcode(op_text)
+        opcode, modifiers, plain = split_opcode(op_text)
         branch = self.branch = opcode in ("bra", "brx")
         if not ops:
             dests, srcs = split_registers(opcode, modifiers, None, [], guard)
@@ -269,20 +274,32 @@ class InstructionParser(DeclarationParser):
         miss); the misses are remembered under both spellings (as written and without the
         white space around them)."""
         registers_of = self.register_cache
-        if len(registers_of) >= _CACHE_LIMIT:  # bound the memory: forget and start over
+        if len(registers_of) >= CACHE_LIMIT:  # bound the memory: forget and start over
             self.operand_cache[0].clear()
             self.operand_cache[1].clear()
             registers_of.clear()
             found = (None,) * len(parts)
+        elif (found[0] is None and all(found[1:]) and PLAIN_REGISTER(parts[0])
+              and parts[0] not in SPECIAL_BASES):
+            # The usual miss: a new destination register, nothing else.
+            part = parts[0]
+            operand = known[part] = named_operand("register", part)
+            held = registers_of[part] = (part,)
+            return (operand, *found[1:]), [held, *map(registers_of.__getitem__, parts[1:])]
         operands = []
         registers = []
         for operand, part in zip(found, parts, strict=True):
-            if operand is None:
+            if operand is not None:
+                held = registers_of[part]
+            elif PLAIN_REGISTER(part) and part not in SPECIAL_BASES:
+                operand = known[part] = named_operand("register", part)
+                held = registers_of[part] = (part,)
+            else:
                 text = part.strip()
                 operand = known.get(text)
                 if operand is not None:
                     held = registers_of[text]
-                elif text[0] == "%" and "|" not in text:  # the common miss: a new register
+                elif text[0] == "%" and "|" not in text:
                     operand = self.word(text)
                     held = (text,) if operand.kind == "register" else ()
                 else:
@@ -290,8 +307,6 @@ class InstructionParser(DeclarationParser):
                     held = operand.registers()
                 known[part] = known[text] = operand
                 registers_of[part] = registers_of[text] = held
-            else:
-                held = registers_of[part]
             operands.append(operand)
             registers.append(held)
         return tuple(operands), registers

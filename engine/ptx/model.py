@@ -241,7 +241,8 @@ class Module:
 _new = object.__new__
 _OPERAND_SET = tuple(Operand.__dict__[f].__set__ for f in
                      ("kind", "text", "name", "value", "negated", "base", "offset", "elements"))
-_LOCATION_SET = tuple(SourceLocation.__dict__[f].__set__ for f in ("file", "line", "column"))
+# (public: the parser's hot loop builds locations inline with them)
+LOCATION_SETTERS = tuple(SourceLocation.__dict__[f].__set__ for f in ("file", "line", "column"))
 
 
 def named_operand(kind: str, text: str) -> Operand:
@@ -262,7 +263,7 @@ def named_operand(kind: str, text: str) -> Operand:
 def source_location(file: str, line: int, column: int) -> SourceLocation:
     """``SourceLocation(file, line, column)``, built faster."""
     loc = _new(SourceLocation)
-    s_file, s_line, s_column = _LOCATION_SET
+    s_file, s_line, s_column = LOCATION_SETTERS
     s_file(loc, file)
     s_line(loc, line)
     s_column(loc, column)

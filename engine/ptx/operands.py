@@ -34,7 +34,7 @@ from functools import lru_cache
 from engine.ptx.model import Operand
 
 # Special registers by base name (the part before the first dot), plus numbered families.
-_SPECIAL_BASES = frozenset(
+SPECIAL_BASES = frozenset(
     """
     %tid %ntid %ctaid %nctaid %laneid %warpid %nwarpid %smid %nsmid %gridid %clock %clock64
     %clock_hi %lanemask_eq %lanemask_le %lanemask_lt %lanemask_ge %lanemask_gt %globaltimer
@@ -62,7 +62,7 @@ _DECIMAL_FLOAT = re.compile(r"\d+\.\d*(?:[eE][+-]?\d+)?$")
 
 def is_special_register(name: str) -> bool:
     base = name.split(".", 1)[0] if "." in name else name
-    if base in _SPECIAL_BASES:
+    if base in SPECIAL_BASES:
         return True
     # Only the numbered families need the pattern; %r12, %rd3, %p1 are ordinary registers.
     return base.startswith(_FAMILY_PREFIXES) and _SPECIAL_FAMILY.match(base) is not None

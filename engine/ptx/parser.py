@@ -16,11 +16,13 @@ look-ahead, errors, skipping), :mod:`engine.ptx.declarations` (variables, parame
 bodies, labels).
 
 Inside function bodies a fast path reads the common statements (one-line instructions, labels,
-plain ``.loc``, braces) straight from the text, one regular-expression match each; anything else
-goes through the tokens, and both give identical modules and errors (tests/test_frontend_linear.py
-checks it on real compiler output and on mutations). Nested ``{ }`` scopes are numbered, not
-copied, and scope-local labels are resolved in one sweep, so time and memory stay linear in the
-input at any nesting depth.
+plain ``.loc``, braces) straight from the text, one regular-expression match each; a line that
+holds one instruction or ``.loc`` is read without matching when a line of the same shape (the
+same text but for its digits) was matched before (:meth:`_Parser.learn_line`). Anything else
+goes through the tokens, and all give identical modules and errors (tests/test_frontend_linear.py
+checks it on real compiler output, on mutations and on lines of one shape with other digits).
+Nested ``{ }`` scopes are numbered, not copied, and scope-local labels are resolved in one sweep,
+so time and memory stay linear in the input at any nesting depth.
 """
 
 from __future__ import annotations
@@ -32,26 +34,30 @@ from engine.errors import PtxSyntaxError
 from engine.ptx.declarations import LINKAGES, STATE_SPACES, base_space
 from engine.ptx.gc_pause import paused_gc
 from engine.ptx.instructions import (
+    CACHE_LIMIT,
     INSTRUCTION_PATTERN,
+    PLAIN_REGISTER,
     BodyState,
     Fallback,
     InstructionParser,
     LocTuple,
     RegisterTest,
     operand_separator,
+    split_opcode,
 )
 from engine.ptx.lexer import Token
 from engine.ptx.model import (
-    _LOCATION_SET,
+    LOCATION_SETTERS,
     CudaLocation,
     Function,
     Instruction,
     Module,
     Param,
     SourceLocation,
+    named_operand,
     source_location,
 )
-from engine.ptx.operands import decode_number, is_special_register
+from engine.ptx.operands import SPECIAL_BASES, decode_number, is_special_register, split_registers
 
 _LINE_DIRECTIVES = frozenset({".version", ".target", ".address_size", ".file", ".loc"})
 _DECLARATION_STARTS = frozenset(
@@ -75,17 +81,16 @@ _STATEMENT = re.compile(
 FAST_PATHS = True  # tests turn this off to check that both paths agree
 # A learnt line shape records the spans of these groups of _STATEMENT (see learn_line).
 _SHAPE_GROUPS = {"i": ("i", "guard", "op", "ops"), "loc": ("loc", "f", "l", "c")}
-_DIGITS_TO_ZERO = str.maketrans("123456789", "000000000")
+_LOC, _INSTRUCTION, _PLAIN = 0, 1, 2  # the kinds of line shape
+_BRANCHES = ("bra", "brx")  # their bare-name operands are labels
+_ZERO_DIGITS = str.maketrans("123456789", "000000000")
+_SPECIAL_SHAPES = frozenset(name.translate(_ZERO_DIGITS) for name in SPECIAL_BASES)
+# Line shapes are bytes: bytes.translate is a table look-up per byte, str.translate a dict
+# look-up per character. (In UTF-8, bytes 0x30-0x39 are always ASCII digits.)
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _SHAPE_LIMIT = 1 << 12  # line shapes per parser before they are forgotten (bounds their memory)
 _LINE_LIMIT = 1 << 16  # whole lines remembered, likewise
-
-
-def _loc_number(digits: str) -> int | None:
-    """:func:`decode_number` of a ``.loc`` number (digits only), quicker for the usual ones."""
-    if "0" < digits[0] <= "9" or digits == "0":
-        return int(digits)  # ASCII 1-9 then digits: decimal, as decode_number reads it
-    value = decode_number(digits)
-    return value if isinstance(value, int) else None
+_ROW_HIT_RATIO = 16  # see fast_statements
 
 
 def _unescape(text: str) -> str:
@@ -100,7 +105,9 @@ class _Parser(InstructionParser):
         super().__init__(text, filename)
         self.module = Module(filename=filename)
         self.declared: set[str] = set()  # names of functions declared without a body so far
-        self.line_shapes: dict[str, tuple] = {}  # see learn_line
+        self.line_shapes: dict[bytes, tuple] = {}  # see learn_line
+        self.shapes_of_text: bytes | None = None  # see shape_text
+        self.rows_review = (True, 0, _LINE_LIMIT)  # whole-line look-ups: on?, hits, lines left
 
     # ----------------------------------------------------------------- module level
     def parse(self) -> Module:
@@ -114,13 +121,16 @@ class _Parser(InstructionParser):
         """Turn the ``.loc`` tuples the bodies hold into CudaLocations (the ``.file`` table is
         complete only now); equal positions share one object."""
         made: dict[LocTuple, CudaLocation] = {}
+        last = found = None
         for function in self.module.functions:
             for instr in function.body or ():
                 loc = instr.cuda_location
                 if loc is not None:
-                    found = made.get(loc)  # type: ignore[call-overload]
-                    if found is None:
-                        found = made[loc] = self.cuda_location(loc)  # type: ignore[index,arg-type]
+                    if loc is not last:  # runs of instructions share the tuple of their .loc
+                        last = loc
+                        found = made.get(loc)  # type: ignore[call-overload]
+                        if found is None:
+                            found = made[loc] = self.cuda_location(loc)  # type: ignore[index,arg-type]
                     instr.cuda_location = found
 
     def top_statement(self) -> None:
@@ -340,10 +350,16 @@ class _Parser(InstructionParser):
         when the body closed; False at the first statement the token path must read (the
         white space before it consumed).
 
-        Two levels: a line that holds one instruction or ``.loc`` and nothing else is looked
-        up whole, or read by the spans of its shape (:meth:`learn_line`); anything else, and a
-        line of a shape not seen yet, is matched with :data:`_STATEMENT`, one statement at a
-        time."""
+        Two levels. A line that holds one instruction or ``.loc`` and nothing else is looked
+        up whole, or else read by the spans of its shape (see :meth:`learn_line`; the most
+        common shape, ``op.mods \\t%d, a, b;``, is built right here: in a kernel where every
+        statement is new, this loop is where the time goes). Anything else, and a line of a
+        shape not seen yet, is matched with :data:`_STATEMENT`, one statement at a time.
+
+        Looking lines up whole pays in unrolled code, where they recur, and costs a little
+        everywhere else: after every :data:`_LINE_LIMIT` lines remembered, the look-up is
+        kept only if it found at least one line in :data:`_ROW_HIT_RATIO`, and switched off
+        for the next :data:`_LINE_LIMIT` lines otherwise."""
         if self.toks:
             self.sync()
         lexer = self.lexer
@@ -353,9 +369,14 @@ class _Parser(InstructionParser):
         match = _STATEMENT.match
         cache = self.statement_cache
         rows = self.line_cache
+        rows_on, rows_hits, rows_left = self.rows_review
         shapes = self.line_shapes
+        shape_text = self.shape_text()
+        operand_caches = self.operand_cache
+        register_cache = self.register_cache
+        registers_of = register_cache.__getitem__
         new_location = object.__new__
-        set_file, set_line, set_column = _LOCATION_SET
+        set_file, set_line, set_column = LOCATION_SETTERS
         body = state.function.body
         assert body is not None
         append = body.append
@@ -368,16 +389,101 @@ class _Parser(InstructionParser):
                 if starts_line("\n", pos):
                     nl = find("\n", pos + 1)
                     if nl > 0:
-                        row = text[pos + 1 : nl]
-                        got = rows.get(row)
+                        base = pos + 1
+                        got = None
+                        if rows_on:
+                            row = text[base:nl]
+                            got = rows.get(row)
+                            if got is not None:
+                                rows_hits += 1
+                        else:
+                            row = None
+                            rows_left -= 1
+                            if not rows_left:
+                                rows_on, rows_hits, rows_left = True, 0, _LINE_LIMIT
                         if got is None:
-                            key = row.translate(_DIGITS_TO_ZERO)
+                            key = (shape_text[base:nl] if shape_text is not None else
+                                   text[base:nl].encode("utf-8", "surrogatepass").translate(_DIGITS_TO_ZERO))
                             shape = shapes.get(key)
-                            if shape is not None:
-                                got = self.shaped_line(state, row, shape)
+                            if shape is None:
+                                pass
+                            elif shape[0] == _PLAIN:
+                                # InstructionParser.build_statement for this shape (no guard,
+                                # operands split at ", ", text op + " " + ops + ";"), inlined;
+                                # with the usual miss, a new destination register, made here.
+                                _, column, o0, o1, s0, s1, fresh_dest = shape
+                                op = text[base + o0 : base + o1]
+                                ops = text[base + s0 : base + s1]
+                                opcode, modifiers, plain = split_opcode(op)
+                                branch = opcode in _BRANCHES
+                                parts = ops.split(", ")
+                                known = operand_caches[branch]
+                                operands = tuple(map(known.get, parts))
+                                if all(operands):  # (only a miss is false: None)
+                                    if plain and operands[0].kind == "register":
+                                        dests = registers_of(parts[0])
+                                        srcs = sum(map(registers_of, parts[1:]), ())
+                                    else:
+                                        dests, srcs = split_registers(
+                                            opcode, modifiers, operands[0].kind,
+                                            list(map(registers_of, parts)), None)
+                                elif (fresh_dest and plain and operands[0] is None
+                                      and all(operands[1:]) and len(register_cache) < CACHE_LIMIT):
+                                    dest = parts[0]
+                                    operands = (named_operand("register", dest), *operands[1:])
+                                    known[dest] = operands[0]
+                                    register_cache[dest] = dests = (dest,)
+                                    srcs = sum(map(registers_of, parts[1:]), ())
+                                else:
+                                    self.branch = branch
+                                    try:
+                                        operands, registers = self.new_operands(known, parts, operands)
+                                    except Fallback:
+                                        operands = ()
+                                    else:
+                                        first = operands[0].kind
+                                        if plain and first == "register":
+                                            dests = registers[0]
+                                            srcs = sum(registers[1:], ())
+                                        else:
+                                            dests, srcs = split_registers(opcode, modifiers, first,
+                                                                          registers, None)
+                                if operands:
+                                    n = len(srcs)
+                                    if n == 2:
+                                        if srcs[0] == srcs[1]:
+                                            srcs = srcs[:1]
+                                    elif n > 2:
+                                        srcs = tuple(dict.fromkeys(srcs))
+                                    text_of = f"{op} {ops};"
+                                    line += 1
+                                    line_start = base
+                                    pos = nl
+                                    where = new_location(SourceLocation)  # source_location(), inlined
+                                    set_file(where, file)
+                                    set_line(where, line)
+                                    set_column(where, column)
+                                    append(Instruction(
+                                        len(body), opcode, modifiers, operands, dests, srcs, text_of,
+                                        where, None, False, state.cuda_loc,  # type: ignore[arg-type]
+                                    ))
+                                    scope_of(state.scope)
+                                    lexer.last_text = ";"
+                                    if rows_on:
+                                        if len(rows) >= _LINE_LIMIT:
+                                            rows.clear()
+                                        rows[row] = (column, (opcode, modifiers, operands, dests, srcs,
+                                                              text_of, None, False))
+                                        rows_left -= 1
+                                        if not rows_left:
+                                            rows_on = rows_hits * _ROW_HIT_RATIO >= _LINE_LIMIT
+                                            rows_hits, rows_left = 0, _LINE_LIMIT
+                                    continue
+                            else:
+                                got = self.shaped_line(state, text[base:nl] if row is None else row, shape)
                         if got is not None:
                             line += 1
-                            line_start = pos + 1
+                            line_start = base
                             pos = nl
                             if got is True:  # a .loc line
                                 continue
@@ -450,45 +556,69 @@ class _Parser(InstructionParser):
                 pos = m.end()
         finally:
             lexer.pos, lexer.line, lexer.line_start = pos, line, line_start
+            self.rows_review = (rows_on, rows_hits, rows_left)
 
-    def learn_line(self, m: re.Match[str], key: str, row_start: int, row_end: int,
+    def shape_text(self) -> bytes | None:
+        """The text with every ASCII digit made ``0``, as bytes, when it is ASCII (then a line's
+        shape is a slice of it at the same offsets); None otherwise (each line is encoded)."""
+        if self.shapes_of_text is None and self.text.isascii():
+            self.shapes_of_text = self.text.encode("ascii").translate(_DIGITS_TO_ZERO)
+        return self.shapes_of_text
+
+    def learn_line(self, m: re.Match[str], key: bytes, row_start: int, row_end: int,
                    hit: tuple | None) -> None:
         """Remember the shape of a line that :data:`_STATEMENT` read as white space, one
         instruction or ``.loc`` (``m``), then only white space or a line comment.
 
         The shape is the line with its ASCII digits made ``0``: the patterns give every digit
         the same treatment (``\\d``, ``\\w``, no digit literals), so a line of the same shape
-        matches the same way, with the same group spans; :meth:`shaped_line` reads those spans
-        instead of matching. What depends only on the shape is worked out here once: how the
-        operands split and whether the statement's one-line text is ``op + " " + ops + ";"``.
-        An instruction line is also remembered whole."""
+        matches the same way, with the same group spans, and those spans are read instead of
+        matching. What depends on the shape alone is worked out here once: how the operands
+        split and whether the statement's one-line text is ``op + " " + ops + ";"``. An
+        instruction line is also remembered whole."""
         text = self.text
         end = m.end()
         rest = text[end:row_end]
         if rest.strip(" \t\r\f\v") and not rest.lstrip(" \t\r\f\v").startswith("//"):
             return  # another statement or a block comment follows on the line
-        shapes = self.line_shapes
-        if len(shapes) >= _SHAPE_LIMIT:
-            shapes.clear()
         spans = [x - row_start if x >= 0 else -1 for name in _SHAPE_GROUPS[m.lastgroup]
                  for x in m.span(name)]
         if hit is None:  # .loc: the last token is ';' or the last number
-            shapes[key] = (False, text[end - 1] == ";", *spans)
-            return
-        op, ops = m.group("op", "ops")
-        tidy = (m.group("guard") is None and ops is not None
-                and " ".join(m.group("i").split()) == f"{op} {ops};")
-        shapes[key] = (True, m.group("neg") is not None, *spans, operand_separator(ops), tidy)
-        rows = self.line_cache
-        if len(rows) >= _LINE_LIMIT:
-            rows.clear()
-        rows[text[row_start:row_end]] = (spans[0] + 1, hit)
+            numbers = [text[row_start + a : row_start + b] for a, b in zip(spans[2::2], spans[3::2], strict=True)
+                       if a >= 0]
+            if not all(n.isascii() for n in numbers):
+                return  # digits other than ASCII ones: leave them to decode_number
+            shape: tuple = (_LOC, text[end - 1] == ";", *spans)
+        else:
+            op, ops = m.group("op", "ops")
+            separator = operand_separator(ops)
+            tidy = (m.group("guard") is None and ops is not None
+                    and " ".join(m.group("i").split()) == f"{op} {ops};")
+            if tidy and separator == ", ":
+                # Whether operand 0 of every line of this shape, when new, is a register that
+                # word() would make without a second look (digits aside, the pattern is the
+                # same for all of them; %clock64 is the one special register with digits).
+                dest = ops.split(", ")[0]
+                fresh_dest = (PLAIN_REGISTER(dest) is not None
+                              and dest.translate(_ZERO_DIGITS) not in _SPECIAL_SHAPES)
+                shape = (_PLAIN, spans[0] + 1, *spans[4:8], fresh_dest)
+            else:
+                shape = (_INSTRUCTION, m.group("neg") is not None, *spans, separator, tidy)
+            rows = self.line_cache
+            if len(rows) >= _LINE_LIMIT:
+                rows.clear()
+            rows[text[row_start:row_end]] = (spans[0] + 1, hit)
+        shapes = self.line_shapes
+        if len(shapes) >= _SHAPE_LIMIT:
+            shapes.clear()
+        shapes[key] = shape
 
     def shaped_line(self, state: BodyState, row: str, shape: tuple) -> tuple[int, tuple] | bool | None:
-        """The line ``row`` read from its learnt ``shape``: (column, instruction tuple) for an
-        instruction (also remembered whole), True for a ``.loc`` (``state.cuda_loc`` set),
-        None when its content needs the general path."""
-        if shape[0]:
+        """The line ``row`` read from its learnt ``shape`` (other than the one
+        :meth:`fast_statements` builds itself): (column, instruction tuple) for an instruction
+        (also remembered whole), True for a ``.loc`` (``state.cuda_loc`` set), None when its
+        content needs the general path."""
+        if shape[0] == _INSTRUCTION:
             _, negated, i0, i1, g0, g1, o0, o1, s0, s1, separator, tidy = shape
             op = row[o0:o1]
             ops = row[s0:s1] if s0 >= 0 else None
@@ -504,13 +634,16 @@ class _Parser(InstructionParser):
                 rows.clear()
             rows[row] = got
             return got
+        # .loc: its numbers are ASCII digits; decimal unless they start with 0 (octal, or
+        # malformed as "09": the general path decides)
         _, semicolon, _, _, f0, f1, l0, l1, c0, c1 = shape
-        file, number, column = row[f0:f1], row[l0:l1], row[c0:c1] if c0 >= 0 else None
-        nums = [_loc_number(g) for g in (file, number, column) if g is not None]
-        if None in nums:
-            return None  # "09" is no octal number: the token path reports it
-        state.cuda_loc = (nums[0], nums[1], nums[2] if len(nums) > 2 else 0, None)  # type: ignore[assignment]
-        self.lexer.last_text = ";" if semicolon else column or number
+        index, number = row[f0:f1], row[l0:l1]
+        column = row[c0:c1] if c0 >= 0 else "0"
+        if ((index[0] == "0" and len(index) > 1) or (number[0] == "0" and len(number) > 1)
+                or (column[0] == "0" and len(column) > 1)):
+            return None
+        state.cuda_loc = (int(index), int(number), int(column), None)  # type: ignore[assignment]
+        self.lexer.last_text = ";" if semicolon else column if c0 >= 0 else number
         return True
 
     def body_directive(self, state: BodyState, tok: Token) -> None:
@@ -650,5 +783,5 @@ def parse_ptx(text: str, filename: str = "<string>") -> Module:
     passes over them would cost a quarter of the time."""
     if text.startswith("\ufeff"):
         text = text[1:]  # a byte-order mark is not PTX, but editors add one
-    with paused_gc():
+    with paused_gc(promote=True):
         return _Parser(text, filename).parse()

@@ -8,7 +8,6 @@ into figures; this module only knows what a valid state is.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 from engine.errors import WarplineError
 from engine.launch import Launch
 from engine.manybsp import Overrides
-from engine.profile_schema import MAX_CYCLES
+from engine.manybsp.model import override_number
 
 POLICIES = ("lrr", "gto")
 
@@ -94,18 +93,9 @@ def parse_cell_value(column: str, text: str) -> float | str | None:
 
 
 def _non_negative(column: str, text: str) -> float:
-    try:
-        number = float(text)
-    except ValueError:
-        raise WarplineError(f"{column}: {text.strip()!r} is not a number") from None
-    if not math.isfinite(number):
-        raise WarplineError(f"{column}: {text.strip()!r} is not a finite number")
-    if number < 0:
-        raise WarplineError(f"{column}: {number:g} is negative; cycles and counts cannot be")
-    if number > MAX_CYCLES:
-        raise WarplineError(f"{column}: {text.strip()!r} is too large; at most {MAX_CYCLES:.0e} "
-                            "cycles or transactions are accepted")
-    return number
+    # The one rule for a number a user sets (the engine's overrides apply it too): finite, not
+    # negative, at most MAX_CYCLES; refused with a message naming the column.
+    return override_number(text.strip(), column)
 
 
 def with_cell_edit(state: WorkbenchState, row: int, column: str, value: float | str | None,

@@ -7,18 +7,19 @@ without overlap, the launch overhead is charged once per kernel, and μ is an un
 This model keeps what users edit (the BLOCK table, the supersteps and their iteration counts) and
 replaces the combination:
 
-* each level-2 superstep j splits into its **throughput** ``thr_j`` (eq. 9 over the cells' warp
-  occupancy, the ``b`` part of an ``a+b`` cell plus one warp's share) and its **exposed head
-  latency** ``lat_j = comp_j − thr_j`` (the ``a`` part);
-* a global access costs its **latency at the level it hits** (Λ of the memory-hierarchy model, or
-  the user's ``lat_comm``) once per warp, and the SM's **memory pipeline** λ per warp request
-  (cycles of that SM's share of the limiting level's bandwidth with every SM streaming);
-* one warp runs a level-1 superstep in ``L_s = Σ_j (lat_j + thr_j/w + Λ_j) + ovh_s``; the block's
-  warps overlap each other inside it, so the block needs ``max(L_s, P_s, M_s)`` per iteration
-  (P_s: its schedulers' throughput, M_s: its memory-pipeline time);
+* each level-2 superstep j gives the **busy cycles of each unit** (the dispatcher and every FU
+  column: the ``b`` part of an ``a+b`` cell plus the first warp's own share) and **one warp's time
+  through it** (the head latency ``a``, then its other rows issuing behind it);
+* a memory row costs its **latency at the level it hits** (Λ of the memory-hierarchy model, or the
+  user's ``lat_comm``) once per warp, and its pipeline's λ per warp request (cycles of that SM's
+  share of the limiting level's bandwidth with every SM streaming);
+* one warp runs a level-1 superstep in ``L_s = Σ_j (one warp through j + Λ_j + ovh_j)``; the
+  block's warps overlap each other inside it, so the block needs ``max(L_s, P_s, M_s, B_s)`` per
+  iteration (P_s: the busiest unit summed over the supersteps, M_s: the busiest memory pipeline,
+  B_s: the barrier unit);
 * the ρ resident blocks overlap each other (they never synchronise): the SM is bound by the
-  largest of its issue throughput, its memory bandwidth, the waves of block latency and the
-  block launch rate, each over the blocks it runs;
+  largest of its issue throughput, its memory and barrier pipelines, the latency of its blocks as a
+  closed queueing network, and the block launch rate, each over the blocks it runs;
 * launch overhead per block (000's block_lnch_ovh, measured as the serial rate at which an SM
   starts blocks) and per warp.
 
@@ -36,14 +37,12 @@ from dataclasses import dataclass, field
 from engine.errors import ModelError
 from engine.manybsp.equations import Prediction, Quantity
 from engine.manybsp.rows import BlockRow, InstructionRow, ManyBspParams
-from engine.manybsp.supersteps import Level1Superstep, Level2Superstep
-
-MODEL_ID = "manybsp_star"
+from engine.manybsp.supersteps import Level1Superstep
 
 
 @dataclass(frozen=True)
 class AccessCost:
-    """What one global-access row costs a warp in the memory hierarchy.
+    """What one memory row costs a warp in the memory hierarchy.
 
     ``lam``: SM cycles the SM's memory pipeline is busy per warp request (bytes at the level that
     limits it over that SM's share of the level's bandwidth). ``Lam``: cycles until the data is
@@ -60,8 +59,8 @@ class AccessCost:
 @dataclass(frozen=True)
 class CorrectedInputs:
     """What Many-BSP* adds to the Many-BSP result: the occupancy the SM really runs at (ρ from the
-    occupancy calculator, not eq. 21), the memory-hierarchy cost of each global-access row (by
-    1-based row index) and the serial block launch interval."""
+    occupancy calculator, not eq. 21), the memory-hierarchy cost of each memory row and the barrier
+    unit's λ of each barrier row (by 1-based row index), the SASS weights and ptxas's unrolling."""
 
     resident_blocks: int
     access: dict[int, AccessCost] = field(default_factory=dict)
@@ -72,8 +71,6 @@ class CorrectedInputs:
     # ptxas's unroll factor of each loop, by its (first, last) row (1-based, inclusive): the copies
     # of an unrolled body issue together, so their latency chains overlap.
     unroll: dict[tuple[int, int], int] = field(default_factory=dict)
-    block_launch_interval: float = 0.0
-    notes: tuple[str, ...] = ()
 
 
 def _fmt(x: float) -> str:
@@ -82,15 +79,15 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}" if isinstance(x, float) else str(x)
 
 
-def _throughput(rows: list[BlockRow], weights: dict[int, float] | None = None
-                ) -> tuple[dict[int, float], float, int]:
-    """(throughput, head latency, rows with cells) of a level-2 superstep for the block's w warps of
-    one scheduler. Throughput: the larger of the dispatch cycles (Σ issue) and the busiest FU
-    column's warp occupancy (a full ``a+b`` cell counts ``b``, the other warps, plus the first
-    warp's own ``warp_size/T``); eq. 9 adds the head's issue on top, which on GPUs that dispatch
-    a warp per cycle counts an SFU/LDST warp's occupancy twice. Head latency: the largest ``a``."""
+def _busy_cycles(rows: list[BlockRow], weights: dict[int, float] | None = None
+                 ) -> tuple[dict[int, float], float, int]:
+    """(busy cycles per unit, head latency, rows with cells) of a level-2 superstep for the block's
+    w warps of one scheduler. Units: 0 the dispatcher (Σ issue), 1-4 the FU columns' warp occupancy
+    (a full ``a+b`` cell counts ``b``, the other warps, plus the first warp's own
+    ``warp_size/T``); eq. 9 adds the head's issue on top, which on GPUs that dispatch a warp per
+    cycle counts an SFU/LDST warp's occupancy twice. Head latency: the largest ``a``."""
     if not rows:
-        return 0.0, 0.0, 0
+        return {}, 0.0, 0
     # 000 charges a DPU/SFU/LDST row w × warp_size/T issue cycles (older GPUs dispatched such a
     # warp over several cycles); a GPU that dispatches a warp per cycle spends w, and the unit's
     # occupancy is its FU column's. Dividing by warp_size/T keeps an edited issue cell in effect.
@@ -121,7 +118,6 @@ def _throughput(rows: list[BlockRow], weights: dict[int, float] | None = None
 class Level2Costs:
     """One level-2 superstep as Many-BSP* reads it (per pass, one block)."""
 
-    thr: float       # the block's w warps on one scheduler, pipelined
     busy: dict[int, float]  # cycles per column (0 = dispatch) for the w warps
     one_warp: float  # one warp alone: head latency + the superstep's other rows
     mem_lat: float   # latency of the slowest waited-for global access
@@ -131,11 +127,11 @@ class Level2Costs:
     global_busy: float = 0.0   # the part of mem_busy that global accesses take (L1/L2/DRAM)
 
 
-def level2_costs(step: Level2Superstep, block: list[BlockRow], rows_by_index: dict[int, InstructionRow],
+def level2_costs(inside: list[BlockRow], ovh: float, rows_by_index: dict[int, InstructionRow],
                  access: dict[int, AccessCost], w: int, barrier_lam: dict[int, float] | None = None,
                  weights: dict[int, float] | None = None) -> Level2Costs:
-    inside = [b for b in block if step.start <= b.index <= step.end]
-    busy, head, k = _throughput(inside, weights)
+    """The costs of the level-2 superstep made of the BLOCK rows ``inside`` (overhead ``ovh``)."""
+    busy, head, k = _busy_cycles(inside, weights)
     thr = max(busy.values(), default=0.0)
     mem_lat = global_busy = 0.0
     mem_busy: dict[str, float] = {}
@@ -160,7 +156,7 @@ def level2_costs(step: Level2Superstep, block: list[BlockRow], rows_by_index: di
             mem_lat = max(mem_lat, cost.Lam - own)
     # One warp: the head's latency, then the other rows of the superstep issue behind it.
     one_warp = max(head + thr / w * (1 - 1 / k), thr / w) if k else thr / w
-    return Level2Costs(thr, busy, one_warp, mem_lat, mem_busy, step.ovh, barrier_busy, global_busy)
+    return Level2Costs(busy, one_warp, mem_lat, mem_busy, ovh, barrier_busy, global_busy)
 
 
 def _unroll_of(step: Level1Superstep, unroll: dict[tuple[int, int], int]) -> int:
@@ -179,8 +175,7 @@ def _closed_network_bound(blocks: int, rho: int, alone: float, memory: float) ->
     queues ``memory`` cycles at the SM's memory pipeline, which serves one block at a time.
     With n blocks, a block's memory residence is memory × (1 + blocks queued at n − 1); the SM
     finishes X(ρ) = ρ / (alone + residence) blocks per cycle."""
-    queued = 0.0
-    throughput = 1.0 / alone if alone > 0 else 0.0
+    queued = throughput = 0.0
     for n in range(1, rho + 1):
         residence = memory * (1 + queued)
         throughput = n / (alone + residence)
@@ -202,7 +197,6 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
         raise ModelError("Many-BSP*: no block fits on an SM (0 resident blocks)")
     pred = Prediction(branch="Many-BSP*")
     q = pred.quantities
-    pred.notes.extend(inputs.notes)
 
     def put(name: str, value: float, eq: str, formula: str) -> float:
         if not math.isfinite(value) or value < 0:
@@ -213,13 +207,16 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
     w = params.w
     warps_per_block = max(1, -(-params.n_t // params.warp_size))
     rows_by_index = {r.index: r for r in rows}
+    # A level-2 superstep is a run of consecutive BLOCK rows: sliced by position, not searched.
+    position = {b.index: k for k, b in enumerate(block)}
     chain = busy = bar = 0.0
     memory_pipes: dict[str, float] = {}
     global_demand = 0.0   # what a block asks of the L1/L2/DRAM path: the queue of the latency bound
     block_alone = 0.0
     for step in level1:
-        costs = [level2_costs(s, block, rows_by_index, inputs.access, w, inputs.barrier_lam,
-                              inputs.issue_weights) for s in step.children]
+        costs = [level2_costs(block[position[s.start]:position[s.end] + 1], s.ovh, rows_by_index,
+                              inputs.access, w, inputs.barrier_lam, inputs.issue_weights)
+                 for s in step.children]
         L = sum(c.one_warp + c.mem_lat + c.ovh for c in costs)
         # The warps of a block do not wait for each other inside a level-1 superstep (it ends at
         # barriers), so each unit's busy time adds up over its level-2 supersteps and the busiest

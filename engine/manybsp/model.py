@@ -122,7 +122,8 @@ def override_number(value: object, what: str) -> float:
     if number < 0:
         raise ModelError(f"{what}: {number:g} is negative")
     if number > MAX_CYCLES:
-        raise ModelError(f"{what}: {number:g} is larger than {MAX_CYCLES:g}, the largest value accepted")
+        raise ModelError(f"{what}: {value!r} is too large; at most {MAX_CYCLES:.0e} cycles or transactions "
+                         "are accepted")
     return number
 
 

@@ -915,9 +915,11 @@ class GanttView(QWidget):
         top, height = self._lane_top[lane_index] + (top - lane.y) * scale, height * scale
         self._hover_box.setRect(QRectF(x0, top + 0.05 * height, max(x1 - x0, 1e-9), 0.9 * height))
         self._hover_box.show()
-        vb = self.plot.getViewBox()
-        p = vb.mapSceneToView(scene_pos)
-        (v0, v1), (w0, w1) = vb.viewRange()
+        self._place_tip(self.plot.getViewBox().mapSceneToView(scene_pos), text)
+
+    def _place_tip(self, p: QPointF, text: str) -> None:
+        """Show ``text`` as the tooltip at view point ``p``."""
+        (v0, v1), (w0, w1) = self.plot.getViewBox().viewRange()
         # open towards the middle of the view so the box is never cut off at an edge
         self._tip.setAnchor((1.0 if p.x() > (v0 + v1) / 2 else -0.02, 1.05 if p.y() > (w0 + w1) / 2 else -0.15))
         self._tip.setPos(p)
@@ -937,14 +939,7 @@ class GanttView(QWidget):
         if text is None:
             return False
         self._hover_box.hide()
-        (v0, v1), (w0, w1) = vb.viewRange()
-        self._tip.setAnchor((1.0 if p.x() > (v0 + v1) / 2 else -0.02, 1.05 if p.y() > (w0 + w1) / 2 else -0.15))
-        self._tip.setPos(p)
-        if text != self.hover_text:
-            self.hover_text = text
-            self._tip.setText(text)
-            self.hovered.emit(text)
-        self._tip.show()
+        self._place_tip(p, text)
         return True
 
     def leaveEvent(self, event: object) -> None:

@@ -31,6 +31,12 @@ MECHANISMS: dict[str, str] = {
             "unrolled loop's branch) cost their share of λ, from the SASS ptxas makes of the kernel",
     "atomic_serialisation": "atomics to one address serialise (per lane in shared memory, across the GPU "
                             "in global memory)",
+    "renamed_copies": "the copies of a loop body that ptxas unrolled have registers of their own, so a "
+                      "later copy's loads issue before an earlier copy's consumers (without: they wait "
+                      "for them, as the PTX's reused registers say)",
+    "l2_footprint": "a buffer the whole grid reads more often than its footprint (union of its addresses "
+                    "over the grid) is read from DRAM once when the kernel's footprint fits in L2; the "
+                    "re-reads are L2 hits",
 }
 
 _DISABLED: ContextVar[frozenset[str]] = ContextVar("warpline_disabled_mechanisms", default=frozenset())

@@ -27,14 +27,18 @@ from engine.errors import SimulationError
 from engine.pipeline.description import KernelDescription, Loop, Run
 
 
-def expand(nodes) -> list[int]:
-    out: list[int] = []
+def expand_slots(nodes, ins_deps: dict[int, tuple[int, ...]]) -> list[tuple[int, int, tuple[int, ...]]]:
+    """(instruction, completion slot it writes, slots it waits for) per executed position."""
+    out: list[tuple[int, int, tuple[int, ...]]] = []
     for node in nodes:
         if isinstance(node, Run):
-            out.extend(node.instructions)
+            if node.renamed is None:
+                out.extend((i, i, ins_deps.get(i, ())) for i in node.instructions)
+            else:
+                out.extend((i, w, r) for i, (w, r) in zip(node.instructions, node.renamed, strict=True))
         else:
             assert isinstance(node, Loop)
-            body = expand(node.body)
+            body = expand_slots(node.body, ins_deps)
             out.extend(body * node.count)
     return out
 
@@ -42,7 +46,7 @@ def expand(nodes) -> list[int]:
 @dataclass(eq=False)
 class _Warp:
     gid: int
-    program: list[int]
+    program: list[tuple[int, int, tuple[int, ...]]]
     pc: int = 0
     gap: Fraction = Fraction(0)
     ready: Fraction = Fraction(0)
@@ -65,7 +69,8 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
     ins = d.instructions
     wpb = d.warps_per_block
     gamma = min(d.resident_blocks, d.blocks)
-    programs = [expand(p) for p in d.paths]
+    deps = {i: x.deps for i, x in enumerate(ins)}
+    programs = [expand_slots(p, deps) for p in d.paths]
     il = d.issue_limit
     sub_free = [Fraction(0)] * len(d.subsystems)
     slots: list[_Warp | None] = [None] * (gamma * wpb)
@@ -89,7 +94,7 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
         """Called after w issued (or was released): compute when its next instruction is ready."""
         w.ready = base
         if w.pc < len(w.program):
-            for p in ins[w.program[w.pc]].deps:
+            for p in w.program[w.pc][2]:
                 w.ready = max(w.ready, w.latest.get(p, Fraction(0)))
 
     while True:
@@ -133,7 +138,7 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
                 w = slots[s]
                 if w is None or w.done or w.at_barrier or w.earliest() > t:
                     continue
-                i = w.program[w.pc]
+                i, slot, _ = w.program[w.pc]
                 u = ins[i].unit
                 if sub_free[u] > t:
                     continue
@@ -143,7 +148,7 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
                 complete = t + ins[i].Lam
                 end = max(end, complete)
                 issues[w.gid].append((i, t))
-                w.latest[i] = complete
+                w.latest[slot] = complete
                 w.last_complete = max(w.last_complete, complete)
                 w.gap = t + d.warp_issue_interval
                 w.pc += 1
@@ -191,7 +196,7 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
             for w in slots:
                 if w is None or w.done or w.at_barrier:
                     continue
-                e = max(w.earliest(), sub_free[ins[w.program[w.pc]].unit])
+                e = max(w.earliest(), sub_free[ins[w.program[w.pc][0]].unit])
                 if full and e < cycle + 1:
                     e = Fraction(cycle + 1)
                 if e <= t:

@@ -30,8 +30,15 @@ def kernels(draw: st.DrawFn) -> tuple[KernelDescription, str]:
             name=f"i{i}", unit=draw(st.integers(0, n_units - 1)), lam=draw(st.sampled_from(LAMBDAS)),
             Lam=draw(st.sampled_from(LATENCIES)), memory=draw(st.booleans()), barrier=barrier,
             deps=deps))
+    extra = draw(st.integers(0, 3))    # completion slots n..n+extra-1 for renamed runs
+
     def run() -> Run:
-        return Run(tuple(draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4))))
+        body = tuple(draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4)))
+        if extra == 0 or not draw(st.booleans()):
+            return Run(body)
+        slot = st.integers(0, n + extra - 1)
+        renamed = tuple((draw(slot), tuple(draw(st.lists(slot, max_size=3)))) for _ in body)
+        return Run(body, renamed)
     path = (run(), Loop((run(), run()), draw(st.integers(0, 3))), run())
     paths = [path]
     warps_per_block = draw(st.integers(1, 3))
@@ -46,7 +53,7 @@ def kernels(draw: st.DrawFn) -> tuple[KernelDescription, str]:
         warp_path=warp_path,
         warp_issue_interval=draw(st.sampled_from([Fraction(1), Fraction(1, 2), Fraction(2)])),
         block_launch_overhead=draw(st.sampled_from([Fraction(0), Fraction(1), Fraction(5, 2)])),
-        warp_launch_overhead=draw(st.sampled_from([Fraction(0), Fraction(1, 2)])))
+        warp_launch_overhead=draw(st.sampled_from([Fraction(0), Fraction(1, 2)])), extra_slots=extra)
     return d, draw(st.sampled_from(["lrr", "gto"]))
 
 

@@ -15,6 +15,7 @@ import math
 from typing import Any
 
 from engine.analysis import KernelAnalysis, LaunchValues
+from engine.mechanisms import enabled
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, iteration_atom
 from engine.memory.control import control_dependences
 from engine.memory.costs import (
@@ -23,6 +24,7 @@ from engine.memory.costs import (
     memory_cost_overrides,
     n_ma_by_instruction,
 )
+from engine.memory.footprint import AddressRange, affine_range, pointer_value, sampled_range, with_grid_reuse
 from engine.memory.hierarchy import SECTORS_PER_LINE
 from engine.memory.lanes import LaneError, LaneEvaluator
 from engine.memory.naming import format_affine, shared_layout
@@ -73,6 +75,16 @@ def _extents(analysis: KernelAnalysis, values: LaunchValues) -> dict[str, int | 
     for loop in analysis.loops:
         trip = analysis.trip_counts.get(loop.key)
         out[iteration_atom(loop)] = trip.value if trip is not None else None
+    return out
+
+
+def _atom_ranges(extents: dict[str, int | None], values: LaunchValues) -> dict[str, int | None]:
+    """How many values each atom of an affine address runs over in the grid: thread indices
+    (the block's extents), block indices and loop iterations (``extents``; unknown trip counts
+    count once)."""
+    out: dict[str, int | None] = {name: (n if n is not None else 1) for name, n in extents.items()}
+    if values.block is not None:
+        out.update({f"tid.{axis}": values.block[k] for k, axis in enumerate("xyz")})
     return out
 
 
@@ -127,6 +139,7 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
     accesses: list[AccessInfo] = []
     producers: dict[int, list[int]] | None = None     # built at the first constant load
     footprints: list[tuple[int, Affine | None, Instruction, Operand, int]] = []
+    grid_ranges: dict[int, AddressRange] = {}     # by position in accesses: over the whole grid
     for instr in function.instructions:
         c = analysis.classifications[instr.index]
         if instr.opcode not in _OPCODES or not (c.is_load or c.is_store or c.is_atomic):
@@ -179,8 +192,16 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
                                  [w for _, w in ctxs], c.width_bytes, shared_by))
         if space is MemorySpace.GLOBAL and accesses[-1].dram_ratio is not None:
             footprints.append((len(accesses) - 1, form, instr, operand, c.width_bytes))
+            extent = (affine_range(form, _atom_ranges(extents, values), pointer_value({}), c.width_bytes)
+                      if form is not None else sampled_range(sets))
+            if extent is not None:
+                grid_ranges[len(accesses) - 1] = extent
     if lanes is not None:
         _share_between_instructions(accesses, footprints, lanes, analysis, values)
+        if enabled("l2_footprint") and values.grid is not None and values.block is not None:
+            warps = math.ceil(math.prod(values.block) / WARP) * math.prod(values.grid)
+            accesses = with_grid_reuse(accesses, grid_ranges,
+                                       lambda i: executions_per_warp(analysis, i) * warps)
     assumptions = [
         f"pointer arguments are {POINTER_ALIGN}-byte aligned (cudaMalloc); their value is taken as 0",
         "shared variables are laid out in declaration order with their alignment, from offset 0",

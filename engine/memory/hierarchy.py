@@ -69,6 +69,13 @@ def level_shares(access: AccessInfo, profile: Any, sm: SmContext) -> LevelShares
     if access.dram_ratio is None or access.sectors_per_request is None:
         return None
     dram = min(max(access.dram_ratio, 0.0), 1.0)
+    if access.grid_reuse is not None and access.grid_reuse < 1.0 and enabled("l2_footprint"):
+        # re-reads of a buffer the grid already brought in: L2 hits as far as the kernel's
+        # footprint fits (beyond it, the share that does not fit misses again)
+        capacity = float(getattr(profile.device, "l2_cache_bytes", None) or 0.0)
+        footprint = access.kernel_footprint_bytes or 0.0
+        kept = 1.0 if footprint <= capacity else (capacity / footprint if footprint else 0.0)
+        dram *= access.grid_reuse + (1.0 - access.grid_reuse) * (1.0 - kept)
     l1 = 0.0
     if access.l1_cached and access.block_miss is not None and enabled("l1"):
         reuse = max(1.0 - access.block_miss, 0.0)

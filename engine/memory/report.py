@@ -55,6 +55,11 @@ class AccessInfo:
     # Constant loads: mean distinct addresses per warp request (the constant cache serves one per
     # access; 1 = a broadcast).
     distinct_addresses: float | None = None
+    # Share of the compulsory sectors above (R) that are first touches of the buffer by the whole
+    # grid (its footprint / what R charges, <= 1; :mod:`engine.memory.footprint`), and the
+    # footprint of every buffer the kernel reads or writes: the re-reads are L2 hits while it fits.
+    grid_reuse: float | None = None
+    kernel_footprint_bytes: float | None = None
 
 
 @dataclass

@@ -69,8 +69,8 @@ DONE = 3
 
 # parameter vector layout
 P_BLOCKS, P_WPB, P_GAMMA, P_IL, P_TICKS, P_GAP, P_BOVH, P_WOVH, P_POLICY, P_BUDGET, \
-    P_RECORD, P_NSUB, P_MAXDEPTH = range(13)
-N_PARAMS = 13
+    P_RECORD, P_NSUB, P_MAXDEPTH, P_NDONE = range(14)
+N_PARAMS = 14
 
 # why a run stopped early (out[4])
 STOP_NONE = 0
@@ -95,8 +95,8 @@ N_BLOCK_FIELDS = 9
 
 # per-slot state: rows of one int64 matrix (slots padded to whole 64-bit words)
 F_STATE, F_GID, F_PC, F_K, F_KEND, F_SP, F_NEXT, F_UNIT, F_READY, F_DCAUSE, F_GAP, F_WAKE, \
-    F_LASTC, F_BSLOT = range(14)
-N_FIELDS = 14
+    F_LASTC, F_BSLOT, F_SLOT = range(15)
+N_FIELDS = 15
 
 
 def words_for(nslots: int) -> int:
@@ -194,16 +194,19 @@ def _scan(wake, nw, t, elig_new):
 # Python callback (item models, paint methods) while a simulation or an occupancy sweep runs.
 @njit(cache=True, error_model="numpy", _nrt=False, nogil=True)
 def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
-                  prog_kind, prog_a, prog_b, pool, pool_unit, pool_dlo, pool_dhi, path_start, warp_path,
+                  prog_kind, prog_a, prog_b, pool, pool_unit, pool_dlo, pool_dhi, pool_slot, path_start,
+                  warp_path,
                   tr_warp, tr_block, tr_instr, tr_sub, tr_issue, tr_complete,
                   st_warp, st_start, st_end, st_cause,
                   unit_busy, cause_ticks, instr_count, instr_wait, out, fin_rows,
                   work_slots, work_stack, work_done, work_masks, work_blocks, work_units, cancel):
     """Run the simulation; fills the trace buffers and aggregates, writes the summary to ``out``.
 
-    ``pool_unit``, ``pool_dlo``, ``pool_dhi``: for each pool position the instruction's subsystem
-    and its range in ``dep_src``. ``dep_cause[e]``: the stall cause charged when dependence ``e``
-    (of ``dep_src``) is the one ready last (memory or compute dependency, by its producer).
+    ``pool_unit``, ``pool_dlo``, ``pool_dhi``, ``pool_slot``: for each pool position the
+    instruction's subsystem, its range in ``dep_src`` and the completion slot it writes (its own
+    instruction's, or a renamed copy's; ``dep_src`` holds slots, ``P_NDONE`` of them per warp).
+    ``dep_cause[e]``: the stall cause charged when dependence ``e`` (of ``dep_src``) is the one
+    ready last (memory or compute dependency, by its producer).
     ``out``: [end_tick, issued, trace_rows, stall_rows, stopped_early, error, error_block,
     trace_truncated, rounds]; stopped_early is STOP_CYCLE_BUDGET or STOP_CANCELLED. ``cancel``: a
     one-element array another thread sets non-zero to stop the run (read every CANCEL_POLL loop
@@ -223,7 +226,6 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
     budget = params[P_BUDGET]
     record = params[P_RECORD] != 0
     nsub = params[P_NSUB]
-    n_static = unit.shape[0]
     tr_cap = tr_warp.shape[0]
     tickf = float(ticks)  # the trace is written in cycles straight into the caller's tables
     st_cap = st_warp.shape[0]
@@ -248,6 +250,8 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
     s_gap = ss[F_GAP]
     s_lastc = ss[F_LASTC]
     s_bslot = ss[F_BSLOT]
+    s_slot = ss[F_SLOT]
+    n_done = params[P_NDONE]
     done = work_done
     elig = work_masks[0:nw]
     elig_new = work_masks[nw:2 * nw]
@@ -325,10 +329,11 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
                     s_sp[w] = 0
                     s_lastc[w] = 0
                     s_gap[w] = start + wi * wovh
-                    for q in range(n_static):
-                        done[w * n_static + q] = 0
+                    for q in range(n_done):
+                        done[w * n_done + q] = 0
                     kp = _advance(w, prog_kind, prog_a, prog_b, s_pc, s_k, s_kend, s_stack, s_sp)
                     s_next[w] = pool[kp]
+                    s_slot[w] = pool_slot[kp]
                     u = pool_unit[kp]
                     s_unit[w] = u
                     unit_mask[u * nw + (w >> 6)] |= np.int64(1) << (w & 63)
@@ -534,7 +539,7 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
                     n_tr += 1
                 else:
                     truncated = 1
-            done[s * n_static + i] = complete
+            done[s * n_done + s_slot[s]] = complete
             if complete > s_lastc[s]:
                 s_lastc[s] = complete
             if complete > max_complete:
@@ -606,12 +611,13 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
                     continue
                 # per pool position (not per instruction): loaded side by side, not one after another
                 s_next[f] = pool[kp]
+                s_slot[f] = pool_slot[kp]
                 un = pool_unit[kp]
                 s_unit[f] = un
                 unit_mask[un * nw + fw] |= fbit
                 ready = base
                 cause = BARRIER if base > 0 else COMPUTE_DEPENDENCY
-                row = f * n_static
+                row = f * n_done
                 for e in range(pool_dlo[kp], pool_dhi[kp]):
                     c = done[row + dep_src[e]]
                     if c > ready:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -35,7 +35,7 @@ from engine.pipeline.description import (
     to_fraction,
 )
 from engine.pipeline.peers import ModelPrediction, all_peers
-from engine.pipeline.schedule import block_issue_order, issue_order
+from engine.pipeline.schedule import block_issue_order, issue_positions
 from engine.pipeline.simulator import SimulationResult, simulate
 from engine.units import Unit
 
@@ -199,8 +199,11 @@ class _PathBuilder:
 
     def __init__(self, analysis: KernelAnalysis, launch: Any, ov: PipelineOverrides,
                  latencies: list[float] | None = None, dropped: frozenset[int] = frozenset(),
-                 unroll: Mapping[str, int] | None = None) -> None:
+                 unroll: Mapping[str, int] | None = None,
+                 deps: Sequence[tuple[int, ...]] | None = None) -> None:
         self.a = analysis
+        self.deps = deps             # each instruction's producers (the description's deps)
+        self.extra_slots = 0         # completion slots the renamed copies of unrolled loops use
         self.latencies = latencies   # Λ per instruction: blocks issue in scheduled order
         self.dropped = dropped       # instructions ptxas folds away: never issued
         self.unroll = unroll or {}   # "first-last" instruction of a loop -> ptxas's unroll factor
@@ -294,19 +297,60 @@ class _PathBuilder:
     def _unrolled(self, loop: Any, body: list[PathNode], count: int) -> list[PathNode]:
         """The loop as ptxas runs it: a body it unrolled u times is u copies scheduled as one
         block (the copies' loads issue together) for count // u passes, then the remaining
-        iterations one at a time. Only straight-line bodies; the inner backward branches go."""
+        iterations one at a time. Only straight-line bodies; the inner backward branches go.
+
+        ptxas gives each copy registers of its own, so a copy's instructions complete into slots
+        of their own (the last copy into the instructions' own, which the next pass and the code
+        after the loop read): a copy's load can issue before the previous copy's consumer of the
+        same PTX register has read it, as the SASS does (16 loads in flight, not 4)."""
         first = self.cfg.blocks[loop.header_block].start
         last = max(self.cfg.blocks[latch].end - 1 for latch in loop.latches)
         u = self.unroll.get(f"{first}-{last}", 1)
         if u < 2 or count < u or self.latencies is None or not all(isinstance(n, Run) for n in body):
             return [Loop(tuple(body), count)]
         one = [i for node in body for i in node.instructions]   # type: ignore[union-attr]
-        copies = [i for _ in range(u - 1) for i in one if i != last] + one
-        order = issue_order(self.a.function.instructions, self.a.classifications, self.latencies, copies)
-        nodes: list[PathNode] = [Loop((Run(order),), count // u)]
+        copies = [(c, i) for c in range(u - 1) for i in one if i != last] + [(u - 1, i) for i in one]
+        renamed = self._rename(one, copies, u) if self.deps is not None and enabled("renamed_copies") else None
+        sequence = [i for _, i in copies]
+        positions = issue_positions(self.a.function.instructions, self.a.classifications, self.latencies,
+                                    sequence, renamed)
+        run = Run(tuple(sequence[k] for k in positions),
+                  None if renamed is None else tuple(renamed[k] for k in positions))
+        nodes: list[PathNode] = [Loop((run,), count // u)]
         if count % u:
             nodes.append(Loop(tuple(body), count % u))
         return nodes
+
+    def _rename(self, one: list[int], copies: list[tuple[int, int]], u: int
+                ) -> list[tuple[int, tuple[int, ...]]]:
+        """Per position of ``copies`` (copy, instruction): the slot it completes into and the
+        slots it waits for. A producer earlier in the body is the same copy's; one later in the
+        body (or the instruction itself) is the previous copy's, and for the first copy the
+        previous pass's last copy, whose slots are the instructions' own."""
+        assert self.deps is not None
+        n = len(self.deps)
+        where = {i: k for k, i in enumerate(one)}
+        slot: dict[tuple[int, int], int] = {}
+        for c, i in copies:
+            if c < u - 1:
+                slot[(c, i)] = n + self.extra_slots
+                self.extra_slots += 1
+
+        def of(c: int, i: int) -> int:
+            return slot.get((c, i), i)
+
+        out = []
+        for c, i in copies:
+            reads = []
+            for p in self.deps[i]:
+                if p not in where:
+                    reads.append(p)                  # defined before the loop
+                elif where[p] < where[i]:
+                    reads.append(of(c, p))           # this iteration
+                else:
+                    reads.append(of(c - 1, p) if c > 0 else p)   # the previous iteration
+            out.append((of(c, i), tuple(reads)))
+        return out
 
     def _split_loop(self, loop: Any, count: int, chance: list[tuple[int, float]]) -> list[PathNode]:
         branch_block, p = chance[0]
@@ -408,7 +452,7 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None
     dropped = frozenset(i for i, w in weights.items() if w <= 0)
     unroll = sass.unroll if sass is not None and enabled("sass") else None
-    builder = _PathBuilder(analysis, launch, ov, latencies, dropped, unroll)
+    builder = _PathBuilder(analysis, launch, ov, latencies, dropped, unroll, [x.deps for x in instructions])
     path = builder.build()
     if not _executes(list(path)):
         raise ModelError(f"kernel {analysis.function.name}: the path this launch takes executes nothing")
@@ -428,7 +472,7 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         instructions=instructions, subsystems=subsystems, paths=(path,),
         warps_per_block=warps_per_block, blocks=blocks, resident_blocks=resident, issue_limit=il,
         block_launch_overhead=block_ovh, warp_launch_overhead=warp_ovh,
-        name=analysis.function.name, notes=tuple(notes))
+        name=analysis.function.name, notes=tuple(notes), extra_slots=builder.extra_slots)
 
 
 def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any, resident: int) -> Any:

@@ -43,9 +43,18 @@ def to_fraction(value: float | int | Fraction, what: str) -> Fraction:
 
 @dataclass(frozen=True)
 class Run:
-    """Static instructions ``instructions`` executed once, in this order."""
+    """Static instructions ``instructions`` executed once, in this order.
+
+    ``renamed`` (None for plain runs): per position, the completion *slot* it writes and the
+    slots it waits for, instead of its own index and its static ``deps``. Slots ``0..n-1`` are the
+    static instructions, ``n..`` the description's ``extra_slots``. A loop body that ptxas
+    unrolled u times runs as u copies scheduled together; ptxas gives each copy its own
+    registers, so copy c's consumer waits for copy c's (or c-1's) producer, not for the latest
+    instance of it, which a later copy may already have overwritten.
+    """
 
     instructions: tuple[int, ...]
+    renamed: tuple[tuple[int, tuple[int, ...]], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -151,6 +160,7 @@ class KernelDescription:
     warp_launch_overhead: Fraction = Fraction(0)
     name: str = "kernel"
     notes: tuple[str, ...] = field(default=())
+    extra_slots: int = 0    # completion slots beyond the static instructions (renamed runs)
 
     # ---- derived figures -------------------------------------------------------------------
     @property
@@ -242,22 +252,32 @@ class KernelDescription:
             for p in self.warp_path:
                 if not 0 <= p < len(self.paths):
                     raise SimulationError(f"warp_path refers to path {p}, which does not exist")
+        if self.extra_slots < 0:
+            raise SimulationError(f"negative number of extra completion slots ({self.extra_slots})")
         for p, nodes in enumerate(self.paths):
-            _check_nodes(nodes, n, f"path {p}")
+            _check_nodes(nodes, n, n + self.extra_slots, f"path {p}")
 
 
-def _check_nodes(nodes: Sequence[PathNode], n: int, where: str) -> None:
+def _check_nodes(nodes: Sequence[PathNode], n: int, slots: int, where: str) -> None:
     for node in nodes:
         if isinstance(node, Run):
             for i in node.instructions:
                 if not 0 <= i < n:
                     raise SimulationError(f"{where}: instruction {i} does not exist")
+            if node.renamed is not None:
+                if len(node.renamed) != len(node.instructions):
+                    raise SimulationError(f"{where}: a renamed run names {len(node.renamed)} slots "
+                                          f"for {len(node.instructions)} instructions")
+                for write, reads in node.renamed:
+                    if not all(0 <= x < slots for x in (write, *reads)):
+                        raise SimulationError(f"{where}: a renamed run refers to a completion slot "
+                                              f"outside 0..{slots - 1}")
         elif isinstance(node, Loop):
             if node.count < 0:
                 raise SimulationError(f"{where}: loop count {node.count} is negative")
             if not _has_instruction(node.body):
                 raise SimulationError(f"{where}: a loop body executes no instruction")
-            _check_nodes(node.body, n, where)
+            _check_nodes(node.body, n, slots, where)
         else:
             raise SimulationError(f"{where}: {node!r} is neither a Run nor a Loop")
 

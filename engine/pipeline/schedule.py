@@ -8,7 +8,10 @@ that keeps every ordering the program needs and, among the instructions free to 
 one with the longest latency path to the end of the block first (ties keep the written order).
 
 Orderings kept (one pass in program order, linear in the block's size):
-* registers: read after write, write after read, write after write (predicates included);
+* registers: read after write, write after read, write after write (predicates included); for
+  the copies of a loop body that ptxas unrolled, the same orderings of completion slots instead
+  (each copy has registers of its own, so only true dependences and the slots shared with the
+  next pass order them);
 * memory: a store, atomic or reduction stays after every earlier memory access of the block and
   before every later one; a load stays after the last earlier store unless it reads memory no
   store of the kernel can change (``ld.global.nc``, ``ld.const``, ``ld.param``, textures);
@@ -51,12 +54,26 @@ def block_issue_order(instructions: Sequence[Any], classifications: Sequence[Any
 
 
 def issue_order(instructions: Sequence[Any], classifications: Sequence[Any],
-                latencies: Sequence[float], sequence: Sequence[int]) -> tuple[int, ...]:
+                latencies: Sequence[float], sequence: Sequence[int],
+                renamed: Sequence[tuple[int, tuple[int, ...]]] | None = None) -> tuple[int, ...]:
     """:func:`block_issue_order` for any straight-line ``sequence`` of instruction indices (an
-    index may repeat: the copies of a loop body that ptxas unrolled, scheduled as one block)."""
+    index may repeat: the copies of a loop body that ptxas unrolled, scheduled as one block).
+
+    ``renamed`` (per position: the completion slot it writes, the slots it reads) replaces the
+    register orderings by orderings of those slots, as for copies that ptxas gave registers of
+    their own. Returns positions' instructions in issue order; :func:`issue_positions` gives the
+    positions themselves."""
+    return tuple(sequence[k] for k in issue_positions(instructions, classifications, latencies, sequence,
+                                                      renamed))
+
+
+def issue_positions(instructions: Sequence[Any], classifications: Sequence[Any],
+                    latencies: Sequence[float], sequence: Sequence[int],
+                    renamed: Sequence[tuple[int, tuple[int, ...]]] | None = None) -> tuple[int, ...]:
+    """The positions of ``sequence`` in the order :func:`issue_order` issues them."""
     n = len(sequence)
     if n <= 2:
-        return tuple(sequence)
+        return tuple(range(n))
     preds: list[set[int]] = [set() for _ in range(n)]
     last_writer: dict[str, int] = {}
     readers: dict[str, list[int]] = {}
@@ -68,10 +85,15 @@ def issue_order(instructions: Sequence[Any], classifications: Sequence[Any],
         i = sequence[k]
         instr, cls = instructions[i], classifications[i]
         p = preds[k]
-        for reg in instr.srcs:
+        if renamed is None:
+            reads: Sequence[Any] = instr.srcs
+            writes: Sequence[Any] = instr.dests
+        else:
+            reads, writes = renamed[k][1], (renamed[k][0],)
+        for reg in reads:
             if reg in last_writer:
                 p.add(last_writer[reg])
-        for reg in instr.dests:
+        for reg in writes:
             if reg in last_writer:
                 p.add(last_writer[reg])
             p.update(readers.get(reg, ()))
@@ -94,9 +116,9 @@ def issue_order(instructions: Sequence[Any], classifications: Sequence[Any],
                 if last_store is not None and not _is_read_only_load(instr, cls):
                     p.add(last_store)
                 accesses_since_store.append(k)
-        for reg in instr.srcs:
+        for reg in reads:
             readers.setdefault(reg, []).append(k)
-        for reg in instr.dests:
+        for reg in writes:
             last_writer[reg] = k
             readers[reg] = []
         p.discard(k)
@@ -115,11 +137,11 @@ def issue_order(instructions: Sequence[Any], classifications: Sequence[Any],
     order: list[int] = []
     while ready:
         _, k = heapq.heappop(ready)
-        order.append(sequence[k])
+        order.append(k)
         for s in succs[k]:
             waiting[s] -= 1
             if waiting[s] == 0:
                 heapq.heappush(ready, (-height[s], s))
     if len(order) != n:   # cannot happen (edges only point forward); keep the written order
-        return tuple(sequence)
+        return tuple(range(n))
     return tuple(order)

@@ -164,6 +164,11 @@ class _Program:
     pool: np.ndarray
     path_start: np.ndarray
     max_depth: int
+    # renamed runs: per pool position the completion slot it writes (-1: its own instruction)
+    # and the slots it waits for (None: its instruction's static deps); slot -> instruction
+    pool_slot: list[int]
+    pool_reads: list[tuple[int, ...] | None]
+    slot_instruction: dict[int, int]
 
 
 def _encode_paths(paths: tuple[tuple[PathNode, ...], ...]) -> _Program:
@@ -172,6 +177,9 @@ def _encode_paths(paths: tuple[tuple[PathNode, ...], ...]) -> _Program:
     a: list[int] = []
     b: list[int] = []
     pool: list[int] = []
+    pool_slot: list[int] = []
+    pool_reads: list[tuple[int, ...] | None] = []
+    slot_instruction: dict[int, int] = {}
     starts: list[int] = []
     depth_seen = [0]
 
@@ -185,6 +193,14 @@ def _encode_paths(paths: tuple[tuple[PathNode, ...], ...]) -> _Program:
                 a.append(len(pool))
                 b.append(len(node.instructions))
                 pool.extend(node.instructions)
+                if node.renamed is None:
+                    pool_slot.extend(node.instructions)
+                    pool_reads.extend([None] * len(node.instructions))
+                else:
+                    for i, (write, reads) in zip(node.instructions, node.renamed, strict=True):
+                        pool_slot.append(write)
+                        pool_reads.append(reads)
+                        slot_instruction[write] = i
             elif isinstance(node, Loop):
                 begin = len(kind)
                 kind.append(_core.LOOP_BEGIN)
@@ -203,7 +219,8 @@ def _encode_paths(paths: tuple[tuple[PathNode, ...], ...]) -> _Program:
         a.append(0)
         b.append(0)
     as_i64 = lambda xs: np.asarray(xs if xs else [0], dtype=np.int64)  # noqa: E731
-    return _Program(as_i64(kind), as_i64(a), as_i64(b), as_i64(pool), as_i64(starts), depth_seen[0])
+    return _Program(as_i64(kind), as_i64(a), as_i64(b), as_i64(pool), as_i64(starts), depth_seen[0],
+                    pool_slot, pool_reads, slot_instruction)
 
 
 _STATIC_CACHE: dict[tuple, tuple] = {}
@@ -237,10 +254,26 @@ def _static_arrays(d: KernelDescription, ticks: int) -> tuple:
     for i, ins in enumerate(d.instructions):
         dep_list.extend(sorted(set(ins.deps)))
         dep_ptr[i + 1] = len(dep_list)
+    prog = _encode_paths(d.paths)
+    # per pool position: the range of dep_src it waits on (its instruction's, or a renamed
+    # position's own list appended after the static ones) and the slot it writes
+    pool_dlo = dep_ptr[prog.pool].copy()
+    pool_dhi = dep_ptr[prog.pool + 1].copy()
+    pool_slot = prog.pool.copy()
+    for k, reads in enumerate(prog.pool_reads):
+        if reads is not None:
+            pool_dlo[k] = len(dep_list)
+            dep_list.extend(sorted(set(reads)))
+            pool_dhi[k] = len(dep_list)
+            pool_slot[k] = prog.pool_slot[k]
     dep_src = np.asarray(dep_list if dep_list else [0], dtype=np.int64)
     # the stall cause of each dependence (its producer's kind), so the core looks up one array
-    dep_cause = np.where(ismem[dep_src] != 0, _core.MEMORY_DEPENDENCY, _core.COMPUTE_DEPENDENCY).astype(np.int64)
-    arrays = (unit, lam, Lam, isbar, dep_ptr, dep_src, dep_cause, _encode_paths(d.paths))
+    slot_memory = np.concatenate([ismem, np.zeros(d.extra_slots, dtype=np.int64)])
+    for slot, i in prog.slot_instruction.items():
+        slot_memory[slot] = ismem[i]
+    dep_cause = np.where(slot_memory[dep_src] != 0, _core.MEMORY_DEPENDENCY,
+                         _core.COMPUTE_DEPENDENCY).astype(np.int64)
+    arrays = (unit, lam, Lam, isbar, dep_src, dep_cause, pool_dlo, pool_dhi, pool_slot, prog)
     if not (isinstance(d.instructions, tuple) and isinstance(d.paths, tuple)):
         return arrays       # lists could change after this run: not cached
     if len(_STATIC_CACHE) >= _STATIC_CACHE_SIZE:
@@ -273,7 +306,8 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
         # exact: ticks is a multiple of every denominator (and no Fraction is built per value)
         return x.numerator * ticks // x.denominator
 
-    unit, lam, Lam, isbar, dep_ptr, dep_src, dep_cause, prog = _static_arrays(d, ticks)
+    unit, lam, Lam, isbar, dep_src, dep_cause, pool_dlo, pool_dhi, pool_slot, prog = _static_arrays(d, ticks)
+    n_done = n + d.extra_slots     # completion slots per warp
     warp_path = np.array([d.path_of_warp(w) for w in range(d.warps_per_block)], dtype=np.int64)
 
     budget = -1 if cycle_budget is None else int(Fraction(cycle_budget) * ticks)
@@ -291,6 +325,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     params[_core.P_RECORD] = 1 if trace else 0
     params[_core.P_NSUB] = len(d.subsystems)
     params[_core.P_MAXDEPTH] = prog.max_depth
+    params[_core.P_NDONE] = n_done
 
     if trace:
         total = d.total_warp_instructions()
@@ -315,7 +350,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     # slot rows are padded to whole 64-bit mask words: the core scans them 64 at a time
     work_slots = np.zeros((_core.N_FIELDS, 64 * words), np.int64)
     work_stack = np.zeros((nslots, prog.max_depth + 1), np.int64)
-    work_done = np.zeros(nslots * n, np.int64)
+    work_done = np.zeros(nslots * n_done, np.int64)
     work_masks = np.zeros((4 + len(d.subsystems)) * words, np.int64)
     work_blocks = np.zeros((_core.N_BLOCK_FIELDS, gamma + 2), np.int64)
     work_units = np.zeros((1, len(d.subsystems)), np.int64)
@@ -325,8 +360,8 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
         # per path position: the instruction's subsystem and dependence range (see _core._advance)
         _run_watched(bounds, (
             params, unit, lam, Lam, dep_cause, isbar, dep_src,
-            prog.kind, prog.a, prog.b, prog.pool, unit[prog.pool], dep_ptr[prog.pool],
-            dep_ptr[prog.pool + 1], prog.path_start, warp_path,
+            prog.kind, prog.a, prog.b, prog.pool, unit[prog.pool], pool_dlo, pool_dhi, pool_slot,
+            prog.path_start, warp_path,
             issues["warp"], issues["block"], issues["instr"], issues["subsystem"],
             issues["issue"], issues["complete"],
             stalls["warp"], stalls["start"], stalls["end"], stalls["cause"],

@@ -1,0 +1,151 @@
+"""What the whole grid touches of each buffer, against what it reads: reuse that only L2 can see.
+
+The block-level model (:mod:`engine.memory.hierarchy`) counts as DRAM traffic every sector that
+no earlier access of the *same block* touched, divided among the blocks that provably share an
+address (an axis the address ignores, halos overlapping the next block). Reuse between blocks
+that are far apart in the grid escapes it: a stencil whose rows are read again by the block
+below, a struct array read by two kernels' worth of fields, a tiled kernel whose tiles overlap.
+L2 keeps such data when the kernel's working set fits in it, so DRAM reads each byte once.
+
+Per buffer (the pointer argument or global variable an address starts from) and kind (loads,
+stores), this module compares
+
+* the **footprint**: the union of the address ranges of its accesses over the whole grid (first
+  to last thread, block and loop iteration), at most the requested sectors (a sparse walk touches
+  one sector per element, not the whole range), and
+* the **compulsory bytes** the block-level model charges: requests × sectors × 32 B × R,
+
+and gives each access the share ``grid_reuse = footprint / compulsory`` (≤ 1) of its compulsory
+sectors that are first touches. :func:`engine.memory.hierarchy.level_shares` turns the rest into
+L2 hits as far as the kernel's footprint (every buffer's, summed) fits in L2. An estimate: ranges
+are taken as dense where the access count allows it, and addresses without a pattern (data the
+tool cannot see) are left out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from engine.memory.affine import Affine, base_address
+from engine.memory.patterns import SECTOR
+from engine.memory.report import AccessInfo
+from engine.units import MemorySpace
+
+# Distinct arrays sit 2^40 apart in lane enumeration (``affine.base_address``).
+_BUFFER_SHIFT = 40
+
+
+@dataclass(frozen=True)
+class AddressRange:
+    """Lowest and highest byte address one access reaches over the grid, and how many distinct
+    elements it can touch there at most (None: not bounded by the form)."""
+
+    low: int
+    high: int
+    elements: int | None = None
+
+    @property
+    def buffer(self) -> int | None:
+        """The array the range lies in; None when it straddles two (then nothing is told)."""
+        a, b = self.low >> _BUFFER_SHIFT, self.high >> _BUFFER_SHIFT
+        return a if a == b else None
+
+
+def affine_range(form: Affine, ranges: dict[str, int | None], value_of: Callable[[str], int | None],
+                 width: int) -> AddressRange | None:
+    """The range of an affine address when every atom runs over ``ranges`` (values 0..n-1: thread
+    and block indices, loop iterations) or is the uniform ``value_of(atom)`` (arguments,
+    pointers). None when an atom has neither."""
+    low = high = form.const
+    elements = 1
+    for atom, coeff in form.terms:
+        n = ranges.get(atom)
+        if n is not None:
+            span = coeff * (max(n, 1) - 1)
+            low += min(0, span)
+            high += max(0, span)
+            elements *= max(n, 1)
+            continue
+        value = value_of(atom)
+        if value is None:
+            return None
+        low += coeff * value
+        high += coeff * value
+    return AddressRange(low, high + width - 1, elements)
+
+
+def sampled_range(addresses: Sequence[np.ndarray]) -> AddressRange | None:
+    """The range of an access evaluated per lane at the sampled contexts (first and last blocks
+    and iterations among them)."""
+    arrays = [np.asarray(a) for a in addresses if np.asarray(a).size]
+    if not arrays:
+        return None
+    return AddressRange(int(min(a.min() for a in arrays)), int(max(a.max() for a in arrays)))
+
+
+def pointer_value(context: dict[str, int]) -> Callable[[str], int | None]:
+    """Uniform atom values as lane enumeration uses them: the launch's arguments, pointers and
+    globals at their distinct bases."""
+    def value(atom: str) -> int | None:
+        if atom in context:
+            return context[atom]
+        base = base_address(atom)
+        return base if base else None
+    return value
+
+
+def with_grid_reuse(accesses: list[AccessInfo], ranges: dict[int, AddressRange],
+                    requests: Callable[[int], float]) -> list[AccessInfo]:
+    """``accesses`` with ``grid_reuse`` and ``kernel_footprint_bytes`` set on the global loads
+    and stores that have a pattern and a range (``ranges``: by position in ``accesses``).
+    ``requests(i)``: warp requests of instruction ``i`` over the grid."""
+    groups: dict[tuple[int, str], list[int]] = {}
+    for position, r in ranges.items():
+        a = accesses[position]
+        if (a.space is not MemorySpace.GLOBAL or a.kind == "atomic" or a.dram_ratio is None
+                or a.sectors_per_request is None or r.buffer is None):
+            continue
+        groups.setdefault((r.buffer, a.kind), []).append(position)
+    footprint: dict[tuple[int, str], float] = {}
+    reuse: dict[int, float] = {}
+    for key, members in groups.items():
+        requested = {p: requests(accesses[p].index) * (accesses[p].sectors_per_request or 0.0) * SECTOR
+                     for p in members}
+        compulsory = sum(requested[p] * (accesses[p].dram_ratio or 0.0) for p in members)
+        footprint[key] = min(_union_bytes([ranges[p] for p in members]), sum(requested.values()))
+        if compulsory > 0:
+            share = min(1.0, footprint[key] / compulsory)
+            for p in members:
+                reuse[p] = share
+    # A buffer both read and written occupies L2 once.
+    per_buffer: dict[int, float] = {}
+    for (buffer, _kind), size in footprint.items():
+        per_buffer[buffer] = max(per_buffer.get(buffer, 0.0), size)
+    total = float(sum(per_buffer.values()))
+    out = list(accesses)
+    for p, share in reuse.items():
+        out[p] = replace(out[p], grid_reuse=share, kernel_footprint_bytes=total)
+    return out
+
+
+def _union_bytes(ranges: Sequence[AddressRange]) -> float:
+    """Bytes of the union of the ranges, in whole sectors; a range's share is at most its
+    elements' sectors (a walk with a stride over 32 bytes touches one sector per element)."""
+    spans = sorted(((r.low // SECTOR, r.high // SECTOR + 1, r.elements) for r in ranges),
+                   key=lambda span: (span[0], span[1]))
+    total = 0
+    end = -math.inf
+    for lo, hi, elements in spans:
+        lo = max(lo, end)
+        if hi <= lo:
+            continue
+        size = hi - lo
+        if elements is not None:
+            size = min(size, elements)
+        total += size
+        end = hi
+    return float(total * SECTOR)

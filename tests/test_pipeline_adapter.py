@@ -149,3 +149,43 @@ def test_branches_uniform_resolved_and_data_dependent_split_by_probability() -> 
     # n = 200 > 100: the uniform guard skips the loop, decided from the argument value
     big = Launch(grid=(1, 1, 1), block=(32, 1, 1), args={1: 200})
     assert not any(isinstance(node, Loop) for node in describe_kernel(module, "k", profile, big).paths[0])
+
+
+def _col_sum_description(**changes: object):
+    from engine.inputs import resolve_inputs
+    from engine.pipeline.adapter import _find_function, build_description
+    from engine.sass.model import SassMap
+
+    v2 = Path(__file__).resolve().parents[1] / "samples" / "v2"
+    inputs = resolve_inputs(v2 / "ptx" / "strided.sm_90.ptx", profile="h100",
+                            launch_file=v2 / "strided.launch.toml", config="col_sum/b128")
+    analysis = analyze_kernel(_find_function(inputs.module, inputs.kernel_name), inputs.launch, inputs.module)
+    # what ptxas does to this loop (engine.sass maps it so): four PTX iterations per SASS pass
+    sass = SassMap(kernel=analysis.function.name, arch="sm_90", tool="test", weights={}, opcodes={},
+                   classes={}, class_weights={}, unroll={"28-43": 4})
+    return build_description(analysis, inputs.profile, inputs.launch, None, module=inputs.module, sass=sass)
+
+
+def test_unrolled_copies_get_registers_of_their_own() -> None:
+    from engine.mechanisms import without
+    from engine.pipeline.description import Run
+    from engine.pipeline.simulator import simulate
+
+    d = _col_sum_description()
+    loop = next(n for n in d.paths[0] if isinstance(n, Loop) and n.count == 512 // 16)
+    (run,) = loop.body
+    assert isinstance(run, Run) and run.renamed is not None
+    body = 43 - 28 + 1
+    assert len(run.instructions) == 4 * body - 3         # the inner backward branches go
+    assert d.extra_slots == 3 * (body - 1)
+    # the last copy completes into the instructions' own slots (the next pass reads them)
+    assert {w for w, _ in run.renamed} >= set(range(28, 44))
+    loads = [k for k, i in enumerate(run.instructions) if "ld.global" in d.instructions[i].name]
+    consumers = [k for k, i in enumerate(run.instructions) if "add.f32" in d.instructions[i].name]
+    assert len(loads) == 16 and max(loads) < min(consumers)   # all 16 loads before the first add
+    renamed_cycles = simulate(d, trace=False).cycles
+    with without(["renamed_copies"]):
+        plain = _col_sum_description()
+    assert plain.extra_slots == 0
+    # the PTX's reused registers hold each copy's loads back behind the previous copy's adds
+    assert simulate(plain, trace=False).cycles > 1.5 * renamed_cycles

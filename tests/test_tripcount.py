@@ -429,3 +429,38 @@ def test_block_stride_loop_is_counted_per_thread(module) -> None:
     (tc,) = trips(module.kernel("strided"), FakeLaunch(block=(128, 1, 1), args={1: 4000}))
     # 4000 = 31·128 + 32: warp 0 runs 32 iterations, warps 1-3 run 31; their mean rounds to 31
     assert tc.value == 31
+
+
+def test_remainder_of_a_thread_index_is_evaluated_lane_by_lane() -> None:
+    """The main loop of ``for (j = 0; j <= i; ++j)`` unrolled by 4, as nvcc writes it: the
+    counter starts at i - ((i + 1) & 3) and counts down by 4 to -1. Not linear in the thread
+    index, yet every lane's count follows from it; lanes with i < 3 never enter (guarded)."""
+    body = """
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mad.lo.s32 %r4, %r2, %r3, %r1;
+    setp.lt.u32 %p3, %r4, 3;
+    @%p3 bra DONE;
+    add.s32 %r16, %r4, 1;
+    and.b32 %r21, %r16, 3;
+    sub.s32 %r18, %r4, %r21;
+HEAD:
+    add.s32 %r18, %r18, -4;
+    setp.ne.s32 %p4, %r18, -1;
+    @%p4 bra HEAD;
+DONE:
+    ret;
+"""
+    f = kernel(body)
+    cfg = build_cfg(f)
+    launch = FakeLaunch(grid=(4, 1, 1), block=(32, 1, 1))
+    tc = infer_trip_counts(f, cfg, build_def_use(f, cfg), LaunchValues.from_launch(launch))["HEAD"]
+    # thread i runs (i + 1) // 4 passes; a warp runs its last lane's: warp w (i = 32w + 31) 8w + 8
+    assert tc.value == round((8 + 16 + 24 + 32) / 4) and "lane by lane" in tc.reason
+    assert tc.slowest == 32
+
+
+def test_mean_and_slowest_of_a_per_thread_count(module) -> None:
+    (tc,) = trips(module.kernel("tidloop"), FakeLaunch(block=(64, 1, 1)))
+    assert (tc.value, tc.slowest) == (47, 63)

@@ -25,7 +25,10 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numpy as np
+
 from engine.analysis.cfg import ControlFlowGraph, Loop
+from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.defuse import DefUseGraph, reaching_definitions
 from engine.analysis.values import (
     LaunchValues,
@@ -58,6 +61,9 @@ class TripCount:
     source: Source
     reason: str
     expression: str = ""
+    # Per-thread counts: ``value`` is the mean over the launch's warps of their last lane's
+    # count, ``slowest`` the largest (the block that runs it sets the time of a single wave).
+    slowest: int | None = None
 
     @property
     def known(self) -> bool:
@@ -83,6 +89,7 @@ class _LoopAnalysis:
         self.body = function.instructions
         self.cfg, self.defuse, self.ev, self.loop = cfg, defuse, ev, loop
         self.exit: tuple[int, int] | None = None  # (iteration that leaves, exiting block)
+        self._slowest: dict[int, int] = {}         # exiting block -> slowest warp's exit (per thread)
 
     def exit_value(self, reg: str) -> Value:
         """``reg`` as it leaves the loop (after ``infer`` succeeded)."""
@@ -156,6 +163,14 @@ class _LoopAnalysis:
         return v.value
 
     def step_and_init(self, phi: str) -> tuple[int, Value]:
+        step, init, _ = self.step_init_defs(phi)
+        if init.linear is None:
+            raise _Fail(f"the initial value of {phi} is not uniform: {init.reason}")
+        return step, init
+
+    def step_init_defs(self, phi: str) -> tuple[int, Value, list[int]]:
+        """The induction step of ``phi``, its value on entry and the definitions that give it
+        (the value may be neither uniform nor linear: a remainder of a thread index)."""
         steps = set()
         for latch in self.loop.latches:
             defs = [d for d in self.defuse.reaching_at_exit(latch, phi) if self._in_loop(d)]
@@ -173,9 +188,7 @@ class _LoopAnalysis:
         if self.ev.feasible is not None:
             init_defs = [d for d in init_defs if self.cfg.block_of(d).index in self.ev.feasible]
         init = self.ev.merge(phi, init_defs, self.cfg.blocks[self.loop.header_block].start)
-        if init.linear is None:
-            raise _Fail(f"the initial value of {phi} is not uniform: {init.reason}")
-        return steps.pop(), init
+        return steps.pop(), init, init_defs
 
     def infer(self) -> TripCount:
         loop, cfg = self.loop, self.cfg
@@ -203,7 +216,10 @@ class _LoopAnalysis:
                               for i in self.body[header.start:header.end]))
         if len(exiting) > 1:
             reason += f" (first of {len(exiting)} exits)"
-        return TripCount(k if top_tested else k + 1, "inferred", reason, expression)
+        slowest = self._slowest.get(block)
+        if slowest is not None and not top_tested:
+            slowest += 1
+        return TripCount(k if top_tested else k + 1, "inferred", reason, expression, slowest)
 
     def _exit_iteration(self, exiting_block: int) -> tuple[int | None, str, str]:
         """The iteration (0-based) whose test in ``exiting_block`` leaves the loop, or None
@@ -233,18 +249,41 @@ class _LoopAnalysis:
             stay_if_true = not stay_if_true
         a = self.operand(setp.operands[1], setp.index)
         b = self.operand(setp.operands[2], setp.index)
+        bound_operand = setp.operands[2]
         if a.phi is None and b.phi is not None:
             a, b, cmp = b, a, _MIRROR[cmp]
+            bound_operand = setp.operands[1]
         if a.phi is None:
             why = next((v.reason for v in (a.value, b.value) if v is not None and not v.known), "")
             raise _Fail(f"{where} does not test an induction register{': ' + why if why else ''}")
         if b.phi is not None:
             raise _Fail(f"{where} compares two induction registers")
         bound = b.value
-        if bound is None or bound.linear is None:
-            raise _Fail(f"the loop bound is not uniform: {bound.reason if bound else 'unknown'}")
-        step, init = self.step_and_init(a.phi)
+        step, init, init_defs = self.step_init_defs(a.phi)
         stay_cmp = cmp if stay_if_true else _NEGATE[cmp]
+        if bound is None or bound.linear is None or init.linear is None:
+            # Not linear in the thread and block indices (a remainder such as the (i + 1) & 3 of
+            # a loop unrolled by 4): evaluated lane by lane when the indices decide it.
+            if not enabled("per_thread_trips") or len(init_defs) != 1:
+                why = (bound.reason if bound is not None and bound.linear is None
+                       else init.reason if init.linear is None else "unknown")
+                raise _Fail(f"the loop bound is not uniform: {why}")
+            lanes = _LaneValues(self.ev, self.body)
+            start = init_defs[0]
+
+            def exits(env: dict[str, Any]) -> Any:
+                distance = (lanes.operand(bound_operand, setp.index, env)
+                            - lanes.definition(start, a.phi, env) - a.offset)
+                return _lane_exits(distance, step, stay_cmp)
+
+            k, self._slowest[exiting_block] = _mean_over_warps(
+                self.ev.values, init.reason or (bound.reason if bound else ""), exits)
+            off = f" {a.offset:+d}" if a.offset else ""
+            expression = (f"{a.phi} = {init.expr}; while {a.phi}{off} {_TEXT[stay_cmp]} "
+                          f"{bound.expr if bound else '?'}; {a.phi} += {step}")
+            return k, expression, (f"{a.phi} from {init.expr} step {step:+d} while {a.phi}{off} "
+                                   f"{_TEXT[stay_cmp]} {bound.expr if bound else '?'} (per thread, evaluated "
+                                   "lane by lane; mean over warps of the last lane's count)")
         per_thread = ""
         if bound.known and init.known:
             v0 = _typed(int(init.value) + a.offset, t)
@@ -259,7 +298,8 @@ class _LoopAnalysis:
                 if not enabled("per_thread_trips"):
                     raise _Fail(f"the loop bound is not uniform: {(bound if b_terms else init).reason}")
                 distance = {n: b_terms.get(n, 0) - i_terms.get(n, 0) for n in set(b_terms) | set(i_terms)}
-                k = _mean_warp_exit(b_off - i_off - a.offset, distance, step, stay_cmp, self.ev.values,
+                k, self._slowest[exiting_block] = _mean_warp_exit(
+                    b_off - i_off - a.offset, distance, step, stay_cmp, self.ev.values,
                                     bound if b_terms else init)
                 per_thread = " (per thread; mean over warps of the last lane's count)"
             else:
@@ -279,25 +319,48 @@ _BLOCK_SAMPLES = 256     # blocks sampled for a per-thread trip count (first, la
 
 
 def _mean_warp_exit(limit: int, coeffs: dict[str, int], step: int, cmp: str, values: LaunchValues,
-                    culprit: Value) -> int:
+                    culprit: Value) -> tuple[int, int]:
     """Mean over warps of max over their lanes of the first exit iteration, for a distance
     ``limit + Σ coeff·atom`` between bound and induction value whose atoms are thread and block
     indices of a known launch."""
-    import numpy as np
-
-    if values.block is None or values.grid is None:
-        raise _Fail(f"the loop bound is not uniform: {culprit.reason} (the launch gives no grid/block)")
-    names = {}
     for name in coeffs:
-        base, _, axis = name.lstrip("%").partition(".")
-        if base not in ("tid", "ctaid", "laneid") or (base != "laneid" and axis not in "xyz"):
+        if _index_atom(name) is None:
             raise _Fail(f"the loop bound is not uniform: {culprit.reason}")
-        names[name] = (base, "xyz".index(axis) if base != "laneid" else 0)
+
+    def exits(env: dict[str, Any]) -> Any:
+        distance = np.full(len(env["%tid.x"]), limit, dtype=np.int64)
+        for name, c in coeffs.items():
+            distance = distance + c * env[name]
+        return _first_exit_array(distance, step, cmp)
+
+    block_axes = {axis for name in coeffs if (found := _index_atom(name)) and found[0] == "ctaid"
+                  for axis in (found[1],)}
+    return _mean_over_warps(values, culprit.reason, exits, block_axes)
+
+
+def _index_atom(name: str) -> tuple[str, int] | None:
+    """(``tid``/``ctaid``/``laneid``, axis) of a thread or block index atom, else None."""
+    base, _, axis = name.lstrip("%").partition(".")
+    if base == "laneid":
+        return base, 0
+    if base in ("tid", "ctaid") and axis in ("x", "y", "z"):
+        return base, "xyz".index(axis)
+    return None
+
+
+def _mean_over_warps(values: LaunchValues, reason: str, exits: Any,
+                     block_axes: set[int] | None = None) -> tuple[int, int]:
+    """Mean and maximum over the launch's warps of their lanes' maximum of ``exits(env)``, where ``env`` maps
+    ``%tid.*``, ``%ctaid.*`` and ``%laneid`` to per-thread arrays of one block (blocks sampled:
+    first, last and evenly spaced along ``block_axes``, default every axis longer than 1)."""
+    if values.block is None or values.grid is None:
+        raise _Fail(f"the loop bound is not uniform: {reason} (the launch gives no grid/block)")
     bx, by, bz = values.block
     threads = bx * by * bz
-    linear = np.arange(threads)
+    linear = np.arange(threads, dtype=np.int64)
     tid = (linear % bx, (linear // bx) % by, linear // (bx * by))
-    block_axes = [k for k in range(3) if any(b == "ctaid" and ax == k for b, ax in names.values())]
+    if block_axes is None:
+        block_axes = {k for k in range(3) if values.grid[k] > 1}
     per_axis = max(1, int(_BLOCK_SAMPLES ** (1 / max(1, len(block_axes)))))
     samples = []
     for k in range(3):
@@ -307,48 +370,141 @@ def _mean_warp_exit(limit: int, coeffs: dict[str, int], step: int, cmp: str, val
         else:
             samples.append(np.arange(n) if k in block_axes else np.zeros(1, np.int64))
     warps = -(-threads // 32)
-    total, count = 0.0, 0
+    total, count, slowest = 0.0, 0, 0
     for ctaid in itertools.product(*samples):
-        distance = np.full(threads, limit, dtype=np.int64)
-        for name, c in coeffs.items():
-            base, axis = names[name]
-            value = tid[axis] if base == "tid" else linear % 32 if base == "laneid" else ctaid[axis]
-            distance = distance + c * np.asarray(value, dtype=np.int64)
-        exits = _first_exit_array(distance, step, cmp)
-        if exits is None:
+        env = {"%laneid": linear % 32}
+        for k, axis in enumerate("xyz"):
+            env[f"%tid.{axis}"] = tid[k]
+            env[f"%ctaid.{axis}"] = np.full(threads, int(ctaid[k]), dtype=np.int64)
+        found = exits(env)
+        if found is None:
             raise _Fail("some thread never leaves the loop: wrap-around or an infinite loop")
         padded = np.zeros(warps * 32, dtype=np.int64)
-        padded[:threads] = exits
-        total += float(padded.reshape(warps, 32).max(axis=1).sum())
+        padded[:threads] = found
+        per_warp = padded.reshape(warps, 32).max(axis=1)
+        total += float(per_warp.sum())
+        slowest = max(slowest, int(per_warp.max()))
         count += warps
-    return int(round(total / count)) if count else 0
+    return (int(round(total / count)) if count else 0), slowest
+
+
+class _LaneValues:
+    """Integer registers per thread of one block, where they are computed from thread and block
+    indices and uniform values by integer arithmetic (no loads, no loops): what a trip count needs
+    when its start is a remainder or a mask of an index. Refuses anything else with :class:`_Fail`."""
+
+    _MAX_DEPTH = 64
+
+    def __init__(self, ev: UniformEvaluator, body: Any) -> None:
+        self.ev, self.body = ev, body
+
+    def operand(self, operand: Operand, at: int, env: dict[str, Any], depth: int = 0) -> Any:
+        if operand.kind == "register" and operand.name:
+            return self.register(operand.name, at, env, depth)
+        return self._linear(self.ev.operand(operand, at), env)
+
+    def register(self, reg: str, at: int, env: dict[str, Any], depth: int = 0) -> Any:
+        value = self.ev.register(reg, at)
+        if value.linear is not None:
+            return self._linear(value, env)
+        defs = self.ev.defs(reg, at)
+        if len(defs) != 1:
+            raise _Fail(f"{reg} has {len(defs)} reaching definitions: not evaluated per lane")
+        return self.definition(defs[0], reg, env, depth)
+
+    def definition(self, d: int, reg: str, env: dict[str, Any], depth: int = 0) -> Any:
+        value = self.ev.definition(d, reg)
+        if value.linear is not None:
+            return self._linear(value, env)
+        if depth > self._MAX_DEPTH:
+            raise _Fail(f"{reg}: too long a chain to evaluate per lane")
+        instr = self.body[d]
+        t = instruction_type(instr)
+        if (instr.guard is not None or not _is_int(t) or instr.opcode not in _LANE_OPS
+                or any(m in ("hi", "wide", "sat", "cc") for m in instr.modifiers)):
+            raise _Fail(f"{reg} comes from {instr.full_opcode}: not evaluated per lane")
+        args = [self.operand(o, d, env, depth + 1) for o in instr.operands[1:]]
+        result = _LANE_OPS[instr.opcode](args, instr.modifiers)
+        bits = 8 * max(1, TYPE_BYTES.get(t or "", 4))
+        if bits < 64:
+            result = result & ((1 << bits) - 1)
+            if (t or "u")[0] == "s":
+                result = np.where(result >= 1 << (bits - 1), result - (1 << bits), result)
+        return result
+
+    @staticmethod
+    def _linear(value: Value, env: dict[str, Any]) -> Any:
+        linear = value.linear
+        if linear is None:
+            raise _Fail(f"not a per-thread integer: {value.reason}")
+        offset, terms = linear
+        out = np.full(len(env["%tid.x"]), offset, dtype=np.int64)
+        for name, c in terms.items():
+            if name not in env:
+                raise _Fail(f"{name} is neither a thread nor a block index: not evaluated per lane")
+            out = out + c * env[name]
+        return out
+
+
+_LANE_OPS: dict[str, Any] = {
+    "mov": lambda a, m: a[0],
+    "cvt": lambda a, m: a[0],
+    "add": lambda a, m: a[0] + a[1],
+    "sub": lambda a, m: a[0] - a[1],
+    "mul": lambda a, m: a[0] * a[1],
+    "mad": lambda a, m: a[0] * a[1] + a[2],
+    "and": lambda a, m: a[0] & a[1],
+    "or": lambda a, m: a[0] | a[1],
+    "xor": lambda a, m: a[0] ^ a[1],
+    "shl": lambda a, m: a[0] << a[1],
+    "shr": lambda a, m: a[0] >> a[1],
+    "min": lambda a, m: np.minimum(a[0], a[1]),
+    "max": lambda a, m: np.maximum(a[0], a[1]),
+    "neg": lambda a, m: -a[0],
+}
 
 
 def _first_exit_array(distance: Any, step: int, cmp: str) -> Any:
     """:func:`_first_exit` for v0 = 0 and every lane's bound ``distance`` (numpy), or None when a
     lane never leaves."""
-    import numpy as np
+    out = _exits_or_never(np.asarray(distance, dtype=np.int64), step, cmp)
+    return None if np.any(out < 0) else out
 
+
+def _lane_exits(distance: Any, step: int, cmp: str) -> Any:
+    """:func:`_first_exit_array` with a lane that would never leave counting 0: in a kernel that
+    ends, such a lane does not enter the loop (a guard before it, such as a remainder loop's
+    ``i < 3`` test, sends it around). None when no lane leaves."""
+    out = _exits_or_never(np.asarray(distance, dtype=np.int64), step, cmp)
+    if not np.any(out >= 0):
+        return None
+    return np.maximum(out, 0)
+
+
+def _exits_or_never(distance: Any, step: int, cmp: str) -> Any:
+    """Per lane the first k >= 0 at which ``k·step <cmp> distance`` is false, -1 for never."""
     if cmp in ("le", "ls"):
-        return _first_exit_array(distance + 1, step, "lt")
+        return _exits_or_never(distance + 1, step, "lt")
     if cmp in ("ge", "hs"):
-        return _first_exit_array(distance - 1, step, "gt")
+        return _exits_or_never(distance - 1, step, "gt")
     if cmp in ("lt", "lo"):
         inside = distance > 0
-        if inside.any() and step <= 0:
-            return None
-        up = max(step, 1)
-        return np.where(inside, (distance + up - 1) // up, 0)
+        if step <= 0:
+            return np.where(inside, -1, 0)
+        return np.where(inside, (distance + step - 1) // step, 0)
     if cmp in ("gt", "hi"):
         inside = distance < 0
-        if inside.any() and step >= 0:
-            return None
-        down = max(-step, 1)
+        if step >= 0:
+            return np.where(inside, -1, 0)
+        down = -step
         return np.where(inside, (down - 1 - distance) // down, 0)
-    out = [_first_exit(0, step, cmp, int(d)) for d in distance]
-    if any(k is None for k in out):
-        return None
-    return np.asarray(out, dtype=np.int64)
+    if cmp == "ne" and step != 0:
+        # stays while k·step != distance: leaves at k = distance / step when that is a whole
+        # number >= 0
+        q, r = np.divmod(distance, step)
+        return np.where((r == 0) & (q >= 0), q, -1)
+    out = [_first_exit(0, step, cmp, int(d)) for d in distance.tolist()]
+    return np.asarray([-1 if k is None else k for k in out], dtype=np.int64)
 
 
 def _is_int(t: str | None) -> bool:

@@ -200,8 +200,11 @@ class _PathBuilder:
     def __init__(self, analysis: KernelAnalysis, launch: Any, ov: PipelineOverrides,
                  latencies: list[float] | None = None, dropped: frozenset[int] = frozenset(),
                  unroll: Mapping[str, int] | None = None,
-                 deps: Sequence[tuple[int, ...]] | None = None) -> None:
+                 deps: Sequence[tuple[int, ...]] | None = None, sm_count: int | None = None) -> None:
         self.a = analysis
+        # At most one block per SM: per-thread trip counts take their slowest warp's, not the mean.
+        self.single_wave = bool(sm_count) and 0 < launch.n_blocks <= (sm_count or 0)
+        self.used_slowest = False
         self.deps = deps             # each instruction's producers (the description's deps)
         self.extra_slots = 0         # completion slots the renamed copies of unrolled loops use
         self.latencies = latencies   # Λ per instruction: blocks issue in scheduled order
@@ -232,6 +235,10 @@ class _PathBuilder:
             return int(self.ov.trip_counts[key])
         trip = self.a.trip_counts.get(key)
         if trip is not None and trip.value is not None:
+            if trip.slowest is not None and self.single_wave and trip.slowest != trip.value:
+                # one block per SM: the SM with the block of the slowest warp sets the time
+                self.used_slowest = True
+                return int(trip.slowest)
             return int(trip.value)
         self.notes.append(f"loop {key}: trip count unknown ({trip.reason if trip else 'no analysis'}); "
                           "assumed 1 - set it to simulate the real work")
@@ -452,8 +459,14 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None
     dropped = frozenset(i for i, w in weights.items() if w <= 0)
     unroll = sass.unroll if sass is not None and enabled("sass") else None
-    builder = _PathBuilder(analysis, launch, ov, latencies, dropped, unroll, [x.deps for x in instructions])
+    builder = _PathBuilder(analysis, launch, ov, latencies, dropped, unroll, [x.deps for x in instructions],
+                           device.sm_count)
     path = builder.build()
+    counted = None
+    if builder.used_slowest:
+        # simulated at the slowest warp's trip counts, counted (instructions, bytes) at the mean
+        builder.single_wave = False
+        counted = (builder.build(),)
     if not _executes(list(path)):
         raise ModelError(f"kernel {analysis.function.name}: the path this launch takes executes nothing")
     warps_per_block = math.ceil(launch.threads_per_block / device.warp_size)
@@ -472,7 +485,8 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         instructions=instructions, subsystems=subsystems, paths=(path,),
         warps_per_block=warps_per_block, blocks=blocks, resident_blocks=resident, issue_limit=il,
         block_launch_overhead=block_ovh, warp_launch_overhead=warp_ovh,
-        name=analysis.function.name, notes=tuple(notes), extra_slots=builder.extra_slots)
+        name=analysis.function.name, notes=tuple(notes), extra_slots=builder.extra_slots,
+        counted_paths=counted)
 
 
 def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any, resident: int) -> Any:

@@ -161,6 +161,10 @@ class KernelDescription:
     name: str = "kernel"
     notes: tuple[str, ...] = field(default=())
     extra_slots: int = 0    # completion slots beyond the static instructions (renamed runs)
+    # The paths whose counts make the launch's totals (executed instructions, bytes) when they
+    # differ from the simulated ones: a single wave is simulated at its slowest warp's trip
+    # counts (that SM sets the time) but counted at the mean over warps. None: ``paths``.
+    counted_paths: tuple[tuple[PathNode, ...], ...] | None = None
 
     # ---- derived figures -------------------------------------------------------------------
     @property
@@ -172,8 +176,10 @@ class KernelDescription:
         return 0 if self.warp_path is None else self.warp_path[warp_in_block]
 
     def dynamic_counts(self, path: int = 0) -> np.ndarray:
-        """How often one warp on ``path`` executes each static instruction (int64 array)."""
+        """How often one warp on ``path`` executes each static instruction (int64 array), on
+        average over the launch (``counted_paths`` where given)."""
         counts = np.zeros(len(self.instructions), dtype=np.int64)
+        paths = self.counted_paths if self.counted_paths is not None else self.paths
 
         def walk(nodes: Sequence[PathNode], times: int) -> None:
             for node in nodes:
@@ -183,7 +189,7 @@ class KernelDescription:
                 else:
                     walk(node.body, times * node.count)
 
-        walk(self.paths[path], 1)
+        walk(paths[path], 1)
         return counts
 
     def instructions_per_warp(self, path: int = 0) -> int:

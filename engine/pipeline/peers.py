@@ -19,7 +19,7 @@ import numpy as np
 
 from engine.errors import ModelError
 from engine.pipeline.description import KernelDescription, Loop, PathNode, Run, StaticInstruction
-from engine.pipeline.simulator import simulate
+from engine.pipeline.simulator import simulate, warp_instructions
 
 
 @dataclass
@@ -279,7 +279,7 @@ def interval_profile(d: KernelDescription) -> tuple[np.ndarray, np.ndarray]:
     fast = tuple(x if x.memory else StaticInstruction(x.name, x.unit, x.lam, x.lam, x.memory, x.barrier,
                                                         x.deps) for x in base.instructions)
     base = base.with_changes(instructions=fast)
-    r = simulate(base, trace=True, trace_limit=base.total_warp_instructions())
+    r = simulate(base, trace=True, trace_limit=warp_instructions(base))
     assert r.trace is not None
     issue_times = r.trace.issues["issue"]
     # issue cycles: a computation costs its λ; a memory access costs nothing here (GPUMech's

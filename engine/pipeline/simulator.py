@@ -328,7 +328,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     params[_core.P_NDONE] = n_done
 
     if trace:
-        total = d.total_warp_instructions()
+        total = warp_instructions(d)      # the simulated paths (counted_paths may differ)
         cap = max(2, min(total, trace_limit))
         stall_cap = 2 * cap + 2 * d.blocks * d.warps_per_block + 16
     else:
@@ -395,7 +395,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     warps_total = full.blocks * d.warps_per_block
     # each warp's instructions walk its path: only needed for a run that stopped early
     completed = warps_total if not stopped else _completed_warps(
-        instr_count, d, [d.instructions_per_warp(d.path_of_warp(w)) for w in range(d.warps_per_block)])
+        instr_count, d, [path_instructions(d)[d.path_of_warp(w)] for w in range(d.warps_per_block)])
     return SimulationResult(
         cycles=cycles,
         instructions_issued=issued,

@@ -1,0 +1,65 @@
+"""The grid-wide footprint of each buffer against the compulsory bytes the block model charges."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from engine.mechanisms import without
+from engine.memory.affine import Affine, base_address
+from engine.memory.footprint import AddressRange, affine_range, pointer_value, with_grid_reuse
+from engine.memory.hierarchy import SmContext, level_shares
+from engine.memory.report import AccessInfo
+from engine.profiles import load_profile
+from engine.units import MemorySpace
+
+
+def _load(index: int, **fields) -> AccessInfo:
+    base = AccessInfo(index, index, f"ld.global.f32 #{index}", MemorySpace.GLOBAL, 4, None, kind="load",
+                      sectors_per_request=4.0, lines_per_request=1.0, dram_ratio=1.0, block_miss=1.0)
+    return dataclasses.replace(base, **fields)
+
+
+def test_affine_range_spans_threads_blocks_and_iterations() -> None:
+    # a[4 * (tid.x + 128 * ctaid.x) + 4096 * i] for 128 threads, 10 blocks, 3 iterations
+    form = Affine(base_address("param0"), (("tid.x", 4), ("ctaid.x", 512), ("i(L)", 4096)))
+    r = affine_range(form, {"tid.x": 128, "ctaid.x": 10, "i(L)": 3}, pointer_value({}), 4)
+    assert r is not None
+    assert r.low == base_address("param0")
+    assert r.high - r.low + 1 == 4 * 127 + 512 * 9 + 4096 * 2 + 4
+    assert r.elements == 128 * 10 * 3 and r.buffer == 1
+
+
+def test_buffer_read_five_times_is_read_from_dram_once() -> None:
+    # five loads of one 1 MB buffer (a stencil's neighbours), each charged as all-new sectors
+    lo = base_address("param0")
+    accesses = [_load(k) for k in range(5)]
+    ranges = {k: AddressRange(lo, lo + (1 << 20) - 1) for k in range(5)}
+    requests = (1 << 20) // 128              # each load alone covers the buffer once
+    out = with_grid_reuse(accesses, ranges, lambda i: requests)
+    assert all(a.grid_reuse == pytest.approx(0.2) for a in out)
+    assert out[0].kernel_footprint_bytes == pytest.approx(1 << 20)
+    profile = load_profile("h100")
+    shares = level_shares(out[0], profile, SmContext())
+    assert shares.dram == pytest.approx(0.2) and shares.l2 == pytest.approx(0.8)
+    with without(["l2_footprint"]):
+        assert level_shares(out[0], profile, SmContext()).dram == pytest.approx(1.0)
+
+
+def test_footprint_beyond_l2_keeps_only_the_share_that_fits() -> None:
+    profile = load_profile("h100")
+    capacity = profile.device.l2_cache_bytes
+    access = _load(0, grid_reuse=0.25, kernel_footprint_bytes=4.0 * capacity)
+    # a quarter of the re-reads still find their line: DRAM = 0.25 + 0.75 * (1 - 1/4)
+    assert level_shares(access, profile, SmContext()).dram == pytest.approx(0.25 + 0.75 * 0.75)
+
+
+def test_distinct_buffers_and_stores_are_kept_apart() -> None:
+    a, b = base_address("param0"), base_address("param1")
+    accesses = [_load(0), _load(1), dataclasses.replace(_load(2), kind="store")]
+    ranges = {0: AddressRange(a, a + 4095), 1: AddressRange(b, b + 4095), 2: AddressRange(a, a + 4095)}
+    out = with_grid_reuse(accesses, ranges, lambda i: 32)      # 32 requests x 128 B = 4 KB each
+    assert [x.grid_reuse for x in out] == [1.0, 1.0, 1.0]
+    # buffer a is read and written: it occupies L2 once
+    assert out[0].kernel_footprint_bytes == pytest.approx(2 * 4096)

@@ -7,7 +7,10 @@ sectors new to the block, the share new to the whole GPU) and the launch on a pr
   the loop's previous iteration), for loads that L1 may cache, as far as the working set of the
   SM's resident blocks fits in the L1 left beside their shared memory (hits scale down by
   capacity / working set beyond that);
-* **DRAM** serves the sectors no block touched before (``dram_ratio``: compulsory traffic);
+* **DRAM** serves the sectors no block touched before (``dram_ratio``: compulsory traffic), as
+  far as the whole grid has not read them already: ``grid_reuse`` (:mod:`engine.memory.footprint`)
+  is the share of them that are first touches of their buffer, and the re-reads are L2 hits while
+  the kernel's footprint fits in L2 (beyond it, the share that does not fit misses again);
 * **L2** serves the rest: sectors other blocks brought in, and L1 capacity misses.
 
 The cost of one warp request on its SM is the slowest of the three levels at the rate each gives

@@ -57,6 +57,9 @@ class SmContext:
     resident_blocks: int = 1
     shared_bytes_per_block: int = 0      # static + dynamic shared memory of one block
     active_sm_share: float = 1.0         # SMs with work / SMs of the GPU
+    # Blocks of the grid over the blocks the GPU runs at once (0: not known, taken as many).
+    # Blocks of one wave that read the same data miss together; only later waves find it in L2.
+    waves: float = 0.0
 
 
 def l1_data_bytes(profile: Any, sm: SmContext) -> float:
@@ -78,6 +81,8 @@ def level_shares(access: AccessInfo, profile: Any, sm: SmContext) -> LevelShares
         capacity = float(getattr(profile.device, "l2_cache_bytes", None) or 0.0)
         footprint = access.kernel_footprint_bytes or 0.0
         kept = 1.0 if footprint <= capacity else (capacity / footprint if footprint else 0.0)
+        if sm.waves > 0:
+            kept *= max(0.0, 1.0 - 1.0 / sm.waves)   # re-reads by the first wave's blocks miss too
         dram *= access.grid_reuse + (1.0 - access.grid_reuse) * (1.0 - kept)
     l1 = 0.0
     if access.l1_cached and access.block_miss is not None and enabled("l1"):

@@ -501,6 +501,7 @@ def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
         smem += kernel_resources(module, analysis.function.name, use_ptxas=False).static_shared_bytes
     sms = profile.device.sm_count or 1
     return SmContext(resident_blocks=max(1, min(resident, math.ceil(launch.n_blocks / sms))),
+                     waves=launch.n_blocks / (sms * max(1, resident)),
                      shared_bytes_per_block=smem,
                      active_sm_share=min(1.0, launch.n_blocks / sms) if enabled("grid_share") else 1.0)
 

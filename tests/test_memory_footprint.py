@@ -8,7 +8,7 @@ import pytest
 
 from engine.mechanisms import without
 from engine.memory.affine import Affine, base_address
-from engine.memory.footprint import AddressRange, affine_range, pointer_value, with_grid_reuse
+from engine.memory.footprint import AddressRange, affine_range, with_grid_reuse
 from engine.memory.hierarchy import SmContext, level_shares
 from engine.memory.report import AccessInfo
 from engine.profiles import load_profile
@@ -24,7 +24,7 @@ def _load(index: int, **fields) -> AccessInfo:
 def test_affine_range_spans_threads_blocks_and_iterations() -> None:
     # a[4 * (tid.x + 128 * ctaid.x) + 4096 * i] for 128 threads, 10 blocks, 3 iterations
     form = Affine(base_address("param0"), (("tid.x", 4), ("ctaid.x", 512), ("i(L)", 4096)))
-    r = affine_range(form, {"tid.x": 128, "ctaid.x": 10, "i(L)": 3}, pointer_value({}), 4)
+    r = affine_range(form, {"tid.x": 128, "ctaid.x": 10, "i(L)": 3}, 4)
     assert r is not None
     assert r.low == base_address("param0")
     assert r.high - r.low + 1 == 4 * 127 + 512 * 9 + 4096 * 2 + 4

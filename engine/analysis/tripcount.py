@@ -28,8 +28,8 @@ from typing import Any, Literal
 import numpy as np
 
 from engine.analysis.cfg import ControlFlowGraph, Loop
-from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.defuse import DefUseGraph, reaching_definitions
+from engine.analysis.lane_arith import LaneError, int64, integer_result
 from engine.analysis.values import (
     LaunchValues,
     UniformEvaluator,
@@ -259,33 +259,28 @@ class _LoopAnalysis:
         if b.phi is not None:
             raise _Fail(f"{where} compares two induction registers")
         bound = b.value
+        if bound is None:
+            raise _Fail("the loop bound is not uniform: unknown")
         step, init, init_defs = self.step_init_defs(a.phi)
         stay_cmp = cmp if stay_if_true else _NEGATE[cmp]
-        if bound is None or bound.linear is None or init.linear is None:
+        per_thread = ""
+        if bound.linear is None or init.linear is None:
             # Not linear in the thread and block indices (a remainder such as the (i + 1) & 3 of
             # a loop unrolled by 4): evaluated lane by lane when the indices decide it.
             if not enabled("per_thread_trips") or len(init_defs) != 1:
-                why = (bound.reason if bound is not None and bound.linear is None
-                       else init.reason if init.linear is None else "unknown")
-                raise _Fail(f"the loop bound is not uniform: {why}")
+                raise _Fail(f"the loop bound is not uniform: {(bound if bound.linear is None else init).reason}")
             lanes = _LaneValues(self.ev, self.body)
-            start = init_defs[0]
+            start_def = init_defs[0]
 
             def exits(env: dict[str, Any]) -> Any:
                 distance = (lanes.operand(bound_operand, setp.index, env)
-                            - lanes.definition(start, a.phi, env) - a.offset)
+                            - lanes.definition(start_def, a.phi, env) - a.offset)
                 return _lane_exits(distance, step, stay_cmp)
 
-            k, self._slowest[exiting_block] = _mean_over_warps(
-                self.ev.values, init.reason or (bound.reason if bound else ""), exits)
-            off = f" {a.offset:+d}" if a.offset else ""
-            expression = (f"{a.phi} = {init.expr}; while {a.phi}{off} {_TEXT[stay_cmp]} "
-                          f"{bound.expr if bound else '?'}; {a.phi} += {step}")
-            return k, expression, (f"{a.phi} from {init.expr} step {step:+d} while {a.phi}{off} "
-                                   f"{_TEXT[stay_cmp]} {bound.expr if bound else '?'} (per thread, evaluated "
-                                   "lane by lane; mean over warps of the last lane's count)")
-        per_thread = ""
-        if bound.known and init.known:
+            k, self._slowest[exiting_block] = _mean_over_warps(self.ev.values, init.reason or bound.reason,
+                                                               exits)
+            per_thread = " (per thread, evaluated lane by lane; mean over warps of the last lane's count)"
+        elif bound.known and init.known:
             v0 = _typed(int(init.value) + a.offset, t)
             limit = _typed(int(bound.value), t)
             k = _first_exit(v0, step, stay_cmp, limit)
@@ -299,8 +294,7 @@ class _LoopAnalysis:
                     raise _Fail(f"the loop bound is not uniform: {(bound if b_terms else init).reason}")
                 distance = {n: b_terms.get(n, 0) - i_terms.get(n, 0) for n in set(b_terms) | set(i_terms)}
                 k, self._slowest[exiting_block] = _mean_warp_exit(
-                    b_off - i_off - a.offset, distance, step, stay_cmp, self.ev.values,
-                                    bound if b_terms else init)
+                    b_off - i_off - a.offset, distance, step, stay_cmp, self.ev.values, bound if b_terms else init)
                 per_thread = " (per thread; mean over warps of the last lane's count)"
             else:
                 k = _first_exit(0, step, stay_cmp, b_off - i_off - a.offset)
@@ -333,8 +327,7 @@ def _mean_warp_exit(limit: int, coeffs: dict[str, int], step: int, cmp: str, val
             distance = distance + c * env[name]
         return _first_exit_array(distance, step, cmp)
 
-    block_axes = {axis for name in coeffs if (found := _index_atom(name)) and found[0] == "ctaid"
-                  for axis in (found[1],)}
+    block_axes = {found[1] for found in map(_index_atom, coeffs) if found and found[0] == "ctaid"}
     return _mean_over_warps(values, culprit.reason, exits, block_axes)
 
 
@@ -390,17 +383,22 @@ def _mean_over_warps(values: LaunchValues, reason: str, exits: Any,
 
 class _LaneValues:
     """Integer registers per thread of one block, where they are computed from thread and block
-    indices and uniform values by integer arithmetic (no loads, no loops): what a trip count needs
-    when its start is a remainder or a mask of an index. Refuses anything else with :class:`_Fail`."""
+    indices and uniform values by integer arithmetic (no loads, no loops; the semantics of
+    :mod:`engine.analysis.lane_arith`): what a trip count needs when its start is a remainder or
+    a mask of an index. Refuses anything else with :class:`_Fail`."""
 
     _MAX_DEPTH = 64
 
     def __init__(self, ev: UniformEvaluator, body: Any) -> None:
         self.ev, self.body = ev, body
 
-    def operand(self, operand: Operand, at: int, env: dict[str, Any], depth: int = 0) -> Any:
-        if operand.kind == "register" and operand.name:
-            return self.register(operand.name, at, env, depth)
+    def operand(self, operand: Operand, at: int, env: dict[str, Any], depth: int = 0,
+                type_name: str | None = None) -> Any:
+        if operand.kind in ("register", "predicate") and operand.name:
+            v = self.register(operand.name, at, env, depth)
+            return (v == 0).astype(np.int64) if operand.negated else v
+        if operand.kind == "immediate" and isinstance(operand.value, int) and type_name:
+            return np.full(len(env["%tid.x"]), int64(as_type(operand.value, type_name)), dtype=np.int64)
         return self._linear(self.ev.operand(operand, at), env)
 
     def register(self, reg: str, at: int, env: dict[str, Any], depth: int = 0) -> Any:
@@ -419,18 +417,12 @@ class _LaneValues:
         if depth > self._MAX_DEPTH:
             raise _Fail(f"{reg}: too long a chain to evaluate per lane")
         instr = self.body[d]
-        t = instruction_type(instr)
-        if (instr.guard is not None or not _is_int(t) or instr.opcode not in _LANE_OPS
-                or any(m in ("hi", "wide", "sat", "cc") for m in instr.modifiers)):
+        if instr.guard is not None or instr.opcode in ("ld", "ldu"):
             raise _Fail(f"{reg} comes from {instr.full_opcode}: not evaluated per lane")
-        args = [self.operand(o, d, env, depth + 1) for o in instr.operands[1:]]
-        result = _LANE_OPS[instr.opcode](args, instr.modifiers)
-        bits = 8 * max(1, TYPE_BYTES.get(t or "", 4))
-        if bits < 64:
-            result = result & ((1 << bits) - 1)
-            if (t or "u")[0] == "s":
-                result = np.where(result >= 1 << (bits - 1), result - (1 << bits), result)
-        return result
+        try:
+            return integer_result(instr, reg, lambda o, t: self.operand(o, d, env, depth + 1, t))
+        except LaneError as error:
+            raise _Fail(f"{reg}: {error}") from None
 
     @staticmethod
     def _linear(value: Value, env: dict[str, Any]) -> Any:
@@ -444,24 +436,6 @@ class _LaneValues:
                 raise _Fail(f"{name} is neither a thread nor a block index: not evaluated per lane")
             out = out + c * env[name]
         return out
-
-
-_LANE_OPS: dict[str, Any] = {
-    "mov": lambda a, m: a[0],
-    "cvt": lambda a, m: a[0],
-    "add": lambda a, m: a[0] + a[1],
-    "sub": lambda a, m: a[0] - a[1],
-    "mul": lambda a, m: a[0] * a[1],
-    "mad": lambda a, m: a[0] * a[1] + a[2],
-    "and": lambda a, m: a[0] & a[1],
-    "or": lambda a, m: a[0] | a[1],
-    "xor": lambda a, m: a[0] ^ a[1],
-    "shl": lambda a, m: a[0] << a[1],
-    "shr": lambda a, m: a[0] >> a[1],
-    "min": lambda a, m: np.minimum(a[0], a[1]),
-    "max": lambda a, m: np.maximum(a[0], a[1]),
-    "neg": lambda a, m: -a[0],
-}
 
 
 def _first_exit_array(distance: Any, step: int, cmp: str) -> Any:

@@ -15,7 +15,6 @@ import math
 from typing import Any
 
 from engine.analysis import KernelAnalysis, LaunchValues
-from engine.mechanisms import enabled
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, iteration_atom
 from engine.memory.control import control_dependences
 from engine.memory.costs import (
@@ -24,7 +23,7 @@ from engine.memory.costs import (
     memory_cost_overrides,
     n_ma_by_instruction,
 )
-from engine.memory.footprint import AddressRange, affine_range, pointer_value, sampled_range, with_grid_reuse
+from engine.memory.footprint import AddressRange, affine_range, sampled_range, with_grid_reuse
 from engine.memory.hierarchy import SECTORS_PER_LINE
 from engine.memory.lanes import LaneError, LaneEvaluator
 from engine.memory.naming import format_affine, shared_layout
@@ -140,6 +139,7 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
     producers: dict[int, list[int]] | None = None     # built at the first constant load
     footprints: list[tuple[int, Affine | None, Instruction, Operand, int]] = []
     grid_ranges: dict[int, AddressRange] = {}     # by position in accesses: over the whole grid
+    atom_ranges = _atom_ranges(extents, values)
     for instr in function.instructions:
         c = analysis.classifications[instr.index]
         if instr.opcode not in _OPCODES or not (c.is_load or c.is_store or c.is_atomic):
@@ -192,13 +192,14 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
                                  [w for _, w in ctxs], c.width_bytes, shared_by))
         if space is MemorySpace.GLOBAL and accesses[-1].dram_ratio is not None:
             footprints.append((len(accesses) - 1, form, instr, operand, c.width_bytes))
-            extent = (affine_range(form, _atom_ranges(extents, values), pointer_value({}), c.width_bytes)
-                      if form is not None else sampled_range(sets))
+            extent = (affine_range(form, atom_ranges, c.width_bytes) if form is not None
+                      else sampled_range(sets))
             if extent is not None:
                 grid_ranges[len(accesses) - 1] = extent
     if lanes is not None:
         _share_between_instructions(accesses, footprints, lanes, analysis, values)
-        if enabled("l2_footprint") and values.grid is not None and values.block is not None:
+        if values.grid is not None and values.block is not None:
+            # switched by ``l2_footprint`` where the shares are taken (hierarchy.level_shares)
             warps = math.ceil(math.prod(values.block) / WARP) * math.prod(values.grid)
             accesses = with_grid_reuse(accesses, grid_ranges,
                                        lambda i: executions_per_warp(analysis, i) * warps)

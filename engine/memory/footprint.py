@@ -55,11 +55,10 @@ class AddressRange:
         return a if a == b else None
 
 
-def affine_range(form: Affine, ranges: dict[str, int | None], value_of: Callable[[str], int | None],
-                 width: int) -> AddressRange | None:
+def affine_range(form: Affine, ranges: dict[str, int | None], width: int) -> AddressRange | None:
     """The range of an affine address when every atom runs over ``ranges`` (values 0..n-1: thread
-    and block indices, loop iterations) or is the uniform ``value_of(atom)`` (arguments,
-    pointers). None when an atom has neither."""
+    and block indices, loop iterations) or is a pointer or global at its lane-enumeration base
+    (``affine.base_address``). None when an atom is neither."""
     low = high = form.const
     elements = 1
     for atom, coeff in form.terms:
@@ -70,11 +69,11 @@ def affine_range(form: Affine, ranges: dict[str, int | None], value_of: Callable
             high += max(0, span)
             elements *= max(n, 1)
             continue
-        value = value_of(atom)
-        if value is None:
+        base = base_address(atom)
+        if not base:
             return None
-        low += coeff * value
-        high += coeff * value
+        low += coeff * base
+        high += coeff * base
     return AddressRange(low, high + width - 1, elements)
 
 
@@ -85,17 +84,6 @@ def sampled_range(addresses: Sequence[np.ndarray]) -> AddressRange | None:
     if not arrays:
         return None
     return AddressRange(int(min(a.min() for a in arrays)), int(max(a.max() for a in arrays)))
-
-
-def pointer_value(context: dict[str, int]) -> Callable[[str], int | None]:
-    """Uniform atom values as lane enumeration uses them: the launch's arguments, pointers and
-    globals at their distinct bases."""
-    def value(atom: str) -> int | None:
-        if atom in context:
-            return context[atom]
-        base = base_address(atom)
-        return base if base else None
-    return value
 
 
 def with_grid_reuse(accesses: list[AccessInfo], ranges: dict[int, AddressRange],

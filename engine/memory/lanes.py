@@ -11,11 +11,10 @@ work here too. Loaded values stay unknown: they are data, not arithmetic.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
 from engine.analysis.classify import TYPE_BYTES
+from engine.analysis.lane_arith import COMPARE, LaneError, int64, integer_result
 from engine.analysis.values import LaunchValues, as_type
 from engine.mechanisms import enabled
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, base_address, iteration_atom
@@ -23,41 +22,8 @@ from engine.memory.control import Dependence
 from engine.ptx.model import Instruction, Operand
 
 _AXES = {"x": 0, "y": 1, "z": 2}
-_COMPARE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
-    "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
-    "ge": np.greater_equal, "lo": np.less, "ls": np.less_equal, "hi": np.greater, "hs": np.greater_equal,
-}
-
-
-class LaneError(Exception):
-    """An address that cannot be computed per lane; the message says why."""
-
-
-def int64(v: int) -> int:
-    """A Python int as the int64 with the same low 64 bits (``0xFFFFFFFFFFFFFFFF`` -> -1)."""
-    return ((int(v) + (1 << 63)) % (1 << 64)) - (1 << 63)
-
-
-def _wrap(v: np.ndarray, type_name: str | None) -> np.ndarray:
-    """Re-read ``v`` as ``type_name`` (two's complement wrap for 8/16/32-bit types)."""
-    if type_name is None or type_name == "pred":
-        return v
-    bits = 8 * TYPE_BYTES.get(type_name, 8)
-    if bits >= 64:
-        return v  # int64 arithmetic already wraps at 64 bits
-    v = np.asarray(v, dtype=np.int64) & ((1 << bits) - 1)
-    if type_name[0] == "s":
-        v = np.where(v >= 1 << (bits - 1), v - (1 << bits), v)
-    return v
-
-
-def _cdiv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """C division (toward zero)."""
-    if np.any(b == 0):
-        raise LaneError("division by zero")
-    q = np.abs(a) // np.abs(b)
-    return np.where((a < 0) != (b < 0), -q, q)
-
+# re-exported: the memory analysis catches these as its own
+__all__ = ["COMPARE", "LaneError", "LaneEvaluator", "int64", "SYNTHETIC_RANGE"]
 
 # Loaded integers whose values are unknown are taken as pseudo-random in [0, this): an index
 # into an array of 4 M elements (16 MB of floats) scatters a warp over 32 lines.
@@ -233,84 +199,9 @@ class LaneEvaluator:
 
     # ------------------------------------------------------------------ instructions
     def _evaluate(self, instr: Instruction, register: str) -> np.ndarray:
-        op, line = instr.opcode, instr.location.line
-        if op in ("ld", "ldu"):  # a parameter is a value (or a pointer); anything else is data
+        if instr.opcode in ("ld", "ldu"):  # a parameter is a value (or a pointer); anything else is data
             form = self.affine.definition(instr.index, register)
             if isinstance(form, Unknown):
                 return self._loaded_data(instr, form.reason)
             return self._affine(form)
-        types = [m for m in instr.modifiers if m in TYPE_BYTES]
-        if types and not all(t[0] in "bsu" or t == "pred" for t in types):
-            raise LaneError(f"{instr.full_opcode} at line {line} is not integer arithmetic")
-        t = types[-1] if types else None
-        dest = instr.operands[0] if instr.operands else None
-        # setp.<cmp> %p|%q: the second register of the pair receives the complement
-        complement = (dest is not None and dest.kind == "pair" and len(dest.elements) == 2
-                      and dest.elements[1].name == register)
-        if complement and op != "setp":
-            raise LaneError(f"{instr.full_opcode} at line {line} writes a register pair")
-        ins = [self.operand(o, instr.index, t) for o in instr.operands[1:]]
-        xs = [_wrap(v, t) for v in ins]
-        if op in ("mov", "cvt", "cvta"):
-            # cvt.<dst>.<src>: read as the source type, then wrap to the destination type.
-            src = _wrap(ins[0], types[-1] if types else None)
-            return _wrap(src, types[0] if types else None)
-        if op == "setp":
-            cmp = next((m for m in instr.modifiers if m in _COMPARE), None)
-            if cmp is None or len(xs) < 2:
-                raise LaneError(f"{instr.full_opcode} at line {line} is not an integer comparison")
-            if t is not None and t[0] in "bu" and cmp in ("lt", "le", "gt", "ge"):
-                xs = [_wrap(v, "u" + t[1:]) for v in xs]
-            result = _COMPARE[cmp](xs[0], xs[1])
-            combine = next((m for m in instr.modifiers if m in ("and", "or", "xor")), None)
-            if combine is not None and len(ins) >= 3:
-                other = ins[2] != 0
-                result = result & other if combine == "and" else result | other if combine == "or" \
-                    else result ^ other
-            return (~result if complement else result).astype(np.int64)
-        if op == "selp" and len(ins) == 3:
-            return np.where(ins[2] != 0, xs[0], xs[1])
-        out_t = t[0] + str(2 * 8 * TYPE_BYTES[t]) if "wide" in instr.modifiers and t else t
-        result = self._arith(instr, xs, t)
-        return _wrap(result, out_t)
-
-    def _arith(self, instr: Instruction, xs: list[np.ndarray], t: str | None) -> np.ndarray:
-        op, line = instr.opcode, instr.location.line
-        if op == "not" and t == "pred" and xs:  # logical, not bitwise (~1 would still be true)
-            return (xs[0] == 0).astype(np.int64)
-        if op in ("neg", "not", "abs") and xs:
-            return -xs[0] if op == "neg" else ~xs[0] if op == "not" else np.abs(xs[0])
-        if len(xs) < 2:
-            raise LaneError(f"{instr.full_opcode} at line {line} is not supported")
-        a, b = xs[0], xs[1]
-        bits = 8 * TYPE_BYTES.get(t or "", 4)
-        if op in ("mul", "mad"):
-            if "hi" in instr.modifiers:
-                if bits > 32:
-                    raise LaneError(f"{instr.full_opcode} at line {line}: 64-bit high products")
-                if t and t[0] in "bu":
-                    a, b = _wrap(a, f"u{bits}"), _wrap(b, f"u{bits}")
-                r = (a * b) >> bits
-            else:
-                r = a * b
-            return r + xs[2] if op == "mad" and len(xs) > 2 else r
-        simple: dict[str, Callable[[], np.ndarray]] = {
-            "add": lambda: a + b, "sub": lambda: a - b, "and": lambda: a & b, "or": lambda: a | b,
-            "xor": lambda: a ^ b, "min": lambda: np.minimum(a, b), "max": lambda: np.maximum(a, b),
-            "div": lambda: _cdiv(a, b), "rem": lambda: a - _cdiv(a, b) * b,
-            "shl": lambda: a << np.minimum(b, bits),
-        }
-        if op in simple:
-            return simple[op]()
-        if op == "bfe" and len(xs) == 3:  # bit field extract: len bits from pos, sign-extended for .s
-            pos, length = np.clip(xs[1] & 0xFF, 0, bits), np.clip(xs[2] & 0xFF, 0, bits)
-            field = (_wrap(a, f"u{bits}") if bits < 64 else a) >> pos & ((1 << length) - 1)
-            if t and t[0] == "s":
-                sign = (length > 0) & ((field >> np.maximum(length - 1, 0)) & 1 == 1)
-                field = np.where(sign, field - (1 << length), field)
-            return field
-        if op == "shr":
-            if t and t[0] in "bu":  # logical shift: read as unsigned first
-                a = _wrap(a, f"u{bits}") if bits < 64 else a
-            return a >> np.minimum(b, bits - 1)
-        raise LaneError(f"{instr.full_opcode} at line {line} is not integer arithmetic")
+        return integer_result(instr, register, lambda o, t: self.operand(o, instr.index, t))

@@ -203,7 +203,7 @@ class _PathBuilder:
                  deps: Sequence[tuple[int, ...]] | None = None, sm_count: int | None = None) -> None:
         self.a = analysis
         # At most one block per SM: per-thread trip counts take their slowest warp's, not the mean.
-        self.single_wave = bool(sm_count) and 0 < launch.n_blocks <= (sm_count or 0)
+        self.single_wave = 0 < launch.n_blocks <= (sm_count or 0)
         self.used_slowest = False
         self.deps = deps             # each instruction's producers (the description's deps)
         self.extra_slots = 0         # completion slots the renamed copies of unrolled loops use
@@ -464,9 +464,9 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     path = builder.build()
     counted = None
     if builder.used_slowest:
-        # simulated at the slowest warp's trip counts, counted (instructions, bytes) at the mean
-        builder.single_wave = False
-        counted = (builder.build(),)
+        # simulated at the slowest warp's trip counts, counted (instructions, bytes) at the mean:
+        # the same walk at the mean counts (its notes are the ones above; renaming changes no count)
+        counted = (_PathBuilder(analysis, launch, ov, latencies, dropped, unroll).build(),)
     if not _executes(list(path)):
         raise ModelError(f"kernel {analysis.function.name}: the path this launch takes executes nothing")
     warps_per_block = math.ceil(launch.threads_per_block / device.warp_size)

@@ -50,27 +50,18 @@ def block_issue_order(instructions: Sequence[Any], classifications: Sequence[Any
                       latencies: Sequence[float], start: int, end: int) -> tuple[int, ...]:
     """The instruction indices ``start..end-1`` in the order a latency-driven scheduler issues
     them. ``latencies`` are the Λ of every instruction of the kernel (indexed like it)."""
-    return issue_order(instructions, classifications, latencies, tuple(range(start, end)))
-
-
-def issue_order(instructions: Sequence[Any], classifications: Sequence[Any],
-                latencies: Sequence[float], sequence: Sequence[int],
-                renamed: Sequence[tuple[int, tuple[int, ...]]] | None = None) -> tuple[int, ...]:
-    """:func:`block_issue_order` for any straight-line ``sequence`` of instruction indices (an
-    index may repeat: the copies of a loop body that ptxas unrolled, scheduled as one block).
-
-    ``renamed`` (per position: the completion slot it writes, the slots it reads) replaces the
-    register orderings by orderings of those slots, as for copies that ptxas gave registers of
-    their own. Returns positions' instructions in issue order; :func:`issue_positions` gives the
-    positions themselves."""
-    return tuple(sequence[k] for k in issue_positions(instructions, classifications, latencies, sequence,
-                                                      renamed))
+    positions = issue_positions(instructions, classifications, latencies, tuple(range(start, end)))
+    return tuple(start + k for k in positions)
 
 
 def issue_positions(instructions: Sequence[Any], classifications: Sequence[Any],
                     latencies: Sequence[float], sequence: Sequence[int],
                     renamed: Sequence[tuple[int, tuple[int, ...]]] | None = None) -> tuple[int, ...]:
-    """The positions of ``sequence`` in the order :func:`issue_order` issues them."""
+    """The positions of ``sequence`` in the order a latency-driven scheduler issues them (an
+    index may repeat: the copies of a loop body that ptxas unrolled, scheduled as one block).
+    ``renamed`` (per position: the completion slot it writes, the slots it reads) replaces the
+    register orderings by orderings of those slots, as for copies that ptxas gave registers of
+    their own."""
     n = len(sequence)
     if n <= 2:
         return tuple(range(n))

@@ -164,9 +164,9 @@ class _Program:
     pool: np.ndarray
     path_start: np.ndarray
     max_depth: int
-    # renamed runs: per pool position the completion slot it writes (-1: its own instruction)
-    # and the slots it waits for (None: its instruction's static deps); slot -> instruction
-    pool_slot: list[int]
+    # per pool position the completion slot it writes (its instruction's, or a renamed copy's)
+    # and the slots it waits for (None: its instruction's static deps); renamed slot -> instruction
+    pool_slot: np.ndarray
     pool_reads: list[tuple[int, ...] | None]
     slot_instruction: dict[int, int]
 
@@ -220,7 +220,7 @@ def _encode_paths(paths: tuple[tuple[PathNode, ...], ...]) -> _Program:
         b.append(0)
     as_i64 = lambda xs: np.asarray(xs if xs else [0], dtype=np.int64)  # noqa: E731
     return _Program(as_i64(kind), as_i64(a), as_i64(b), as_i64(pool), as_i64(starts), depth_seen[0],
-                    pool_slot, pool_reads, slot_instruction)
+                    as_i64(pool_slot), pool_reads, slot_instruction)
 
 
 _STATIC_CACHE: dict[tuple, tuple] = {}
@@ -255,17 +255,15 @@ def _static_arrays(d: KernelDescription, ticks: int) -> tuple:
         dep_list.extend(sorted(set(ins.deps)))
         dep_ptr[i + 1] = len(dep_list)
     prog = _encode_paths(d.paths)
-    # per pool position: the range of dep_src it waits on (its instruction's, or a renamed
-    # position's own list appended after the static ones) and the slot it writes
+    # per pool position the range of dep_src it waits on: its instruction's, or a renamed
+    # position's own list appended after the static ones
     pool_dlo = dep_ptr[prog.pool].copy()
     pool_dhi = dep_ptr[prog.pool + 1].copy()
-    pool_slot = prog.pool.copy()
     for k, reads in enumerate(prog.pool_reads):
         if reads is not None:
             pool_dlo[k] = len(dep_list)
             dep_list.extend(sorted(set(reads)))
             pool_dhi[k] = len(dep_list)
-            pool_slot[k] = prog.pool_slot[k]
     dep_src = np.asarray(dep_list if dep_list else [0], dtype=np.int64)
     # the stall cause of each dependence (its producer's kind), so the core looks up one array
     slot_memory = np.concatenate([ismem, np.zeros(d.extra_slots, dtype=np.int64)])
@@ -273,7 +271,7 @@ def _static_arrays(d: KernelDescription, ticks: int) -> tuple:
         slot_memory[slot] = ismem[i]
     dep_cause = np.where(slot_memory[dep_src] != 0, _core.MEMORY_DEPENDENCY,
                          _core.COMPUTE_DEPENDENCY).astype(np.int64)
-    arrays = (unit, lam, Lam, isbar, dep_src, dep_cause, pool_dlo, pool_dhi, pool_slot, prog)
+    arrays = (unit, lam, Lam, isbar, dep_src, dep_cause, pool_dlo, pool_dhi, prog)
     if not (isinstance(d.instructions, tuple) and isinstance(d.paths, tuple)):
         return arrays       # lists could change after this run: not cached
     if len(_STATIC_CACHE) >= _STATIC_CACHE_SIZE:
@@ -306,7 +304,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
         # exact: ticks is a multiple of every denominator (and no Fraction is built per value)
         return x.numerator * ticks // x.denominator
 
-    unit, lam, Lam, isbar, dep_src, dep_cause, pool_dlo, pool_dhi, pool_slot, prog = _static_arrays(d, ticks)
+    unit, lam, Lam, isbar, dep_src, dep_cause, pool_dlo, pool_dhi, prog = _static_arrays(d, ticks)
     n_done = n + d.extra_slots     # completion slots per warp
     warp_path = np.array([d.path_of_warp(w) for w in range(d.warps_per_block)], dtype=np.int64)
 
@@ -360,7 +358,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
         # per path position: the instruction's subsystem and dependence range (see _core._advance)
         _run_watched(bounds, (
             params, unit, lam, Lam, dep_cause, isbar, dep_src,
-            prog.kind, prog.a, prog.b, prog.pool, unit[prog.pool], pool_dlo, pool_dhi, pool_slot,
+            prog.kind, prog.a, prog.b, prog.pool, unit[prog.pool], pool_dlo, pool_dhi, prog.pool_slot,
             prog.path_start, warp_path,
             issues["warp"], issues["block"], issues["instr"], issues["subsystem"],
             issues["issue"], issues["complete"],

@@ -168,8 +168,20 @@ def test_cellular_automaton_tile_rows_of_18_words_conflict_twice() -> None:
     report = sample_report("cellular_automaton", "shared16")
     reads = [a for a in pick(report, MemorySpace.SHARED, True) if a.method == "affine"]
     assert reads and all(a.bank_conflict_degree == 2 for a in reads)
-    unknown = [a for a in report.accesses if not a.method]
-    assert unknown and all("path-dependent" in a.unknown_reason for a in unknown)
+    # The 18 x 18 tile is loaded by 256 threads, k = tid, tid + 256: ptxas's remainder loop
+    # makes those (at most 2) passes and its 4x-unrolled loop is never entered, which the lanes
+    # tell (the guard before it is false for every thread), so its copies issue nothing. The
+    # remainder loop's index is carried by non-affine arithmetic (a division by 18): evaluated
+    # lane by lane, iteration after iteration (``LaneEvaluator._recurrence``).
+    unrolled = [a for a in report.accesses if not a.method]
+    assert len(unrolled) == 8 and all("no lane executes" in a.unknown_reason for a in unrolled)
+    tile = [a for a in report.accesses if a.method == "lanes"]
+    assert len(tile) == 2
+    for a in tile:
+        if a.space is MemorySpace.SHARED:
+            assert a.bank_conflict_degree == 1      # consecutive words of the tile
+        else:
+            assert 7.5 < a.sectors_per_request < 8.5  # rows of 18 words, two or so per warp
 
 
 def test_every_sample_launch_is_analysed() -> None:
@@ -245,7 +257,7 @@ $L_loop:
     assert (a.sectors_per_request, a.lines_per_request) == (8, 2)
     assert n_ma_by_instruction(hand(body, a1=64)) == {a.index: 2}  # 000's "2 for 8-byte"
     (b,) = hand(body).accesses  # no value for the step
-    assert b.affine is None and "non-constant" in b.unknown_reason
+    assert b.affine is None and "argument 1 has no value" in b.unknown_reason
 
 
 GATHER = """
@@ -579,7 +591,11 @@ def test_sector_counts_match_nsight_compute_on_h100() -> None:
             if predicted is None or not requests:
                 continue
             sectors = metrics[i][f"l1tex__t_sectors_pipe_lsu_mem_global_op_{op}.sum"]
-            assert predicted == pytest.approx(sectors / requests, abs=0.01), (key, op)
+            # exact for affine addresses; lanes evaluated through a loop whose passes differ per
+            # thread (a tile loaded by k = tid, tid + 256, ...) sample its mean pass count only
+            lanes = any(a.method == "lanes" for a in report.accesses if a.space is MemorySpace.GLOBAL)
+            tolerance = {"rel": 0.03} if lanes else {"abs": 0.01}
+            assert predicted == pytest.approx(sectors / requests, **tolerance), (key, op)
             compared += 1
         predicted = summary["shared_load_conflicts_per_request"]
         if predicted is not None and shared_loads:
@@ -640,3 +656,63 @@ def test_corpus_kernels_get_a_pattern_or_a_reason(path: Path) -> None:
                 assert 0 < a.efficiency <= 1 and 1 <= a.active_lanes <= 32
             if a.bank_conflict_degree is not None:
                 assert 1 <= a.bank_conflict_degree <= 32 * max(1, a.width_bytes // 4)
+
+
+WRAPPED = """
+  ld.param.u32 %r3, [k_p1];
+  mov.u32 %r2, %r1;
+  mov.u32 %r4, 0;
+$L_loop:
+  mul.wide.s32 %rd3, %r2, 4;
+  add.s64 %rd4, %rd2, %rd3;
+  ld.global.f32 %f1, [%rd4];
+  add.s32 %r5, %r2, 40;
+  setp.lt.s32 %p2, %r5, %r3;
+  selp.b32 %r6, 0, %r3, %p2;
+  sub.s32 %r2, %r5, %r6;
+  add.s32 %r4, %r4, 1;
+  setp.lt.u32 %p1, %r4, TRIPS;
+  @%p1 bra $L_loop;"""
+
+
+def _wrapped_lanes(trips: int, n: int) -> tuple[object, object, object]:
+    from engine.analysis import LaunchValues
+    from engine.memory import _address_operand, _LaneCache
+    from engine.memory.affine import AddressEvaluator
+    from engine.memory.patterns import thread_indices
+
+    module = parse_ptx(HEADER + WRAPPED.replace("TRIPS", str(trips)) + "\n  ret;\n}\n")
+    launch = Launch(grid=(4, 1, 1), block=(32, 1, 1), args={"1": n})
+    analysis = analyze_kernel(module.kernel("k"), launch, module)
+    values = LaunchValues.from_launch(launch)
+    cache = _LaneCache(AddressEvaluator(analysis, values), values, thread_indices(values.block), {},
+                       analysis, frozenset({"param0"}))
+    (load,) = [i for i in analysis.function.instructions if i.opcode == "ld" and "global" in i.modifiers]
+    return cache, load, _address_operand(load)
+
+
+def test_wrapped_index_is_evaluated_iteration_by_iteration() -> None:
+    # j = tid; each pass j += 40, and j -= n once it reaches n (a circular buffer): not affine,
+    # carried from pass to pass; every lane's j is the recurrence run up to that pass.
+    cache, load, operand = _wrapped_lanes(16, 64)
+    tid = np.arange(32)
+    base = cache.get({"ctaid.x": 1, "i($L_loop)": 0}).address(load, operand)[0]   # the pointer's stand-in
+    for t in (0, 1, 2, 7, 15):
+        got = cache.get({"ctaid.x": 1, "i($L_loop)": t}).address(load, operand) - base
+        assert got.tolist() == ((tid + 40 * t) % 64 * 4).tolist(), t
+    report = hand(WRAPPED.replace("TRIPS", "16"), a1=64)
+    (a,) = report.accesses
+    assert a.method == "lanes" and a.unknown_reason is None
+    # a warp's 32 words wrap around the 64-word buffer: two runs, within two lines
+    assert a.lines_per_request <= 2 and 1 <= a.sectors_per_request <= 5
+
+
+def test_recurrence_beyond_its_bound_is_refused_then_sampled_at_the_bound() -> None:
+    from engine.memory.lanes import MAX_RECURRENCE, RecurrenceTooLong
+
+    cache, load, operand = _wrapped_lanes(1000, 100)
+    with pytest.raises(RecurrenceTooLong):
+        cache.get({"ctaid.x": 0, "i($L_loop)": MAX_RECURRENCE + 1}).address(load, operand)
+    # analyze_memory samples the last of 1,000 passes at the last step it runs: still a pattern
+    (a,) = hand(WRAPPED.replace("TRIPS", "1000"), a1=100).accesses
+    assert a.method == "lanes" and a.sectors_per_request is not None

@@ -25,7 +25,7 @@ from engine.memory.costs import (
 )
 from engine.memory.footprint import AddressRange, affine_range, sampled_range, with_grid_reuse
 from engine.memory.hierarchy import SECTORS_PER_LINE
-from engine.memory.lanes import LaneError, LaneEvaluator
+from engine.memory.lanes import MAX_RECURRENCE, LaneError, LaneEvaluator, RecurrenceTooLong
 from engine.memory.naming import format_affine, shared_layout
 from engine.memory.patterns import (
     INTERIOR,
@@ -173,7 +173,13 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
                 sets = [affine_addresses(form, lanes.threads, ctx) for ctx, _ in ctxs]
                 info = _with(info, method="affine")
             else:
-                sets = [lanes.get(ctx).address(instr, operand) for ctx, _ in ctxs]
+                try:
+                    sets = [lanes.get(ctx).address(instr, operand) for ctx, _ in ctxs]
+                except RecurrenceTooLong:
+                    # a long loop's last iteration stands for 1/n of it: sampled at the last step run
+                    ctxs = [({a: min(v, MAX_RECURRENCE) if a.startswith("i(") else v for a, v in ctx.items()}, w)
+                            for ctx, w in ctxs]
+                    sets = [lanes.get(ctx).address(instr, operand) for ctx, _ in ctxs]
                 info = _with(info, method="lanes", non_affine=info.unknown_reason, unknown_reason=None)
         except LaneError as error:
             accesses.append(_with(info, unknown_reason=str(error)))
@@ -425,7 +431,7 @@ class _LaneCache:
         if key not in self._cache:
             self._cache[key] = LaneEvaluator(self.evaluator, self.values, self.threads, context,
                                              self.layout, self.dependences, self.last,
-                                             self.pointers, strict)
+                                             self.pointers, strict, self._cache)
         return self._cache[key]
 
     def masks(self, index: int, ctxs: list[dict[str, int]]) -> tuple[list[Any], str | None]:
@@ -444,16 +450,16 @@ def _pattern(info: AccessInfo, sets: list[Any], masks: list[Any], weights: list[
     if info.space is MemorySpace.SHARED:
         s = shared_stats(sets, width, masks, weights)
         if s is None:
-            return _with(info, unknown_reason="no lane executes it in the sampled blocks", method="")
+            return _with(info, unknown_reason="no lane executes it in the sampled blocks", method="", issue_share=0.0)
         return _with(info, warps_sampled=s.warps, bank_conflict_degree=s.degree_max,
-                     bank_conflict_mean=s.degree_mean, active_lanes=s.active_lanes)
+                     bank_conflict_mean=s.degree_mean, active_lanes=s.active_lanes, issue_share=s.issue_share)
     g = global_stats(sets, width, masks, weights)
     if g is None:
-        return _with(info, unknown_reason="no lane executes it in the sampled blocks", method="")
+        return _with(info, unknown_reason="no lane executes it in the sampled blocks", method="", issue_share=0.0)
     return _with(info, warps_sampled=g.warps, active_lanes=g.active_lanes, sectors_per_request=g.sectors_mean,
                  sectors_max=g.sectors_max, lines_per_request=g.lines_mean, lines_max=g.lines_max,
                  efficiency=g.efficiency, dram_ratio=g.block_reuse / shared_by, block_miss=g.block_reuse,
-                 l1_cached=_l1_cached(info))
+                 l1_cached=_l1_cached(info), issue_share=g.issue_share)
 
 
 def _l1_cached(info: AccessInfo) -> bool:

@@ -95,12 +95,14 @@ def executions_per_warp(analysis: Any, index: int) -> int:
 def kernel_memory_summary(report: MemoryReport, analysis: Any) -> dict[str, float | None]:
     """Kernel-wide figures comparable with Nsight Compute's l1tex metrics: global sectors per
     request of loads and of stores, and shared bank conflicts (extra wavefronts) per request,
-    each weighted by how often every access runs. None where an access of that kind has no
-    pattern (the figure would be a guess)."""
+    each weighted by how often every access issues a request (its executions, times the share of
+    them with an active lane). None where an access of that kind has no pattern (the figure
+    would be a guess)."""
     def mean(accesses: list[Any], value: Any) -> float | None:
+        accesses = [a for a in accesses if a.issue_share > 0]
         if not accesses or any(value(a) is None for a in accesses):
             return None
-        weights = [executions_per_warp(analysis, a.index) for a in accesses]
+        weights = [executions_per_warp(analysis, a.index) * a.issue_share for a in accesses]
         return sum(w * value(a) for w, a in zip(weights, accesses, strict=True)) / sum(weights)
 
     def kind(space: MemorySpace, load: bool) -> list[Any]:

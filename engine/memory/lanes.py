@@ -23,11 +23,19 @@ from engine.ptx.model import Instruction, Operand
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 # re-exported: the memory analysis catches these as its own
-__all__ = ["COMPARE", "LaneError", "LaneEvaluator", "int64", "SYNTHETIC_RANGE"]
+__all__ = ["COMPARE", "LaneError", "LaneEvaluator", "MAX_RECURRENCE", "RecurrenceTooLong", "int64",
+           "SYNTHETIC_RANGE"]
 
 # Loaded integers whose values are unknown are taken as pseudo-random in [0, this): an index
 # into an array of 4 M elements (16 MB of floats) scatters a warp over 32 lines.
 SYNTHETIC_RANGE = 1 << 22
+# Iterations of a non-affine recurrence evaluated step by step, at most (each step is a few
+# numpy operations over the block's threads, and its values are kept for the next one).
+MAX_RECURRENCE = 64
+
+
+class RecurrenceTooLong(LaneError):
+    """A loop-carried value needed at an iteration beyond ``MAX_RECURRENCE``."""
 
 
 class LaneEvaluator:
@@ -42,7 +50,8 @@ class LaneEvaluator:
                  context: dict[str, int], layout: dict[str, int],
                  dependences: dict[int, list[Dependence]] | None = None,
                  last_iterations: dict[str, int] | None = None,
-                 pointers: frozenset[str] = frozenset(), strict: bool = False) -> None:
+                 pointers: frozenset[str] = frozenset(), strict: bool = False,
+                 family: dict[tuple[bool, tuple[tuple[str, int], ...]], LaneEvaluator] | None = None) -> None:
         self.affine = affine
         self.function = affine.function
         self.cfg = affine.analysis.cfg
@@ -61,7 +70,8 @@ class LaneEvaluator:
         self._memo: dict[tuple[int, str], np.ndarray] = {}
         self._exec: dict[int, np.ndarray] = {}
         self._exec_active: set[int] = set()
-        self._after: dict[tuple[tuple[str, int], ...], LaneEvaluator] = {}
+        self._family = family if family is not None else {}
+        self._carried: dict[tuple[str, ...] | tuple[str, int], np.ndarray] = {}
 
     def address(self, instr: Instruction, operand: Operand) -> np.ndarray:
         if operand.base is None:
@@ -92,15 +102,65 @@ class LaneEvaluator:
         if len(defs) == 1:
             return self._definition(defs[0], register)
         defuse = self.affine.analysis.defuse
-        if any(defuse.is_loop_carried(d, at, register) for d in defs):
-            raise LaneError(form.reason)  # a value from the previous iteration
-        result: np.ndarray | None = None
-        for d in sorted(defs):
+        carried = [d for d in defs if defuse.is_loop_carried(d, at, register)]
+        if carried:
+            return self._recurrence(register, at, defs, carried, form.reason)
+        return self._last_executed(sorted(defs), register, at, None)
+
+    def _last_executed(self, defs: list[int], register: str, at: int,
+                       before: np.ndarray | None) -> np.ndarray:
+        """Per lane, the value of the last of ``defs`` (program order) the lane executed;
+        ``before`` where it executed none (None: the first definition's value)."""
+        result = before
+        for d in defs:
             evaluator = self._after_loops(d, at, register)
             value = evaluator._definition(d, register)
             result = value if result is None else np.where(evaluator.active(d), value, result)
-        assert result is not None
+        if result is None:
+            raise LaneError(f"{register} has no definition before line {self.function.instructions[at].location.line}")
         return result
+
+    def _recurrence(self, register: str, at: int, defs: tuple[int, ...], carried: list[int],
+                    reason: str) -> np.ndarray:
+        """A register the loop carries from one iteration to the next by arithmetic that is not
+        affine (a wrapped index ``j += s; if (j >= n) j -= n``, a running product): its value at
+        iteration k is the value leaving iteration k - 1, which an evaluator of that iteration
+        computes, down to iteration 0 where the definitions before the loop hold. Iterations are
+        evaluated in ascending order, each once (memoised), so the depth stays bounded."""
+        loop = self.cfg.loop_of(self.cfg.block_of(at))
+        while loop is not None and not all(self.cfg.block_of(d).index in loop.body for d in carried):
+            loop = self.cfg.loop_by_header(loop.parent) if loop.parent is not None else None
+        if loop is None or len(loop.latches) != 1:
+            raise LaneError(reason)
+        atom = iteration_atom(loop)
+        k = self.context.get(atom)
+        if k is None:
+            raise LaneError(reason)
+        if k > MAX_RECURRENCE:
+            raise RecurrenceTooLong(f"{register} is carried by loop {loop.key} in a way that is not affine: "
+                                    f"iteration {k} would need more than {MAX_RECURRENCE} steps of it")
+        inner = sorted(d for d in defs if d not in carried and self.cfg.block_of(d).index in loop.body)
+        if k <= 0:
+            return self._last_executed(sorted(d for d in defs if d not in carried), register, at, None)
+        key = (register, at)
+        if key not in self._carried:
+            latch_end = self.cfg.blocks[loop.latches[0]].end - 1
+            leaving = None
+            for j in range(k):   # ascending: each step one level deep
+                previous = self._sibling({atom: j})
+                leaving = previous._leaving(register, latch_end)
+            assert leaving is not None
+            self._carried[key] = self._last_executed(inner, register, at, leaving)
+        return self._carried[key]
+
+    def _leaving(self, register: str, latch_end: int) -> np.ndarray:
+        """The register's value as the loop's latch ends this iteration."""
+        if register in self.function.instructions[latch_end].dests:
+            return self._definition(latch_end, register)
+        key = ("leaving", register, latch_end)
+        if key not in self._carried:
+            self._carried[key] = self.register(register, latch_end)
+        return self._carried[key]
 
     def _definition(self, index: int, register: str) -> np.ndarray:
         key = (index, register)
@@ -135,15 +195,20 @@ class LaneEvaluator:
                 raise LaneError(f"{register} after loop {loop.key} needs that loop's trip count")
             changes[atom] = self.last_iterations[atom]
             loop = self.cfg.loop_by_header(loop.parent) if loop.parent is not None else None
-        if not changes:
+        return self._sibling(changes)
+
+    def _sibling(self, changes: dict[str, int]) -> LaneEvaluator:
+        """The evaluator of this context with some atoms changed (self when none change); shared
+        through ``family`` when given, so that every access and context reuses its values."""
+        if all(self.context.get(a) == v for a, v in changes.items()):
             return self
-        key = tuple(sorted(changes.items()))
-        if key not in self._after:
-            self._after[key] = LaneEvaluator(self.affine, self.values, self.threads,
-                                             {**self.context, **changes}, self.layout,
-                                             self.dependences, self.last_iterations,
-                                             self.pointers, self.strict)
-        return self._after[key]
+        context = {**self.context, **changes}
+        key = (self.strict, tuple(sorted(context.items())))
+        if key not in self._family:
+            self._family[key] = LaneEvaluator(self.affine, self.values, self.threads, context, self.layout,
+                                              self.dependences, self.last_iterations, self.pointers,
+                                              self.strict, self._family)
+        return self._family[key]
 
     # ------------------------------------------------------------------ active lanes
     def active(self, index: int) -> np.ndarray:
@@ -163,7 +228,12 @@ class LaneEvaluator:
         self._exec_active.add(block)
         try:
             mask = np.zeros(self._n, dtype=bool)
-            for dep in self.dependences[block]:
+            # A loop's own tests decide how often, not which lanes (they are taken as uniform):
+            # the lanes that enter it are those of the branches that lead into it. A block that
+            # depends on loop tests only runs with the lanes that run the test.
+            deps = self.dependences[block]
+            entering = [dep for dep in deps if not dep.loop_test]
+            for dep in entering or deps:
                 runs = self.executes(dep.block)
                 mask |= runs if dep.loop_test else runs & self._takes(dep.block, dep.successor)
         finally:

@@ -40,6 +40,7 @@ class GlobalStats:
     efficiency: float          # useful bytes / fetched sector bytes, summed over the warps
     block_reuse: float         # distinct sectors of the whole block / Σ sectors of its warps
     active_lanes: float        # mean active lanes per issued request
+    issue_share: float = 1.0   # share of the sampled warps with an active lane (they issue a request)
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class SharedStats:
     degree_mean: float         # wavefronts per request: max distinct words in one bank
     degree_max: int
     active_lanes: float
+    issue_share: float = 1.0   # as in GlobalStats
 
 
 def thread_indices(block: tuple[int, int, int]) -> dict[str, np.ndarray]:
@@ -167,7 +169,9 @@ def global_stats(address_sets: list[np.ndarray], width: int, masks: list[np.ndar
     cols: list[np.ndarray] = []  # per issued warp: weight, sectors, lines, useful bytes, lanes
     reuse: list[tuple[float, float]] = []
     width = max(width, 1)
+    sampled = 0.0
     for addr, mask, w in _dedup(address_sets, masks, weights):
+        sampled += w * -(-len(addr) // WARP)
         lanes, warp = _lanes(addr, mask)
         if not len(lanes):
             continue
@@ -202,6 +206,7 @@ def global_stats(address_sets: list[np.ndarray], width: int, masks: list[np.ndar
         efficiency=float((wt * table[:, 3]).sum() / (SECTOR * (wt * table[:, 1]).sum())),
         block_reuse=float(np.average([r for _, r in reuse], weights=[w for w, _ in reuse])),
         active_lanes=mean(4),
+        issue_share=float(wt.sum() / sampled) if sampled else 1.0,
     )
 
 
@@ -226,7 +231,9 @@ def bank_degree(addr: np.ndarray, width: int) -> int:
 def shared_stats(address_sets: list[np.ndarray], width: int, masks: list[np.ndarray | None] | None = None,
                  weights: list[float] | None = None) -> SharedStats | None:
     cols: list[np.ndarray] = []  # per issued warp: weight, degree, lanes
+    sampled = 0.0
     for addr, mask, w in _dedup(address_sets, masks, weights):
+        sampled += w * -(-len(addr) // WARP)
         lanes, warp = _lanes(addr, mask)
         if not len(lanes):
             continue
@@ -238,4 +245,5 @@ def shared_stats(address_sets: list[np.ndarray], width: int, masks: list[np.ndar
         return None
     table = np.concatenate(cols)
     return SharedStats(len(table), float(np.average(table[:, 1], weights=table[:, 0])),
-                       int(table[:, 1].max()), float(np.average(table[:, 2], weights=table[:, 0])))
+                       int(table[:, 1].max()), float(np.average(table[:, 2], weights=table[:, 0])),
+                       float(table[:, 0].sum() / sampled) if sampled else 1.0)

@@ -48,6 +48,9 @@ class AccessInfo:
     bank_conflict_degree: int | None = None     # max over sampled warps (1 = conflict-free)
     bank_conflict_mean: float | None = None
     active_lanes: float | None = None           # mean active lanes per issued request
+    # Share of the sampled warp executions with an active lane: the others issue no request
+    # (a tile loop's last pass, a guarded tail). 1 where not known.
+    issue_share: float = 1.0
     # Every thread of the grid uses the same address at once (no thread, lane or block index in
     # its affine form): atomics to it serialise, in one SM (shared) or across the GPU (global).
     uniform_address: bool = False

@@ -137,6 +137,7 @@ def resolve_inputs(
     regs: int | None = None,
     args: dict[str | int, int | float] | None = None,
     trips: dict[str, int] | None = None,
+    data: dict[str | int, str] | None = None,
     use_ptxas: bool = True,
     module: Module | None = None,
 ) -> KernelInputs:
@@ -198,7 +199,9 @@ def resolve_inputs(
     merged_args.update(args or {})
     merged_trips = dict(base.trip_overrides)
     merged_trips.update(trips or {})
-    base = replace(base, args=merged_args, trip_overrides=merged_trips, **changes)
+    merged_data = dict(base.data)
+    merged_data.update(data or {})
+    base = replace(base, args=merged_args, trip_overrides=merged_trips, data=merged_data, **changes)
     if base.regs_per_thread is not None:
         resources = replace(resources, registers=base.regs_per_thread, source="override")
     return KernelInputs(path=path, module=module, function=function, profile=prof, launch=base,

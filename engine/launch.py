@@ -22,6 +22,8 @@ Launch file format::
     "0" = 2
     [launch.trip]                         # trip counts by loop header label
     "$L__BB0_2" = 2
+    [launch.data]                         # integers a pointer argument points to (by index or name)
+    "1" = "random:0:1048576"              # random:LO:HI, linear:SLOPE[:OFFSET], constant:V
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import tomllib
 
+from engine.analysis.loaded_data import parse_loaded_data
 from engine.errors import LaunchError
 
 if TYPE_CHECKING:
@@ -88,6 +91,9 @@ class Launch:
     name: str = ""
     kernel: str | None = None
     reference_case: str | None = None
+    # What the integers behind a pointer argument (index or name) are: a data pattern's text,
+    # see :mod:`engine.analysis.loaded_data`. Gathers through them use it.
+    data: dict[str | int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         # Normalise shapes given as strings/lists and reject impossible launches early.
@@ -114,6 +120,11 @@ class Launch:
             raise LaunchError(
                 f"regs_per_thread must be an integer from 1 to 255, got {self.regs_per_thread!r}"
             )
+        for key, text in self.data.items():
+            try:
+                parse_loaded_data(text)
+            except LaunchError as exc:
+                raise LaunchError(f"data of argument {key!r}: {exc}") from None
         for label, count in self.trip_overrides.items():
             if not isinstance(count, int) or isinstance(count, bool) or count < 0:
                 raise LaunchError(
@@ -200,6 +211,7 @@ _LAUNCH_KEYS = {
     "reference_case",
     "args",
     "trip",
+    "data",
 }
 
 
@@ -265,8 +277,9 @@ def _launch_from_table(table: Any, index: int) -> Launch:
             raise LaunchError(f"{key!r} must be a string")
     args_table = table.get("args", {})
     trip_table = table.get("trip", {})
-    if not isinstance(args_table, dict) or not isinstance(trip_table, dict):
-        raise LaunchError("[launch.args] and [launch.trip] must be tables")
+    data_table = table.get("data", {})
+    if not all(isinstance(t, dict) for t in (args_table, trip_table, data_table)):
+        raise LaunchError("[launch.args], [launch.trip] and [launch.data] must be tables")
     args: dict[str | int, int | float] = {}
     for key, value in args_table.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -286,6 +299,7 @@ def _launch_from_table(table: Any, index: int) -> Launch:
         regs_per_thread=regs,
         args=args,
         trip_overrides=dict(trip_table),
+        data={int(k) if k.isdigit() else k: v for k, v in data_table.items()},
         name=table.get("name", f"launch{index}"),
         kernel=table.get("kernel"),
         reference_case=table.get("reference_case"),

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from engine.analysis.loaded_data import parse_loaded_data
 from engine.errors import WarplineError
 from engine.evaluation.compare import BaselineFigures
 from engine.fileio import read_regular_file, replace_atomically
@@ -265,6 +266,7 @@ def _state_to_dict(state: WorkbenchState) -> dict[str, Any]:
             # [key, value] pairs keep the difference between parameter index 0 and name "0".
             "args": [[k, v] for k, v in launch.args.items()],
             "trip_overrides": dict(launch.trip_overrides),
+            "data": [[k, v] for k, v in launch.data.items()],
         },
         "overrides": {
             "latencies": {str(r): dict(v) for r, v in ov.latencies.items()},
@@ -450,6 +452,16 @@ def _launch(rd: _Reader, d: dict[str, Any], kernel: str) -> Launch:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise rd.fail(f"launch.trip_overrides.{label}", f"expected a non-negative integer, got {count!r}")
         trips[str(label)] = count
+    data: dict[str | int, str] = {}
+    for k, pair in enumerate(rd.get(d, "data", list, "launch", optional=True) or []):
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], (int, str))
+                and not isinstance(pair[0], bool) and isinstance(pair[1], str)):
+            raise rd.fail(f"launch.data[{k}]", f"expected [index or name, pattern text], got {pair!r}")
+        try:
+            parse_loaded_data(pair[1])
+        except WarplineError as exc:
+            raise rd.fail(f"launch.data[{k}]", str(exc)) from None
+        data[pair[0]] = pair[1]
     # the keys' own errors are located already; Launch's checks are of the launch as a whole
     grid, block = rd.get(d, "grid", list, "launch"), rd.get(d, "block", list, "launch")
     smem = rd.get(d, "smem_dynamic", int, "launch", optional=True) or 0
@@ -458,7 +470,7 @@ def _launch(rd: _Reader, d: dict[str, Any], kernel: str) -> Launch:
     case = rd.get(d, "reference_case", str, "launch", optional=True)
     try:
         return Launch(grid=grid, block=block, smem_dynamic=smem, regs_per_thread=regs, args=args,
-                      trip_overrides=trips, name=name, kernel=kernel, reference_case=case)
+                      trip_overrides=trips, name=name, kernel=kernel, reference_case=case, data=data)
     except WarplineError as exc:
         raise rd.fail("launch", str(exc)) from None
 

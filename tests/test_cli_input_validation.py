@@ -28,6 +28,15 @@ def test_unknown_loop_name_lists_the_loops(capsys):
     assert "--trip NOPE" in err and "$L__BB0_5" in err
 
 
+@pytest.mark.parametrize("item, said", [("nope=linear:1", "parameters:"), ("1=linear:nan", "finite"),
+                                        ("1=sorted:3", "kind must be one of"), ("1=random:5:5", "HI must be above LO"),
+                                        ("1", "NAME=VALUE")])
+def test_data_patterns_are_checked(item, said, capsys):
+    assert main(["predict", HOTSPOT, "--profile", "h100", "--data", item]) == 2
+    err = capsys.readouterr().err
+    assert "--data" in err and said in err and len(err.strip().splitlines()) == 1
+
+
 @pytest.mark.parametrize("value", ["nan", "-1", "0", "inf"])
 def test_cycle_budget_must_be_positive_and_finite(value, capsys):
     with pytest.raises(SystemExit) as stop:

@@ -4,6 +4,7 @@ what Nsight Compute measured on suite v2 kernels, and how capacity and busy SMs 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,11 +18,13 @@ from engine.pipeline.adapter import _find_function
 V2 = Path(__file__).resolve().parents[1] / "samples" / "v2"
 
 
-def _report(family: str, config: str):
+def _report(family: str, config: str, declared: bool = True):
+    """The memory report of a suite v2 launch; ``declared=False`` drops its [launch.data] (stand-ins)."""
     inputs = resolve_inputs(V2 / "ptx" / f"{family}.sm_90.ptx", profile="h100",
                             launch_file=V2 / f"{family}.launch.toml", config=config)
-    analysis = analyze_kernel(_find_function(inputs.module, inputs.kernel_name), inputs.launch, inputs.module)
-    return analyze_memory(analysis, inputs.launch, inputs.module), inputs.profile
+    launch = inputs.launch if declared else replace(inputs.launch, data={})
+    analysis = analyze_kernel(_find_function(inputs.module, inputs.kernel_name), launch, inputs.module)
+    return analyze_memory(analysis, launch, inputs.module), inputs.profile
 
 
 def _load_hit_share(report, profile, sm: SmContext) -> float:
@@ -87,19 +90,19 @@ def test_loaded_indices_get_a_lane_pattern_from_stand_in_values() -> None:
     from engine.mechanisms import without
     from engine.memory.hierarchy import dram_fetch_factor
 
-    report, _ = _report("gather", "gather_f32/rand-b128")
+    report, _ = _report("gather", "gather_f32/rand-b128", declared=False)
     gather = next(a for a in report.accesses if a.kind == "load" and a.method == "lanes")
     assert gather.sectors_per_request == 32 and gather.lines_per_request == 32   # src[idx[i]] scatters
     assert dram_fetch_factor(gather) == 2.0                                       # 64 B per isolated sector
     coalesced = next(a for a in report.accesses if a.kind == "load" and a.method == "affine")
     assert dram_fetch_factor(coalesced) == 1.0
     # a CSR row start loaded once per warp stays warp-uniform: col[rowptr[r] + lane] is coalesced
-    spmv, _ = _report("spmv", "spmv_csr_vector/b128")
+    spmv, _ = _report("spmv", "spmv_csr_vector/b128", declared=False)
     row_walk = [a for a in spmv.accesses if a.kind == "load" and a.method == "lanes"
                 and a.sectors_per_request is not None and a.sectors_per_request <= 5]
     assert row_walk
     with without(["synthetic_data"]):
-        report, _ = _report("gather", "gather_f32/rand-b128")
+        report, _ = _report("gather", "gather_f32/rand-b128", declared=False)
     assert all(a.method != "lanes" or a.sectors_per_request is None for a in report.accesses if a.kind == "load")
 
 

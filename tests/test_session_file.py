@@ -30,7 +30,7 @@ def edited_state():
     state = with_cell_edit(state, 14, "n_ma", 2)
     state = with_iterations(state, 2, 5)
     launch = replace(state.launch, args={**state.launch.args, "n": 3}, trip_overrides={"$L__BB0_5": 4},
-                     regs_per_thread=40, smem_dynamic=128)
+                     regs_per_thread=40, smem_dynamic=128, data={1: "linear:0.5:3", "0": "random:0:100"})
     return replace(state, launch=launch, occupancy=3, policy="gto", measured_cycles=12345.0)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from engine.analysis.cfg import Loop
 from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.defuse import DefUseGraph
+from engine.analysis.loaded_data import LoadedData, parse_loaded_data
 from engine.ptx.model import Function, Instruction, Operand
 
 Number = int | float
@@ -97,6 +98,7 @@ class LaunchValues:
     block: tuple[int, int, int] | None = None
     grid: tuple[int, int, int] | None = None
     trip_overrides: Mapping[str, int] = field(default_factory=dict)
+    data: Mapping[str | int, str] = field(default_factory=dict)    # pointer argument -> data pattern
 
     @classmethod
     def from_launch(cls, launch: Any) -> LaunchValues:
@@ -110,12 +112,20 @@ class LaunchValues:
             block=_dim3(getattr(launch, "block", None)),
             grid=_dim3(getattr(launch, "grid", None)),
             trip_overrides=dict(getattr(launch, "trip_overrides", None) or {}),
+            data=dict(getattr(launch, "data", None) or {}),
         )
 
     def argument(self, index: int, name: str) -> Number | None:
         for key in (index, str(index), name):
             if key in self.args:
                 return self.args[key]
+        return None
+
+    def loaded_data(self, index: int, name: str) -> LoadedData | None:
+        """The declared pattern of the integers pointer argument ``index`` points to."""
+        for key in (index, str(index), name):
+            if key in self.data:
+                return parse_loaded_data(self.data[key])
         return None
 
 

@@ -33,10 +33,11 @@ def canonical_launch(launch: Launch | None) -> Any:
         "grid": list(launch.grid), "block": list(launch.block), "smem": launch.smem_dynamic,
         "regs": launch.regs_per_thread, "args": canonical_args(launch.args),
         "trips": sorted(launch.trip_overrides.items()), "name": launch.name, "kernel": launch.kernel,
+        **({"data": canonical_args(launch.data)} if launch.data else {}),
     }
 
 
-def canonical_args(args: dict[str | int, int | float]) -> list[list[Any]]:
+def canonical_args(args: dict[str | int, Any]) -> list[list[Any]]:
     return sorted(([type(k).__name__, str(k), v] for k, v in args.items()), key=lambda item: item[:2])
 
 

@@ -6,10 +6,11 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from engine.analysis.loaded_data import parse_loaded_data
 from engine.errors import WarplineError
 from engine.fileio import read_regular_file
 from engine.inputs import KernelInputs, resolve_inputs
@@ -52,6 +53,19 @@ def parse_args_option(items: Sequence[str]) -> dict[str | int, int | float]:
             out[int(key) if key.isdigit() else key] = _number(value)
         except ValueError:
             raise WarplineError(f"--arg {item}: the value must be a finite number") from None
+    return out
+
+
+def parse_data_option(items: Sequence[str]) -> dict[str | int, str]:
+    """``--data 1=linear:1 --data idx=random:0:1000`` -> ``{1: "linear:1", "idx": ...}``."""
+    out: dict[str | int, str] = {}
+    for item in items:
+        key, value = _key_value(item, "--data")
+        try:
+            parse_loaded_data(value)
+        except WarplineError as exc:
+            raise WarplineError(f"--data {item}: {exc}") from None
+        out[int(key) if key.isdigit() else key] = value
     return out
 
 
@@ -124,6 +138,9 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
                         help="kernel argument value (repeatable)")
     parser.add_argument("--trip", action="append", default=[], metavar="LOOP=N",
                         help="loop trip count override by header label (repeatable)")
+    parser.add_argument("--data", action="append", default=[], metavar="POINTER=PATTERN",
+                        help="what the integers a pointer argument points to are, for gathers through "
+                             "them: random:LO:HI, linear:SLOPE[:OFFSET] or constant:V (repeatable)")
     parser.add_argument("--no-ptxas", action="store_true", help="estimate registers instead of running ptxas")
     parser.add_argument("--max-warp-instructions", type=positive_int, default=DEFAULT_MAX_WARP_INSTRUCTIONS,
                         metavar="N", help="budget of one simulation: above it whole waves are sampled and "
@@ -173,9 +190,11 @@ def inputs_from_args(ns: argparse.Namespace, kernel: str | None = None,
         regs=ns.regs,
         args=parse_args_option(ns.arg),
         trips=parse_trip_option(ns.trip),
+        data=parse_data_option(getattr(ns, "data", [])),
         use_ptxas=not ns.no_ptxas,
     )
     _check_argument_names(inputs, parse_args_option(ns.arg))
+    _check_argument_names(inputs, parse_data_option(getattr(ns, "data", [])), "--data")
     if ns.profile is None and inputs.profile is not None and not getattr(ns, "_told_profile", False):
         print(f"warpline: no --profile given, using {inputs.profile.name!r} ({inputs.profile_source})",
               file=sys.stderr)
@@ -183,16 +202,16 @@ def inputs_from_args(ns: argparse.Namespace, kernel: str | None = None,
     return inputs
 
 
-def _check_argument_names(inputs: KernelInputs, args: dict[str | int, int | float]) -> None:
+def _check_argument_names(inputs: KernelInputs, args: Mapping[str | int, object], option: str = "--arg") -> None:
     params = inputs.function.params
     names = [p.name for p in params]
     for key in args:
         if isinstance(key, int):
             if not 0 <= key < len(params):
-                raise WarplineError(f"--arg {key}: {inputs.kernel_name} has {len(params)} parameters "
+                raise WarplineError(f"{option} {key}: {inputs.kernel_name} has {len(params)} parameters "
                                     f"(indices 0..{len(params) - 1})")
         elif key not in names:
-            raise WarplineError(f"--arg {key}: no such parameter (parameters: {', '.join(names) or 'none'})")
+            raise WarplineError(f"{option} {key}: no such parameter (parameters: {', '.join(names) or 'none'})")
 
 
 def emit(ns: argparse.Namespace, payload: dict[str, Any], text: str) -> None:

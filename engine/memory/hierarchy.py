@@ -76,11 +76,17 @@ def level_shares(access: AccessInfo, profile: Any, sm: SmContext) -> LevelShares
         return None
     dram = min(max(access.dram_ratio, 0.0), 1.0)
     if access.grid_reuse is not None and access.grid_reuse < 1.0 and enabled("l2_footprint"):
-        # re-reads of a buffer the grid already brought in: L2 hits as far as the kernel's
-        # footprint fits (beyond it, the share that does not fit misses again)
+        # Re-reads of a buffer the grid already brought in: L2 hits when the data the kernel
+        # touches between two reads of the same sector fits in L2. An affine address's re-reads
+        # follow the block order (a stencil's neighbour rows come back a few blocks later): with
+        # the 1/grid_reuse reads of each sector taken evenly over the kernel, that reuse distance
+        # is the kernel's footprint x grid_reuse. Reads through loaded indices come back at
+        # random, after most of the buffer went by: their distance is the whole footprint.
+        # Beyond the capacity, the share that does not fit misses again.
         capacity = float(getattr(profile.device, "l2_cache_bytes", None) or 0.0)
-        footprint = access.kernel_footprint_bytes or 0.0
-        kept = 1.0 if footprint <= capacity else (capacity / footprint if footprint else 0.0)
+        ordered = access.method == "affine" and enabled("reuse_distance")
+        distance = (access.kernel_footprint_bytes or 0.0) * (access.grid_reuse if ordered else 1.0)
+        kept = 1.0 if distance <= capacity else (capacity / distance if distance else 0.0)
         if sm.waves > 0:
             kept *= max(0.0, 1.0 - 1.0 / sm.waves)   # re-reads by the first wave's blocks miss too
         dram *= access.grid_reuse + (1.0 - access.grid_reuse) * (1.0 - kept)

@@ -15,6 +15,7 @@ import numpy as np
 
 from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.lane_arith import COMPARE, LaneError, int64, integer_result
+from engine.analysis.loaded_data import DEFAULT_RANGE, LoadedData, scrambled
 from engine.analysis.values import LaunchValues, as_type
 from engine.mechanisms import enabled
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, base_address, iteration_atom
@@ -28,7 +29,7 @@ __all__ = ["COMPARE", "LaneError", "LaneEvaluator", "MAX_RECURRENCE", "Recurrenc
 
 # Loaded integers whose values are unknown are taken as pseudo-random in [0, this): an index
 # into an array of 4 M elements (16 MB of floats) scatters a warp over 32 lines.
-SYNTHETIC_RANGE = 1 << 22
+SYNTHETIC_RANGE = DEFAULT_RANGE
 # Iterations of a non-affine recurrence evaluated step by step, at most (each step is a few
 # numpy operations over the block's threads, and its values are kept for the next one).
 MAX_RECURRENCE = 64
@@ -66,6 +67,9 @@ class LaneEvaluator:
         # a pointer, enter an address.
         self.pointers = pointers
         self.strict = strict
+        # While the address of a declared data load is computed, pointers may enter it even when
+        # strict: the declared values depend on the element read, not on where the buffer is.
+        self._reading_data = False
         self._n = len(threads["tid.x"])
         self._memo: dict[tuple[int, str], np.ndarray] = {}
         self._exec: dict[int, np.ndarray] = {}
@@ -87,7 +91,7 @@ class LaneEvaluator:
             elif a.startswith("&"):
                 out = out + int64(c * self.layout.get(a[1:], base_address(a)))
             else:
-                if a.startswith("param") and (self.strict or a not in self.pointers):
+                if a.startswith("param") and ((self.strict and not self._reading_data) or a not in self.pointers):
                     raise LaneError(f"argument {a[5:]} has no value in the launch")
                 out = out + int64(c * self.context.get(a, base_address(a)))
         return out
@@ -103,6 +107,8 @@ class LaneEvaluator:
             return self._definition(defs[0], register)
         defuse = self.affine.analysis.defuse
         carried = [d for d in defs if defuse.is_loop_carried(d, at, register)]
+        if carried and not enabled("loop_carried_lanes"):
+            raise LaneError(form.reason)  # a value from the previous iteration
         if carried:
             return self._recurrence(register, at, defs, carried, form.reason)
         return self._last_executed(sorted(defs), register, at, None)
@@ -169,20 +175,49 @@ class LaneEvaluator:
         return self._memo[key]
 
     def _loaded_data(self, instr: Instruction, reason: str) -> np.ndarray:
-        """Stand-in values for integers loaded from memory, so that an address computed from them
-        (a gather's index, a CSR row start) gets a lane pattern: each distinct address yields a
-        pseudo-random value in [0, SYNTHETIC_RANGE), equal for equal addresses. A load every lane
-        of a warp makes from one address thus stays warp-uniform and an indexed read scatters. An
-        estimate (the data is unknown), never used to decide control flow (``strict``)."""
+        """Values for integers loaded from memory, so that an address computed from them (a
+        gather's index, a CSR row start) gets a lane pattern. Where the launch declares what the
+        buffer holds (:mod:`engine.analysis.loaded_data`) its values, which may also decide
+        branches; otherwise stand-ins: each distinct address yields a pseudo-random value in
+        [0, SYNTHETIC_RANGE), equal for equal addresses, so a load every lane of a warp makes
+        from one address stays warp-uniform and an indexed read scatters. An estimate (the data
+        is unknown), never used to decide control flow (``strict``)."""
         integer = [m for m in instr.modifiers if m in TYPE_BYTES and m[0] in "bsu"]
-        if self.strict or not integer or not enabled("synthetic_data"):
-            raise LaneError(reason)
         operand = next((o for o in instr.operands if o.kind == "address"), None)
-        if operand is None:
+        if not integer or operand is None:
             raise LaneError(reason)
-        address = self.address(instr, operand).astype(np.uint64)
-        mixed = (address + np.uint64(0x632BE59BD9B4E019)) * np.uint64(0x9E3779B97F4A7C15)
-        return ((mixed >> np.uint64(29)) % np.uint64(SYNTHETIC_RANGE)).astype(np.int64)
+        if not self.values.data and (self.strict or not enabled("synthetic_data")):
+            raise LaneError(reason)
+        reading, self._reading_data = self._reading_data, True
+        try:
+            address = self.address(instr, operand)
+        finally:
+            self._reading_data = reading
+        declared = self._declared_data(address)
+        if declared is None:
+            if self.strict or not enabled("synthetic_data"):
+                raise LaneError(reason)
+            return scrambled(address, SYNTHETIC_RANGE)
+        pointer, data = declared
+        element = (address - base_address(pointer)) // TYPE_BYTES[integer[-1]]
+        return data.values(element, address)
+
+    def _declared_data(self, address: np.ndarray) -> tuple[str, LoadedData] | None:
+        """The pointer argument the addresses fall in and the data the launch declares for it.
+        Lane enumeration gives each pointer argument without a value its own 2^40-aligned base
+        (:func:`base_address`), so the high bits name it."""
+        if not self.values.data or not len(address):
+            return None
+        high = np.unique(address >> 40)
+        params = self.function.params
+        if len(high) != 1 or not 1 <= int(high[0]) <= len(params):
+            return None
+        index = int(high[0]) - 1
+        pointer = f"param{index}"
+        if pointer not in self.pointers or self.values.argument(index, params[index].name) is not None:
+            return None
+        data = self.values.loaded_data(index, params[index].name)
+        return (pointer, data) if data is not None else None
 
     def _after_loops(self, d: int, at: int, register: str) -> LaneEvaluator:
         """This evaluator, or one at the last iteration of the loops holding ``d`` but not ``at``."""

@@ -130,8 +130,33 @@ def launch_toml(family: str) -> str:
             if not want_float and not isinstance(value, int):
                 raise SystemExit(f"{family}/{kernel.short}: argument {index} ({types[index]}) must be an int")
             lines.append(_line(f'"{index}" = {_toml_value(value)}', comment))
+        data = [(i, buffer, pattern) for i, buffer in zip(pointer_params, kernel.bind, strict=True)
+                if (pattern := data_pattern(fam, cfg.bind.get(buffer, buffer))) is not None]
+        if data:
+            lines.append("[launch.data]")
+            lines += [_line(f'"{i}" = "{pattern}"', buffer) for i, buffer, pattern in data]
         lines.append("")
     return "\n".join(lines)
+
+
+def data_pattern(fam: spec.Family, buffer: str) -> str | None:
+    """What the integers of ``buffer`` are, as a launch file declares them (engine.analysis.loaded_data):
+    facts of the generated data, so that gathers through them are analysed on what they read."""
+    for csr in fam.csr:
+        if buffer == f"{csr.name}_rowptr":
+            return f"linear:{_toml_value((csr.minnz + csr.maxnz) / 2)}"   # row starts, mean row length apart
+        if buffer == f"{csr.name}_col":
+            return f"random:0:{csr.ncols}"
+    buf = next((b for b in fam.buffers if b.name == buffer), None)
+    if buf is None:
+        return None
+    if buf.kind == "i32u":
+        return f"random:{int(buf.lo)}:{int(buf.hi)}"
+    if buf.kind == "i32perm":
+        return f"random:0:{buf.count}"
+    if buf.kind == "i32sorted":
+        return f"linear:{_toml_value((buf.hi - buf.lo) / buf.count)}:{int(buf.lo)}"
+    return None
 
 
 def _wrap(text: str, width: int = 100) -> str:

@@ -1,0 +1,92 @@
+"""What the integers in a kernel's buffers look like, as the user declares them.
+
+An address computed from a loaded integer (a gather's index, a CSR row start, a permutation)
+depends on data no static analysis can see. Without a word from the user the memory analysis
+uses stand-in values (pseudo-random, :data:`DEFAULT_RANGE`). A launch may instead say, per
+pointer argument, what the integers it points to are:
+
+``random:LO:HI``
+    independent, uniform in ``[LO, HI)`` (indices into a table of HI - LO entries, a permutation);
+``linear:SLOPE[:OFFSET]``
+    element ``e`` holds ``floor(SLOPE·e + OFFSET)``: sorted indices that cover their range evenly
+    (``linear:1``), CSR row starts with a mean of 16 non-zeros per row (``linear:16``);
+``constant:V``
+    every element is ``V``.
+
+A declared pattern is the user's statement about the data, so unlike the stand-in it may also
+decide which lanes run a branch (a CSR row's lanes ``p < rowptr[r + 1]``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.errors import LaunchError
+
+DEFAULT_RANGE = 1 << 22     # stand-in values when nothing is declared: [0, 2^22)
+KINDS = ("random", "linear", "constant")
+_LIMIT = float(1 << 62)     # values beyond this would overflow the 64-bit lane arithmetic
+
+
+@dataclass(frozen=True)
+class LoadedData:
+    """One buffer's integers: ``kind`` and its two numbers (``random``: lo, hi; ``linear``:
+    slope, offset; ``constant``: the value, 0)."""
+
+    kind: str
+    a: float
+    b: float = 0.0
+
+    @property
+    def text(self) -> str:
+        def num(x: float) -> str:
+            return str(int(x)) if float(x).is_integer() else repr(float(x))
+        if self.kind == "constant":
+            return f"constant:{num(self.a)}"
+        return f"{self.kind}:{num(self.a)}:{num(self.b)}"
+
+    def values(self, element: np.ndarray, address: np.ndarray) -> np.ndarray:
+        """The integers at the given element indices (``address``: their byte addresses, which
+        seed the random kind so that equal addresses give equal values)."""
+        if self.kind == "constant":
+            return np.full(element.shape, int(self.a), dtype=np.int64)
+        if self.kind == "linear":
+            return np.floor(self.a * element.astype(np.float64) + self.b).astype(np.int64)
+        return int(self.a) + scrambled(address, int(self.b) - int(self.a))
+
+
+def scrambled(address: np.ndarray, span: int) -> np.ndarray:
+    """Pseudo-random values in ``[0, span)``, equal for equal addresses."""
+    mixed = (address.astype(np.uint64) + np.uint64(0x632BE59BD9B4E019)) * np.uint64(0x9E3779B97F4A7C15)
+    return ((mixed >> np.uint64(29)) % np.uint64(max(span, 1))).astype(np.int64)
+
+
+def parse_loaded_data(text: object) -> LoadedData:
+    """``random:LO:HI``, ``linear:SLOPE[:OFFSET]`` or ``constant:V``; LaunchError otherwise."""
+    if not isinstance(text, str):
+        raise LaunchError(f"a data pattern is written as text such as 'random:0:1000', got {text!r}")
+    kind, _, rest = text.strip().partition(":")
+    parts = rest.split(":") if rest else []
+    if kind not in KINDS:
+        raise LaunchError(f"data pattern {text!r}: the kind must be one of {', '.join(KINDS)}")
+    expected = {"random": (2,), "linear": (1, 2), "constant": (1,)}[kind]
+    if len(parts) not in expected:
+        forms = {"random": "random:LO:HI", "linear": "linear:SLOPE[:OFFSET]", "constant": "constant:V"}
+        raise LaunchError(f"data pattern {text!r}: write it as {forms[kind]}")
+    numbers: list[float] = []
+    for part in parts:
+        try:
+            value = float(part)
+        except ValueError:
+            raise LaunchError(f"data pattern {text!r}: {part!r} is not a number") from None
+        if not math.isfinite(value) or abs(value) > _LIMIT:
+            raise LaunchError(f"data pattern {text!r}: {part!r} is not a finite number of at most 2^62")
+        numbers.append(value)
+    if kind in ("random", "constant") and not all(x.is_integer() for x in numbers):
+        raise LaunchError(f"data pattern {text!r}: {kind} takes integers")
+    if kind == "random" and numbers[1] <= numbers[0]:
+        raise LaunchError(f"data pattern {text!r}: HI must be above LO")
+    return LoadedData(kind, numbers[0], numbers[1] if len(numbers) > 1 else 0.0)

@@ -2,7 +2,7 @@
 
 An address computed from a loaded integer (a gather's index, a CSR row start, a permutation)
 depends on data no static analysis can see. Without a word from the user the memory analysis
-uses stand-in values (pseudo-random, :data:`DEFAULT_RANGE`). A launch may instead say, per
+uses stand-in values (pseudo-random: ``engine.memory.lanes``). A launch may instead say, per
 pointer argument, what the integers it points to are:
 
 ``random:LO:HI``
@@ -26,7 +26,6 @@ import numpy as np
 
 from engine.errors import LaunchError
 
-DEFAULT_RANGE = 1 << 22     # stand-in values when nothing is declared: [0, 2^22)
 KINDS = ("random", "linear", "constant")
 _LIMIT = float(1 << 62)     # values beyond this would overflow the 64-bit lane arithmetic
 

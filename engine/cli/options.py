@@ -177,6 +177,7 @@ def inputs_from_args(ns: argparse.Namespace, kernel: str | None = None,
     # so that resolve_inputs can pick it (launch files come with small sample files).
     if module is None and not whole_file and (wanted is not None or not getattr(ns, "config", None)):
         module, wanted = load_chosen_kernel(ns.file, wanted)
+    args, data = parse_args_option(ns.arg), parse_data_option(getattr(ns, "data", []))
     inputs = resolve_inputs(
         ns.file,
         module=module,
@@ -188,13 +189,13 @@ def inputs_from_args(ns: argparse.Namespace, kernel: str | None = None,
         block=parse_dim(ns.block, "block") if ns.block else None,
         smem_dynamic=ns.smem_dynamic,
         regs=ns.regs,
-        args=parse_args_option(ns.arg),
+        args=args,
         trips=parse_trip_option(ns.trip),
-        data=parse_data_option(getattr(ns, "data", [])),
+        data=data,
         use_ptxas=not ns.no_ptxas,
     )
-    _check_argument_names(inputs, parse_args_option(ns.arg))
-    _check_argument_names(inputs, parse_data_option(getattr(ns, "data", [])), "--data")
+    _check_argument_names(inputs, args)
+    _check_argument_names(inputs, data, "--data")
     if ns.profile is None and inputs.profile is not None and not getattr(ns, "_told_profile", False):
         print(f"warpline: no --profile given, using {inputs.profile.name!r} ({inputs.profile_source})",
               file=sys.stderr)

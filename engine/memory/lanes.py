@@ -15,7 +15,7 @@ import numpy as np
 
 from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.lane_arith import COMPARE, LaneError, int64, integer_result
-from engine.analysis.loaded_data import DEFAULT_RANGE, LoadedData, scrambled
+from engine.analysis.loaded_data import LoadedData, scrambled
 from engine.analysis.values import LaunchValues, as_type
 from engine.mechanisms import enabled
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, base_address, iteration_atom
@@ -29,7 +29,7 @@ __all__ = ["COMPARE", "LaneError", "LaneEvaluator", "MAX_RECURRENCE", "Recurrenc
 
 # Loaded integers whose values are unknown are taken as pseudo-random in [0, this): an index
 # into an array of 4 M elements (16 MB of floats) scatters a warp over 32 lines.
-SYNTHETIC_RANGE = DEFAULT_RANGE
+SYNTHETIC_RANGE = 1 << 22
 # Iterations of a non-affine recurrence evaluated step by step, at most (each step is a few
 # numpy operations over the block's threads, and its values are kept for the next one).
 MAX_RECURRENCE = 64
@@ -145,9 +145,10 @@ class LaneEvaluator:
         if k > MAX_RECURRENCE:
             raise RecurrenceTooLong(f"{register} is carried by loop {loop.key} in a way that is not affine: "
                                     f"iteration {k} would need more than {MAX_RECURRENCE} steps of it")
-        inner = sorted(d for d in defs if d not in carried and self.cfg.block_of(d).index in loop.body)
+        straight = sorted(d for d in defs if d not in carried)
         if k <= 0:
-            return self._last_executed(sorted(d for d in defs if d not in carried), register, at, None)
+            return self._last_executed(straight, register, at, None)
+        inner = [d for d in straight if self.cfg.block_of(d).index in loop.body]
         key = (register, at)
         if key not in self._carried:
             latch_end = self.cfg.blocks[loop.latches[0]].end - 1
@@ -184,9 +185,8 @@ class LaneEvaluator:
         is unknown), never used to decide control flow (``strict``)."""
         integer = [m for m in instr.modifiers if m in TYPE_BYTES and m[0] in "bsu"]
         operand = next((o for o in instr.operands if o.kind == "address"), None)
-        if not integer or operand is None:
-            raise LaneError(reason)
-        if not self.values.data and (self.strict or not enabled("synthetic_data")):
+        stand_ins = not self.strict and enabled("synthetic_data")
+        if not integer or operand is None or not (stand_ins or self.values.data):
             raise LaneError(reason)
         reading, self._reading_data = self._reading_data, True
         try:
@@ -195,7 +195,7 @@ class LaneEvaluator:
             self._reading_data = reading
         declared = self._declared_data(address)
         if declared is None:
-            if self.strict or not enabled("synthetic_data"):
+            if not stand_ins:
                 raise LaneError(reason)
             return scrambled(address, SYNTHETIC_RANGE)
         pointer, data = declared

@@ -46,5 +46,18 @@ def main(argv: list[str]) -> int:
     return run_app(argv)
 
 
+def run(argv: list[str]) -> int:
+    """:func:`main`, and Ctrl+C at any point (while Python is still importing the engine, say)
+    ends with exit status 130 and one line, never a traceback."""
+    try:
+        return main(argv)
+    except KeyboardInterrupt:
+        try:
+            print("interrupted", file=sys.stderr)
+        except (KeyboardInterrupt, OSError):
+            pass
+        return 130
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run(sys.argv[1:]))

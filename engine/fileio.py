@@ -1,5 +1,6 @@
 """Writing output files: atomically, with a one-line error instead of a traceback, and with CSV
-cells that a spreadsheet would not evaluate.
+cells that a spreadsheet would not evaluate (every CSV goes through :func:`csv_text`, which
+escapes each text cell with :func:`csv_safe`; :func:`csv_unescape` reads one back).
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -17,6 +19,8 @@ from engine.errors import WarplineError
 # A cell starting with one of these is a formula in Excel/LibreOffice/Sheets (OWASP's CSV-injection
 # list); a leading apostrophe makes it text.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+# A plain decimal number written as text ("-3", "+1.5e3"): a spreadsheet reads it as a number.
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 def replace_atomically(path: str | os.PathLike[str], text: str | bytes, fsync: bool = False) -> Path:
@@ -55,8 +59,9 @@ def csv_text(header: Sequence[object], rows: Iterable[Sequence[object]],
     when one is given: every CSV export goes through here."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
+    writer.writerow([csv_safe(cell) for cell in header])
+    # every text cell escaped against formulas: PTX text (guarded "@%p1 bra"), names, notes
+    writer.writerows([csv_safe(cell) for cell in row] for row in rows)
     text = buffer.getvalue()
     if path is not None:
         write_text_atomic(path, text)
@@ -72,10 +77,17 @@ def _remove(path: str) -> None:
 
 def csv_safe(value: object) -> object:
     """``value`` as a CSV cell a spreadsheet shows as text: strings starting like a formula get a
-    leading apostrophe (numbers are left alone, so ``-3`` stays a number)."""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+    leading apostrophe (numbers are left alone, also written as text, so ``-3`` stays a number)."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS) and not _NUMBER.fullmatch(value):
         return "'" + value
     return value
+
+
+def csv_unescape(text: str) -> str:
+    """A cell as it was before :func:`csv_safe` (for readers of the CSVs Warpline writes)."""
+    if text.startswith("'") and text[1:].startswith(FORMULA_STARTS) and not _NUMBER.fullmatch(text[1:]):
+        return text[1:]
+    return text
 
 
 def read_regular_file(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
@@ -90,13 +102,20 @@ def read_regular_file(path: str | os.PathLike[str], limit: int, what: str) -> by
     except (OSError, ValueError) as exc:   # ValueError: a NUL byte in the path
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise WarplineError(f"{name}: cannot read the {what}: {reason}") from None
-    # Buffered: a raw read may return less than asked for.
-    with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
+    # Checked on the descriptor, before a file object is made of it: Python refuses to make one
+    # of a folder (IsADirectoryError), and what is refused must not be read at all.
+    try:
+        st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise WarplineError(f"{name}: not a regular file (a {what} is a text file)")
+            kind = "a folder, not a file" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+            raise WarplineError(f"{name}: {kind} (a {what} is a text file)")
         if st.st_size > limit:
             raise WarplineError(f"{name}: the {what} is {st.st_size:,} bytes; at most {limit:,} are read")
+    except BaseException:
+        os.close(fd)
+        raise
+    # Buffered: a raw read may return less than asked for.
+    with os.fdopen(fd, "rb") as handle:
         try:
             data = handle.read(limit + 1)
         except OSError as exc:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engine.errors import LaunchError, WarplineError
-from engine.launch import Launch, LaunchFile, load_launch_file
+from engine.launch import Launch, LaunchFile, check_arguments, load_launch_file
 from engine.names import find_kernel
 from engine.profiles import Profile, list_profiles, load_profile
 from engine.ptx import load_ptx
@@ -195,8 +195,11 @@ def resolve_inputs(
         changes["regs_per_thread"] = regs
     if base is None:
         base = Launch(grid=changes.pop("grid"), block=changes.pop("block"), kernel=function.name)
-    merged_args = dict(base.args)
-    merged_args.update(args or {})
+    # Every argument names a parameter of this kernel and fits its type (a float for an integer
+    # parameter, or a name the kernel does not have, would otherwise be ignored without a word).
+    where = launch_source if launch_source and launch_source != "command line" else "launch"
+    merged_args = check_arguments(base.args, function.params, function.name, f"{where}: argument")
+    merged_args.update(check_arguments(args or {}, function.params, function.name, "--arg"))
     merged_trips = dict(base.trip_overrides)
     merged_trips.update(trips or {})
     merged_data = dict(base.data)

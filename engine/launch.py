@@ -28,7 +28,9 @@ Launch file format::
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,7 +38,9 @@ from typing import TYPE_CHECKING, Any
 import tomllib
 
 from engine.analysis.loaded_data import parse_loaded_data
-from engine.errors import LaunchError
+from engine.errors import LaunchError, WarplineError
+from engine.fileio import read_regular_file
+from engine.ptx.model import Param
 
 if TYPE_CHECKING:
     from engine.profiles import Profile
@@ -73,6 +77,11 @@ def parse_dim(value: str | int | list[int] | tuple[int, ...], what: str = "dimen
 
 # The CUDA limits that hold on every GPU since compute capability 3.0; a profile may be stricter.
 MAX_GRID: Dim3 = (2**31 - 1, 65535, 65535)
+# A launch file is a few hundred bytes: anything far larger is not one.
+MAX_LAUNCH_FILE_BYTES = 1 << 20
+# The largest trip count one loop may be given: a 64-bit count (10^18 is accepted and bounded by
+# the simulation budget; larger numbers cannot be an iteration count of real code).
+MAX_TRIP_COUNT = 2**63 - 1
 MAX_BLOCK: Dim3 = (1024, 1024, 64)
 MAX_THREADS_PER_BLOCK = 1024
 
@@ -130,6 +139,13 @@ class Launch:
                 raise LaunchError(
                     f"trip count of loop {label!r} must be a non-negative integer, got {count!r}"
                 )
+            if count > MAX_TRIP_COUNT:
+                raise LaunchError(f"trip count of loop {label!r}: {count} is too large (at most 2^63 - 1)")
+        for key, value in self.args.items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise LaunchError(f"argument {key!r} must be a number, got {value!r}")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise LaunchError(f"argument {key!r} must be a finite number, got {value!r}")
 
     @property
     def threads_per_block(self) -> int:
@@ -174,6 +190,73 @@ def validate_launch(launch: Launch, profile: Profile, static_smem: int = 0) -> N
         )
 
 
+# Bits of the integer parameter types, and the largest magnitude of the floating-point ones.
+_INT_BITS = {f"{kind}{bits}": bits for kind in "usb" for bits in (8, 16, 32, 64)}
+_FLOAT_MAX = {"f16": 65504.0, "bf16": 3.3895313892515355e38, "f32": 3.4028234663852886e38,
+              "f64": 1.7976931348623157e308}
+
+
+def argument_value(param: Param, value: int | float) -> int | float:
+    """``value`` as kernel parameter ``param`` receives it: an integer parameter takes an integer
+    (``2.0`` becomes ``2``) of its width, signed or not (``-1`` for a ``.u32`` is ``int`` -1);
+    a floating-point one a finite number within its range. Array parameters (structs passed by
+    value) and other types are taken as given. LaunchError says why a value does not fit."""
+    kind = param.type
+    if param.array_size is not None:
+        return value
+    if isinstance(value, float) and not math.isfinite(value):
+        raise LaunchError(f"{value!r} is not a finite number")
+    if kind in _INT_BITS:
+        given = value
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise LaunchError(f".{kind} takes an integer, got {value!r}")
+            value = int(value)
+        bits = _INT_BITS[kind]
+        low, high = -(1 << (bits - 1)), (1 << bits) - 1
+        if not low <= value <= high:
+            raise LaunchError(f"{_shown(given)} does not fit a .{kind} ({low} to {high})")
+    elif kind in _FLOAT_MAX and abs(value) > _FLOAT_MAX[kind]:
+        raise LaunchError(f"{_shown(value)} does not fit a .{kind} (at most {_FLOAT_MAX[kind]:.7g} in magnitude)")
+    return value
+
+
+def _shown(value: int | float) -> str:
+    """A value for a message: an integer of hundreds of digits by its length."""
+    if isinstance(value, float) or abs(value) < 10**30:
+        return repr(value)
+    return f"an integer of {len(str(abs(value)))} digits"
+
+
+def argument_index(key: str | int, params: Sequence[Param]) -> int | None:
+    """The parameter ``key`` names (an index, its digits, or the parameter's name), else None."""
+    if isinstance(key, str) and key.isdigit():
+        key = int(key)
+    if isinstance(key, int):
+        return key if 0 <= key < len(params) else None
+    return next((i for i, p in enumerate(params) if p.name == key), None)
+
+
+def check_arguments(args: Mapping[str | int, int | float], params: Sequence[Param], kernel: str,
+                    option: str = "argument") -> dict[str | int, int | float]:
+    """``args`` (by parameter index or name) checked against a kernel's parameters: each key
+    names one of them and each value fits its type (:func:`argument_value`; integral floats
+    for integer parameters become integers). LaunchError, starting with ``option`` and the key,
+    names the first problem and lists the parameters."""
+    out: dict[str | int, int | float] = {}
+    for key, value in args.items():
+        index = argument_index(key, params)
+        if index is None:
+            indices = f"indices 0..{len(params) - 1}; " if params else ""
+            names = ", ".join(p.name for p in params) or "none"
+            raise LaunchError(f"{option} {key}: no such parameter of {kernel} ({indices}parameters: {names})")
+        try:
+            out[key] = argument_value(params[index], value)
+        except LaunchError as exc:
+            raise LaunchError(f"{option} {key}: {exc}") from None
+    return out
+
+
 # ---------------------------------------------------------------------- launch files
 
 
@@ -216,14 +299,26 @@ _LAUNCH_KEYS = {
 
 
 def load_launch_file(path: str | os.PathLike[str]) -> LaunchFile:
-    """Read and validate a launch file; LaunchError names the file and the launch at fault."""
+    """Read and validate a launch file; LaunchError names the file and the launch at fault.
+    Only a regular UTF-8 file of at most :data:`MAX_LAUNCH_FILE_BYTES` is read."""
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise LaunchError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        raw = read_regular_file(path, MAX_LAUNCH_FILE_BYTES, "launch file")
+    except WarplineError as exc:
+        raise LaunchError(str(exc)) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise LaunchError(f"{path}:{line}: the launch file is not UTF-8 text (byte 0x{raw[exc.start]:02x})") from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise LaunchError(f"{path}: not valid TOML: {exc}") from exc
+        raise LaunchError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise LaunchError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
+    except ValueError:    # an integer with more digits than Python converts
+        raise LaunchError(f"{path}: not valid TOML: a number has too many digits") from None
     return parse_launch_data(data, path)
 
 

@@ -319,7 +319,23 @@ class Profile:
     ) -> InstructionCost:
         """Cost for callers without an Instruction. ``space`` is the memory space of a load
         or store (NONE otherwise); ``width_bytes`` its per-thread access width;
-        ``special_registers`` the special registers read (``tid``, ``ctaid``)."""
+        ``special_registers`` the special registers read (``tid``, ``ctaid``).
+
+        Remembered per distinct question (the profile is immutable): a kernel of 10^5
+        instructions repeats a few dozen opcodes, and each answer tries every rule's pattern."""
+        specials = frozenset(special_registers)
+        key = (full_opcode, unit, space, width_bytes, specials)
+        known = self._costs.get(key)
+        if known is None:
+            known = self._costs[key] = self._cost_for_opcode(full_opcode, unit, space, width_bytes, specials)
+        return known
+
+    @cached_property
+    def _costs(self) -> dict[tuple, InstructionCost]:
+        return {}
+
+    def _cost_for_opcode(self, full_opcode: str, unit: Unit, space: MemorySpace, width_bytes: int | None,
+                         special_registers: frozenset[str]) -> InstructionCost:
         rule = self.rule_for(full_opcode, special_registers)
         unit = rule.unit if rule is not None and rule.unit is not None else unit
         defaults = self._class_defaults(unit, space, width_bytes)

@@ -1,8 +1,10 @@
 """Registers and static shared memory of a kernel: ``ptxas -v`` when it can, else an estimate.
 
 ``ptxas`` (the CUDA assembler) reports what the hardware will really allocate; it is used when
-it is on PATH and supports the file's ``.version``. Results are cached per (PTX text hash,
-kernel, arch), because the GUI asks again on every edit of the launch.
+it is on PATH and supports the file's ``.version``. Its reports are cached per (PTX text hash,
+arch, executable), in memory (the GUI asks again on every edit of the launch) and on disk in
+``$XDG_CACHE_HOME/warpline/ptxas`` (so that a command run again on the same file, or a 25 MB
+library opened again, never re-runs ptxas).
 
 The estimate, used otherwise (and named so in :attr:`Resources.source`):
 
@@ -21,7 +23,9 @@ The estimate, used otherwise (and named so in :attr:`Resources.source`):
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import os
 import re
 import subprocess
@@ -133,13 +137,79 @@ def kernel_resources(
 
 
 def _run_ptxas_cached(exe: str, text: str, arch: str) -> dict[str, Resources] | str:
-    key = (hashlib.sha256(text.encode()).hexdigest(), arch, exe)
+    """ptxas once per (text, arch, executable): remembered in this process and on disk, so that
+    neither an edit in the window nor the next command runs it again for the same file. A
+    failure of ptxas itself (it rejected the file) is remembered too; one where it could not
+    run (a timeout) is not."""
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    key = (digest, arch, exe)
     if key in _CACHE:
         return _CACHE[key]
-    outcome = run_ptxas(exe, text, arch)
-    if not isinstance(outcome, str):
+    disk = _disk_key(exe, digest, arch)
+    outcome = _read_disk(disk) if disk is not None else None
+    if outcome is None:
+        outcome = run_ptxas(exe, text, arch)
+        if (not isinstance(outcome, str) or outcome.startswith(_REJECTED)) and disk is not None:
+            _write_disk(disk, outcome)
+    if not isinstance(outcome, str) or outcome.startswith(_REJECTED):
         _CACHE[key] = outcome
     return outcome
+
+
+def ptxas_cache_dir() -> Path:
+    """Where ptxas reports are remembered: ``$XDG_CACHE_HOME/warpline/ptxas``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "warpline" / "ptxas"
+
+
+_REJECTED = "ptxas failed:"        # how run_ptxas words a file that ptxas refused
+_DISK_FORMAT = 1
+
+
+def _disk_key(exe: str, digest: str, arch: str) -> str | None:
+    """The file name of a report: the text's hash, the arch, and the executable as it is on disk
+    (path, size, modification time: replacing ptxas changes the key). None for an executable
+    that does not exist (nothing it says can be worth keeping)."""
+    try:
+        st = os.stat(exe)
+    except OSError:
+        return None
+    parts = (digest, arch, os.path.abspath(exe), str(st.st_size), str(st.st_mtime_ns), str(_DISK_FORMAT))
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _read_disk(key: str) -> dict[str, Resources] | str | None:
+    """A remembered outcome, or None (absent or unreadable: computed again and rewritten)."""
+    try:
+        data = json.loads((ptxas_cache_dir() / f"{key}.json").read_text(encoding="utf-8"))
+        if data.get("key") != key:
+            return None
+        if "failure" in data:
+            failure = data["failure"]
+            return failure if isinstance(failure, str) and failure.startswith(_REJECTED) else None
+        found = {name: Resources(**fields) for name, fields in data["kernels"].items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    for name, res in found.items():
+        if res.kernel != name or not isinstance(res.registers, int) or not isinstance(res.static_shared_bytes, int):
+            return None
+    return found
+
+
+def _write_disk(key: str, outcome: dict[str, Resources] | str) -> None:
+    """Remember ``outcome`` on disk; a cache folder that cannot be written is passed over."""
+    from engine.fileio import write_text_atomic
+
+    if isinstance(outcome, str):
+        record: dict = {"key": key, "failure": outcome}
+    else:
+        record = {"key": key, "kernels": {name: dataclasses.asdict(res) for name, res in outcome.items()}}
+    folder = ptxas_cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(folder / f"{key}.json", json.dumps(record))
+    except (OSError, WarplineError):
+        pass
 
 
 def run_ptxas(exe: str, text: str, arch: str) -> dict[str, Resources] | str:

@@ -29,10 +29,12 @@ discard.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import math
 import os
+import stat
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -44,7 +46,7 @@ from engine.errors import WarplineError
 from engine.evaluation.compare import BaselineFigures
 from engine.fileio import read_regular_file, replace_atomically
 from engine.inputs import KernelInputs
-from engine.launch import Launch
+from engine.launch import Launch, check_arguments
 from engine.manybsp import Overrides
 from engine.state import CELL_COLUMNS, POLICIES, WorkbenchState, copy_overrides
 
@@ -158,9 +160,18 @@ def owner_alive(owner: RecoveryOwner) -> bool:
 
 
 def ptx_sha256(path: str | os.PathLike[str]) -> str:
-    """The SHA-256 of a PTX file's bytes (read in chunks; the file was already read once)."""
+    """The SHA-256 of a PTX file's bytes (read in chunks). Only a regular file is read: a path
+    naming a device or a FIFO (a session's baseline on ``/dev/zero``) raises OSError at once
+    instead of reading forever or waiting for a writer."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+    except BaseException:
+        os.close(fd)
+        raise
+    with os.fdopen(fd, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
@@ -588,3 +599,45 @@ def discard_orphan(orphan: Orphan) -> None:
         orphan.path.unlink()
     except FileNotFoundError:
         pass
+
+
+def unclaim_orphan(orphan: Orphan, claimed: Path) -> bool:
+    """Undo :func:`claim_orphan` when the restore did not finish: the autosave goes back to its
+    old name, to be offered again once its owner is gone. False when it could not be put back
+    (it then stays at ``claimed``, which its window must no longer use as its own autosave)."""
+    try:
+        if orphan.path.exists():
+            return False       # a newer autosave took the old name meanwhile: never overwritten
+        os.rename(claimed, orphan.path)
+    except FileNotFoundError:
+        return True            # nothing left to put back
+    except OSError:
+        return False
+    return True
+
+
+def check_launch(state: WorkbenchState, inputs: KernelInputs) -> tuple[WorkbenchState, list[str]]:
+    """The session's state for the kernel as it is now: argument values that name no parameter
+    of the kernel or do not fit the parameter's type, and trip counts of labels the kernel does
+    not have, are dropped and named (as an edit made for another version of the PTX); integral
+    values of integer parameters become integers. The rest of the session is kept."""
+    function = inputs.function
+    launch = state.launch
+    notes: list[str] = []
+    args: dict[str | int, int | float] = {}
+    for key, value in launch.args.items():
+        try:
+            args.update(check_arguments({key: value}, function.params, function.name, "session argument"))
+        except WarplineError as exc:
+            notes.append(f"{exc}; not applied")
+    trips = {}
+    for label, count in launch.trip_overrides.items():
+        if label in function.labels:
+            trips[label] = count
+        else:
+            notes.append(f"session trip count of {label}: {function.name} has no such label; not applied")
+    same_args = len(args) == len(launch.args) and all(
+        type(args[k]) is type(v) and args[k] == v for k, v in launch.args.items() if k in args)
+    if same_args and trips == launch.trip_overrides:
+        return state, notes
+    return replace(state, launch=replace(launch, args=args, trip_overrides=trips)), notes

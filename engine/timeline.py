@@ -721,8 +721,8 @@ def export_chrome_trace(trace: Trace | Sequence[Trace], path: str | Path, names:
     n_complete = sum(_chrome_events(tr, pid, names, subsystems, events) for pid, tr in enumerate(traces))
     other = json.dumps({"time_unit": "1 microsecond in the viewer = 1 GPU cycle",
                         "generator": "Warpline pipeline simulator"})
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write('{"traceEvents":[\n')
-        fh.write(",\n".join(events))
-        fh.write(f'\n],"otherData":{other}}}\n')
+    from engine.fileio import write_text_atomic
+
+    # atomic, and an unwritable path is a one-line WarplineError naming it
+    write_text_atomic(path, '{"traceEvents":[\n' + ",\n".join(events) + f'\n],"otherData":{other}}}\n')
     return n_complete

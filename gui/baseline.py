@@ -4,7 +4,9 @@ baseline). The chart draws its trace above the current one and the Compare tab l
 A session file keeps the baseline (``engine.session_file.StoredBaseline``: what it was computed
 from, its label and the figures shown). Reopened, the stored figures are shown at once; the
 baseline is then recomputed in the background when its PTX file still has the hash it had when
-pinned, and otherwise stays as stored figures, which the window says."""
+pinned, and otherwise stays as stored figures, which the window says. A baseline of another file
+or kernel than the session's is loaded (indexed, only its kernel parsed) off the UI thread by a
+:class:`gui.loader.PtxLoader` of its own before it is recomputed."""
 
 from __future__ import annotations
 
@@ -13,11 +15,11 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from engine.errors import WarplineError
 from engine.evaluation import Evaluation
 from engine.evaluation.compare import BaselineFigures, figures_of
-from engine.inputs import KernelInputs, resolve_inputs
+from engine.inputs import KernelInputs
 from engine.session_file import StoredBaseline, ptx_sha256
+from gui.loader import LoadRequest, PtxLoader
 
 RECOMPUTING = "stored figures, being recomputed"
 NOT_RECOMPUTED = "stored figures, not recomputed"
@@ -39,6 +41,8 @@ class Baseline(QObject):
         self._others: tuple[StoredBaseline, ...] = ()   # further baselines of the session file
         self._worker = None                 # gui.worker.ComputeWorker, made on the first recompute
         self._pending: int | None = None    # the worker's generation computing the stored baseline
+        self._loader: PtxLoader | None = None   # loads a stored baseline's kernel, made when needed
+        self._loading: LoadRequest | None = None   # that load, while it runs
 
     @property
     def shown(self) -> Evaluation | BaselineFigures | None:
@@ -50,6 +54,7 @@ class Baseline(QObject):
             sha256: str = "") -> None:
         """Compare with ``result`` (computed from ``ptx_path``, whose hash was ``sha256``)."""
         self._pending = None
+        self._stop_loading()
         self.result, self.label, self.note, self.stored = result, label, "", None
         self.source = (Path(ptx_path), sha256) if ptx_path is not None else None
         self.changed.emit(result)
@@ -58,6 +63,7 @@ class Baseline(QObject):
     def clear(self) -> None:
         if self.result is not None or self.stored is not None:
             self._pending = None
+            self._stop_loading()
             self.result, self.label, self.note, self.stored, self.source = None, "", "", None, None
             self.changed.emit(None)
             self.edited.emit()
@@ -83,6 +89,7 @@ class Baseline(QObject):
         when its PTX is unchanged. ``inputs``/``sha256``: the session's own kernel, reused when
         the baseline was made on the same file, kernel and hash (no second parse)."""
         self._pending = None
+        self._stop_loading()
         self.result, self.source = None, None
         if not entries:
             self._others, self.stored, self.label, self.note = (), None, "", ""
@@ -91,13 +98,18 @@ class Baseline(QObject):
         *others, entry = entries
         self._others, self.stored, self.label = tuple(others), entry, entry.label
         why, baseline_inputs = self._recompute_inputs(entry, inputs, sha256)
-        self.note = RECOMPUTING if baseline_inputs is not None else f"{NOT_RECOMPUTED}: {why}"
+        load = not why and baseline_inputs is None
+        self.note = RECOMPUTING if not why else f"{NOT_RECOMPUTED}: {why}"
         self.changed.emit(entry.figures)
         if baseline_inputs is not None:
             self._recompute(baseline_inputs, entry)
+        elif load:
+            self._load(entry)
 
     def _recompute_inputs(self, entry: StoredBaseline, inputs: KernelInputs | None,
                           sha256: str) -> tuple[str, KernelInputs | None]:
+        """("", the session's inputs) when the baseline was made on them; ("", None) when its
+        kernel must be loaded; (why, None) when it cannot be recomputed."""
         path = entry.ptx_path
         try:
             now = ptx_sha256(path)
@@ -108,10 +120,33 @@ class Baseline(QObject):
         if inputs is not None and sha256 == now and inputs.kernel_name == entry.state.kernel and \
                 inputs.path.resolve() == path.resolve():
             return "", inputs
-        try:
-            return "", resolve_inputs(path, kernel=entry.state.kernel, profile=entry.state.profile)
-        except WarplineError as exc:
-            return str(exc), None
+        return "", None
+
+    def _load(self, entry: StoredBaseline) -> None:
+        """Load the baseline's kernel off the UI thread, then recompute it."""
+        if self._loader is None:
+            self._loader = PtxLoader(self)
+            self._loader.finished.connect(self._loaded)
+        self._loading = self._loader.start(LoadRequest(entry.ptx_path, kernel=entry.state.kernel,
+                                                       origin="baseline", profile=entry.state.profile))
+
+    def _loaded(self, request: LoadRequest) -> None:
+        entry = self.stored
+        if request is not self._loading or request.cancelled or entry is None:
+            return
+        self._loading = None
+        if request.loaded is not None and request.loaded.sha256 == entry.ptx_sha256:
+            self._recompute(request.loaded.inputs, entry)
+            return
+        why = (f"{entry.ptx_path.name} changed since the baseline was pinned" if request.loaded is not None
+               else str(request.error or "not loaded").splitlines()[0])
+        self.note = f"{NOT_RECOMPUTED}: {why}"
+        self.changed.emit(self.shown)
+
+    def _stop_loading(self) -> None:
+        self._loading = None
+        if self._loader is not None:
+            self._loader.cancel()
 
     def _recompute(self, inputs: KernelInputs, entry: StoredBaseline) -> None:
         if self._worker is None:
@@ -139,8 +174,9 @@ class Baseline(QObject):
 
     @property
     def recomputing(self) -> bool:
-        return self._pending is not None
+        return self._pending is not None or self._loading is not None
 
     def shutdown(self) -> None:
+        self._stop_loading()
         if self._worker is not None:
             self._worker.stop()

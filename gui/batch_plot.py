@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gui.plots import PALETTE, _application
+from gui.plots import PALETTE, _application, write_png
 
 PANEL_WIDTH = 440
 PANEL_HEIGHT = 320
@@ -56,8 +56,10 @@ def plot_batch(series: Sequence[Any], path: str | Path, *, model_title: str) -> 
         app.processEvents()
     exporter = ImageExporter(widget.scene())
     exporter.parameters()["width"] = columns * PANEL_WIDTH
-    exporter.export(str(path))
-    widget.close()
+    try:
+        write_png(exporter, path)
+    finally:
+        widget.close()
 
 
 def _short(text: str, limit: int) -> str:

@@ -4,6 +4,15 @@ the registry's ``explanation``; this holds the rest, in one place, for tooltips.
 
 from __future__ import annotations
 
+
+def set_header_tips(table, tips) -> None:  # noqa: ANN001 - a QTableWidget
+    """One tooltip per column header of a ``QTableWidget``, in column order."""
+    for column, tip in enumerate(tips):
+        item = table.horizontalHeaderItem(column)
+        if item is not None:
+            item.setToolTip(tip)
+
+
 TERMS: dict[str, str] = {
     # Many-BSP derivation (equation numbers as docs/manybsp.md gives them)
     "parallel_comp": "Cycles of one block's computation when its warps share the functional units "

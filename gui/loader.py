@@ -12,9 +12,14 @@ why no Qt object is touched off the UI thread):
    (profile, launch, registers: ``ptxas -v`` on a large file takes seconds) and hash the bytes
    that were read.
 
+A session file (and an autosave being restored) takes the same two steps in one thread
+(:func:`load_session_file`): the session is read and validated, the PTX indexed, and only the
+session's kernel parsed and resolved with the session's profile; the kernel is named by the
+session, so nothing is asked.
+
 Outcomes cross to the UI thread through a queue that a QTimer drains. :meth:`PtxLoader.cancel`
 sets the request's flag: its thread stops at the next step and whatever it still delivers is
-dropped, so a cancelled load never touches the open session. The same two functions run inline
+dropped, so a cancelled load never touches the open session. The same functions run inline
 for callers that need the file open when the call returns (``MainWindow.open_file``).
 """
 
@@ -42,6 +47,7 @@ from engine.launch import load_launch_file
 from engine.names import display_name, find_kernel
 from engine.ptx import index_kernels, parse_kernel
 from engine.ptx.index import read_ptx_bytes
+from engine.session_file import SessionData, load_session
 
 POLL_MS = 15     # how often the UI thread looks for the loader's outcomes while one is pending
 
@@ -96,24 +102,46 @@ def list_kernels(path: Path, wanted: str | None = None,
 
 
 def load_kernel(path: Path, listing: KernelList, kernel: str,
-                cancelled: Callable[[], bool] = lambda: False) -> Loaded:
-    """Parse only ``kernel`` of the listed file and resolve its inputs (default profile and
-    launch, registers)."""
+                cancelled: Callable[[], bool] = lambda: False, profile: str | None = None) -> Loaded:
+    """Parse only ``kernel`` of the listed file and resolve its inputs (launch and registers;
+    ``profile`` None: the default profile)."""
     module = parse_kernel(listing.data, kernel, os.fspath(path))
     _check(cancelled)
-    inputs = resolve_inputs(path, kernel=kernel, module=module)
+    inputs = resolve_inputs(path, kernel=kernel, module=module, profile=profile)
     _check(cancelled)
     return Loaded(inputs, hashlib.sha256(listing.data).hexdigest(), listing.names)
+
+
+def load_session_file(path: Path, data: SessionData | None = None,
+                      cancelled: Callable[[], bool] = lambda: False) -> tuple[SessionData, Loaded]:
+    """Read the session at ``path`` (unless ``data`` is it, read) and load its kernel: the PTX
+    is indexed and only that kernel parsed, with the session's profile. Every failure (the
+    session, its PTX file, its kernel, its profile) is a WarplineError naming the file."""
+    if data is None:
+        data = load_session(path)
+    _check(cancelled)
+    ptx = data.ptx_path
+    if not ptx.is_file():
+        what = "does not exist" if not ptx.exists() else "is not a regular file"
+        raise WarplineError(f"{os.fspath(path)}: the session's PTX file {ptx} {what}")
+    listing = list_kernels(ptx, data.state.kernel, cancelled)
+    assert listing.chosen is not None     # named by the session: found, or list_kernels raised
+    return data, load_kernel(ptx, listing, listing.chosen, cancelled, profile=data.state.profile)
 
 
 @dataclass(eq=False)
 class LoadRequest:
     """One file (or one kernel of the open file) being opened."""
 
-    path: Path
+    path: Path                           # the PTX file, or the session file (origins "session", "restore")
     kernel: str | None = None            # named by the caller: nothing is asked
-    origin: str = "open"                 # "open" (a file) or "kernel" (another kernel of the open file)
-    profile: str | None = None           # kept instead of the default profile (origin "kernel")
+    # "open" (a PTX file), "kernel" (another kernel of the open file), "session" (a session
+    # file), "restore" (an autosave claimed from a dead process) or "baseline" (a stored
+    # baseline's kernel, loaded to be recomputed)
+    origin: str = "open"
+    profile: str | None = None           # kept instead of the default profile (origins "kernel", "baseline")
+    session: SessionData | None = None   # the session read (given for "restore": read already)
+    notes: list[str] = field(default_factory=list)   # what no longer matches (set by the session)
     choose: Callable[[list[str]], str | None] | None = None
     on_done: Callable[[LoadRequest], None] | None = None
     stage: str = ""
@@ -158,8 +186,14 @@ class PtxLoader(QObject):
         self.current = request
         self.busyChanged.emit(True)
         self._poll.start()
-        self._stage(request, f"Reading and indexing {request.path.name}")
-        self._spawn(request, self._index_step)
+        if request.origin in ("session", "restore"):
+            what = "unsaved work" if request.origin == "restore" else "session"
+            name = request.session.ptx_path.name if request.session is not None else request.path.name
+            self._stage(request, f"Reading the {what} of {name}")
+            self._spawn(request, self._session_step)
+        else:
+            self._stage(request, f"Reading and indexing {request.path.name}")
+            self._spawn(request, self._index_step)
         return request
 
     def cancel(self) -> bool:
@@ -192,6 +226,8 @@ class PtxLoader(QObject):
             if kind == "listed":
                 self._listed(request, payload)
             elif kind == "loaded":
+                if isinstance(payload, tuple):      # a session: its data and its kernel
+                    request.session, payload = payload
                 request.loaded = payload
                 self.loaded.emit(request)    # the session adopts it (connected directly)
                 self._finish(request)
@@ -244,8 +280,12 @@ class PtxLoader(QObject):
 
     def _load_step(self, request: LoadRequest) -> None:
         assert request.listing is not None and request.kernel is not None
-        loaded = load_kernel(request.path, request.listing, request.kernel, request._flag.is_set)
+        profile = request.profile if request.origin == "baseline" else None
+        loaded = load_kernel(request.path, request.listing, request.kernel, request._flag.is_set, profile)
         self._out.put((request, "loaded", loaded))
+
+    def _session_step(self, request: LoadRequest) -> None:
+        self._out.put((request, "loaded", load_session_file(request.path, request.session, request._flag.is_set)))
 
 
 def _short(kernel: str) -> str:
@@ -253,4 +293,5 @@ def _short(kernel: str) -> str:
     return name if len(name) <= 60 else name[:57] + "..."
 
 
-__all__ = ["Cancelled", "KernelList", "LoadRequest", "Loaded", "PtxLoader", "list_kernels", "load_kernel"]
+__all__ = ["Cancelled", "KernelList", "LoadRequest", "Loaded", "PtxLoader", "list_kernels", "load_kernel",
+           "load_session_file"]

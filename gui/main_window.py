@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QSize, Qt, QTimer, QUrl
+from PySide6.QtCore import QEvent, QSettings, QSize, Qt, QTimer, QUrl
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -61,6 +61,8 @@ from gui.panels.results import ResultsPanel
 from gui.panels.source import SourcePanel
 from gui.panels.tables import BlockTableView, SuperstepView
 from gui.session import Session
+from gui.theme import PALETTE_EVENTS
+from gui.theme import current as current_theme
 from gui.tour import QuickStartTour, Step
 
 APP_NAME = "Warpline"
@@ -84,7 +86,6 @@ class ErrorBanner(QFrame):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("errorBanner")
-        self.setStyleSheet("#errorBanner { background: #fde2e2; border: 1px solid #d33; }")
         self.label = QLabel()
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -96,7 +97,18 @@ class ErrorBanner(QFrame):
         layout.setContentsMargins(8, 4, 4, 4)
         layout.addWidget(self.label, 1)
         layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
+        self.restyle()
         self.hide()
+
+    def restyle(self) -> None:
+        """Light red with dark text, or dark red with light text on a dark desktop (the
+        application's palette: the banner's own is the style sheet's, and a widget with a style
+        sheet is not told of palette changes: the window calls this on its own)."""
+        t = current_theme()
+        sheet = (f"#errorBanner {{ background: {t.banner_fill}; border: 1px solid {t.banner_border}; }}"
+                 f" #errorBanner QLabel, #errorBanner QToolButton {{ color: {t.banner_text}; }}")
+        if sheet != self.styleSheet():
+            self.setStyleSheet(sheet)
 
     def show_error(self, text: str) -> None:
         self.label.setText(text)
@@ -106,9 +118,11 @@ class ErrorBanner(QFrame):
 class SizeDialog(QDialog):
     """Size, range and title of a timeline export (the format comes from the file name)."""
 
-    def __init__(self, parent: QWidget, width: int, height: int) -> None:
+    def __init__(self, parent: QWidget, width: int, height: int, what: str = "timeline") -> None:
+        """``what``: "timeline" (asks for the cycles: the whole run or the visible range) or
+        "curves"."""
         super().__init__(parent)
-        self.setWindowTitle("Export the timeline")
+        self.setWindowTitle(f"Export the {'occupancy curves' if what == 'curves' else what}")
         self.width_spin = QSpinBox()
         self.height_spin = QSpinBox()
         for spin, value in ((self.width_spin, width), (self.height_spin, height)):
@@ -117,12 +131,14 @@ class SizeDialog(QDialog):
             spin.setSuffix(" px")
         self.range_combo = QComboBox()
         self.range_combo.addItems(["the whole run", "the visible range"])
-        self.title_check = QCheckBox("Title line (kernel, GPU, launch, predicted time)")
+        self.title_check = QCheckBox("Title line (kernel, GPU, launch, predicted time)" if what == "timeline"
+                                     else "Title line (kernel, GPU, launch)")
         self.title_check.setChecked(True)
         form = QFormLayout(self)
         form.addRow("Width", self.width_spin)
         form.addRow("Height", self.height_spin)
         form.addRow("Cycles", self.range_combo)
+        form.setRowVisible(self.range_combo, what == "timeline")
         form.addRow(self.title_check)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         buttons.accepted.connect(self.accept)
@@ -346,6 +362,11 @@ class MainWindow(QMainWindow):
         super().resizeEvent(event)
         self._layout_saver.start()
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
+        super().changeEvent(event)
+        if event.type() in PALETTE_EVENTS and hasattr(self, "banner"):
+            self.banner.restyle()
+
     def moveEvent(self, event: QMoveEvent) -> None:
         super().moveEvent(event)
         self._layout_saver.start()
@@ -373,6 +394,7 @@ class MainWindow(QMainWindow):
         self._action(export, "Timeline as &CSV (events and stalls)…", self._export_trace_csv)
         self._action(export, "&BLOCK table CSV…", self._export_block_csv)
         self._action(export, "&Supersteps CSV…", self._export_supersteps_csv)
+        self._action(export, "Occupancy curves as P&NG, SVG or PDF…", self._export_curves_image)
         self._action(export, "Occupancy c&urves CSV…", self._export_curves_csv)
         self._action(export, "&Predictions CSV…", self._export_predictions_csv)
         file.addSeparator()
@@ -568,17 +590,14 @@ class MainWindow(QMainWindow):
         """Open a file without blocking the window (File › Open, recent files, drops, the command
         line): the kernels are listed at once, the chooser shown when the file has several and no
         launch file names one, and the chosen kernel is parsed and resolved in the background,
-        with its progress and a Cancel button (or Esc) in the status bar. The session changes
-        only when the load succeeds; errors are shown as :meth:`open_file` shows them.
-        ``on_done(ok)`` follows the outcome (False also when cancelled). Session files open at
-        once (returns None)."""
+        with its progress and a Cancel button (or Esc) in the status bar. A session file loads the
+        same way (its kernel named by the session: nothing is asked). The session changes only
+        when the load succeeds; errors are shown as :meth:`open_file` shows them. ``on_done(ok)``
+        follows the outcome (False also when cancelled)."""
         path = Path(path)
-        if path.suffix == SUFFIX:
-            ok = self.open_file(path)
-            if on_done is not None:
-                on_done(ok)
-            return None
         done = None if on_done is None else (lambda request: on_done(request.ok))
+        if path.suffix == SUFFIX:
+            return self.session.open_session_async(path, on_done=done)
         return self.session.open_ptx_async(path, choose=lambda names: self.choose_kernel(names), on_done=done)
 
     def cancel_load(self) -> bool:
@@ -632,19 +651,33 @@ class MainWindow(QMainWindow):
 
     def _load_finished(self, request: LoadRequest) -> None:
         path = request.path
+        restore = request.origin == "restore"
+        name = request.session.ptx_path.name if restore and request.session is not None else path.name
         if request.origin == "kernel" and not request.ok:
             self.inputs_panel.show_state(self.session.state)   # the kernel box back to the open one
         if request.cancelled:
             inputs = self.session.inputs
             kept = f"; {inputs.path.name} stays open" if inputs is not None else ""
-            self.show_message(f"Cancelled opening {path.name}{kept}")
+            if restore:
+                self.show_message(f"Cancelled restoring the unsaved work on {name}; it is offered again "
+                                  f"at the next start{kept}")
+            else:
+                self.show_message(f"Cancelled opening {name}{kept}")
         elif request.error is not None:
-            self._show_open_error(path, request.error)
+            if restore:
+                self.show_error(f"Cannot restore the unsaved session of {name}: {request.error}")
+            else:
+                self._show_open_error(path, request.error)
         elif request.origin == "kernel":
             self.banner.hide()
             self.show_message(f"Opened {display_name(request.kernel or '')}")
+        elif restore:
+            self.banner.hide()
+            if request.notes:
+                self.show_error("Restored with changes: " + "\n".join(request.notes))
+            self.show_message(f"Restored unsaved work on {name}")
         else:
-            self._opened(path, [])
+            self._opened(path, request.notes)
 
     def _show_open_error(self, path: Path, exc: WarplineError) -> None:
         if isinstance(exc, PtxSyntaxError):
@@ -800,8 +833,9 @@ class MainWindow(QMainWindow):
                  "and µs. Hover a model for what it assumes.", lambda: results.table, show_results),
             Step("The simulated SM",
                  "Each issued instruction on its unit (top lanes) and each warp's waits, coloured by cause "
-                 "(below). Hover a bar for details, click it to find its row; right-click collapses a block's "
-                 "warps; Ctrl+= and Ctrl+- zoom, Ctrl+0 fits.", lambda: self.gantt),
+                 "(below). Hover a bar for details, click it to find its row; right-click a block's warps to "
+                 "collapse them into a heat strip or hide them; Ctrl+= and Ctrl+- zoom, Ctrl+0 fits.",
+                 lambda: self.gantt),
             Step("The BLOCK table",
                  "One row per PTX instruction. Double-click a latency cell (lat_comm of an ld.global, say) and "
                  "type a new value: every model and the chart recompute. Ctrl+Z undoes; right-click resets.",
@@ -860,25 +894,59 @@ class MainWindow(QMainWindow):
         return export_timeline(self.gantt.view, path, width, height, title=text,
                                x_range=self.gantt.view.x_range() if visible else None)
 
+    def _image_path(self, title: str, stem: str) -> Path | None:
+        """A PNG, SVG or PDF file to write (the chosen filter's suffix when the name has none)."""
+        inputs = self.session.inputs
+        base = (inputs.path.stem if inputs else "warpline") + f"-{stem}.png"
+        chosen, chosen_filter = QFileDialog.getSaveFileName(
+            self, title, str(self._last_dir() / base),
+            "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)")
+        if not chosen:
+            return None
+        path = Path(chosen)
+        if path.suffix.lower() not in (".png", ".svg", ".pdf"):
+            path = path.with_name(path.name + "." + chosen_filter.split("*.")[-1].rstrip(")"))
+        return path
+
     def _export_png(self) -> None:
         if self._result_or_warn() is None:
             return
         dialog = SizeDialog(self, 1600, 900)
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return
-        inputs = self.session.inputs
-        base = (inputs.path.stem if inputs else "warpline") + "-timeline.png"
-        chosen, chosen_filter = QFileDialog.getSaveFileName(
-            self, "Export the timeline", str(self._last_dir() / base),
-            "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)")
-        if not chosen:
+        path = self._image_path("Export the timeline", "timeline")
+        if path is None:
             return
-        path = Path(chosen)
-        if path.suffix.lower() not in (".png", ".svg", ".pdf"):
-            path = path.with_name(path.name + "." + chosen_filter.split("*.")[-1].rstrip(")"))
         self._guarded(lambda: self.export_timeline(path, dialog.width_spin.value(), dialog.height_spin.value(),
                                                    visible=dialog.range_combo.currentIndex() == 1,
                                                    title=dialog.title_check.isChecked()), path)
+
+    def export_curves(self, path: str | os.PathLike[str], width: int = 1200, height: int = 800,
+                      title: bool = True) -> Path:
+        """The occupancy curves as PNG, SVG or PDF (by suffix), as the Curves tab draws them, under
+        a title line naming the kernel, GPU profile and launch."""
+        from gui.curves import export_curves
+
+        result = self.session.result
+        if result is None or result.sweep is None:
+            raise WarplineError("the occupancy curves are still being computed")
+        return export_curves(result, path, width, height, title=title)
+
+    def _export_curves_image(self) -> None:
+        result = self._result_or_warn()
+        if result is None:
+            return
+        if result.sweep is None:
+            self.show_message("The occupancy curves are still being computed")
+            return
+        dialog = SizeDialog(self, 1200, 800, what="curves")
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return
+        path = self._image_path("Export the occupancy curves", "curves")
+        if path is None:
+            return
+        self._guarded(lambda: self.export_curves(path, dialog.width_spin.value(), dialog.height_spin.value(),
+                                                 title=dialog.title_check.isChecked()), path)
 
     def export_trace_csv(self, path: str | os.PathLike[str]) -> int:
         from engine.timeline import export_trace_csv

@@ -17,6 +17,25 @@ def _application():
     return QApplication.instance() or QApplication([])
 
 
+def write_png(exporter, path: str | Path) -> None:
+    """Render a pyqtgraph ImageExporter's picture and write it to ``path`` as PNG, atomically.
+    (The exporter's own ``export(path)`` ignores a failed write: an unwritable path would be
+    reported as written.) A path that cannot be written raises a WarplineError naming it."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    from engine.errors import WarplineError
+    from engine.fileio import write_text_atomic
+
+    image = exporter.export(toBytes=True)
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if image is None or not image.save(buffer, "PNG"):
+        raise WarplineError(f"{path}: the picture could not be drawn")
+    buffer.close()
+    write_text_atomic(path, bytes(data.data()))
+
+
 def plot_validation(result, path: str | Path, width: int = 1200, height: int = 900,
                     models: list[str] | None = None) -> None:
     """Predicted against measured cycles (log-log), one colour per model, with the y = x line."""
@@ -50,5 +69,7 @@ def plot_validation(result, path: str | Path, width: int = 1200, height: int = 9
     app.processEvents()
     exporter = ImageExporter(plot)
     exporter.parameters()["width"] = width
-    exporter.export(str(path))
-    widget.close()
+    try:
+        write_png(exporter, path)
+    finally:
+        widget.close()

@@ -1,22 +1,23 @@
 """The drawing layer the CLI is handed by ``main.py`` (``engine.cli.render.Renderer``).
 
 Qt is imported when a picture is drawn, not when this module is: a command that draws nothing
-never loads PySide6. Without a display (no ``DISPLAY``/``WAYLAND_DISPLAY``) the offscreen
-platform is chosen, so PNG export works headless.
+never loads PySide6. Pictures are drawn on the offscreen platform (unless ``QT_QPA_PLATFORM``
+names another), so export works headless and with a display that cannot be reached.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from engine.errors import WarplineError
+from gui.display import use_offscreen_for_pictures
 
 
 def _headless_platform() -> None:
-    if "QT_QPA_PLATFORM" not in os.environ and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    # Pictures need no display: offscreen always (unless QT_QPA_PLATFORM names a platform), so
+    # that a DISPLAY that cannot be reached never aborts a command (see gui.display).
+    use_offscreen_for_pictures()
 
 
 class QtRenderer:
@@ -46,6 +47,16 @@ class QtRenderer:
                                     x_range=x_range, clock_mhz=evaluation.clock_mhz)
         except (OSError, ValueError) as exc:
             raise WarplineError(f"{path}: cannot write the timeline: {exc}") from None
+
+    def curves_image(self, evaluation: Any, path: str | Path, *, width: int, height: int,
+                     title: bool = True) -> Path:
+        _headless_platform()
+        from gui.curves import export_curves
+
+        try:
+            return export_curves(evaluation, path, width, height, title=title)
+        except (OSError, ValueError) as exc:
+            raise WarplineError(f"{path}: cannot write the occupancy curves: {exc}") from None
 
     def batch_png(self, series: Any, path: str | Path, *, model_title: str) -> Path:
         _headless_platform()

@@ -24,19 +24,21 @@ from engine.ptx.model import Module
 from engine.session_file import (
     Fingerprint,
     Orphan,
+    SessionData,
     StoredBaseline,
     autosave_path,
     check_fingerprint,
+    check_launch,
     claim_orphan,
     current_owner,
     fingerprint_for,
-    load_session,
     new_session_id,
     ptx_sha256,
     save_session,
+    unclaim_orphan,
 )
 from engine.state import WorkbenchState
-from gui.loader import Loaded, LoadRequest, PtxLoader
+from gui.loader import Loaded, LoadRequest, PtxLoader, load_session_file
 from gui.undo import StateCommand
 from gui.worker import ComputeWorker
 
@@ -98,6 +100,9 @@ class Session(QObject):
         # Opening off the UI thread (gui/loader.py): the session changes only when a load succeeds.
         self.loader = PtxLoader(self)
         self.loader.loaded.connect(self._loaded)
+        self.loader.finished.connect(self._load_finished)
+        # Autosaves claimed by a restore still loading: request -> (the orphan, its new path).
+        self._claims: dict[LoadRequest, tuple[Orphan, Path]] = {}
 
     # ------------------------------------------------------------------ opening
 
@@ -163,6 +168,11 @@ class Session(QObject):
 
     def _loaded(self, request: LoadRequest) -> None:
         assert request.loaded is not None
+        if request.origin in ("session", "restore"):
+            assert request.session is not None
+            adopt = self._adopt_restored if request.origin == "restore" else self._adopt_session
+            request.notes = adopt(request.path, request.session, request.loaded)
+            return
         self.open_loaded(request.loaded)
         if request.profile is not None and self.state is not None and self.state.profile != request.profile:
             self.state = replace(self.state, profile=request.profile)
@@ -186,31 +196,84 @@ class Session(QObject):
         self._autosave.start()
 
     def open_session(self, path: str | os.PathLike[str]) -> list[str]:
-        """Open a session file; returns what no longer matches the PTX (overrides of rows whose
-        instruction changed are named there and not applied)."""
-        data = load_session(path)
-        if not data.ptx_path.is_file():
-            raise WarplineError(f"{os.fspath(path)}: the session's PTX file {data.ptx_path} does not exist")
-        inputs = resolve_inputs(data.ptx_path, kernel=data.state.kernel, profile=data.state.profile)
-        sha = self._hash(inputs.path)
-        state, notes = check_fingerprint(data, inputs, sha)
-        self._adopt(inputs, state, sha)
-        self.session_path = Path(path)
+        """Open a session file and return once it is open (scripts, tests); returns what no longer
+        matches the PTX (overrides of rows whose instruction changed are named there and not
+        applied). Only the session's kernel is parsed. The window uses :meth:`open_session_async`."""
+        data, loaded = load_session_file(Path(path))
+        return self._adopt_session(Path(path), data, loaded)
+
+    def open_session_async(self, path: str | os.PathLike[str],
+                           on_done: Callable[[LoadRequest], None] | None = None) -> LoadRequest:
+        """Start opening a session file off the UI thread (read, index its PTX, parse and resolve
+        only its kernel), with the loader's progress and cancel as for a PTX file. The session
+        changes when the load succeeds; the request's ``notes`` then say what no longer matches."""
+        return self.loader.start(LoadRequest(Path(path), origin="session", on_done=on_done))
+
+    def _adopt_session(self, path: Path, data: SessionData, loaded: Loaded) -> list[str]:
+        state, notes = check_fingerprint(data, loaded.inputs, loaded.sha256)
+        state, launch_notes = check_launch(state, loaded.inputs)
+        notes += launch_notes
+        self._adopt(loaded.inputs, state, loaded.sha256, loaded.kernels)
+        self.session_path = path
         if notes and state != data.state:
-            self.undo_stack.resetClean()   # dropped overrides: what is shown is not what is saved
+            self.undo_stack.resetClean()   # dropped edits: what is shown is not what is saved
         self.set_baselines(data.baselines)
         self.baselinesLoaded.emit(data.baselines)
         return notes
 
     def restore(self, orphan: Orphan) -> list[str]:
         """Take over an autosave left by a dead process and open it as unsaved work of this
-        window (the title shows it, closing asks). Returns the fingerprint notes."""
+        window (the title shows it, closing asks), returning once it is open. Returns the
+        fingerprint notes. When it cannot be opened the autosave goes back where it was, to be
+        offered again at the next start, and the WarplineError rises."""
+        claimed = self._claim(orphan)
+        try:
+            data, loaded = load_session_file(claimed, orphan.data)
+        except BaseException:
+            self._unclaim(orphan, claimed)
+            raise
+        return self._adopt_restored(claimed, data, loaded)
+
+    def restore_async(self, orphan: Orphan, on_done: Callable[[LoadRequest], None] | None = None) -> LoadRequest:
+        """:meth:`restore` off the UI thread: the autosave is claimed at once (WarplineError when
+        another window took it first), then loaded as a session file is. A failed or cancelled
+        load puts the autosave back where it was, so it is offered again at the next start."""
+        claimed = self._claim(orphan)
+        request = LoadRequest(claimed, origin="restore", session=orphan.data, on_done=on_done)
+        self._claims[request] = (orphan, claimed)
+        return self.loader.start(request)
+
+    def _claim(self, orphan: Orphan) -> Path:
+        """Rename the orphan to this window's autosave and mark this process its owner at once, so
+        that no other Warpline offers it while it loads (it is an orphan again if this process
+        dies before the restore finishes)."""
         claimed = claim_orphan(orphan, self.session_id)
-        notes = self.open_session(claimed)
+        data = orphan.data
+        try:
+            save_session(claimed, data.ptx_path, data.state, fingerprint=data.fingerprint,
+                         owner=current_owner(self.session_id), baselines=data.baselines)
+        except OSError:
+            pass    # still claimed by name; only the owner field names the dead process
+        return claimed
+
+    def _unclaim(self, orphan: Orphan, claimed: Path) -> None:
+        if not unclaim_orphan(orphan, claimed):
+            # It stays where it is, under this window's name: the window takes a new name, so
+            # that its own autosaves and its clean close never touch that unsaved work.
+            self.session_id = new_session_id()
+            self.autosave_path = autosave_path(self.session_id)
+
+    def _adopt_restored(self, claimed: Path, data: SessionData, loaded: Loaded) -> list[str]:
+        notes = self._adopt_session(claimed, data, loaded)
         self.session_path = None          # "Save" must ask where, not overwrite the autosave
         self.undo_stack.resetClean()      # restored work is unsaved work
         self.autosave()                   # the file now names this process as its owner
         return notes
+
+    def _load_finished(self, request: LoadRequest) -> None:
+        claim = self._claims.pop(request, None)
+        if claim is not None and not request.ok:
+            self._unclaim(*claim)         # not restored: offered again at the next start
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         if self.inputs is None or self.state is None:

@@ -6,8 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtCore import QPoint, QRect, Qt, QTimer
 from PySide6.QtWidgets import QDialog, QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+BODY_WIDTH = 400          # pixels of a step's text: its height follows from the text
+MARGIN_PX = 24           # between the dialog and the window's edge
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ class QuickStartTour(QDialog):
         self.body = QLabel()
         self.body.setObjectName("tourBody")
         self.body.setWordWrap(True)
-        self.body.setMinimumWidth(360)
+        self.body.setFixedWidth(BODY_WIDTH)
         self.counter = QLabel()
         self.back = QPushButton("Back")
         self.next = QPushButton("Next")
@@ -89,14 +92,38 @@ class QuickStartTour(QDialog):
         step.before()
         self.heading.setText(f"<b>{step.title}</b>")
         self.body.setText(step.text)
+        # a dialog keeps the size of its first step: the text of a longer one would be cut off
+        self.body.setFixedHeight(self.body.heightForWidth(BODY_WIDTH))
         self.counter.setText(f"{self.index + 1} of {len(self.steps)}")
         self.back.setEnabled(self.index > 0)
         self.next.setText("Done" if self.index + 1 == len(self.steps) else "Next")
+        self.adjustSize()
         target = step.target()
         if target.isVisible():
             self.outline.cover(target)
+            self._stand_aside(target)
         else:
             self.outline.hide()
+
+    def _stand_aside(self, target: QWidget) -> None:
+        """Put the dialog in the corner of the window where it hides least of ``target``."""
+        window = self.parentWidget()
+        if window is None or not window.isVisible():
+            return
+        area = QRect(window.mapToGlobal(QPoint(0, 0)), window.size())
+        aim = QRect(target.mapToGlobal(QPoint(0, 0)), target.size())
+        size = self.frameGeometry().size()
+        inset = MARGIN_PX
+        corners = [QPoint(area.right() - size.width() - inset, area.bottom() - size.height() - inset),
+                   QPoint(area.left() + inset, area.bottom() - size.height() - inset),
+                   QPoint(area.right() - size.width() - inset, area.top() + inset),
+                   QPoint(area.left() + inset, area.top() + inset)]
+
+        def hidden(corner: QPoint) -> int:
+            common = QRect(corner, size).intersected(aim)
+            return common.width() * common.height() if common.isValid() else 0
+
+        self.move(min(corners, key=hidden))
 
     def target(self) -> QWidget:
         return self.steps[self.index].target()

@@ -32,6 +32,7 @@ from engine.inputs import KernelInputs
 from engine.state import WorkbenchState
 
 POLL_MS = 4   # how often the UI thread looks for finished work while some is pending
+STOP_WAIT_S = 1.0   # longest stop() waits for the running computation to notice the cancel
 PARTIAL_WAIT_S = 1.0   # longest the worker waits for the UI to draw a partial result
 # The window calls partial_painted() once the chart has painted a partial result; without a
 # window (or with the chart hidden, so that no paint comes) the sweep starts after this grace.
@@ -164,9 +165,12 @@ class ComputeWorker(QObject):
         return self._idle.wait(msecs / 1000)
 
     def stop(self) -> None:
+        """Cancel and end the worker. A cancelled simulation stops within 100 ms; a stage that
+        cannot be interrupted (an analysis of a pathological kernel) is not waited for: it ends
+        in its daemon thread and its outcome is dropped, so closing a window never hangs."""
         self.cancel()
         self._jobs.put(_STOP)
-        self._thread.join(timeout=10)
+        self._thread.join(timeout=STOP_WAIT_S)
         self._poll.stop()
         self._notifier.setEnabled(False)
         for end in (self._wake_r, self._wake_w):

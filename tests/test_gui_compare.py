@@ -10,7 +10,7 @@ import json
 import shutil
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QRect, Qt
 
 from engine.evaluation.compare import BaselineFigures, compare
 from engine.evaluation.registry import model as model_spec
@@ -96,6 +96,30 @@ def test_tooltips_for_models_columns_and_terms(window, qtbot):
         assert 20 < len(TERMS[term]) < 260 and TERMS[term].count(".") <= 3
 
 
+def test_every_column_of_every_table_explains_itself(window, qtbot):
+    """Item 8: each column header of each table in the window (inputs, BLOCK table, supersteps,
+    results, derivation, bottleneck, memory, compare, hot spots) has a tooltip of a sentence or two."""
+    from PySide6.QtWidgets import QAbstractItemView, QTableView, QTreeView
+
+    assert window.pin_baseline()
+    results = window.results_panel
+    for tab in range(results.tabs.count()):
+        results.tabs.setCurrentIndex(tab)
+        qtbot.wait(20)
+    window.side_tabs.setCurrentWidget(window.source_panel)
+    views = [v for v in window.findChildren(QAbstractItemView)
+             if isinstance(v, (QTableView, QTreeView)) and v.model() is not None]
+    assert {v.objectName() for v in views} >= {"argsTable", "loopsTable", "blockTable", "superstepTree",
+                                              "predictionsTable", "derivationTable", "verdictTable",
+                                              "memoryTable", "compareTable", "hotSpots"}
+    for view in views:
+        model = view.model()
+        for column in range(model.columnCount()):
+            title = model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.DisplayRole)
+            tip = model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+            assert tip and 8 < len(tip) < 300 and tip.count(". ") <= 2, (view.objectName(), title, tip)
+
+
 def test_quick_start_tour_walks_the_window(qtbot, tmp_path, monkeypatch):
     window = make_window(qtbot, tmp_path, monkeypatch, open_sample=False)
     tour = window.quick_start()
@@ -112,6 +136,13 @@ def test_quick_start_tour_walks_the_window(qtbot, tmp_path, monkeypatch):
         qtbot.waitUntil(lambda t=target: tour.outline.geometry().contains(t.mapTo(window, t.rect().topLeft())),
                         timeout=2000)
         seen.append(tour.heading.text())
+        # the whole text shows, however long the step's text is
+        body = tour.body
+        assert body.height() >= body.heightForWidth(body.width()) and tour.height() >= tour.sizeHint().height()
+        # and the dialog stands where it hides as little of the outlined part as the window allows
+        aim = QRect(target.mapToGlobal(QPoint(0, 0)), target.size())
+        hidden = tour.frameGeometry().intersected(aim)
+        assert hidden.width() * hidden.height() <= 0.5 * tour.width() * tour.height(), tour.steps[k].title
     assert len(set(seen)) == len(tour.steps) >= 5
     assert tour.next.text() == "Done"
     tour.next.click()

@@ -10,6 +10,8 @@ import xml.etree.ElementTree as ET
 import pytest
 from PySide6.QtGui import QImage
 
+from engine.evaluation import models
+from gui.curves import curves_title
 from gui.gantt.export_png import title_line
 from tests.test_gui_support import HOTSPOT, ROOT, make_window
 
@@ -76,10 +78,41 @@ def test_status_bar_names_the_file(window, tmp_path, monkeypatch):
     assert str(written) in window.statusBar().currentMessage()
 
 
+def test_curves_export_png_svg_pdf_with_a_title(window, tmp_path, monkeypatch):
+    """The occupancy curves export as the timeline does: PNG, SVG or PDF under a title line, with
+    the Curves tab's legend and log-scale labels, light whatever the desktop; the status bar
+    names the file."""
+    import gui.main_window as mw
+
+    result = window.session.result
+    svg = window.export_curves(tmp_path / "curves.svg", 1000, 700)
+    root, texts = _svg_texts(svg)
+    assert root.get("viewBox") == "0 0 1000 700"
+    title = curves_title(result)
+    assert title.startswith("calculate_temp(…) · h100 · grid 43×43×1, block 16×16×1")
+    assert any(title[:40] in t for t in texts)
+    shown = {m.title for m in models() if m.id in result.sweep.figures}
+    assert shown <= set(texts), shown - set(texts)
+    assert {"10k", "100k"} <= set(texts) and "resident blocks per SM" in [t.strip() for t in texts]
+    assert [t for t in texts if t.isdigit()] == [str(k) for k in range(1, 9)]
+    png = QImage(str(window.export_curves(tmp_path / "curves.png", 900, 600, title=False)))
+    assert (png.width(), png.height()) == (900, 600)
+    pdf = window.export_curves(tmp_path / "curves.pdf", 900, 600)
+    assert pdf.read_bytes().startswith(b"%PDF")
+    target = tmp_path / "menu-curves"
+    monkeypatch.setattr(mw.SizeDialog, "exec", lambda self: mw.QDialog.DialogCode.Accepted)
+    monkeypatch.setattr(mw.QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), "PDF document (*.pdf)"))
+    action = next(a for a in window.findChildren(mw.QAction) if a.text() == "Occupancy curves as P&NG, SVG or PDF…")
+    action.trigger()
+    assert (tmp_path / "menu-curves.pdf").is_file()
+    assert str(tmp_path / "menu-curves.pdf") in window.statusBar().currentMessage()
+
+
 def test_cli_export_svg_pdf_and_range(tmp_path):
-    svg, pdf = tmp_path / "c.svg", tmp_path / "c.pdf"
+    svg, pdf, curves = tmp_path / "c.svg", tmp_path / "c.pdf", tmp_path / "curves.svg"
     args = [sys.executable, str(ROOT / "main.py"), "export", str(HOTSPOT), "--profile", "h100",
-            "--svg", str(svg), "--pdf", str(pdf), "--range", "0:3000", "--width", "900", "--height", "500"]
+            "--svg", str(svg), "--pdf", str(pdf), "--curves-svg", str(curves),
+            "--range", "0:3000", "--width", "900", "--height", "500"]
     done = subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=ROOT,
                           env={"QT_QPA_PLATFORM": "offscreen", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
     assert done.returncode == 0, done.stderr
@@ -89,5 +122,9 @@ def test_cli_export_svg_pdf_and_range(tmp_path):
     numbers = {float(t) for t in texts if t.strip().replace(".", "", 1).isdigit()}
     assert max(numbers) <= 3000
     assert pdf.read_bytes().startswith(b"%PDF")
+    root, texts = _svg_texts(curves)
+    assert root.get("viewBox") == "0 0 900 500"
+    assert any(t.startswith("calculate_temp(") and "occupancy curves" in t for t in texts)
+    assert {"Many-BSP", "Pipeline simulation"} <= set(texts)
     bad = subprocess.run(args[:-6] + ["--range", "5:1"], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert bad.returncode == 2 and "START must be below END" in bad.stderr

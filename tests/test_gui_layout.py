@@ -12,10 +12,11 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 import gui.main_window as main_window_module
+from engine.evaluation.verdict import OUTSIDE
 from engine.timeline import lane_group
 from gui.gantt.widget import DEFAULT_LANE_PX, ISSUE_LANE_SHARE
 from gui.models.block_table import FROZEN_KEYS, KEYS
-from tests.test_gui_support import make_window, wait_complete
+from tests.test_gui_support import axis_labels, make_window, overlapping_labels, wait_complete
 
 
 @pytest.fixture()
@@ -267,3 +268,138 @@ def test_occupancy_plot_legend_outside_and_integer_ticks(window, qtbot):
     (x0, x1), (y0, y1) = empty.plot.getViewBox().viewRange()
     assert x0 > 0 and x1 < 10 and y0 >= 2 and y1 <= 6
     assert np.isfinite([x0, x1, y0, y1]).all()
+
+
+@pytest.mark.parametrize("size", [(1366, 768), (1920, 1080)])
+def test_occupancy_axes_labels_readable_at_both_sizes(qtbot, tmp_path, monkeypatch, size):
+    """The log-scale cycle labels of the curves never print over each other (pyqtgraph labels
+    every 1…9 × 10^k when the range spans under a few decades), there are enough of them to read
+    the curves, and the blocks axis shows whole numbers only, also for 32 blocks per SM in a
+    narrow dock."""
+    monkeypatch.setattr(main_window_module.MainWindow, "_available", lambda self: QSize(*size))
+    window = make_window(qtbot, tmp_path, monkeypatch)
+    window.resize(*size)
+    panel = window.results_panel
+    window.results_dock.show()
+    window.results_dock.raise_()
+    panel.tabs.setCurrentWidget(panel.plot_widget)
+    settle(qtbot, window)
+    left, bottom = panel.plot.getAxis("left"), panel.plot.getAxis("bottom")
+    labels = axis_labels(left)
+    assert not overlapping_labels(labels), [t for _, t in labels]
+    assert len(labels) >= 3, [t for _, t in labels]
+    # the labels are the values at their ticks: 10k, 20k, 300k (hotspot: 9,000 to 310,000 cycles)
+    values = [float(t[:-1]) * 1000 for _, t in labels if t.endswith("k")]
+    assert len(values) == len(labels) and values == sorted(values)
+    (_, _), (y0, y1) = panel.plot.getViewBox().viewRange()
+    assert all(10 ** y0 <= v <= 10 ** y1 for v in values)
+    # the axis title fits the plot's height
+    assert left.label.boundingRect().width() <= panel.plot.getViewBox().height() + 1
+    ticks = axis_labels(bottom)
+    assert [t for _, t in ticks] == [str(k) for k in range(1, 9)]
+    # the mm sample's two blocks: 1 and 2, not 1.0, 1.5, 2.0
+    panel.plot.getViewBox().setRange(xRange=(0.7, 2.3), padding=0)
+    settle(qtbot, window)
+    assert [t for _, t in axis_labels(bottom)] == ["1", "2"]
+    # 32 resident blocks in a dock 320 pixels wide: whole numbers, apart
+    panel.plot_widget.resize(320, panel.plot_widget.height())
+    panel.plot.getViewBox().setRange(xRange=(0.7, 32.3), yRange=(3.9, 4.1), padding=0)
+    settle(qtbot, window)
+    ticks = axis_labels(bottom)
+    assert len(ticks) >= 3 and not overlapping_labels(ticks)
+    assert all(t.isdigit() for _, t in ticks)
+    # a fifth of a decade (10k to 12.6k cycles) still gets several round labels
+    labels = axis_labels(left)
+    assert len(labels) >= 2 and not overlapping_labels(labels), [t for _, t in labels]
+
+
+def test_pinned_baseline_on_a_small_screen_keeps_lane_labels_apart(window, qtbot):
+    """1366 x 768 with a baseline pinned and an error shown: two charts share the height, the
+    lanes are squeezed, and a lane label that would print over its neighbour is left out; the
+    baseline chart has no toolbar or time axis of its own (it follows the current chart's)."""
+    window.resize(1366, 768)
+    settle(qtbot, window)
+    assert window.pin_baseline()
+    model = window.block_view.model_
+    row = next(k for k, r in enumerate(model.rows) if r.is_global_access and r.lat_comm > 0)
+    model.setData(model.index(row, KEYS.index("lat_comm")), "2000")
+    wait_complete(qtbot, window)
+    window.show_error("Row 3: a refused value")
+    settle(qtbot, window)
+    gantt = window.gantt
+    base, view = gantt.baseline_view, gantt.view
+    assert base.trace is not None and not base.toolbar.isVisible()
+    assert not base.plot.getAxis("bottom").isVisible()
+    for chart in (base, view):
+        labels = axis_labels(chart.plot.getAxis("left"))
+        assert not overlapping_labels(labels), [t for _, t in labels]
+        assert labels and labels[0][1] == "issue slots"
+    # the two charts' lanes get about the same room
+    ratio = base.plot.getViewBox().height() / view.plot.getViewBox().height()
+    assert 0.6 < ratio < 1.4, ratio
+    # the captions end in "…" rather than being cut, with the whole text on hover
+    caption = gantt.caption
+    assert caption.is_elided() and caption.shown_text().endswith("…")
+    assert caption.text() in caption.toolTip() and "_Z" in caption.toolTip()
+    # the baseline follows the current chart's colour mode, time unit and collapsed warps
+    view.set_color_mode("class")
+    view.set_time_unit("us")
+    view.collapse_box.setChecked(True)
+    assert base.color_mode() == "class" and base.time_unit() == "us"
+    assert base.collapsed_groups() == {label for label, _ in base.warp_groups()}
+
+
+def test_warp_groups_can_be_filtered_out(window, qtbot, tmp_path):
+    window.resize(1366, 768)
+    window.chart_split.setSizes([150, 600])
+    settle(qtbot, window)
+    view = window.gantt.view
+    groups = view.warp_groups()
+    label, members = groups[1]
+    other = groups[0][1][0]
+    before = view.lane_band_px(other)[1]
+    view.set_group_hidden(label, True)
+    assert all(view.lane_band_px(k)[1] == 0 for k in members)
+    assert view.lane_band_px(other)[1] > before, "the groups shown get its height"
+    assert view.groups_button.text() == f"warps: {len(groups) - 1} of {len(groups)}"
+    assert label not in [t for _, t in axis_labels(view.plot.getAxis("left"))]
+    lane = view.layout_data.lanes[members[0]]
+    j = len(lane) // 2
+    hit = view.bar_at(float((lane.x0[j] + lane.x1[j]) / 2), lane.y + lane.height / 2)
+    assert hit is None or hit[0] not in members, "a hidden lane is never hovered or clicked"
+    # collapsed and hidden: no heat strip either
+    view.set_group_collapsed(label, True)
+    assert len(view.heat_strips().bands) == 0
+    view.show_only_group(label)
+    assert view.hidden_groups() == {g for g, _ in groups} - {label}
+    assert len(view.heat_strips().bands) == 1
+    # the filter survives the next trace (an edit) and goes into exports
+    model = window.block_view.model_
+    row = next(k for k, r in enumerate(model.rows) if r.is_global_access and r.lat_comm > 0)
+    model.setData(model.index(row, KEYS.index("lat_comm")), "2000")
+    wait_complete(qtbot, window)
+    assert view.hidden_groups() == {g for g, _ in groups} - {label}
+    svg = window.export_timeline(tmp_path / "filtered.svg", 1200, 700)
+    text = svg.read_text()
+    assert label in text and groups[0][0] not in text
+    # the toolbar's menu lists every group, checked when shown, and shows them all again
+    view._fill_groups_menu()
+    actions = {a.text(): a for a in view._groups_menu.actions() if a.text()}
+    assert [a.isChecked() for t, a in actions.items() if t in dict(groups)] == [g == label for g, _ in groups]
+    actions["Show every warp group"].trigger()
+    assert view.hidden_groups() == set() and view.groups_button.text() == "warps: all"
+
+
+def test_bottleneck_bars_keep_their_labels_apart_at_1366x768(window, qtbot):
+    """The Bottleneck tab's bar chart in the compact dock of a 1366 x 768 screen: a label per bar,
+    none over another (the tab scrolls rather than squeeze them)."""
+    window.resize(1366, 768)
+    panel = window.results_panel
+    window.results_dock.raise_()
+    panel.tabs.setCurrentWidget(panel.verdict)
+    qtbot.waitUntil(lambda: panel.verdict.verdict is not None, timeout=5000)
+    settle(qtbot, window)
+    verdict = panel.verdict.verdict
+    bars = len(verdict.units) + sum(1 for c in verdict.causes if c.cause not in OUTSIDE)
+    labels = axis_labels(panel.verdict.chart.getAxis("left"))
+    assert len(labels) == bars and not overlapping_labels(labels), [t for _, t in labels]

@@ -49,3 +49,29 @@ def wait_complete(qtbot, window, timeout: int = TIMEOUT_MS):
 def cycles(window) -> tuple[float, float]:
     models = window.session.result.models
     return models["manybsp"].kernel_cycles, models["pipeline"].kernel_cycles
+
+
+def axis_labels(axis) -> list[tuple[object, str]]:
+    """(rectangle, text) of every label a pyqtgraph axis draws now: its own layout of them
+    (``generateDrawSpecs``), as painted."""
+    from PySide6.QtCore import QRectF
+    from PySide6.QtGui import QImage, QPainter
+
+    image = QImage(8, 8, QImage.Format.Format_ARGB32)
+    painter = QPainter(image)
+    try:
+        specs = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    return [] if specs is None else [(QRectF(rect), text) for rect, _flags, text in specs[2]]
+
+
+def overlapping_labels(labels) -> list[tuple[str, str]]:
+    """Pairs of labels whose rectangles share more than half a pixel each way."""
+    out = []
+    for k, (a, ta) in enumerate(labels):
+        for b, tb in labels[k + 1:]:
+            common = a.intersected(b)
+            if common.width() > 0.5 and common.height() > 0.5:
+                out.append((ta, tb))
+    return out

@@ -1,8 +1,12 @@
 """Screenshot of the real window for the README: the hotspot sample, one latency edit (a global
 load three times slower) and a level-1 superstep selected, grabbed from the X display.
 
-    xvfb-run -a -s "-screen 0 1600x960x24" env QT_QPA_PLATFORM=xcb \
-        .venv/bin/python tools/screenshot.py docs/img/window.png
+    xvfb-run -a -s "-screen 0 1920x1080x24" env QT_QPA_PLATFORM=xcb \
+        .venv/bin/python tools/screenshot.py docs/img/window.png --size 1920x1080
+
+The README's others: ``window-1366x768.png`` (a 1366x768 screen, ``--size 1366x768``),
+``window-collapsed.png`` (``--collapse 4``), ``window-baseline.png`` (``--baseline``) and
+``window-dark.png`` (``--dark``), at 1920x1080.
 """
 
 from __future__ import annotations
@@ -28,9 +32,18 @@ def main() -> int:
     parser.add_argument("--source", action="store_true", help="show the Source tab beside the table")
     parser.add_argument("--collapse", metavar="N|all", default="",
                         help="collapse the chart's first N warp groups (or all of them) into heat strips")
+    parser.add_argument("--baseline", action="store_true",
+                        help="pin the opened result as baseline before the edit and show the Compare tab")
+    parser.add_argument("--dark", action="store_true",
+                        help="a dark system palette (as a dark desktop theme gives it to Qt)")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
     app = QApplication(sys.argv[:1])
+    if args.dark:
+        from gui.theme import dark_palette
+
+        app.setStyle("Fusion")
+        app.setPalette(dark_palette())
     tmp = tempfile.mkdtemp(prefix="warpline-shot-")
     os.environ["XDG_DATA_HOME"] = tmp          # the autosave stays out of the user's folder
     from gui.main_window import MainWindow
@@ -55,6 +68,9 @@ def main() -> int:
 
     window.open_file(ROOT / "samples" / "ptx" / "hotspot.sm_90.ptx")
     settle()
+    if args.baseline:
+        window.pin_baseline()
+        pump(0.2)
     model = window.block_view.model_
     row = next(k for k, r in enumerate(model.rows) if r.is_global_access and r.lat_comm > 0)
     model.setData(model.index(row, KEYS.index("lat_comm")), f"{float(model.rows[row].lat_comm) * 3:g}")
@@ -72,6 +88,9 @@ def main() -> int:
         else:
             for label, _lanes in chart.warp_groups()[: int(args.collapse)]:
                 chart.set_group_collapsed(label, True)
+    if args.baseline:
+        results = window.results_panel
+        results.tabs.setCurrentWidget(results.compare)
     pump(1.0)
     shot = app.primaryScreen().grabWindow(0)   # the X display: what a user would see
     shot.save(args.out)

@@ -43,15 +43,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--range", type=_cycle_range, metavar="START:END",
                         help="timeline pictures: only these cycles (default: the whole run)")
     parser.add_argument("--no-title", action="store_true",
-                        help="timeline pictures without the title line (kernel, GPU, launch, predicted time)")
-    parser.add_argument("--width", type=_image_side, default=1600)
-    parser.add_argument("--height", type=_image_side, default=900)
+                        help="pictures without the title line (kernel, GPU, launch, predicted time)")
+    parser.add_argument("--width", type=_image_side, default=1600, help="pictures' width in pixels")
+    parser.add_argument("--height", type=_image_side, default=900, help="pictures' height in pixels")
     parser.add_argument("--color", choices=("warp", "class", "block"), default="class")
     parser.add_argument("--csv", help="timeline events and stalls as CSV")
     parser.add_argument("--predictions-csv", help="every model's figures as CSV")
     parser.add_argument("--block-csv", help="Many-BSP BLOCK table as CSV")
     parser.add_argument("--supersteps-csv", help="Many-BSP supersteps as CSV")
     parser.add_argument("--curves-csv", help="occupancy curves of every model as CSV")
+    parser.add_argument("--curves-png", help="occupancy curves as PNG (as the window's Curves tab, with a title line)")
+    parser.add_argument("--curves-svg", help="occupancy curves as SVG")
+    parser.add_argument("--curves-pdf", help="occupancy curves as PDF")
     add_sweep_points(parser, prefix="curve-")
 
 
@@ -62,14 +65,17 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
     from engine.timeline import export_trace_csv
 
     pictures = [p for p in (ns.png, ns.svg, ns.pdf) if p]
-    wanted = (*pictures, ns.csv, ns.block_csv, ns.supersteps_csv, ns.curves_csv, ns.predictions_csv)
+    curve_pictures = [p for p in (ns.curves_png, ns.curves_svg, ns.curves_pdf) if p]
+    wanted = (*pictures, *curve_pictures, ns.csv, ns.block_csv, ns.supersteps_csv, ns.curves_csv,
+              ns.predictions_csv)
     if not any(wanted):
         raise WarplineError("export: give at least one of --png, --svg, --pdf, --csv, --predictions-csv, "
-                            "--block-csv, --supersteps-csv, --curves-csv")
-    if pictures:
-        renderer = require_renderer(renderer, "--png/--svg/--pdf")
+                            "--block-csv, --supersteps-csv, --curves-csv, --curves-png, --curves-svg, "
+                            "--curves-pdf")
+    if pictures or curve_pictures:
+        renderer = require_renderer(renderer, "--png/--svg/--pdf" if pictures else "--curves-png/-svg/-pdf")
     inputs = inputs_from_args(ns)
-    ev = evaluate_options(ns, inputs, trace=bool(pictures or ns.csv), sweep=bool(ns.curves_csv),
+    ev = evaluate_options(ns, inputs, trace=bool(pictures or ns.csv), sweep=bool(ns.curves_csv or curve_pictures),
                           cycle_budget=ns.cycle_budget, **sweep_points(ns, "curve-"))
     written: list[str] = []
     if pictures or ns.csv:
@@ -94,15 +100,19 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
         if ns.supersteps_csv:
             export_supersteps(ev.manybsp.level1, ns.supersteps_csv)
             written.append(ns.supersteps_csv)
-    if ns.curves_csv:
+    if ns.curves_csv or curve_pictures:
         if ev.sweep is None:
             raise WarplineError("the occupancy sweep could not run: "
                                 + ("; ".join(ev.errors.values()) or "no description"))
-        sweep_csv(ev.sweep, ns.curves_csv)
-        written.append(ns.curves_csv)
+        if ns.curves_csv:
+            sweep_csv(ev.sweep, ns.curves_csv)
+            written.append(ns.curves_csv)
+        for picture in curve_pictures:
+            renderer.curves_image(ev, picture, width=ns.width, height=ns.height, title=not ns.no_title)
+            written.append(picture)
     emit(ns, {"written": written}, "\n".join(f"wrote {p}" for p in written))
     return 0
 
 
-COMMAND = Command("export", "timeline PNG/CSV, predictions, Many-BSP tables and curves, headless",
+COMMAND = Command("export", "timeline and curves pictures and CSVs, predictions, Many-BSP tables, headless",
                   add_arguments, run)

@@ -22,6 +22,11 @@ class Renderer(Protocol):
         """The evaluation's timeline as PNG, SVG or PDF (by the path's suffix), over the whole run
         or ``x_range`` (cycles), with a title line (kernel, profile, launch, predicted time)."""
 
+    def curves_image(self, evaluation: Any, path: str | Path, *, width: int, height: int,
+                     title: bool = True) -> Path:
+        """The evaluation's occupancy curves as PNG, SVG or PDF (by the path's suffix), with a
+        title line (kernel, profile, launch)."""
+
     def validation_png(self, result: Any, path: str | Path) -> Path:
         """Predicted against measured cycles of a validation run."""
 

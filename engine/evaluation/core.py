@@ -34,7 +34,7 @@ from engine.errors import WarplineError
 from engine.evaluation.context import ModelContext
 from engine.evaluation.figures import CycleFigures, ModelResult
 from engine.evaluation.manybsp_at import occupancy_overrides
-from engine.evaluation.registry import FAMILY_MANYBSP, STAGE_TIMELINE, model, models
+from engine.evaluation.registry import FAMILY_MANYBSP, MAX_COUNT, STAGE_TIMELINE, model, models
 from engine.evaluation.sweep import Sweep, plan_blocks
 from engine.inputs import KernelInputs
 from engine.launch import Launch
@@ -47,7 +47,14 @@ from engine.memory.traffic import kernel_traffic
 from engine.occupancy import Occupancy, occupancy
 from engine.pipeline.adapter import PipelineOverrides, build_description, issue_weights, kernel_sass, sm_context
 from engine.pipeline.description import KernelDescription, to_fraction
-from engine.pipeline.simulator import DEFAULT_MAX_WARP_INSTRUCTIONS, Limits, SimulationCancelled, limits, simulate
+from engine.pipeline.simulator import (
+    DEFAULT_MAX_WARP_INSTRUCTIONS,
+    Limits,
+    SimulationCancelled,
+    limits,
+    path_instructions,
+    simulate,
+)
 from engine.profiles import Profile, list_profiles, load_profile
 from engine.state import WorkbenchState
 from engine.timeline import layout_trace
@@ -386,6 +393,13 @@ class Evaluator:
         if hit is not None and hit[0] is base:
             return hit[1]
         launch, device = ev.state.launch, ev.profile.device
+        per_warp = max(path_instructions(base), default=0)
+        if per_warp > MAX_COUNT:
+            # Nested trip counts whose product leaves 64 bits (10^10 x 10^10): no per-instruction
+            # count exists to weigh the traffic with; the rest of the evaluation goes on.
+            ev.warnings.append(f"memory traffic not computed (bounded): one warp would issue {per_warp:,} "
+                               "instructions, beyond 64-bit counts; lower the trip counts")
+            return None
         counts = base.dynamic_counts(0)
         sm = sm_context(ev.analysis, ev.profile, launch, inputs.module, ev.resident_blocks)
         traffic = kernel_traffic(ev.memory, ev.profile, sm, {i: float(n) for i, n in enumerate(counts)},
@@ -397,6 +411,10 @@ class Evaluator:
     def _simulate(self, ev: Evaluation, trace: bool, cycle_budget: float | None = None) -> None:
         d = ev.description
         assert d is not None
+        if cycle_budget is not None and cycle_budget * d.ticks_per_cycle() >= MAX_COUNT:
+            # further than the simulator's 64-bit clock counts (1e308): no run gets there, so the
+            # budget is no limit at all
+            cycle_budget = None
         sim = simulate(d, policy=ev.state.policy, trace=trace, cycle_budget=cycle_budget)
         ev.simulation = sim
         if sim.note:

@@ -20,6 +20,10 @@ from dataclasses import dataclass
 from engine.errors import ModelError, WarplineError
 from engine.evaluation.context import ModelContext
 
+# The largest count an int64 per-instruction count holds (KernelDescription.dynamic_counts): a warp
+# issuing more instructions than this is refused as "bounded" before anything counts them.
+MAX_COUNT = 2**63 - 1
+
 FAMILY_MANYBSP = "Many-BSP"
 FAMILY_SIMULATION = "simulation"
 FAMILY_ANALYTICAL = "analytical"
@@ -118,8 +122,15 @@ def _simulation(ctx: ModelContext) -> float:
 def _peer(name: str) -> Callable[[ModelContext], float]:
     def predict(ctx: ModelContext) -> float:
         from engine.pipeline import peers
+        from engine.pipeline.simulator import path_instructions
 
         d = ctx.require_description()
+        per_warp = max(path_instructions(d), default=0)
+        if per_warp > MAX_COUNT:
+            # the peers weigh each instruction by an int64 count: nested trip counts whose
+            # product leaves 64 bits (10^10 x 10^10) have none
+            raise ModelError(f"bounded: one warp would issue {per_warp:,} instructions, more than 64-bit "
+                             "counts hold; lower the trip counts")
         figures = ctx.shared("kernel_figures", lambda: peers.kernel_figures(d))
         if name.startswith("gpumech"):
             profile = ctx.shared("interval_profile", lambda: peers.interval_profile(d))

@@ -12,11 +12,13 @@ import io
 from collections.abc import Iterable
 from pathlib import Path
 
-from engine.errors import TableFormatError
-from engine.fileio import csv_text
+from engine.errors import TableFormatError, WarplineError
+from engine.fileio import csv_text, csv_unescape, read_regular_file
 from engine.manybsp.reference import parse_fu_cell
 from engine.manybsp.rows import FU_NAMES, BlockRow, InstructionRow, Level1Spec
 
+# An exported table of a 10^6-instruction kernel is about 60 MB; a file far larger is not one.
+MAX_TABLE_BYTES = 1 << 28
 BLOCK_HEADER = ["inst", "op", "issue", "fu1", "fu2", "fu3", "fu4", "warp_over_T", "comm", "ovh", "sync",
                 "u", "d", "p"]
 INSTRUCTION_HEADER = ["inst", "text", "opcode", "fu", "n_fu", "T", "n_ma", "lat_comp", "lat_comm",
@@ -71,9 +73,12 @@ def export_supersteps(level1: list, path: str | Path | None = None) -> str:
 def _records(path: str | Path, required: list[str]) -> tuple[str, list[tuple[int, dict[str, str]]]]:
     name = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TableFormatError(f"cannot read the file: {exc}", name, 0, "") from exc
+        # a regular file of a sane size: /dev/zero or a FIFO is refused before anything is read
+        text = read_regular_file(path, MAX_TABLE_BYTES, "CSV table").decode("utf-8")
+    except WarplineError as exc:
+        raise TableFormatError(str(exc).removeprefix(f"{name}: "), name, 0, "") from None
+    except UnicodeDecodeError as exc:
+        raise TableFormatError(f"cannot read the file: {exc}", name, 0, "") from None
     reader = csv.reader(io.StringIO(text))
     try:
         header = next(reader)
@@ -91,7 +96,7 @@ def _records(path: str | Path, required: list[str]) -> tuple[str, list[tuple[int
             # Name the first missing column (too few cells) or the last one (too many).
             at = header[len(values)] if len(values) < len(header) else header[-1]
             raise TableFormatError(f"{len(values)} cells, the header has {len(header)}", name, line_no, at)
-        out.append((line_no, dict(zip(header, (v.strip() for v in values), strict=True))))
+        out.append((line_no, dict(zip(header, (csv_unescape(v.strip()) for v in values), strict=True))))
     if not out:
         raise TableFormatError("no rows", name, 2, "")
     return name, out

@@ -11,6 +11,7 @@ from __future__ import annotations
 from PySide6.QtGui import QColor
 
 from engine.pipeline.trace import STALL_CAUSES
+from gui.theme import LIGHT, Theme
 
 # Blues, greens, teals, yellows and pinks: no red, purple, dark orange or grey, which the
 # stall causes use, so a bar's colour never leaves in doubt whether it is work or a wait.
@@ -32,30 +33,33 @@ STALL_PALETTE: dict[str, str] = {
 }
 
 # Collapsed warp groups (heat strips): issuing in a dark blue of the work family, idle in the
-# "finished" grey, every wait in its stall cause's colour.
+# theme's "finished" grey, every wait in its stall cause's colour.
 HEAT_ISSUING = "#2a5d8f"
-HEAT_IDLE = STALL_PALETTE["finished"]
 
 HIGHLIGHT_FILL = "#ffe600"
 HIGHLIGHT_OUTLINE = "#000000"
-RANGE_FILL = QColor(255, 196, 0, 48)
-HOVER_OUTLINE = "#000000"
-BACKGROUND = "#ffffff"
-FOREGROUND = "#202020"
+# the light theme's (exports draw in it whatever the desktop's theme)
+BACKGROUND = LIGHT.chart_background
+FOREGROUND = LIGHT.chart_text
+# the stall causes that mean "no warp here": drawn in the theme's near-background greys
+_NOTHING = {"finished": "idle", "not_resident": "not_resident"}
 
 
 def data_color(key: int) -> QColor:
     return QColor(DATA_PALETTE[key % len(DATA_PALETTE)])
 
 
-def stall_color(cause: int) -> QColor:
-    return QColor(STALL_PALETTE[STALL_CAUSES[cause]])
+def stall_color(cause: int, theme: Theme = LIGHT) -> QColor:
+    name = STALL_CAUSES[cause]
+    if name in _NOTHING:
+        return theme.qcolor(_NOTHING[name])
+    return QColor(STALL_PALETTE[name])
 
 
-def heat_color(category: str) -> QColor:
-    """Colour of a heat-strip category (``engine.timeline.HEAT_CATEGORIES``)."""
+def heat_color(category: str, theme: Theme = LIGHT) -> QColor:
+    """Colour of a heat-strip category (``engine.timeline.HEAT_CATEGORIES``) in ``theme``."""
     if category == "issuing":
         return QColor(HEAT_ISSUING)
     if category == "idle":
-        return QColor(HEAT_IDLE)
+        return theme.qcolor("idle")
     return QColor(STALL_PALETTE[category])

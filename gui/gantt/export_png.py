@@ -24,6 +24,7 @@ from PySide6.QtWidgets import QApplication
 from engine.pipeline.trace import Trace
 from gui.gantt import colors
 from gui.gantt.widget import GanttView
+from gui.theme import LIGHT
 
 
 def _application() -> QApplication:
@@ -31,7 +32,7 @@ def _application() -> QApplication:
     return app if isinstance(app, QApplication) else QApplication([])
 
 
-def _render(view: GanttView, path: str | Path, width: int, height: int) -> Path:
+def _render(view: Any, path: str | Path, width: int, height: int) -> Path:
     """Export ``view``, laid out by :func:`_lay_out` at width × height, as a PNG without a title."""
     exporter = ImageExporter(view.graphics.scene())
     params = exporter.parameters()
@@ -74,7 +75,7 @@ def title_line(evaluation: Any) -> str:
     return text
 
 
-def _paint(view: GanttView, painter: QPainter, width: int, height: int, title: str) -> None:
+def _paint(view: Any, painter: QPainter, width: int, height: int, title: str) -> None:
     """The title line, then the chart (laid out for width × the rest) below it."""
     painter.fillRect(QRectF(0, 0, width, height), QColor(colors.BACKGROUND))
     top = 0
@@ -91,8 +92,9 @@ def _paint(view: GanttView, painter: QPainter, width: int, height: int, title: s
     view.graphics.render(painter, QRectF(0, top, width, height - top), view.graphics.viewport().rect())
 
 
-def _lay_out(view: GanttView, width: int, height: int) -> None:
-    """Size ``view`` so its chart area is exactly width × height."""
+def _lay_out(view: Any, width: int, height: int) -> None:
+    """Size ``view`` (a :class:`GanttView`, or any widget with a ``graphics`` view to draw) so
+    its chart area is exactly width × height."""
     view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen, True)
     view.show()
     app = _application()
@@ -104,12 +106,15 @@ def _lay_out(view: GanttView, width: int, height: int) -> None:
         app.processEvents()
         if (view.graphics.width(), view.graphics.height()) == (width, height):
             break
-    view.refresh_lane_ticks()
+    refresh = getattr(view, "refresh_lane_ticks", None)      # (a chart with lanes: labels for this size)
+    if refresh is not None:
+        refresh()
     app.processEvents()
 
 
-def _write(view: GanttView, path: str | Path, width: int, height: int, title: str) -> Path:
-    """Write the chart (and title) as PNG, SVG or PDF, by the file's suffix."""
+def _write(view: Any, path: str | Path, width: int, height: int, title: str) -> Path:
+    """Write the chart (and title) as PNG, SVG or PDF, by the file's suffix (``view`` as for
+    :func:`_lay_out`, with a ``drop_pixmap_caches`` method)."""
     out = Path(path)
     suffix = out.suffix.lower()
     if suffix not in FORMATS:
@@ -176,7 +181,7 @@ def export_timeline(view: GanttView, path: str | Path, width: int = 1600, height
     layout = view.layout_data
     if layout is None or view.trace is None:
         raise ValueError("the Gantt view shows no trace; nothing to export")
-    copy = GanttView()
+    copy = GanttView(theme=LIGHT)      # a figure for a report: light whatever the desktop's theme
     try:
         copy.param_prefix = view.param_prefix
         copy.set_layout(view.trace, view.instruction_names, layout)
@@ -186,6 +191,7 @@ def export_timeline(view: GanttView, path: str | Path, width: int = 1600, height
         copy.set_lane_height(view.lane_height())
         for label in view.collapsed_groups():      # collapsed groups stay heat strips
             copy.set_group_collapsed(label, True)
+        copy.set_hidden_groups(view.hidden_groups())   # and filtered ones stay out
         copy.highlight_instructions(view.highlighted_instructions)
         region = view.highlighted_range()
         if region is not None:
@@ -214,7 +220,7 @@ def render_trace_png(trace: Trace, names: Sequence[str], units: Sequence[str] | 
     """Draw ``trace`` into a PNG, SVG or PDF (by suffix) without a window (creates the
     QApplication when needed)."""
     _application()
-    view = GanttView()
+    view = GanttView(theme=LIGHT)
     try:
         view.set_trace(trace, names, units, cycles, subsystems)
         view.set_color_mode(color_mode)

@@ -145,6 +145,11 @@ class HeatStripItem(pg.GraphicsObject):
         self._bounding = QRectF()
         self.last_drawn = 0
 
+    def set_color(self, color: QColor) -> None:
+        self.color = QColor(color)
+        self._brush = QBrush(self.color)
+        self.update()
+
     def refresh(self) -> None:
         """The strips changed (groups collapsed or expanded, a new trace, lanes re-spaced)."""
         self.prepareGeometryChange()

@@ -11,18 +11,16 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QPoint, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QPen
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFontMetricsF, QPen
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QGraphicsItem,
     QGraphicsRectItem,
     QHBoxLayout,
-    QLabel,
     QMenu,
     QPushButton,
-    QSizePolicy,
     QSpinBox,
     QVBoxLayout,
     QWidget,
@@ -39,11 +37,13 @@ from engine.timeline import (
     lane_group,
     layout_trace,
 )
+from gui.elided import ElidedLabel
 from gui.gantt import colors
 from gui.gantt.bars_item import BarsItem, split_by_key
 from gui.gantt.heat_item import HeatStripItem, HeatStrips
 from gui.gantt.legend import ENTRY_WIDTH, fill_legend, make_legend, swatch
 from gui.gantt.raster import RasterLayer
+from gui.theme import PALETTE_EVENTS, Theme, current, style_chart
 
 # Colour modes of the instruction bars; "block" is drawn here (the layout knows warp and class).
 COLOR_MODES = ("warp", "class", "block")
@@ -103,9 +103,13 @@ class GanttView(QWidget):
     stallClicked = Signal(int)
     hovered = Signal(str)
     painted = Signal()          # the chart's viewport finished a paint
+    optionsChanged = Signal()   # colour mode, time unit or collapse-all changed
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, theme: Theme | None = None) -> None:
+        """``theme``: fixed colours (exports use the light theme); None follows the system palette."""
         super().__init__(parent)
+        self._fixed_theme = theme
+        self._theme = theme or current(self.palette())
         self._layout: TimelineLayout | None = None
         self._trace: Trace | None = None
         self._names: list[str] = []
@@ -121,6 +125,7 @@ class GanttView(QWidget):
         self._warp_sorted = np.zeros(0)
         self._groups: list[WarpGroup] = []
         self._collapsed: set[str] = set()        # labels of the collapsed warp groups
+        self._hidden: set[str] = set()           # labels of the warp groups filtered out
         self._collapse_all = False               # new traces start with every group collapsed
         self._heat = HeatStrips()                # the collapsed groups' heat strips
         self._heat_items: list[HeatStripItem] = []
@@ -159,20 +164,28 @@ class GanttView(QWidget):
                                      "(light grey); hover it for the shares. Right-click a group for just "
                                      "that one")
         self.collapse_box.toggled.connect(self.set_all_collapsed)
-        self._info = QLabel()
-        self._info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        bar = QHBoxLayout()
+        self.groups_button = QPushButton()       # (a push button leaves room for its menu arrow)
+        self.groups_button.setObjectName("warpGroups")
+        self.groups_button.setToolTip("Which warp groups the chart shows (also: right-click a group)")
+        self._groups_menu = QMenu(self.groups_button)
+        self._groups_menu.aboutToShow.connect(self._fill_groups_menu)
+        self.groups_button.setMenu(self._groups_menu)
+        self._show_filter()
+        self._info = ElidedLabel()
+        self._info.setObjectName("chartInfo")
+        self.toolbar = QWidget()
+        bar = QHBoxLayout(self.toolbar)
         bar.setContentsMargins(4, 2, 4, 2)
         bar.addWidget(self._mode_box)
         bar.addWidget(self._unit_box)
         bar.addWidget(fit)
         bar.addWidget(self.lane_spin)
         bar.addWidget(self.collapse_box)
+        bar.addWidget(self.groups_button)
         bar.addWidget(self._info, 1)
 
         self.graphics = _ChartWidget()
         self.graphics.painted.connect(self.painted)
-        self.graphics.setBackground(colors.BACKGROUND)
         self.plot: pg.PlotItem = self.graphics.addPlot(row=0, col=0)
         self.legend = make_legend()
         self._legend_columns = 0
@@ -182,7 +195,7 @@ class GanttView(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(0)
-        outer.addLayout(bar)
+        outer.addWidget(self.toolbar)
         outer.addWidget(self.graphics, 1)
 
     # ---- set-up -------------------------------------------------------------------------------
@@ -197,10 +210,6 @@ class GanttView(QWidget):
         # which cost more than all the bars (18 ms a frame at 1600 x 900)
         plot.showGrid(x=False, y=False)
         plot.setLabel("bottom", "cycle")
-        for side in ("left", "bottom"):
-            axis = plot.getAxis(side)
-            axis.setTextPen(colors.FOREGROUND)
-            axis.setPen(colors.FOREGROUND)
         plot.getAxis("left").setWidth(LEFT_AXIS_WIDTH)
         vb.sigResized.connect(self._view_resized)
         # lane labels and legend only change with the trace: paint them from a pixmap cache, not
@@ -208,37 +217,71 @@ class GanttView(QWidget):
         plot.getAxis("left").setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.legend.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
         plot.getAxis("left").setStyle(tickLength=0, textFillLimits=[(0, 1.0)], hideOverlappingLabels=False)
-        self._region = pg.LinearRegionItem(movable=False, brush=colors.RANGE_FILL,
-                                           pen=pg.mkPen(255, 160, 0, 160))
+        self._region = pg.LinearRegionItem(movable=False, pen=pg.mkPen(255, 160, 0, 160))
         self._region.setZValue(20)          # over the bars (translucent), under highlights
         self._region.hide()
         plot.addItem(self._region, ignoreBounds=True)
         self._raster = RasterLayer()
         plot.addItem(self._raster, ignoreBounds=True)
         for c, category in enumerate(HEAT_CATEGORIES):
-            item = HeatStripItem(self._heat, c, colors.heat_color(category), category)
+            item = HeatStripItem(self._heat, c, colors.heat_color(category, self._theme), category)
             self._heat_items.append(item)
             plot.addItem(item, ignoreBounds=True)
-        self._separator = pg.InfiniteLine(angle=0, pen=pg.mkPen("#909090", width=1))
+        self._separator = pg.InfiniteLine(angle=0)
         self._separator.hide()
         plot.addItem(self._separator, ignoreBounds=True)
         self._hover_box = QGraphicsRectItem()
-        pen = QPen(QColor(colors.HOVER_OUTLINE), 0)
-        pen.setCosmetic(True)
-        self._hover_box.setPen(pen)
         self._hover_box.setZValue(100)
         self._hover_box.hide()
         plot.addItem(self._hover_box, ignoreBounds=True)
         # The tooltip lives in the scene, not in a QToolTip window: it follows the pointer and
         # updates on every move, and a top-level popup would take the mouse events it covers.
-        self._tip = pg.TextItem(color=colors.FOREGROUND, fill=pg.mkBrush(255, 255, 235, 240),
-                                border=pg.mkPen("#808080"))
+        self._tip = pg.TextItem()
         self._tip.setZValue(200)
         self._tip.hide()
         plot.addItem(self._tip, ignoreBounds=True)
+        self._apply_theme()
         scene = self.graphics.scene()
         scene.sigMouseMoved.connect(self._on_mouse_moved)
         scene.sigMouseClicked.connect(self._on_mouse_clicked)
+
+    # ---- colours ------------------------------------------------------------------------------
+    def theme(self) -> Theme:
+        return self._theme
+
+    def _apply_theme(self) -> None:
+        """Background, axes, separator, hover box, tooltip, legend text and the colours of
+        "nothing" (idle, finished, not resident) in the current theme."""
+        t = self._theme
+        style_chart(self.graphics, self.plot, t)
+        self._separator.setPen(pg.mkPen(t.separator, width=1))
+        self._region.setBrush(pg.mkBrush(*t.range_fill))
+        pen = QPen(QColor(t.hover_outline), 0)
+        pen.setCosmetic(True)
+        self._hover_box.setPen(pen)
+        self._tip.setColor(t.chart_text)
+        self._tip.fill = pg.mkBrush(*t.tip_fill)
+        self._tip.border = pg.mkPen(t.tip_border)
+        self._tip.update()
+        self.legend.opts["labelTextColor"] = t.chart_text
+        for item, category in zip(self._heat_items, HEAT_CATEGORIES, strict=True):
+            item.set_color(colors.heat_color(category, t))
+        if self._layout is not None and self._trace is not None:
+            self._build_stall_items()
+            self._build_data_items(force_legend=True)
+
+    def set_theme(self, theme: Theme | None) -> None:
+        """Fixed colours, or (None) the system palette's from now on."""
+        self._fixed_theme = theme
+        new = theme or current(self.palette())
+        if new != self._theme:
+            self._theme = new
+            self._apply_theme()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
+        super().changeEvent(event)
+        if event.type() in PALETTE_EVENTS and hasattr(self, "_theme") and self._fixed_theme is None:
+            self.set_theme(None)
 
     # ---- public API ---------------------------------------------------------------------------
     def set_trace(self, trace: Trace, names: Sequence[str], units: Sequence[str] | None = None,
@@ -261,6 +304,8 @@ class GanttView(QWidget):
         self._groups = self._warp_groups()
         labels = {g.label for g in self._groups}
         self._collapsed = set(labels) if self._collapse_all else self._collapsed & labels
+        self._hidden &= labels
+        self._show_filter()
         self._compute_geometry()
         self._row_first, self._row_tops, self._row_heights = self._row_geometry()
         stalls_changed = self._build_stall_items()
@@ -318,6 +363,7 @@ class GanttView(QWidget):
         self._mode = mode
         if self._layout is not None:
             self._build_data_items()
+        self.optionsChanged.emit()
 
     def color_mode(self) -> str:
         return self._mode
@@ -344,6 +390,7 @@ class GanttView(QWidget):
             self._unit_box.setCurrentIndex(TIME_UNITS.index(unit))
             self._unit_box.blockSignals(False)
         self._apply_time_unit()
+        self.optionsChanged.emit()
 
     def time_unit(self) -> str:
         return self._unit
@@ -355,10 +402,10 @@ class GanttView(QWidget):
         axis = self.plot.getAxis("bottom")
         if self._unit == "us":
             axis.setScale(1.0 / self._clock_mhz)
-            self.plot.setLabel("bottom", f"time (µs at {self._clock_mhz:g} MHz)")
+            axis.setLabel(f"time (µs at {self._clock_mhz:g} MHz)")    # (the axis's: a hidden axis stays so)
         else:
             axis.setScale(1.0)
-            self.plot.setLabel("bottom", "cycle")
+            axis.setLabel("cycle")
 
     def _span_text(self, cycles: float) -> str:
         if self._clock_mhz > 0:
@@ -553,6 +600,45 @@ class GanttView(QWidget):
             self._collapsed.discard(label)
         self._respace()
 
+    def hidden_groups(self) -> set[str]:
+        """Labels of the warp groups filtered out of the chart."""
+        return set(self._hidden)
+
+    def set_hidden_groups(self, labels: Iterable[str]) -> None:
+        """Show only the warp groups not in ``labels`` (the unit lanes always show)."""
+        hidden = set(labels) & {g.label for g in self._groups} if self._groups else set(labels)
+        if hidden == self._hidden:
+            return
+        self._hidden = hidden
+        self._show_filter()
+        self._respace()
+        self.optionsChanged.emit()
+
+    def set_group_hidden(self, label: str, hidden: bool) -> None:
+        self.set_hidden_groups(self._hidden | {label} if hidden else self._hidden - {label})
+
+    def show_only_group(self, label: str) -> None:
+        self.set_hidden_groups({g.label for g in self._groups if g.label != label})
+
+    def _show_filter(self) -> None:
+        total = len(self._groups)
+        shown = total - len(self._hidden)
+        self.groups_button.setText("warps: all" if not self._hidden else f"warps: {shown} of {total}")
+        self.groups_button.setEnabled(total > 0)
+
+    def _fill_groups_menu(self) -> None:
+        menu = self._groups_menu
+        menu.clear()
+        every = menu.addAction("Show every warp group")
+        every.setEnabled(bool(self._hidden))
+        every.triggered.connect(lambda: self.set_hidden_groups(set()))
+        menu.addSeparator()
+        for group in self._groups:
+            action = menu.addAction(group.label)
+            action.setCheckable(True)
+            action.setChecked(group.label not in self._hidden)
+            action.toggled.connect(lambda on, label=group.label: self.set_group_hidden(label, not on))
+
     def set_all_collapsed(self, collapsed: bool) -> None:
         if self.collapse_box.isChecked() != collapsed:
             self.collapse_box.blockSignals(True)
@@ -561,6 +647,7 @@ class GanttView(QWidget):
         self._collapse_all = collapsed
         self._collapsed = {g.label for g in self._groups} if collapsed else set()
         self._respace()
+        self.optionsChanged.emit()
 
     def lane_band_px(self, lane_index: int) -> tuple[float, float]:
         """Top and height (view units = plot pixels) of a lane."""
@@ -592,7 +679,9 @@ class GanttView(QWidget):
 
     def _plot_px(self) -> float:
         h = float(self.plot.getViewBox().height())
-        return h if h > 50 else FALLBACK_VIEW_PX
+        # a chart on screen has the height it has, however small; one never shown yet (an export
+        # being set up) has no real height
+        return h if h > 1 and self.graphics.isVisible() else FALLBACK_VIEW_PX
 
     def _compute_geometry(self) -> None:
         """Top and height (pixels) of every lane for the plot's current height."""
@@ -605,8 +694,9 @@ class GanttView(QWidget):
         major_px = [self._lane_px * (ISSUE_LANE_SHARE if lanes[k].kind == "issue" else 1.0) for k in major]
         kinds = [ln.kind for ln in lanes]
         gaps = sum(1 for k in range(1, n) if kinds[k] != kinds[k - 1]) * GAP_PX
-        expanded = sum(len(g.lanes) for g in self._groups if g.label not in self._collapsed)
-        collapsed = sum(1 for g in self._groups if g.label in self._collapsed)
+        hidden = self._hidden
+        expanded = sum(len(g.lanes) for g in self._groups if g.label not in self._collapsed | hidden)
+        collapsed = sum(1 for g in self._groups if g.label in self._collapsed - hidden)
         rest = self._plot_px() - sum(major_px) - gaps - collapsed * COLLAPSED_GROUP_PX
         warp_px = max(rest / expanded, MIN_WARP_LANE_PX) if expanded else 0.0
         y = 0.0
@@ -618,6 +708,10 @@ class GanttView(QWidget):
             if k and kinds[k] != kinds[k - 1]:
                 y += GAP_PX
             group = group_of.get(k)
+            if group is not None and group.label in hidden:       # filtered out: no height
+                top[group.lanes], height[group.lanes] = y, 0.0
+                done.update(group.lanes)
+                continue
             if group is not None and group.label in self._collapsed:
                 top[group.lanes], height[group.lanes] = y, COLLAPSED_GROUP_PX
                 done.update(group.lanes)
@@ -640,7 +734,7 @@ class GanttView(QWidget):
         # a collapsed group's bars are not drawn: its heat strip stands in for them
         shown = np.ones(len(sub), bool)
         for group in self._groups:
-            if group.label in self._collapsed:
+            if group.label in self._collapsed or group.label in self._hidden:
                 shown[group.lanes] = False
         heights = np.where(np.repeat(shown, sub), each, 0.0)
         return first, tops, heights
@@ -662,20 +756,24 @@ class GanttView(QWidget):
         found = group_activities(self._trace, warps, [len(g.lanes) for g in todo])
         self._activity.update({g.label: a for g, a in zip(todo, found, strict=True)})
 
+    def _strip_groups(self) -> list[WarpGroup]:
+        """The groups drawn as heat strips, top to bottom: collapsed and not filtered out."""
+        return [g for g in self._groups if g.label in self._collapsed and g.label not in self._hidden]
+
     def heat_strips(self) -> HeatStrips:
         return self._heat
 
     def _update_heat(self) -> None:
-        """Give every collapsed group's strip its activity and band (after a new trace, a
-        collapse or a re-spacing)."""
+        """Give every collapsed (and shown) group's strip its activity and band (after a new
+        trace, a collapse, a filter or a re-spacing)."""
         bands = []
         if self._layout is not None and self._trace is not None:
-            self._activities([g.label for g in self._groups if g.label in self._collapsed])
-            for group in self._groups:
-                if group.label in self._collapsed:
-                    first = group.lanes[0]
-                    bands.append((self.group_activity(group.label), float(self._lane_top[first]),
-                                  float(self._lane_h[first])))
+            strips = self._strip_groups()
+            self._activities([g.label for g in strips])
+            for group in strips:
+                first = group.lanes[0]
+                bands.append((self.group_activity(group.label), float(self._lane_top[first]),
+                              float(self._lane_h[first])))
         self._heat.set_bands(bands, self._layout.cycles if self._layout is not None else 0.0)
         for item in self._heat_items:
             item.refresh()
@@ -686,7 +784,7 @@ class GanttView(QWidget):
         if hit is None:
             return None
         k, a, b, shares = hit
-        collapsed = [g for g in self._groups if g.label in self._collapsed]
+        collapsed = self._strip_groups()
         group = collapsed[k] if k < len(collapsed) else None
         noun = "slots" if self._layout is not None and self._layout.warp_slots else "warps"
         head = f"{group.label} (collapsed, {len(group.lanes)} {noun})" if group is not None else "collapsed group"
@@ -719,6 +817,10 @@ class GanttView(QWidget):
     def _view_resized(self) -> None:
         if self._layout is not None and abs(self._plot_px() - self._geometry_px) >= 1.0:
             self._respace()
+
+    def showEvent(self, event: object) -> None:  # noqa: N802 - Qt API
+        super().showEvent(event)
+        self._view_resized()       # laid out while hidden: for the fallback height
 
     def to_view_y(self, y: float) -> float:
         """View y (pixels) of layout y."""
@@ -803,7 +905,7 @@ class GanttView(QWidget):
         return items, not reuse
 
     def _build_stall_items(self) -> bool:
-        self._stall_items, changed = self._split_by_key("stalls", colors.stall_color,
+        self._stall_items, changed = self._split_by_key("stalls", lambda c: colors.stall_color(c, self._theme),
                                                         lambda c: STALL_CAUSES[c], self._stall_items)
         return changed
 
@@ -855,6 +957,8 @@ class GanttView(QWidget):
                  for k, ln in enumerate(lanes) if lane_group(ln.kind).major]
         last_label = -1e9
         for group in self._groups:
+            if group.label in self._hidden:
+                continue
             first = group.lanes[0]
             collapsed = group.label in self._collapsed
             top = float(self._lane_top[first])
@@ -869,6 +973,7 @@ class GanttView(QWidget):
             elif top - last_label >= LABEL_PX:      # group names only, as far as they fit
                 ticks.append((top + min(each * len(group.lanes), LABEL_PX) / 2, group.label))
                 last_label = top
+        ticks = self._spaced(ticks)
         # one tick level: pyqtgraph drops a second level's text once the first fills the axis.
         # Unchanged ticks (the next trace of an edit) keep the axis's cached labels.
         if ticks != self._ticks:
@@ -877,6 +982,26 @@ class GanttView(QWidget):
         if self._groups:
             self._separator.setValue(float(self._lane_top[self._groups[0].lanes[0]]) - GAP_PX / 2)
             self._separator.show()
+
+    def label_spacing_px(self) -> float:
+        """Least distance in screen pixels between two lane labels' centres: the axis font's
+        line less its leading, as pyqtgraph measures a label (0.8 of the line)."""
+        axis = self.plot.getAxis("left")
+        return max(LABEL_PX, 0.8 * QFontMetricsF(axis.style["tickFont"] or axis.font()).height())
+
+    def _spaced(self, ticks: list[tuple[float, str]]) -> list[tuple[float, str]]:
+        """The labels, top to bottom, that keep :meth:`label_spacing_px` from the one above on
+        screen: when the plot is shorter than the lanes want (a pinned baseline, a small window)
+        the lanes are drawn squeezed, and a label that would print over its neighbour is left out."""
+        if not ticks:
+            return ticks
+        scale = min(1.0, self._plot_px() / self._view_height) if self._view_height > 0 else 1.0
+        gap = self.label_spacing_px()
+        kept: list[tuple[float, str]] = []
+        for y, text in sorted(ticks, key=lambda t: t[0]):
+            if not kept or (y - kept[-1][0]) * scale >= gap - 1e-6:
+                kept.append((y, text))
+        return kept
 
     # ---- mouse --------------------------------------------------------------------------------
     def resizeEvent(self, event: object) -> None:
@@ -972,8 +1097,12 @@ class GanttView(QWidget):
             collapsed = label in self._collapsed
             action = menu.addAction(f"{'Expand' if collapsed else 'Collapse'} {label}")
             action.triggered.connect(lambda: self.set_group_collapsed(label, not collapsed))
+            menu.addAction(f"Hide {label}").triggered.connect(lambda: self.set_group_hidden(label, True))
+            menu.addAction(f"Show only {label}").triggered.connect(lambda: self.show_only_group(label))
         menu.addAction("Collapse every warp group").triggered.connect(lambda: self.set_all_collapsed(True))
         menu.addAction("Expand every warp group").triggered.connect(lambda: self.set_all_collapsed(False))
+        if self._hidden:
+            menu.addAction("Show every warp group").triggered.connect(lambda: self.set_hidden_groups(set()))
         menu.addSeparator()
         menu.addAction("Fit the whole run").triggered.connect(self.fit)
         menu.popup(screen_pos)

@@ -19,6 +19,7 @@ from engine.errors import WarplineError
 from engine.manybsp import BlockRow, InstructionRow, ManyBspResult
 from engine.manybsp.rows import FU_NAMES
 from engine.state import EDITABLE_COLUMNS, WorkbenchState, is_overridden, parse_cell_value
+from gui.theme import brush
 
 Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()   # the invalid index: "no parent"
@@ -61,9 +62,6 @@ COLUMNS: tuple[Column, ...] = (
 )
 FROZEN_KEYS = ("inst", "text")      # stay at the left while the other columns scroll
 KEYS = tuple(c.key for c in COLUMNS)
-OVERRIDE_BRUSH = QBrush(QColor(255, 236, 179))
-REJECT_BRUSH = QBrush(QColor(255, 150, 150))
-SELECT_BRUSH = QBrush(QColor(200, 225, 255))
 HEAT_RGB = (230, 85, 13)          # the heat column's hue; its alpha grows with the share
 
 
@@ -239,13 +237,13 @@ class BlockTableModel(QAbstractTableModel):
             return font
         if role == Qt.ItemDataRole.BackgroundRole:
             if self.rejected == (index.row(), index.column()):
-                return REJECT_BRUSH
+                return brush("rejected")
             if key == "heat" and self._heat_max > 0:
                 return heat_brush(sum(self.heat_of(r.index)) / self._heat_max)
             if overridden:
-                return OVERRIDE_BRUSH
+                return brush("edited")
             if r.index in self.highlighted:
-                return SELECT_BRUSH
+                return brush("selected_rows")
             return None
         if role == Qt.ItemDataRole.ToolTipRole:
             if self.rejected == (index.row(), index.column()):

@@ -10,16 +10,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QFont
 
 from engine.manybsp import ManyBspResult
 from engine.state import WorkbenchState
+from gui.theme import brush
 
 Index = QModelIndex | QPersistentModelIndex
 _ROOT = QModelIndex()   # the invalid index: "no parent"
 HEADERS = ("superstep", "range", "comp", "comm", "ovh", "iter.")
-UNKNOWN_BRUSH = QBrush(QColor(255, 210, 160))
-OVERRIDE_BRUSH = QBrush(QColor(255, 236, 179))
 
 
 @dataclass(eq=False)
@@ -166,9 +165,9 @@ class SuperstepModel(QAbstractItemModel):
                       and n.level1 in self.state.overrides.iterations)
         if role == Qt.ItemDataRole.BackgroundRole and col == 5 and n.kind == "level1":
             if overridden:
-                return OVERRIDE_BRUSH
+                return brush("edited")
             if not n.known:
-                return UNKNOWN_BRUSH
+                return brush("unknown")
         if role == Qt.ItemDataRole.FontRole and col == 5 and overridden:
             font = QFont()
             font.setBold(True)

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
@@ -20,11 +19,17 @@ from PySide6.QtWidgets import (
 
 from engine.evaluation import Evaluation
 from engine.evaluation.compare import BaselineFigures, CompareRow, compare
+from gui.glossary import set_header_tips
 from gui.panels.when_shown import WhenShown
+from gui.theme import PALETTE_EVENTS
+from gui.theme import current as current_theme
 
 HEADERS = ("", "baseline", "current", "difference", "change")
-BETTER = QColor("#1b7a1b")
-WORSE = QColor("#b00020")
+HEADER_HELP = ("A model (its kernel cycles) or a state of the warps (its share of the resident warp-cycles).",
+               "The pinned baseline's figure (Edit › Pin as baseline).",
+               "The figure of what the window shows now.",
+               "Current minus baseline: cycles, or percentage points of a share (red: more cycles).",
+               "The difference relative to the baseline's cycles.")
 
 
 def _cells(row: CompareRow) -> list[str]:
@@ -53,6 +58,7 @@ class ComparePanel(QWidget):
         self.table = QTableWidget(0, len(HEADERS))
         self.table.setObjectName("compareTable")
         self.table.setHorizontalHeaderLabels(list(HEADERS))
+        set_header_tips(self.table, HEADER_HELP)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setWordWrap(True)
@@ -87,6 +93,11 @@ class ComparePanel(QWidget):
         super().showEvent(event)
         self._when_shown.run()
 
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
+        super().changeEvent(event)
+        if event.type() in PALETTE_EVENTS and getattr(self, "rows", None):
+            self._draw(self.baseline, self.current, self.label)     # the differences' colours
+
     def _draw(self, baseline: Evaluation | BaselineFigures | None, current: Evaluation | None,
               label: str) -> None:
         if baseline is None or current is None:
@@ -111,6 +122,7 @@ class ComparePanel(QWidget):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 diff = row.difference
                 if col >= 3 and row.section == "model" and diff:
-                    item.setForeground(WORSE if diff > 0 else BETTER)   # more cycles is worse
+                    # more cycles is worse
+                    item.setForeground(current_theme(self.palette()).qcolor("worse" if diff > 0 else "better"))
                 self.table.setItem(k, col, item)
         self.table.resizeRowsToContents()

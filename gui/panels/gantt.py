@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QSizePolicy, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
 from engine.evaluation import Evaluation
 from engine.evaluation.compare import BaselineFigures
 from engine.names import display_name
+from gui.elided import ElidedLabel
 from gui.gantt.widget import GanttView
+
+BASELINE_SHARE = 0.45      # of the two charts' lane height, the baseline's
+CURRENT_EXTRA_PX = 170     # toolbar, time axis and legend of a chart not laid out yet
+BASELINE_EXTRA_PX = 12     # the baseline chart's margins (it has no toolbar, axis or legend)
 
 
 class GanttPanel(QWidget):
@@ -24,16 +29,18 @@ class GanttPanel(QWidget):
         super().__init__(parent)
         self.view = GanttView()
         self.view.setObjectName("ganttView")
-        self.caption = QLabel()
+        # a long demangled signature must not widen the panel (the splitter would jump): elided
+        self.caption = ElidedLabel()
         self.caption.setObjectName("ganttCaption")
-        # a long demangled signature must not widen the panel (the splitter would jump)
-        self.caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        # A pinned baseline is drawn above the current run, on the same (linked) cycle axis.
+        # A pinned baseline is drawn above the current run, on the same (linked) cycle axis, with
+        # the current chart's colours, unit and collapsed groups (its toolbar and time axis would
+        # only repeat the current chart's and take the lanes' height).
         self.baseline_view = GanttView()
         self.baseline_view.setObjectName("baselineGantt")
-        self.baseline_caption = QLabel()
+        self.baseline_view.toolbar.hide()
+        self.baseline_view.plot.showAxis("bottom", False)
+        self.baseline_caption = ElidedLabel()
         self.baseline_caption.setObjectName("baselineCaption")
-        self.baseline_caption.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.baseline_box = QWidget()
         box = QVBoxLayout(self.baseline_box)
         box.setContentsMargins(0, 0, 0, 0)
@@ -58,6 +65,16 @@ class GanttPanel(QWidget):
         self.redraws = 0             # how many traces were drawn (tests and the benchmark read it)
         self.shown_cycles: float | None = None
         self.view.instructionClicked.connect(lambda i: self.instructionClicked.emit(int(i) + 1))
+        self.view.optionsChanged.connect(self._follow_options)
+
+    def _follow_options(self) -> None:
+        """The baseline chart shows what the current chart's toolbar says (the same warp groups
+        where its groups have the same names)."""
+        view, base = self.view, self.baseline_view
+        base.set_color_mode(view.color_mode())
+        base.set_time_unit(view.time_unit())
+        base.set_all_collapsed(view.collapse_box.isChecked())
+        base.set_hidden_groups(view.hidden_groups())
 
     def show_result(self, result: Evaluation) -> bool:
         """Draw the result's trace; False when there was nothing new to draw."""
@@ -129,8 +146,7 @@ class GanttPanel(QWidget):
         view = self.baseline_view
         view.param_prefix = self.view.param_prefix
         view.set_clock(baseline.clock_mhz)
-        view.set_time_unit(self.view.time_unit())
-        view.set_color_mode(self.view.color_mode())
+        self._follow_options()
         if baseline.timeline is not None:
             view.set_layout(sim.trace, baseline.trace_names, baseline.timeline)
         else:
@@ -138,9 +154,20 @@ class GanttPanel(QWidget):
                            subsystems=baseline.trace_units)
         self.baseline_caption.setText(f"Baseline — {label}: {float(sim.cycles):,.0f} cycles")
         self.baseline_box.show()
-        total = max(self.stack.height(), 200)
-        self.stack.setSizes([int(total * 0.42), total - int(total * 0.42)])
+        self.stack.setSizes(self._stack_sizes())
         self._share_axis()
+
+    def _stack_sizes(self) -> list[int]:
+        """Heights of the baseline and current charts that give their lanes about the same room:
+        the current chart also holds the toolbar, the time axis and the legend."""
+        total = max(self.stack.height(), 200)
+        vb = self.view.plot.getViewBox()
+        current_extra = self.view.height() - vb.height() if self.view.isVisible() and vb.height() > 1 \
+            else CURRENT_EXTRA_PX
+        base_extra = self.baseline_caption.sizeHint().height() + BASELINE_EXTRA_PX
+        lanes = max(total - current_extra - base_extra, 0)
+        base = int(base_extra + lanes * BASELINE_SHARE)
+        return [base, total - base]
 
     def _share_axis(self) -> None:
         """Both charts span the longer run, so the linked axis can show either one whole."""

@@ -12,7 +12,6 @@ import html
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -29,14 +28,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from engine.errors import WarplineError
+from engine.errors import LaunchError, WarplineError
 from engine.evaluation import Evaluation
-from engine.launch import parse_dim
+from engine.launch import argument_value, parse_dim
 from engine.names import display_name
 from engine.profiles import list_profiles
 from engine.state import POLICIES, WorkbenchState
+from gui.glossary import set_header_tips
 from gui.panels.occupancy import OccupancyControl
 from gui.session import Session
+from gui.theme import brush
+from gui.theme import current as current_theme
 
 OPEN_PROFILE = "Open profile file…"
 POLICY_TITLES = {"lrr": "loose round-robin (LRR)", "gto": "greedy-then-oldest (GTO)"}
@@ -94,6 +96,16 @@ class InputsPanel(QWidget):
         self.loops_table = QTableWidget(0, 4)
         self.loops_table.setObjectName("loopsTable")
         self.loops_table.setHorizontalHeaderLabels(["loop", "depth", "inferred", "trip count"])
+        set_header_tips(self.args_table, (
+            "The kernel's parameter, as the PTX declares it (hover a name for the full symbol).",
+            "Its PTX type; a pointer shows as u64 *.",
+            "Its value in this launch (from the launch file, or typed here): loop trip counts and addresses "
+            "that depend on it are computed from it."))
+        set_header_tips(self.loops_table, (
+            "The loop, by the label of its header block in the PTX.",
+            "How deeply it is nested (1: an outermost loop).",
+            "The trip count read from the PTX and the arguments (hover a cell for how), or unknown.",
+            "The trip count the models use: the inferred one unless you type another (clear the cell to go back)."))
         for table in (self.args_table, self.loops_table):
             table.verticalHeader().setVisible(False)
             table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -240,10 +252,10 @@ class InputsPanel(QWidget):
                             font = item.font()
                             font.setBold(True)
                             item.setFont(font)
-                            item.setBackground(QColor(255, 236, 179))
+                            item.setBackground(brush("edited"))
                             item.setToolTip("overridden; clear the cell to use the inferred count")
                         elif col == 3 and shown == "unknown":
-                            item.setBackground(QColor(255, 210, 160))
+                            item.setBackground(brush("unknown"))
                             item.setToolTip("trip count unknown: the models assume 1 - type the real count")
                         self.loops_table.setItem(k, col, item)
         finally:
@@ -289,7 +301,8 @@ class InputsPanel(QWidget):
             dim = parse_dim(edit.text(), what)
             new = state.with_launch(**{what: dim})
         except WarplineError as exc:
-            edit.setStyleSheet("background: #ffb0b0")
+            t = current_theme(self.palette())
+            edit.setStyleSheet(f"background: {t.rejected}; color: {t.chart_text}")
             edit.setToolTip(str(exc))
             self.message.emit(str(exc))
             return
@@ -343,6 +356,15 @@ class InputsPanel(QWidget):
                     value = float(text)
                 except ValueError:
                     self.message.emit(f"argument {index}: {text!r} is not a number")
+                    self.show_state(state)
+                    return
+            inputs = self.session.inputs
+            if inputs is not None and index < len(inputs.function.params):
+                # the engine's rule: finite, an integer of its width for an integer parameter
+                try:
+                    value = argument_value(inputs.function.params[index], value)
+                except LaunchError as exc:
+                    self.message.emit(f"argument {index}: {exc}")
                     self.show_state(state)
                     return
             args[index] = value

@@ -24,6 +24,12 @@ from gui.panels.when_shown import WhenShown
 COLUMNS = ("#", "instruction", "space", "kind", "sectors/req", "lines/req", "L1 hit %", "L2 hit %",
            "DRAM MB", "limit", "note")
 TIPS = {
+    "#": "The access's instruction number (the BLOCK table's #).",
+    "instruction": "The PTX instruction that accesses memory.",
+    "space": "The state space it accesses: global, shared, local or constant memory.",
+    "kind": "Load, store or atomic.",
+    "note": "Why the address pattern is unknown (then assumed), or how it was worked out when it is not "
+            "an affine function of the thread index.",
     "sectors/req": "mean 32-byte sectors one warp request touches",
     "lines/req": "mean 128-byte lines one warp request touches (L1 wavefronts)",
     "L1 hit %": "share of the access's sectors L1 serves: the block touched them just before and the "

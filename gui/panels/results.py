@@ -9,8 +9,8 @@ import math
 from dataclasses import replace
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QFont
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDoubleSpinBox,
@@ -29,15 +29,17 @@ from PySide6.QtWidgets import (
 )
 
 from engine.errors import WarplineError
-from engine.evaluation import FIGURE_HELP, FIGURE_TITLES, Evaluation, ModelResult, models
+from engine.evaluation import FIGURE_HELP, FIGURE_TITLES, Evaluation, ModelResult
 from engine.evaluation.registry import model as model_spec
 from engine.ncu import measured_cycles
 from engine.profiles import ASSUMED, DERIVED, MISSING, PLACEHOLDER
-from gui.glossary import explain_term
+from gui.curves import CurvesPlot
+from gui.glossary import explain_term, set_header_tips
 from gui.panels.compare import ComparePanel
 from gui.panels.memory import MemoryPanel
 from gui.panels.verdict import VerdictPanel
 from gui.session import Session
+from gui.theme import PALETTE_EVENTS, current
 
 COLUMNS = ("model", "sm_cycles", "kernel_cycles", "microseconds", "error")
 COLUMN_TITLES = ("model", FIGURE_TITLES["sm_cycles"], FIGURE_TITLES["kernel_cycles"], FIGURE_TITLES["microseconds"],
@@ -48,10 +50,12 @@ COLUMN_HELP = ("the model (hover for what it is)", FIGURE_HELP["sm_cycles"], FIG
 
 
 # Equation-column labels of the rows that are not equations: a Many-BSP figure the profile does
-# not state (by how it was obtained) and the refused prediction, with the colour that marks them.
+# not state (by how it was obtained) and the refused prediction, with the theme colour (a field
+# of gui.theme.Theme) that marks them.
 REFUSED = "refused"
-MARK_COLORS = {f"profile: {DERIVED}": "#1f5fa8", f"profile: {ASSUMED}": "#8a5a00",
-               f"profile: {PLACEHOLDER}": "#8a5a00", f"profile: {MISSING}": "#a00", REFUSED: "#a00"}
+MARK_COLORS = {f"profile: {DERIVED}": "derived_text", f"profile: {ASSUMED}": "assumed_text",
+               f"profile: {PLACEHOLDER}": "assumed_text", f"profile: {MISSING}": "error_text",
+               REFUSED: "error_text"}
 
 
 def derived_parameter_rows(result: Evaluation) -> list[tuple[str, str, str, str]]:
@@ -111,33 +115,22 @@ class ResultsPanel(QWidget):
         row.addWidget(self.measured, 1)
         row.addWidget(self.import_button)
 
-        # The legend sits below the plot, in its own cell of the layout: inside the plot it covered
-        # the crowded low curves whatever corner it was put in.
-        self.plot_widget = pg.GraphicsLayoutWidget()
-        self.plot_widget.setBackground("w")
-        self.plot_widget.setObjectName("occupancyPlot")
-        self.plot: pg.PlotItem = self.plot_widget.addPlot(row=0, col=0)
-        self.plot.setLabel("bottom", "resident blocks per SM")
-        # whole blocks only: a tick at 2.5 blocks per SM means nothing
-        self.plot.getAxis("bottom").setTickSpacing(major=1, minor=1)
-        self.plot.setLabel("left", "predicted cycles (log scale)")
-        # Log scale: the models differ by orders of magnitude (WFG vs Roofline) and still need to be
-        # told apart where they crowd together.
-        self.plot.setLogMode(x=False, y=True)
-        self.plot.showGrid(x=True, y=True, alpha=0.3)
-        self.legend = pg.LegendItem(labelTextSize="8pt", colCount=2, verSpacing=-6)
-        self.plot_widget.addItem(self.legend, row=1, col=0)
-        self._show_empty_ranges()
-        self.marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#444", width=2,
-                                                                             style=Qt.PenStyle.DashLine))
-        self.plot.addItem(self.marker)
-        self.curves: dict[str, pg.PlotDataItem] = {}
-        self._shown_sweep: dict = {}
+        # the occupancy curves (gui/curves.py: also what File › Export › Occupancy curves draws)
+        self.plot_widget = CurvesPlot()
+        self.plot, self.legend, self.marker = self.plot_widget.plot, self.plot_widget.legend, self.plot_widget.marker
+        self._theme = current(self.palette())
+        self._models_shown: Evaluation | None = None
 
         self.derivation = QTableWidget(0, 4)
         self._derivation_rows: list[tuple[str, str, str, str]] = []
         self.derivation.setObjectName("derivationTable")
         self.derivation.setHorizontalHeaderLabels(["quantity", "value", "equation", "formula"])
+        set_header_tips(self.derivation, (
+            "A quantity of the Many-BSP derivation (hover a row for what it means).",
+            "Its value for this launch, in cycles unless it is a count.",
+            "The equation of the Many-BSP model that defines it (docs/manybsp.md), or how a profile figure "
+            "was obtained.",
+            "The equation with this launch's numbers put in."))
         self.derivation.verticalHeader().setVisible(False)
         self.derivation.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         header = self.derivation.horizontalHeader()
@@ -152,7 +145,7 @@ class ResultsPanel(QWidget):
 
         self.tabs = QTabWidget()
         self.tabs.addTab(self.plot_widget, "Curves")
-        self.tabs.setTabToolTip(0, "Every model's kernel cycles against the resident blocks per SM")
+        self.tabs.setTabToolTip(0, "Every model's kernel cycles (log scale) against the resident blocks per SM")
         self.tabs.addTab(self.derivation, "Derivation")
         self.tabs.setTabToolTip(1, "The Many-BSP derivation: every intermediate with its equation")
         self.verdict = VerdictPanel()
@@ -172,18 +165,40 @@ class ResultsPanel(QWidget):
         layout.addWidget(self.table, 2)
         layout.addLayout(row)
         layout.addWidget(self.tabs, 3)
+        self._apply_theme()
 
         self.measured.valueChanged.connect(self._measured_edited)
         self.import_button.clicked.connect(self._import_ncu)
         session.modelsChanged.connect(self.show_models)
         session.derivationChanged.connect(self._show_derivation)
         session.sweepChanged.connect(self._show_curves)
-        session.timelineChanged.connect(lambda ev: self.marker.setValue(ev.resident_blocks))
+        session.timelineChanged.connect(lambda ev: self.plot_widget.set_marker(ev.resident_blocks))
         session.timelineChanged.connect(self.verdict.set_result)
         session.timelineChanged.connect(self.memory.set_result)
         session.evaluationFinished.connect(self._show_messages)
         session.evaluationFinished.connect(self.compare.set_current)
         session.stateChanged.connect(self._show_measured)
+
+    # ------------------------------------------------------------------ colours
+
+    def _apply_theme(self) -> None:
+        """The marked cells' colours in the system palette's theme (gui.theme; the curves plot
+        follows the palette by itself)."""
+        t = self._theme
+        if self._models_shown is not None:
+            self.show_models(self._models_shown)
+        for k, cells in enumerate(self._derivation_rows):
+            mark = MARK_COLORS.get(cells[2])
+            for col in range(self.derivation.columnCount()):
+                item = self.derivation.item(k, col)
+                if item is not None and mark is not None:
+                    item.setForeground(t.qcolor(mark))
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
+        super().changeEvent(event)
+        if event.type() in PALETTE_EVENTS and hasattr(self, "_theme") and current(self.palette()) != self._theme:
+            self._theme = current(self.palette())
+            self._apply_theme()
 
     # ------------------------------------------------------------------ showing
 
@@ -194,6 +209,7 @@ class ResultsPanel(QWidget):
 
     def show_models(self, result: Evaluation) -> None:
         """Every model's figures, in registry order; the primary models also in the headline."""
+        self._models_shown = result
         measured = result.state.measured_cycles
         rows = list(result.models.values())
         head = []
@@ -233,7 +249,8 @@ class ResultsPanel(QWidget):
                 self.table.setItem(k, col, item)
             item.setText(text)
             item.setFont(bold)
-            item.setForeground(QColor("#a00") if r.figures is None else self.palette().text().color())
+            item.setForeground(self._theme.qcolor("error_text") if r.figures is None
+                               else self.palette().text().color())
             item.setToolTip(tip)
 
     def _show_messages(self, result: Evaluation) -> None:
@@ -243,55 +260,15 @@ class ResultsPanel(QWidget):
         index = self.tabs.indexOf(self.messages)
         self.tabs.setTabText(index, f"Messages ({len(lines)})" if lines else "Messages")
 
+    @property
+    def curves(self) -> dict[str, pg.PlotDataItem]:
+        return self.plot_widget.curves
+
     def _show_curves(self, result: Evaluation) -> None:
         """Kernel cycles of every model at each resident-blocks count (the sweep's one rule)."""
-        self.marker.setValue(result.resident_blocks)
-        sweep = result.sweep
-        if sweep is None:
-            return
-        points = {m.id: sweep.kernel_cycles(m.id) for m in models() if m.id in sweep.figures}
-        if points == self._shown_sweep:
-            return
-        self._shown_sweep = points
-        if set(points) != set(self.curves):
-            self.plot.clear()
-            self.legend.clear()
-            self.plot.addItem(self.marker)
-            self.curves = {}
-            added = []
-            for spec in models():
-                if spec.id not in points:
-                    continue
-                style = spec.curve
-                marks = {"symbol": "o", "symbolSize": 6, "symbolBrush": style.color} if style.markers else {}
-                pen = pg.mkPen(style.color, width=style.width,
-                               style=Qt.PenStyle.DashLine if style.dashed else Qt.PenStyle.SolidLine)
-                self.curves[spec.id] = self.plot.plot([], [], pen=pen, **marks)
-                added.append((self.curves[spec.id], spec.title))
-            for curve, title in added:
-                self.legend.addItem(curve, title)
-        finite = [(x, y) for pts in points.values() for x, y in pts if 0 < y < float("inf")]
-        for model_id, pts in points.items():
-            good = [(x, y) for x, y in pts if 0 < y < float("inf")]
-            self.curves[model_id].setData([x for x, _ in good], [y for _, y in good])
-        if not finite:
-            self._show_empty_ranges()
-        else:
-            # Explicit ranges instead of auto-range: pyqtgraph's auto-range walks every item on
-            # each repaint, which made the plot the slowest part of a refresh.
-            xs = [x for x, _ in finite]
-            ys = [math.log10(y) for _, y in finite]
-            vb = self.plot.getViewBox()
-            vb.enableAutoRange(enable=False)
-            vb.setRange(xRange=(min(xs) - 0.3, max(xs) + 0.3),
-                        yRange=(min(ys) - 0.05, max(ys) + 0.05), padding=0)
-
-    def _show_empty_ranges(self) -> None:
-        """Before any curve: a blocks axis from 1 to 8 and a cycles axis of a few decades (the
-        view's own default, -400 to 400 × 0.001, means nothing here)."""
-        vb = self.plot.getViewBox()
-        vb.enableAutoRange(enable=False)
-        vb.setRange(xRange=(0.7, 8.3), yRange=(3.0, 5.0), padding=0)
+        self.plot_widget.set_marker(result.resident_blocks)
+        if result.sweep is not None:
+            self.plot_widget.show_sweep(result.sweep)
 
     def _show_derivation(self, result: Evaluation) -> None:
         mb = result.manybsp
@@ -325,7 +302,7 @@ class ResultsPanel(QWidget):
                     font = item.font()
                     font.setItalic(True)
                     item.setFont(font)
-                    item.setForeground(QColor(color))
+                    item.setForeground(self._theme.qcolor(color))
                 self.derivation.setItem(k, col, item)
         self.derivation.resizeRowsToContents()
 

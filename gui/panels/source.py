@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from PySide6.QtCore import QRect, QSize, Qt, Signal
+from PySide6.QtCore import QEvent, QRect, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFontDatabase, QPainter, QPaintEvent, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -33,10 +33,8 @@ from engine.manybsp.rows import InstructionRow
 from engine.sources import SourceText, cuda_sources, location_files, read_source, visible_location
 from gui.models.block_table import HEAT_RGB
 from gui.panels.when_shown import WhenShown
+from gui.theme import PALETTE_EVENTS, current
 
-LINE_FILL = QColor(255, 236, 150)
-GUTTER_FILL = QColor(240, 240, 240)
-GUTTER_TEXT = QColor(130, 130, 130)
 HEAT_STRIP = 6            # pixels of the gutter's left edge coloured by a line's heat
 # A PTX file larger than this shows only the open kernel's lines: laying out a whole 25 MB library
 # would hold the UI thread for seconds (and a few hundred MB) for lines nobody reads.
@@ -112,7 +110,9 @@ class CodeView(QPlainTextEdit):
 
     def paint_gutter(self, event: QPaintEvent) -> None:
         painter = QPainter(self._gutter)
-        painter.fillRect(event.rect(), GUTTER_FILL)
+        theme = current(self.palette())
+        line_fill = theme.qcolor("line_fill")
+        painter.fillRect(event.rect(), theme.qcolor("gutter_fill"))
         marked = set(self.highlighted)
         block = self.firstVisibleBlock()
         number = block.blockNumber()
@@ -123,11 +123,11 @@ class CodeView(QPlainTextEdit):
             if block.isVisible() and bottom >= event.rect().top():
                 line = number + self.first_line
                 if line in marked:
-                    painter.fillRect(0, top, self._gutter.width(), bottom - top, LINE_FILL)
+                    painter.fillRect(0, top, self._gutter.width(), bottom - top, line_fill)
                 level = self.heat.get(line)
                 if level:
                     painter.fillRect(0, top, HEAT_STRIP, bottom - top, heat_colour(level))
-                painter.setPen(GUTTER_TEXT)
+                painter.setPen(theme.qcolor("gutter_text"))
                 painter.drawText(0, top, self._gutter.width() - 5, height, Qt.AlignmentFlag.AlignRight,
                                  str(line))
             block = block.next()
@@ -148,12 +148,13 @@ class CodeView(QPlainTextEdit):
             else:
                 runs.append((n, n))
         doc = self.document()
+        line_fill = current(self.palette()).qcolor("line_fill")
         for start, last in runs:
             cursor = QTextCursor(doc.findBlockByNumber(start - first))
             end = doc.findBlockByNumber(last - first)
             cursor.setPosition(end.position(), QTextCursor.MoveMode.KeepAnchor)
             selection = QTextEdit.ExtraSelection()
-            selection.format.setBackground(LINE_FILL)
+            selection.format.setBackground(line_fill)
             selection.format.setProperty(QTextFormat.Property.FullWidthSelection, True)
             selection.cursor = cursor
             selections.append(selection)
@@ -180,6 +181,11 @@ class CodeView(QPlainTextEdit):
         visible_lines = max(1, self.viewport().height() // max(1, self.fontMetrics().lineSpacing()))
         bar = self.verticalScrollBar()
         bar.setValue(max(0, min(bar.maximum(), block.blockNumber() - visible_lines // 2)))
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
+        super().changeEvent(event)
+        if event.type() in PALETTE_EVENTS and getattr(self, "highlighted", None):
+            self.highlight_lines(self.highlighted, scroll=False)     # the marked lines' colour
 
     def _user_scrolled(self, _action: int) -> None:
         self._centre_on = None         # the reader moved: a later resize keeps their position

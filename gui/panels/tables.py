@@ -8,7 +8,7 @@ in the timeline).
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QByteArray, QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
+from PySide6.QtCore import QByteArray, QEvent, QItemSelectionModel, QModelIndex, QPoint, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,10 +27,14 @@ from engine.state import EDITABLE_COLUMNS, is_overridden, with_cell_edit, with_i
 from gui.models.block_table import COLUMNS, FROZEN_KEYS, KEYS, BlockTableModel
 from gui.models.supersteps import SuperstepModel
 from gui.session import Session
+from gui.theme import PALETTE_EVENTS
 
 SIZE_SAMPLE_ROWS = 60
 ROW_HEIGHT = 20
 TEXT_COLUMN_MAX = 300
+
+
+FROZEN_SHEET = "QTableView#blockTableFrozen { border-right: 1px solid #b0b0b0; }"
 
 
 class BlockTableView(QTableView):
@@ -98,7 +102,7 @@ class BlockTableView(QTableView):
         frozen.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         frozen.customContextMenuRequested.connect(
             lambda pos: self._menu(self.viewport().mapFromGlobal(frozen.viewport().mapToGlobal(pos))))
-        frozen.setStyleSheet("QTableView#blockTableFrozen { border-right: 1px solid #b0b0b0; }")
+        frozen.setStyleSheet(FROZEN_SHEET)
         for column, key in enumerate(KEYS):
             frozen.setColumnHidden(column, key not in FROZEN_KEYS)
         self.viewport().stackUnder(frozen)
@@ -128,6 +132,14 @@ class BlockTableView(QTableView):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._place_frozen()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
+        super().changeEvent(event)
+        if event.type() in PALETTE_EVENTS and hasattr(self, "frozen"):
+            # a widget with a style sheet keeps the palette it was polished with (the system's
+            # turned dark or light): polish the overlay again
+            self.frozen.setStyleSheet("")
+            self.frozen.setStyleSheet(FROZEN_SHEET)
 
     def updateGeometries(self) -> None:
         super().updateGeometries()

@@ -12,12 +12,14 @@ import html
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QColor, QFont, QFontMetricsF
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QFrame,
     QHeaderView,
     QLabel,
+    QScrollArea,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -28,14 +30,24 @@ from PySide6.QtWidgets import (
 from engine.evaluation import Evaluation
 from engine.evaluation.verdict import ISSUING, OUTSIDE, Verdict, explain
 from gui.gantt.colors import STALL_PALETTE
+from gui.glossary import set_header_tips
 from gui.panels.when_shown import WhenShown
+from gui.theme import PALETTE_EVENTS, current, style_chart
 
 UNIT_COLOUR = "#4e79a7"
 ISSUE_COLOUR = "#59a14f"
 HEADERS = ("what", "cycles", "share", "meaning")
+HEADER_HELP = ("A unit of the SM (how busy it was), a state of the warps (issuing or waiting on one cause), "
+               "or a memory level.",
+               "Busy cycles of a unit, or warp-cycles spent in a state (a warp waiting one cycle counts one).",
+               "A unit's busy cycles over the run's cycles, or the state's share of the resident warp-cycles.",
+               "How the figure is computed.")
 UNIT_HELP = "busy cycles of this unit (Σ of its instructions' occupancy) / cycles of the run"
 SHARE_HELP = ("warp-cycles in this state / resident warp-cycles (every warp, every cycle it is resident: "
               "issuing or waiting)")
+BAR_GAP_PX = 3            # between two bars' labels
+BAR_LABEL_PT = 8          # the bars' labels, as small as the legends' text
+AXIS_PX = 44              # the chart's bottom axis and its title
 
 
 class VerdictPanel(QWidget):
@@ -49,31 +61,66 @@ class VerdictPanel(QWidget):
         self.table = QTableWidget(0, len(HEADERS))
         self.table.setObjectName("verdictTable")
         self.table.setHorizontalHeaderLabels(list(HEADERS))
+        set_header_tips(self.table, HEADER_HELP)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
-        self.chart = pg.PlotWidget(background="w")
+        # one line a row: the meaning column is elided, whole in each row's tooltip
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.chart = pg.PlotWidget()
         self.chart.setObjectName("verdictChart")
         self.chart.setMenuEnabled(False)
         self.chart.setMouseEnabled(x=False, y=False)
         self.chart.hideButtons()
         self.chart.setLabel("bottom", "share (%)")
         self.chart.getViewBox().invertY(True)
+        font = QFont(self.chart.getAxis("left").font())
+        font.setPointSizeF(BAR_LABEL_PT)
+        self.chart.getAxis("left").setStyle(tickFont=font)
         self.bars: pg.BarGraphItem | None = None
+        self._theme = current(self.palette())
+        self._apply_theme()
+        # The bars first (the figures at a glance), the table with every figure below them: it
+        # scrolls within what the bars leave. The chart keeps a line per bar for its labels (they
+        # would print over each other in a short dock): when the dock is shorter, the tab scrolls.
         split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(self.table)
         split.addWidget(self.chart)
-        split.setSizes([220, 180])
-        layout = QVBoxLayout(self)
+        split.addWidget(self.table)
+        split.setStretchFactor(0, 0)
+        split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)
+        self.split = split
+        self.table.setMinimumHeight(90)
+        content = QWidget()
+        layout = QVBoxLayout(content)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.sentence)
         layout.addWidget(split, 1)
+        self.scroll = QScrollArea()
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll.setWidget(content)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll)
         self.verdict: Verdict | None = None
         # the simulation is what the verdict reads: a new one, a new verdict
         self._when_shown = WhenShown(self, lambda result, _sim: self.show_verdict(
             explain(result), result.errors.get("simulation", "")))
+
+    def _apply_theme(self) -> None:
+        t = self._theme
+        style_chart(self.chart, self.chart, t)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
+        super().changeEvent(event)
+        if event.type() in PALETTE_EVENTS and hasattr(self, "_theme") and current(self.palette()) != self._theme:
+            self._theme = current(self.palette())
+            self._apply_theme()
 
     def set_result(self, result: Evaluation) -> None:
         """Keep the newest evaluation; read its verdict now only if the tab is on screen."""
@@ -137,5 +184,12 @@ class VerdictPanel(QWidget):
         self.chart.addItem(self.bars)
         axis = self.chart.getAxis("left")
         axis.setTicks([[(float(k), text) for k, text in enumerate(labels)]])
+        line = QFontMetricsF(axis.style["tickFont"] or axis.font()).height()
+        needed = int(len(labels) * (line + BAR_GAP_PX) + AXIS_PX)
+        if self.chart.minimumHeight() != needed:
+            self.chart.setMinimumHeight(needed)
+            total = sum(self.split.sizes())
+            if total > needed:
+                self.split.setSizes([needed, total - needed])
         self.chart.setXRange(0, 100, padding=0.02)
         self.chart.setYRange(-0.6, len(labels) - 0.4, padding=0)

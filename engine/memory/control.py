@@ -48,21 +48,23 @@ def control_dependences(cfg: ControlFlowGraph) -> dict[int, list[Dependence]]:
         if len(set(a.successors)) < 2 or a.index not in ipdom:
             continue
         stop = ipdom[a.index]
+        tested = _tested_loops(cfg, a.index)   # one set: a membership test per dependent block
         for s in dict.fromkeys(a.successors):
             runner = s
             seen: set[int] = set()
             while runner != stop and runner in ipdom and runner not in seen and runner != _EXIT:
                 seen.add(runner)
-                out[runner].append(Dependence(a.index, s, _is_loop_test(cfg, a.index, runner)))
+                out[runner].append(Dependence(a.index, s, runner in tested))
                 runner = ipdom[runner]
     return out
 
 
-def _is_loop_test(cfg: ControlFlowGraph, branch_block: int, dependent: int) -> bool:
-    """True when the branch leaves, or returns to the header of, a loop holding both blocks."""
+def _tested_loops(cfg: ControlFlowGraph, branch_block: int) -> frozenset[int]:
+    """The blocks of the loops whose iterations ``branch_block``'s branch decides: loops holding
+    it that one of its successors leaves or returns to the header of. A dependent block in one
+    of them depends on a loop test. Computed once per branch (not per dependent block): with a
+    thousand nested loops, a check per (branch, dependent, loop) was cubic."""
     successors = cfg.blocks[branch_block].successors
-    for loop in cfg.loops:
-        if branch_block in loop.body and dependent in loop.body and any(
-                s not in loop.body or s == loop.header_block for s in successors):
-            return True
-    return False
+    return frozenset().union(*(loop.body for loop in cfg.loops
+                               if branch_block in loop.body
+                               and any(s not in loop.body or s == loop.header_block for s in successors)))

@@ -196,6 +196,10 @@ class _PathBuilder:
     """Walks the CFG structurally: loops become Loop nodes, branches pick one side."""
 
     MAX_STEPS = 100_000
+    # The path is built, counted and simulated by walking nested Loop nodes recursively (two
+    # Python frames per level). Real kernels nest a handful of loops; a file nesting hundreds
+    # is refused by name instead of exhausting the interpreter's stack.
+    MAX_LOOP_DEPTH = 128
 
     def __init__(self, analysis: KernelAnalysis, launch: Any, ov: PipelineOverrides,
                  latencies: list[float] | None = None, dropped: frozenset[int] = frozenset(),
@@ -227,6 +231,10 @@ class _PathBuilder:
     def build(self) -> tuple[PathNode, ...]:
         if self.cfg.entry is None:
             raise ModelError(f"kernel {self.a.function.name}: no entry block")
+        deepest = max((loop.depth for loop in self.cfg.loops), default=0)
+        if deepest > self.MAX_LOOP_DEPTH:
+            raise ModelError(f"bounded: loops nested {deepest} deep; the simulation follows at most "
+                             f"{self.MAX_LOOP_DEPTH} levels")
         return tuple(self._region(self.cfg.entry, None))
 
     def _trip(self, loop: Any) -> int:

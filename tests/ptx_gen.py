@@ -17,14 +17,16 @@ def _regs(n: int) -> str:
             "\t.reg .b64 \t%rd<16>;\n")
 
 
-def _straight_body(n: int, with_loc: bool = True, seed: int = 0, fresh: bool = True) -> str:
+def _straight_body(n: int, with_loc: bool = True, seed: int = 0, fresh: bool = True,
+                   pointer: str = "p_0") -> str:
     """``n`` instructions of a straight-line kernel body as nvcc writes it: every result in a
     fresh virtual register (so no two statements are alike), integer and float arithmetic,
     loads and stores through a parameter pointer, compares and selects; a ``.loc`` every
     eight. Registers: ``%r``/``%f`` up to ``n``, ``%p`` up to 8, ``%rd`` up to 16. Without
     ``fresh``, registers cycle through 64 names and addresses through 64 offsets, as in
-    hand-unrolled code: the same 512 statements come back again and again."""
-    out = ["\tld.param.u64 \t%rd1, [p_0];\n", "\tcvta.to.global.u64 \t%rd2, %rd1;\n",
+    hand-unrolled code: the same 512 statements come back again and again. ``pointer`` is the
+    kernel's pointer parameter."""
+    out = [f"\tld.param.u64 \t%rd1, [{pointer}];\n", "\tcvta.to.global.u64 \t%rd2, %rd1;\n",
            "\tmov.u32 \t%r1, %tid.x;\n", "\tmov.f32 \t%f1, 0f00000000;\n"]
     count = 4
     i = seed
@@ -142,7 +144,7 @@ def library(kernels: int = 252, instructions: int = 2400, funcs: int = 8) -> str
                    f"\t.param .u64 {name}_param_1,\n\t.param .u32 {name}_param_2\n)\n"
                    ".maxntid 256, 1, 1\n{\n" + _regs(instructions)
                    + "\t.reg .b32 \t%ret<2>;\n")
-        body = _straight_body(instructions - 8, seed=k)
+        body = _straight_body(instructions - 8, seed=k, pointer=f"{name}_param_0")
         out.append(body[: body.rfind("\tret;")])
         out.append(f"\tld.global.u32 \t%r3, [lookup_table+{4 * (k % 1024)}];\n"
                    "\tld.const.u32 \t%r4, [coefficients];\n"

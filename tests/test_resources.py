@@ -163,7 +163,7 @@ def test_no_ptxas_on_path_gives_the_estimate(monkeypatch):
 def test_ptxas_results_are_cached_by_text_and_arch(monkeypatch):
     calls: list[str] = []
 
-    def fake_run(exe: str, text: str, arch: str) -> dict[str, Resources]:
+    def fake_run(exe: str, text: str, arch: str, entry: str = "") -> dict[str, Resources]:
         calls.append(arch)
         return {"scale": Resources("scale", 42, 7, "ptxas", arch)}
 
@@ -175,6 +175,49 @@ def test_ptxas_results_are_cached_by_text_and_arch(monkeypatch):
     assert calls == ["sm_80"]
     kernel_resources(text, "scale", "sm_90", ptxas="/fake/ptxas")
     assert calls == ["sm_80", "sm_90"]
+
+
+def test_a_large_file_is_assembled_one_kernel_at_a_time(monkeypatch):
+    # all 252 kernels of a 25 MB library took ptxas 30 s; the one asked for, alone, 0.2 s
+    from tests import ptx_gen
+
+    seen: list[tuple[str, str]] = []
+
+    def fake_run(exe: str, text: str, arch: str, entry: str = "") -> dict[str, Resources]:
+        seen.append((entry, text))
+        return {entry: Resources(entry, 40, 0, "ptxas", arch)}
+
+    monkeypatch.setattr(resources, "run_ptxas", fake_run)
+    monkeypatch.setattr(resources, "_CACHE", {})
+    monkeypatch.setattr(resources, "ONE_KERNEL_BYTES", 1000)
+    monkeypatch.setenv("XDG_CACHE_HOME", "/nonexistent/warpline-test")
+    text = ptx_gen.library(kernels=3, instructions=40, funcs=2)
+    wanted = "_Z14library_kernelILi1EEvPfS0_i"
+    assert kernel_resources(text, wanted, ptxas="/fake/ptxas").registers == 40
+    [(entry, assembled)] = seen
+    assert entry == wanted
+    # the other kernels' bodies are blank, every helper is still defined, lines are kept
+    assert "_Z14library_kernelILi0EEvPfS0_i_param_0]" not in assembled
+    assert assembled.count("helper_0_param_0];") == 1 and assembled.count("helper_1_param_0];") == 1
+    assert assembled.count("\n") == text.count("\n")
+
+
+def test_one_kernel_alone_gets_what_the_whole_file_gets(monkeypatch):
+    exe = resources.find_ptxas()
+    if exe is None:
+        pytest.skip("ptxas is not installed")
+    from tests import ptx_gen
+
+    text = ptx_gen.library(kernels=3, instructions=80, funcs=2)
+    whole = resources.run_ptxas(exe, text, "sm_90")
+    assert not isinstance(whole, str), whole
+    monkeypatch.setattr(resources, "_CACHE", {})
+    monkeypatch.setattr(resources, "ONE_KERNEL_BYTES", 1000)
+    monkeypatch.setenv("XDG_CACHE_HOME", "/nonexistent/warpline-test")
+    for name, expected in whole.items():
+        alone = kernel_resources(text, name, "sm_90", ptxas=exe)
+        assert (alone.source, alone.registers, alone.static_shared_bytes) == \
+            ("ptxas", expected.registers, expected.static_shared_bytes)
 
 
 def test_unknown_kernel_is_a_user_error():

@@ -237,7 +237,7 @@ def test_unknown_kernel_is_a_warpline_error(tmp_path, monkeypatch) -> None:
     if isinstance(TOOLS, str):
         pytest.skip(f"SASS tools missing: {TOOLS}")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    with pytest.raises(SassError, match="no kernel 'nope'"):
+    with pytest.raises(SassError, match="no kernel named 'nope'"):
         sass_map(_source(SIN_DIV), "nope")
 
 

@@ -195,6 +195,9 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
 class _PathBuilder:
     """Walks the CFG structurally: loops become Loop nodes, branches pick one side."""
 
+    # Blocks visited while walking the path, beyond one visit per block: a loop split by a
+    # data-dependent branch walks its body twice, a straight kernel of 10^5 labels once per
+    # block; only control flow that keeps re-walking (irreducible, split within split) gets here.
     MAX_STEPS = 100_000
     # The path is built, counted and simulated by walking nested Loop nodes recursively (two
     # Python frames per level). Real kernels nest a handful of loops; a file nesting hundreds
@@ -219,6 +222,7 @@ class _PathBuilder:
         self.notes: list[str] = []
         self.loops = {loop.header_block: loop for loop in self.cfg.loops}
         self.steps = 0
+        self.max_steps = self.MAX_STEPS + 4 * len(self.cfg.blocks)
         # data-dependent branches met while walking each enclosing loop body, innermost last
         self._chance: list[list[tuple[int, float]]] = []
         self.forced: dict[int, bool] = {}   # branch block -> taken, while building a split loop
@@ -265,7 +269,7 @@ class _PathBuilder:
         b: int | None = start
         while b is not None:
             self.steps += 1
-            if self.steps > self.MAX_STEPS:
+            if self.steps > self.max_steps:
                 raise ModelError("the control flow is too large or irreducible to follow")
             if loop is not None and b not in loop.body:
                 break                      # left the loop: its Loop node's count takes over

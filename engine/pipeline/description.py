@@ -22,6 +22,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import lru_cache
 
 import numpy as np
 
@@ -38,6 +39,13 @@ def to_fraction(value: float | int | Fraction, what: str) -> Fraction:
         return value
     if isinstance(value, float) and not math.isfinite(value):
         raise SimulationError(f"{what} is {value}; it must be a finite number of cycles")
+    return _rounded(value)
+
+
+@lru_cache(maxsize=4096)
+def _rounded(value: float | int) -> Fraction:
+    # A kernel of 10^5 instructions asks for a few dozen distinct latencies 2 x 10^5 times, and
+    # limit_denominator is the costliest step of building its description.
     return Fraction(value).limit_denominator(MAX_DENOMINATOR)
 
 

@@ -343,6 +343,16 @@ def parse_kernel(source: str | bytes | os.PathLike[str], name: str,
     DWARF sections are blanked out. An unknown name raises a WarplineError listing the kernels."""
     from engine.ptx.parser import parse_ptx
 
+    text, file = kernel_source(source, name, filename)
+    return parse_ptx(text, file)
+
+
+def kernel_source(source: str | bytes | os.PathLike[str], name: str,
+                  filename: str | None = None, all_functions: bool = False) -> tuple[str, str]:
+    """The text :func:`parse_kernel` parses, and the file name: the file with every body but
+    the kernel ``name`` and the functions it calls blanked out, lines and columns kept; the
+    kernel's instructions are where they were. With ``all_functions`` every ``.func`` body
+    stays: ptxas refuses a file whose declared functions have no definition, used or not."""
     data, file, definitions = _definitions(source, filename)
     kernel = next((d for d in definitions if d.kind == "entry" and d.name == name), None)
     if kernel is None:
@@ -353,7 +363,7 @@ def parse_kernel(source: str | bytes | os.PathLike[str], name: str,
     for d in definitions:
         if d.kind == "func":
             funcs.setdefault(d.name, []).append(d)
-    keep = {id(kernel)}
+    keep = {id(kernel)} | ({id(d) for fs in funcs.values() for d in fs} if all_functions else set())
     todo = [kernel]
     while todo:
         d = todo.pop()
@@ -371,4 +381,4 @@ def parse_kernel(source: str | bytes | os.PathLike[str], name: str,
         pieces.append(_blank(data, d.start, d.end))
         pos = d.end
     pieces.append(data[pos:])
-    return parse_ptx(_decode(b"".join(pieces), file), file)
+    return _decode(b"".join(pieces), file), file

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from engine.errors import WarplineError
 from engine.ptx import parse_ptx
+from engine.ptx.index import kernel_source
 from engine.ptx.model import Module
 from engine.sass import cache
 from engine.sass.assemble import ToolFailure, disassemble
@@ -85,13 +86,22 @@ def sass_map(ptx: str | os.PathLike[str], kernel: str, arch: str | int | None = 
     remembered = cache.lookup(key)
     if remembered is not None:
         return remembered
-    parsed = module if module is not None else parse_ptx(text, filename)
+    assembled = text
+    if module is None:
+        # Only this kernel and what it calls: in a 25 MB library, parsing and rewriting the
+        # other 251 kernels cost 18 s. Its instructions keep their indices (and the key is the
+        # whole file's, so the answer is the same either way).
+        try:
+            assembled, _ = kernel_source(text, kernel, filename, all_functions=True)
+        except WarplineError as exc:
+            raise SassError(str(exc)) from None
+    parsed = module if module is not None else parse_ptx(assembled, filename)
     try:
         function = parsed.kernel(kernel)
     except KeyError:
         names = ", ".join(k.name for k in parsed.kernels) or "none"
         raise SassError(f"{filename}: no kernel {kernel!r} (kernels: {names})") from None
-    outcome = _compute(text, parsed, function.name, arch_name, found_tools)
+    outcome = _compute(assembled, parsed, function.name, arch_name, found_tools)
     cache.store(key, outcome)
     return outcome
 

@@ -53,6 +53,23 @@ def write_text_atomic(path: str | os.PathLike[str], text: str | bytes) -> Path:
         raise WarplineError(f"{Path(path)}: cannot write: {exc.strerror or exc}") from None
 
 
+def check_writable(*paths: str | os.PathLike[str] | None) -> None:
+    """WarplineError naming the first of ``paths`` (None skipped) that cannot be written: a
+    folder, or one whose folder is missing or not writable. Commands check their outputs
+    before computing, so that a typo in ``--plot`` does not cost the whole run first."""
+    for path in paths:
+        if path is None or path == "":
+            continue
+        target = Path(path)
+        if target.is_dir():
+            raise WarplineError(f"{target}: cannot write: is a folder, not a file")
+        folder = target.parent
+        if not folder.is_dir():
+            raise WarplineError(f"{target}: cannot write: the folder {folder} does not exist")
+        if not os.access(folder, os.W_OK | os.X_OK) or (target.exists() and not os.access(target, os.W_OK)):
+            raise WarplineError(f"{target}: cannot write: permission denied")
+
+
 def csv_text(header: Sequence[object], rows: Iterable[Sequence[object]],
              path: str | os.PathLike[str] | None = None) -> str:
     """A header and rows as CSV text (``\\n`` line ends), also written atomically to ``path``

@@ -7,6 +7,7 @@ names another), so export works headless and with a display that cannot be reach
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,29 @@ def _headless_platform() -> None:
     # Pictures need no display: offscreen always (unless QT_QPA_PLATFORM names a platform), so
     # that a DISPLAY that cannot be reached never aborts a command (see gui.display).
     use_offscreen_for_pictures()
+    _quiet_offscreen_notices()
+
+
+_OFFSCREEN_NOTICES = ("This plugin does not support",)   # window-manager hints offscreen cannot pass
+
+
+def _quiet_offscreen_notices() -> None:
+    """Drop the offscreen platform's notices about window-manager features it lacks (printed on
+    every picture, before any real message); every other Qt message still reaches stderr."""
+    global _quieted
+    if _quieted:
+        return
+    from PySide6.QtCore import qInstallMessageHandler
+
+    def handler(_mode: object, _context: object, message: str) -> None:
+        if not message.startswith(_OFFSCREEN_NOTICES):
+            print(message, file=sys.stderr)
+
+    qInstallMessageHandler(handler)
+    _quieted = True
+
+
+_quieted = False
 
 
 class QtRenderer:

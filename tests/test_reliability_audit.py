@@ -211,6 +211,41 @@ def test_an_unwritable_batch_plot_is_an_error_not_wrote(tmp_path, capsys):
     assert good.read_bytes().startswith(b"\x89PNG")
 
 
+def test_outputs_are_checked_before_any_work(tmp_path, capsys, monkeypatch):
+    # validate --plot with a typo used to fail only after the whole suite had run
+    import engine.validation
+
+    def never(*_args, **_kwargs):
+        raise AssertionError("validation ran before the output path was checked")
+
+    monkeypatch.setattr(engine.validation, "run_validation", never)
+    err = _one_line_error(capsys, "validate", "--plot", str(tmp_path / "missing" / "p.png"))
+    assert f"{tmp_path / 'missing'} does not exist" in err
+    err = _one_line_error(capsys, "export", str(HOTSPOT), "--no-ptxas", "--csv", str(tmp_path))
+    assert "is a folder, not a file" in err
+
+
+def test_an_unwritable_picture_says_so_without_qt_warnings(tmp_path, capfd):
+    # Qt's own warnings (the offscreen plugin's, QSvgGenerator's) came before the one-line error,
+    # after the chart had been laid out and painted; the renderer now refuses the path first
+    from engine.errors import WarplineError
+    from engine.evaluation import evaluate
+    from gui.render import QtRenderer
+
+    inputs = resolve_inputs(HOTSPOT, profile="h100", use_ptxas=False)
+    ev = evaluate(inputs, trace=True, sweep=True)
+    capfd.readouterr()
+    renderer = QtRenderer()
+    for suffix in (".svg", ".pdf", ".png"):
+        target = tmp_path / "missing" / f"t{suffix}"
+        with pytest.raises(WarplineError, match="No such file or directory"):
+            renderer.timeline_image(ev, target, width=400, height=300, color_mode="class")
+        with pytest.raises(WarplineError, match="No such file or directory"):
+            renderer.curves_image(ev, target, width=400, height=300)
+    out, err = capfd.readouterr()
+    assert err == "" and out == ""
+
+
 def test_csv_exports_escape_formula_cells_and_read_them_back(tmp_path, capsys):
     from engine.manybsp import export_block_table, import_block_table
     from engine.manybsp.rows import BlockRow

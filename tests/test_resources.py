@@ -177,7 +177,7 @@ def test_ptxas_results_are_cached_by_text_and_arch(monkeypatch):
     assert calls == ["sm_80", "sm_90"]
 
 
-def test_a_large_file_is_assembled_one_kernel_at_a_time(monkeypatch):
+def test_a_large_file_is_assembled_one_kernel_at_a_time(monkeypatch, tmp_path):
     # all 252 kernels of a 25 MB library took ptxas 30 s; the one asked for, alone, 0.2 s
     from tests import ptx_gen
 
@@ -190,7 +190,7 @@ def test_a_large_file_is_assembled_one_kernel_at_a_time(monkeypatch):
     monkeypatch.setattr(resources, "run_ptxas", fake_run)
     monkeypatch.setattr(resources, "_CACHE", {})
     monkeypatch.setattr(resources, "ONE_KERNEL_BYTES", 1000)
-    monkeypatch.setenv("XDG_CACHE_HOME", "/nonexistent/warpline-test")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     text = ptx_gen.library(kernels=3, instructions=40, funcs=2)
     wanted = "_Z14library_kernelILi1EEvPfS0_i"
     assert kernel_resources(text, wanted, ptxas="/fake/ptxas").registers == 40
@@ -202,7 +202,7 @@ def test_a_large_file_is_assembled_one_kernel_at_a_time(monkeypatch):
     assert assembled.count("\n") == text.count("\n")
 
 
-def test_one_kernel_alone_gets_what_the_whole_file_gets(monkeypatch):
+def test_one_kernel_alone_gets_what_the_whole_file_gets(monkeypatch, tmp_path):
     exe = resources.find_ptxas()
     if exe is None:
         pytest.skip("ptxas is not installed")
@@ -213,7 +213,7 @@ def test_one_kernel_alone_gets_what_the_whole_file_gets(monkeypatch):
     assert not isinstance(whole, str), whole
     monkeypatch.setattr(resources, "_CACHE", {})
     monkeypatch.setattr(resources, "ONE_KERNEL_BYTES", 1000)
-    monkeypatch.setenv("XDG_CACHE_HOME", "/nonexistent/warpline-test")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     for name, expected in whole.items():
         alone = kernel_resources(text, name, "sm_90", ptxas=exe)
         assert (alone.source, alone.registers, alone.static_shared_bytes) == \

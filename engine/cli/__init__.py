@@ -16,6 +16,7 @@ from typing import Any
 
 from engine.cli.registry import command_names, commands
 from engine.errors import WarplineError
+from engine.fileio import check_writable
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,6 +31,19 @@ def unknown_command(word: str) -> str:
     return f"error: unknown command {word!r} (commands: {', '.join(command_names())}; or give a .ptx file)"
 
 
+# The options of every command that name a file to write: checked before any work starts.
+OUTPUT_OPTIONS = ("png", "svg", "pdf", "csv", "plot", "chrome_trace", "predictions_csv", "block_csv",
+                  "supersteps_csv", "curves_csv", "curves_png", "curves_svg", "curves_pdf", "out")
+
+
+def _output_paths(ns: Any) -> list[str]:
+    found: list[str] = []
+    for name in OUTPUT_OPTIONS:
+        value = getattr(ns, name, None)
+        found.extend(value if isinstance(value, list) else [value] if isinstance(value, str) else [])
+    return found
+
+
 def main(argv: Sequence[str] | None = None, renderer: Any = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and not argv[0].startswith("-") and argv[0] not in command_names():
@@ -38,6 +52,7 @@ def main(argv: Sequence[str] | None = None, renderer: Any = None) -> int:
     parser = build_parser()
     ns = parser.parse_args(argv)
     try:
+        check_writable(*_output_paths(ns))
         return commands()[ns.command].run(ns, renderer)
     except WarplineError as exc:
         print(f"error: {exc}", file=sys.stderr)

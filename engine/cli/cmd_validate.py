@@ -38,10 +38,13 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
         if not ns.json:
             print(f"\r[{i + 1}/{n}] {key:<50}", end="", file=sys.stderr, flush=True)
 
-    with without(ns.without):
-        result = run_validation(ns.profile or "h100", runs, only=only, progress=progress, suite=ns.suite)
-    if not ns.json:
-        print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
+    try:
+        with without(ns.without):
+            result = run_validation(ns.profile or "h100", runs, only=only, progress=progress, suite=ns.suite)
+    finally:
+        # the progress line is cleared however the run ends (Ctrl+C's "interrupted" included)
+        if not ns.json:
+            print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
     payload = {
         "profile": result.profile,
         "figure": "kernel_cycles",

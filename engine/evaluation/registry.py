@@ -14,6 +14,7 @@ line below (or a call from a plug-in module); the results panel, the curves, ``p
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -135,11 +136,16 @@ def _peer(name: str) -> Callable[[ModelContext], float]:
         if name.startswith("gpumech"):
             profile = ctx.shared("interval_profile", lambda: peers.interval_profile(d))
             policy = "gto" if name == "gpumech_gto" else "rr"
-            return float(peers.gpumech(d, figures, policy, corrected=name == "gpumech_rr_star",
-                                       profile=profile).cycles)
-        func = {"roofline": peers.roofline, "volkov": peers.volkov, "mwp_cwp": peers.mwp_cwp,
-                "mwp_cwp_star": peers.mwp_cwp_star, "wfg": peers.wfg, "wfg_star": peers.wfg_star}[name]
-        return float(func(d, figures).cycles)
+            cycles = float(peers.gpumech(d, figures, policy, corrected=name == "gpumech_rr_star",
+                                         profile=profile).cycles)
+        else:
+            func = {"roofline": peers.roofline, "volkov": peers.volkov, "mwp_cwp": peers.mwp_cwp,
+                    "mwp_cwp_star": peers.mwp_cwp_star, "wfg": peers.wfg, "wfg_star": peers.wfg_star}[name]
+            cycles = float(func(d, figures).cycles)
+        if not math.isfinite(cycles) or cycles <= 0:
+            # a throughput of zero or less: the model's equations left their domain for this kernel
+            raise ModelError(f"no figure: the model's warp throughput is not positive ({cycles} cycles)")
+        return cycles
 
     predict.__name__ = f"predict_{name}"
     return predict

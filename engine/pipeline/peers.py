@@ -320,7 +320,9 @@ def gpumech(d: KernelDescription, f: KernelFigures | None = None, policy: str = 
         cycles = n + ((W - 1) * n - overl) + s
         name = "gpumech_rr_star"
     elif policy == "rr":
-        cycles = n + p * (W - 1) * (n - 1) + s
+        # An interval of less than one instruction (SASS weights make them fractional) has no
+        # other warp's instruction between its own: none non-overlapped, never a negative count.
+        cycles = n + p * (W - 1) * np.maximum(n - 1, 0.0) + s
         name = "gpumech_rr"
     elif policy == "gto":
         q = np.minimum(1.0, n.mean() * s / (n.mean() + s.mean()))
@@ -339,7 +341,7 @@ def nonoverlapped_rr(interval_insts: float, stall_cycles: float, warps: int,
     """GPUMech RR non-overlapped instructions of one interval (the reconstruction used above)."""
     if corrected:
         return (warps - 1) * interval_insts - min(stall_cycles, warps - 1)
-    return issue_probability * (warps - 1) * (interval_insts - 1)
+    return issue_probability * (warps - 1) * max(interval_insts - 1, 0.0)
 
 
 # ---- all of them ------------------------------------------------------------------------------------

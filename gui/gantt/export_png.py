@@ -112,6 +112,17 @@ def _lay_out(view: Any, width: int, height: int) -> None:
     app.processEvents()
 
 
+def _check_writable(target: Path) -> None:
+    """OSError at once when ``target`` cannot be created: QSvgGenerator, QPdfWriter and
+    QImage.save would only print a Qt warning, after the whole chart was laid out and painted."""
+    try:
+        with open(target, "wb"):
+            pass
+    except OSError as exc:
+        raise OSError(exc.strerror or str(exc)) from None
+    target.unlink(missing_ok=True)
+
+
 def _write(view: Any, path: str | Path, width: int, height: int, title: str) -> Path:
     """Write the chart (and title) as PNG, SVG or PDF, by the file's suffix (``view`` as for
     :func:`_lay_out`, with a ``drop_pixmap_caches`` method)."""
@@ -119,6 +130,7 @@ def _write(view: Any, path: str | Path, width: int, height: int, title: str) -> 
     suffix = out.suffix.lower()
     if suffix not in FORMATS:
         raise ValueError(f"{out}: write the timeline as {', '.join(FORMATS)}")
+    _check_writable(out.with_name(out.name + ".part"))
     chart_h = height - (TITLE_PX if title else 0)
     _lay_out(view, width, chart_h)
     if suffix != ".png":

@@ -274,7 +274,7 @@ class MainWindow(QMainWindow):
         self.results_dock.raise_()
         self.block_view.reset_columns(self._default_header)
         self.gantt.view.set_lane_height(DEFAULT_LANE_PX)
-        self.gantt.view.set_all_collapsed(False)
+        self.gantt.view.set_collapse_auto()
         # Dock and splitter sizes only stick once the window is laid out: after one event loop turn.
         QTimer.singleShot(0, lambda: self._default_sizes(compact))
 
@@ -304,7 +304,9 @@ class MainWindow(QMainWindow):
         s.setValue("chartSplit", self.chart_split.saveState())
         s.setValue("blockColumns", self.block_view.horizontalHeader().saveState())
         s.setValue("laneHeight", self.gantt.view.lane_height())
-        s.setValue("collapseWarps", self.gantt.view.collapse_box.isChecked())
+        view = self.gantt.view
+        s.setValue("collapseWarps", "auto" if view.collapse_is_automatic() else
+                   str(view.collapse_box.isChecked()).lower())
         s.endGroup()
         s.sync()
 
@@ -323,7 +325,11 @@ class MainWindow(QMainWindow):
                 self.chart_split.restoreState(s.value("chartSplit"))
                 self.block_view.restore_columns(s.value("blockColumns"))
                 self.gantt.view.set_lane_height(int(s.value("laneHeight", DEFAULT_LANE_PX)))
-                self.gantt.view.set_all_collapsed(str(s.value("collapseWarps", "false")).lower() == "true")
+                collapse = str(s.value("collapseWarps", "auto")).lower()
+                if collapse == "auto":
+                    self.gantt.view.set_collapse_auto()
+                else:
+                    self.gantt.view.set_all_collapsed(collapse == "true")
         except (TypeError, ValueError):
             saved = False
         finally:

@@ -88,6 +88,42 @@ def test_lanes_resize_and_warp_groups_collapse(window, qtbot):
     assert view.collapsed_groups() == set()
 
 
+def test_thin_warp_lanes_collapse_until_the_user_chooses(window, qtbot):
+    # 64 slot lanes under the subsystem lanes at 1366x768 got about 1.3 px each
+    from gui.gantt.widget import AUTO_COLLAPSE_PX
+
+    window.resize(1366, 768)
+    window.chart_split.setSizes([500, 250])
+    settle(qtbot, window)
+    view = window.gantt.view
+    assert view.collapse_is_automatic()
+    labels = {label for label, _ in view.warp_groups()}
+    assert view._warp_lanes_too_thin()
+    assert view.collapsed_groups() == labels and view.collapse_box.isChecked()
+    assert view.collapse_box.text() == "collapse warps (auto)"
+    # more room: expanded again, by itself
+    window.chart_split.setSizes([60, 2000])
+    window.resize(1900, 1200)
+    settle(qtbot, window)
+    assert not view._warp_lanes_too_thin(), view.graphics.height()
+    assert view.collapsed_groups() == set() and not view.collapse_box.isChecked()
+    warp = next(k for k, ln in enumerate(view.layout_data.lanes) if not lane_group(ln.kind).major)
+    assert view.lane_band_px(warp)[1] >= AUTO_COLLAPSE_PX
+    # the user's choice holds from then on, whatever the size
+    view.collapse_box.click()      # collapse, then expand: as a user would
+    assert view.collapsed_groups() == labels
+    view.collapse_box.click()
+    assert not view.collapse_is_automatic() and view.collapse_box.text() == "collapse warps"
+    window.chart_split.setSizes([500, 250])
+    window.resize(1366, 768)
+    settle(qtbot, window)
+    assert view.collapsed_groups() == set()
+    # View > Reset layout goes back to the automatic choice
+    view.set_collapse_auto()
+    assert view.collapse_is_automatic()
+    assert view.collapse_box.isChecked() == view._warp_lanes_too_thin()
+
+
 def test_panel_widths_stay_put_after_edits(window, qtbot):
     settle(qtbot, window)
     before = (window.inputs_dock.width(), window.results_dock.width(), window.table_split.sizes(),

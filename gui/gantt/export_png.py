@@ -201,6 +201,7 @@ def export_timeline(view: GanttView, path: str | Path, width: int = 1600, height
         copy.set_clock(view.clock_mhz())
         copy.set_time_unit(view.time_unit())
         copy.set_lane_height(view.lane_height())
+        copy.set_all_collapsed(False)               # as the view shows it, never the copy's own choice
         for label in view.collapsed_groups():      # collapsed groups stay heat strips
             copy.set_group_collapsed(label, True)
         copy.set_hidden_groups(view.hidden_groups())   # and filtered ones stay out

@@ -59,7 +59,11 @@ MIN_LANE_PX, MAX_LANE_PX = 12, 120
 ISSUE_LANE_SHARE = 0.75       # the issue-slot lane is a little lower than a subsystem lane
 GAP_PX = 6.0                  # between lane groups
 COLLAPSED_GROUP_PX = 14.0     # a collapsed warp group: one heat strip of its warps' issue and stalls
+MIN_COLLAPSED_GROUP_PX = 6.0  # ... thinner (down to this) when the strips would not fit otherwise
 MIN_WARP_LANE_PX = 1.0
+# Until the user chooses, warp groups are collapsed into heat strips whenever expanded warp lanes
+# would be thinner than this (64 warps of 8 resident blocks at 1366x768: about 1.3 px each).
+AUTO_COLLAPSE_PX = 3.0
 _HEAT_TITLE = {"issuing": "issuing", "memory_dependency": "waiting for memory",
                "compute_dependency": "waiting for arithmetic results", "barrier": "at a barrier",
                "subsystem_busy": "waiting for a busy unit", "issue_limit": "ready, waiting for an issue slot",
@@ -127,6 +131,8 @@ class GanttView(QWidget):
         self._collapsed: set[str] = set()        # labels of the collapsed warp groups
         self._hidden: set[str] = set()           # labels of the warp groups filtered out
         self._collapse_all = False               # new traces start with every group collapsed
+        self._collapse_auto = True               # no choice made yet: collapse_all follows the lane height
+        self._strip_px = COLLAPSED_GROUP_PX      # a collapsed group's height in the current geometry
         self._heat = HeatStrips()                # the collapsed groups' heat strips
         self._heat_items: list[HeatStripItem] = []
         self._activity: dict[str, GroupActivity] = {}   # per group label, for the shown trace
@@ -163,7 +169,7 @@ class GanttView(QWidget):
                                      "of its warps issuing (dark blue), waiting (the stall colours) or idle "
                                      "(light grey); hover it for the shares. Right-click a group for just "
                                      "that one")
-        self.collapse_box.toggled.connect(self.set_all_collapsed)
+        self.collapse_box.toggled.connect(lambda on: self.set_all_collapsed(on))   # the user's choice
         self.groups_button = QPushButton()       # (a push button leaves room for its menu arrow)
         self.groups_button.setObjectName("warpGroups")
         self.groups_button.setToolTip("Which warp groups the chart shows (also: right-click a group)")
@@ -303,6 +309,8 @@ class GanttView(QWidget):
         self._activity = {}
         self._groups = self._warp_groups()
         labels = {g.label for g in self._groups}
+        if self._collapse_auto:
+            self._follow_auto_collapse(respace=False)
         self._collapsed = set(labels) if self._collapse_all else self._collapsed & labels
         self._hidden &= labels
         self._show_filter()
@@ -639,15 +647,54 @@ class GanttView(QWidget):
             action.setChecked(group.label not in self._hidden)
             action.toggled.connect(lambda on, label=group.label: self.set_group_hidden(label, not on))
 
-    def set_all_collapsed(self, collapsed: bool) -> None:
+    def set_all_collapsed(self, collapsed: bool, automatic: bool = False) -> None:
+        """Collapse (or expand) every warp group: the user's choice, which from then on holds for
+        every trace, or (``automatic``) what :meth:`set_collapse_auto` decided."""
+        self._collapse_auto = automatic
         if self.collapse_box.isChecked() != collapsed:
             self.collapse_box.blockSignals(True)
             self.collapse_box.setChecked(collapsed)
             self.collapse_box.blockSignals(False)
+        self.collapse_box.setText("collapse warps (auto)" if automatic else "collapse warps")
         self._collapse_all = collapsed
         self._collapsed = {g.label for g in self._groups} if collapsed else set()
         self._respace()
         self.optionsChanged.emit()
+
+    def collapse_is_automatic(self) -> bool:
+        return self._collapse_auto
+
+    def set_collapse_auto(self) -> None:
+        """Back to the automatic choice: warp groups collapsed whenever their lanes would be
+        thinner than :data:`AUTO_COLLAPSE_PX`, expanded otherwise (again on every resize)."""
+        self._collapse_auto = True
+        self._follow_auto_collapse(respace=True, force=True)
+
+    def _follow_auto_collapse(self, respace: bool, force: bool = False) -> None:
+        collapse = self._warp_lanes_too_thin()
+        if collapse == self._collapse_all and not force:
+            return
+        if respace:
+            self.set_all_collapsed(collapse, automatic=True)
+            return
+        self._collapse_all = collapse
+        self.collapse_box.blockSignals(True)
+        self.collapse_box.setChecked(collapse)
+        self.collapse_box.blockSignals(False)
+        self.collapse_box.setText("collapse warps (auto)")
+
+    def _warp_lanes_too_thin(self) -> bool:
+        """Whether every warp lane expanded would get less than AUTO_COLLAPSE_PX of the plot."""
+        if self._layout is None:
+            return False
+        lanes = self._layout.lanes
+        warp = sum(1 for ln in lanes if not lane_group(ln.kind).major)
+        if not warp:
+            return False
+        major = sum(self._lane_px * (ISSUE_LANE_SHARE if ln.kind == "issue" else 1.0)
+                    for ln in lanes if lane_group(ln.kind).major)
+        gaps = sum(1 for k in range(1, len(lanes)) if lanes[k].kind != lanes[k - 1].kind) * GAP_PX
+        return (self._plot_px() - major - gaps) / warp < AUTO_COLLAPSE_PX
 
     def lane_band_px(self, lane_index: int) -> tuple[float, float]:
         """Top and height (view units = plot pixels) of a lane."""
@@ -697,7 +744,14 @@ class GanttView(QWidget):
         hidden = self._hidden
         expanded = sum(len(g.lanes) for g in self._groups if g.label not in self._collapsed | hidden)
         collapsed = sum(1 for g in self._groups if g.label in self._collapsed - hidden)
-        rest = self._plot_px() - sum(major_px) - gaps - collapsed * COLLAPSED_GROUP_PX
+        room = self._plot_px() - sum(major_px) - gaps
+        strip_px = COLLAPSED_GROUP_PX
+        if collapsed:
+            # strips share what the expanded lanes (at their automatic minimum) leave
+            share = (room - expanded * AUTO_COLLAPSE_PX) / collapsed
+            strip_px = min(COLLAPSED_GROUP_PX, max(MIN_COLLAPSED_GROUP_PX, share))
+        self._strip_px = strip_px
+        rest = room - collapsed * strip_px
         warp_px = max(rest / expanded, MIN_WARP_LANE_PX) if expanded else 0.0
         y = 0.0
         done: set[int] = set()
@@ -713,9 +767,9 @@ class GanttView(QWidget):
                 done.update(group.lanes)
                 continue
             if group is not None and group.label in self._collapsed:
-                top[group.lanes], height[group.lanes] = y, COLLAPSED_GROUP_PX
+                top[group.lanes], height[group.lanes] = y, strip_px
                 done.update(group.lanes)
-                y += COLLAPSED_GROUP_PX
+                y += strip_px
                 continue
             top[k] = y
             height[k] = major_height.get(k, warp_px)
@@ -816,6 +870,9 @@ class GanttView(QWidget):
 
     def _view_resized(self) -> None:
         if self._layout is not None and abs(self._plot_px() - self._geometry_px) >= 1.0:
+            if self._collapse_auto and self._warp_lanes_too_thin() != self._collapse_all:
+                self._follow_auto_collapse(respace=True)      # respaces too
+                return
             self._respace()
 
     def showEvent(self, event: object) -> None:  # noqa: N802 - Qt API
@@ -963,8 +1020,9 @@ class GanttView(QWidget):
             collapsed = group.label in self._collapsed
             top = float(self._lane_top[first])
             if collapsed:
-                ticks.append((top + COLLAPSED_GROUP_PX / 2, f"▸ {group.label}"))
-                last_label = top
+                if top - last_label >= LABEL_PX:       # thin strips: every other name, as they fit
+                    ticks.append((top + self._strip_px / 2, f"▸ {group.label}"))
+                    last_label = top
                 continue
             each = float(self._lane_h[first])
             if each >= LABEL_PX:

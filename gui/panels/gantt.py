@@ -73,7 +73,10 @@ class GanttPanel(QWidget):
         view, base = self.view, self.baseline_view
         base.set_color_mode(view.color_mode())
         base.set_time_unit(view.time_unit())
-        base.set_all_collapsed(view.collapse_box.isChecked())
+        if view.collapse_is_automatic():
+            base.set_collapse_auto()          # decided by its own height, as the current chart's
+        else:
+            base.set_all_collapsed(view.collapse_box.isChecked())
         base.set_hidden_groups(view.hidden_groups())
 
     def show_result(self, result: Evaluation) -> bool:

@@ -165,10 +165,7 @@ class GanttView(QWidget):
         self.lane_spin.valueChanged.connect(self.set_lane_height)
         self.collapse_box = QCheckBox("collapse warps")
         self.collapse_box.setObjectName("collapseWarps")
-        self.collapse_box.setToolTip("Draw each block's warp lanes as one heat strip: over time, the share "
-                                     "of its warps issuing (dark blue), waiting (the stall colours) or idle "
-                                     "(light grey); hover it for the shares. Right-click a group for just "
-                                     "that one")
+        self._set_collapse_tip()
         self.collapse_box.toggled.connect(lambda on: self.set_all_collapsed(on))   # the user's choice
         self.groups_button = QPushButton()       # (a push button leaves room for its menu arrow)
         self.groups_button.setObjectName("warpGroups")
@@ -655,11 +652,21 @@ class GanttView(QWidget):
             self.collapse_box.blockSignals(True)
             self.collapse_box.setChecked(collapsed)
             self.collapse_box.blockSignals(False)
-        self.collapse_box.setText("collapse warps (auto)" if automatic else "collapse warps")
+        self._set_collapse_tip()
         self._collapse_all = collapsed
         self._collapsed = {g.label for g in self._groups} if collapsed else set()
         self._respace()
         self.optionsChanged.emit()
+
+    def _set_collapse_tip(self) -> None:
+        # (the box's text stays short: a longer one widens the toolbar's minimum)
+        auto = (f"\n\nNow automatic: collapsed while warp lanes would be thinner than {AUTO_COLLAPSE_PX:g} px, "
+                "expanded when there is room, until you click it (View › Reset layout: automatic again)"
+                if self._collapse_auto else "")
+        self.collapse_box.setToolTip("Draw each block's warp lanes as one heat strip: over time, the share "
+                                     "of its warps issuing (dark blue), waiting (the stall colours) or idle "
+                                     "(light grey); hover it for the shares. Right-click a group for just "
+                                     "that one" + auto)
 
     def collapse_is_automatic(self) -> bool:
         return self._collapse_auto
@@ -681,7 +688,7 @@ class GanttView(QWidget):
         self.collapse_box.blockSignals(True)
         self.collapse_box.setChecked(collapse)
         self.collapse_box.blockSignals(False)
-        self.collapse_box.setText("collapse warps (auto)")
+        self._set_collapse_tip()
 
     def _warp_lanes_too_thin(self) -> bool:
         """Whether every warp lane expanded would get less than AUTO_COLLAPSE_PX of the plot."""

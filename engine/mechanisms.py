@@ -43,6 +43,9 @@ MECHANISMS: dict[str, str] = {
     "loop_carried_lanes": "a register the loop carries by arithmetic that is not affine (a wrapped index) "
                           "is evaluated lane by lane iteration after iteration (without: such addresses "
                           "have no pattern and keep the profile's cost)",
+    "inflight_hits": "a load every warp makes from the same address at once (no thread or block index in "
+                     "it) waits for the line the SM's first warp requested: its L1 hits take the latency "
+                     "of the level that fills the line, not L1's",
 }
 
 _DISABLED: ContextVar[frozenset[str]] = ContextVar("warpline_disabled_mechanisms", default=frozenset())

@@ -124,3 +124,30 @@ def test_divergent_constant_loads_serialise_and_broadcasts_do_not() -> None:
     assert not any(a.index in memory_cost_overrides(poly, profile) for a in coefficients)
     with without(["constant_serialisation"]):
         assert not any(a.index in memory_cost_overrides(lookup, profile) for a in walk)
+
+
+def test_a_stream_every_warp_reads_at_once_waits_for_the_fill() -> None:
+    # nbody_naive: every warp of the SM reads pos[j] at once. ncu: 93 % L1 hits, yet 203 cycles
+    # per iteration against 72 for the shared-memory version: the hits wait for the line the
+    # first warp asked for. Its latency is the fill's (L2), not a mean weighted by the hits.
+    from engine.mechanisms import without
+
+    report, profile = _report("nbody", "nbody_naive/b128")
+    sm = SmContext(resident_blocks=2)
+    stream = next(a for a in report.accesses
+                  if a.kind == "load" and a.uniform_address and a.sectors_per_request is not None)
+    assert stream.buffer_footprint_bytes == pytest.approx(32768 * 16, rel=0.01)
+    assert stream.buffer_footprint_bytes > l1_data_bytes(profile, sm)
+    shares = level_shares(stream, profile, sm)
+    assert shares.l1 >= 0.75
+    fallback = (1.0, 500.0)
+    _, waited = global_access_cost(stream, shares, profile, sm, fallback)
+    l2_latency = profile.pipeline.memory["l2_Lam"]
+    assert waited >= l2_latency
+    with without(["inflight_hits"]):
+        _, averaged = global_access_cost(stream, shares, profile, sm, fallback)
+    assert averaged < 0.5 * l2_latency
+    # a buffer that fits in L1 (a table read over and over) keeps its hits' L1 latency
+    table = replace(stream, buffer_footprint_bytes=1024.0)
+    _, small = global_access_cost(table, shares, profile, sm, fallback)
+    assert small == pytest.approx(averaged)

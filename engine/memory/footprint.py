@@ -24,7 +24,6 @@ tool cannot see) are left out.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -115,25 +114,33 @@ def with_grid_reuse(accesses: list[AccessInfo], ranges: dict[int, AddressRange],
         per_buffer[buffer] = max(per_buffer.get(buffer, 0.0), size)
     total = float(sum(per_buffer.values()))
     out = list(accesses)
+    for key, members in groups.items():
+        for p in members:
+            out[p] = replace(out[p], buffer_footprint_bytes=footprint[key])
     for p, share in reuse.items():
         out[p] = replace(out[p], grid_reuse=share, kernel_footprint_bytes=total)
     return out
 
 
 def _union_bytes(ranges: Sequence[AddressRange]) -> float:
-    """Bytes of the union of the ranges, in whole sectors; a range's share is at most its
-    elements' sectors (a walk with a stride over 32 bytes touches one sector per element)."""
+    """Bytes of the union of the ranges, in whole sectors. A range's share is at most its
+    elements' sectors (a walk with a stride over 32 bytes touches one sector per element); ranges
+    that overlap form one cluster, worth at most its hull and at most the sum of its members'
+    shares (four loads of an unrolled loop, each every fourth float4 of one array, cover it all;
+    as one range each, only the first counted, and the array looked half its size)."""
     spans = sorted(((r.low // SECTOR, r.high // SECTOR + 1, r.elements) for r in ranges),
                    key=lambda span: (span[0], span[1]))
     total = 0
-    end = -math.inf
+    cluster_lo, cluster_hi, cluster_share = 0, -1, 0
     for lo, hi, elements in spans:
-        lo = max(lo, end)
-        if hi <= lo:
+        share = hi - lo if elements is None else min(hi - lo, elements)
+        if lo < cluster_hi:                  # overlaps the cluster: widen it
+            cluster_hi = max(cluster_hi, hi)
+            cluster_share += share
             continue
-        size = hi - lo
-        if elements is not None:
-            size = min(size, elements)
-        total += size
-        end = hi
+        if cluster_hi > cluster_lo:
+            total += min(cluster_hi - cluster_lo, cluster_share)
+        cluster_lo, cluster_hi, cluster_share = lo, hi, share
+    if cluster_hi > cluster_lo:
+        total += min(cluster_hi - cluster_lo, cluster_share)
     return float(total * SECTOR)

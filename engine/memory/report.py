@@ -63,6 +63,7 @@ class AccessInfo:
     # footprint of every buffer the kernel reads or writes: the re-reads are L2 hits while it fits.
     grid_reuse: float | None = None
     kernel_footprint_bytes: float | None = None
+    buffer_footprint_bytes: float | None = None   # the bytes of this access's own buffer the kernel reads
 
 
 @dataclass

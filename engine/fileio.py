@@ -6,6 +6,7 @@ escapes each text cell with :func:`csv_safe`; :func:`csv_unescape` reads one bac
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import os
 import re
@@ -107,6 +108,30 @@ def csv_unescape(text: str) -> str:
     return text
 
 
+class NotARegularFile(OSError):
+    """A path that names a folder, a device or a FIFO where a file was wanted."""
+
+
+def open_regular_file(path: str | os.PathLike[str]) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of ``path`` and its status, once ``fstat`` says it is a regular
+    file. Opened without blocking, so a FIFO without a writer does not hang; checked on the
+    descriptor, before a file object is made of it (Python refuses to make one of a folder),
+    so that what is refused is never read. NotARegularFile otherwise (its ``strerror`` says
+    what the path is), OSError when it cannot be opened."""
+    name = os.fspath(path)
+    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        kind = "a folder, not a file" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise NotARegularFile(errno.EINVAL, kind, name)
+    return fd, st
+
+
 def read_regular_file(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
     """The bytes of ``path``, which must be a regular file of at most ``limit`` bytes.
 
@@ -115,22 +140,15 @@ def read_regular_file(path: str | os.PathLike[str], limit: int, what: str) -> by
     Failures raise a ``WarplineError`` naming the file and ``what`` it was meant to be."""
     name = os.fspath(path)
     try:
-        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd, st = open_regular_file(name)
+    except NotARegularFile as exc:
+        raise WarplineError(f"{name}: {exc.strerror} (a {what} is a text file)") from None
     except (OSError, ValueError) as exc:   # ValueError: a NUL byte in the path
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         raise WarplineError(f"{name}: cannot read the {what}: {reason}") from None
-    # Checked on the descriptor, before a file object is made of it: Python refuses to make one
-    # of a folder (IsADirectoryError), and what is refused must not be read at all.
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = "a folder, not a file" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-            raise WarplineError(f"{name}: {kind} (a {what} is a text file)")
-        if st.st_size > limit:
-            raise WarplineError(f"{name}: the {what} is {st.st_size:,} bytes; at most {limit:,} are read")
-    except BaseException:
+    if st.st_size > limit:
         os.close(fd)
-        raise
+        raise WarplineError(f"{name}: the {what} is {st.st_size:,} bytes; at most {limit:,} are read")
     # Buffered: a raw read may return less than asked for.
     with os.fdopen(fd, "rb") as handle:
         try:

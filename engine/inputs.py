@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from engine.errors import LaunchError, WarplineError
-from engine.launch import Launch, LaunchFile, check_arguments, load_launch_file
+from engine.launch import Launch, LaunchFile, check_arguments, load_launch_file, parameter_index
 from engine.names import find_kernel
 from engine.profiles import Profile, list_profiles, load_profile
 from engine.ptx import load_ptx
@@ -202,6 +202,8 @@ def resolve_inputs(
     merged_args.update(check_arguments(args or {}, function.params, function.name, "--arg"))
     merged_trips = dict(base.trip_overrides)
     merged_trips.update(trips or {})
+    for key in data or {}:
+        parameter_index(key, function.params, function.name, "--data")
     merged_data = dict(base.data)
     merged_data.update(data or {})
     base = replace(base, args=merged_args, trip_overrides=merged_trips, data=merged_data, **changes)

@@ -245,16 +245,23 @@ def check_arguments(args: Mapping[str | int, int | float], params: Sequence[Para
     names the first problem and lists the parameters."""
     out: dict[str | int, int | float] = {}
     for key, value in args.items():
-        index = argument_index(key, params)
-        if index is None:
-            indices = f"indices 0..{len(params) - 1}; " if params else ""
-            names = ", ".join(p.name for p in params) or "none"
-            raise LaunchError(f"{option} {key}: no such parameter of {kernel} ({indices}parameters: {names})")
+        param = params[parameter_index(key, params, kernel, option)]
         try:
-            out[key] = argument_value(params[index], value)
+            out[key] = argument_value(param, value)
         except LaunchError as exc:
             raise LaunchError(f"{option} {key}: {exc}") from None
     return out
+
+
+def parameter_index(key: str | int, params: Sequence[Param], kernel: str, option: str = "argument") -> int:
+    """The index of the parameter ``key`` names (:func:`argument_index`); LaunchError, starting
+    with ``option`` and the key and listing the parameters, when it names none."""
+    index = argument_index(key, params)
+    if index is None:
+        indices = f"indices 0..{len(params) - 1}; " if params else ""
+        names = ", ".join(p.name for p in params) or "none"
+        raise LaunchError(f"{option} {key}: no such parameter of {kernel} ({indices}parameters: {names})")
+    return index
 
 
 # ---------------------------------------------------------------------- launch files

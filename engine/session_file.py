@@ -29,12 +29,10 @@ discard.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import math
 import os
-import stat
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -44,7 +42,7 @@ from typing import Any
 from engine.analysis.loaded_data import parse_loaded_data
 from engine.errors import WarplineError
 from engine.evaluation.compare import BaselineFigures
-from engine.fileio import read_regular_file, replace_atomically
+from engine.fileio import open_regular_file, read_regular_file, replace_atomically
 from engine.inputs import KernelInputs
 from engine.launch import Launch, check_arguments
 from engine.manybsp import Overrides
@@ -164,13 +162,7 @@ def ptx_sha256(path: str | os.PathLike[str]) -> str:
     naming a device or a FIFO (a session's baseline on ``/dev/zero``) raises OSError at once
     instead of reading forever or waiting for a writer."""
     digest = hashlib.sha256()
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
-    except BaseException:
-        os.close(fd)
-        raise
+    fd, _ = open_regular_file(path)
     with os.fdopen(fd, "rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)

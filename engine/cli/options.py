@@ -6,7 +6,7 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -194,25 +194,11 @@ def inputs_from_args(ns: argparse.Namespace, kernel: str | None = None,
         data=data,
         use_ptxas=not ns.no_ptxas,
     )
-    _check_argument_names(inputs, args)
-    _check_argument_names(inputs, data, "--data")
     if ns.profile is None and inputs.profile is not None and not getattr(ns, "_told_profile", False):
         print(f"warpline: no --profile given, using {inputs.profile.name!r} ({inputs.profile_source})",
               file=sys.stderr)
         ns._told_profile = True
     return inputs
-
-
-def _check_argument_names(inputs: KernelInputs, args: Mapping[str | int, object], option: str = "--arg") -> None:
-    params = inputs.function.params
-    names = [p.name for p in params]
-    for key in args:
-        if isinstance(key, int):
-            if not 0 <= key < len(params):
-                raise WarplineError(f"{option} {key}: {inputs.kernel_name} has {len(params)} parameters "
-                                    f"(indices 0..{len(params) - 1})")
-        elif key not in names:
-            raise WarplineError(f"{option} {key}: no such parameter (parameters: {', '.join(names) or 'none'})")
 
 
 def emit(ns: argparse.Namespace, payload: dict[str, Any], text: str) -> None:

@@ -34,7 +34,14 @@ from engine.errors import WarplineError
 from engine.evaluation.context import ModelContext
 from engine.evaluation.figures import CycleFigures, ModelResult
 from engine.evaluation.manybsp_at import occupancy_overrides
-from engine.evaluation.registry import FAMILY_MANYBSP, MAX_COUNT, STAGE_TIMELINE, model, models
+from engine.evaluation.registry import (
+    FAMILY_MANYBSP,
+    MAX_COUNT,
+    STAGE_TIMELINE,
+    model,
+    models,
+    uncountable_instructions,
+)
 from engine.evaluation.sweep import Sweep, plan_blocks
 from engine.inputs import KernelInputs
 from engine.launch import Launch
@@ -52,7 +59,6 @@ from engine.pipeline.simulator import (
     Limits,
     SimulationCancelled,
     limits,
-    path_instructions,
     simulate,
 )
 from engine.profiles import Profile, list_profiles, load_profile
@@ -393,8 +399,8 @@ class Evaluator:
         if hit is not None and hit[0] is base:
             return hit[1]
         launch, device = ev.state.launch, ev.profile.device
-        per_warp = max(path_instructions(base), default=0)
-        if per_warp > MAX_COUNT:
+        per_warp = uncountable_instructions(base)
+        if per_warp is not None:
             # Nested trip counts whose product leaves 64 bits (10^10 x 10^10): no per-instruction
             # count exists to weigh the traffic with; the rest of the evaluation goes on.
             ev.warnings.append(f"memory traffic not computed (bounded): one warp would issue {per_warp:,} "

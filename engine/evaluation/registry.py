@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from engine.errors import ModelError, WarplineError
 from engine.evaluation.context import ModelContext
@@ -24,6 +25,16 @@ from engine.evaluation.context import ModelContext
 # The largest count an int64 per-instruction count holds (KernelDescription.dynamic_counts): a warp
 # issuing more instructions than this is refused as "bounded" before anything counts them.
 MAX_COUNT = 2**63 - 1
+
+
+def uncountable_instructions(d: Any) -> int | None:
+    """One warp's instructions in description ``d`` when they are more than 64-bit counts hold
+    (nested trip counts of 10^10 x 10^10), else None."""
+    from engine.pipeline.simulator import path_instructions
+
+    per_warp = max(path_instructions(d), default=0)
+    return per_warp if per_warp > MAX_COUNT else None
+
 
 FAMILY_MANYBSP = "Many-BSP"
 FAMILY_SIMULATION = "simulation"
@@ -123,11 +134,10 @@ def _simulation(ctx: ModelContext) -> float:
 def _peer(name: str) -> Callable[[ModelContext], float]:
     def predict(ctx: ModelContext) -> float:
         from engine.pipeline import peers
-        from engine.pipeline.simulator import path_instructions
 
         d = ctx.require_description()
-        per_warp = max(path_instructions(d), default=0)
-        if per_warp > MAX_COUNT:
+        per_warp = ctx.shared("uncountable", lambda: uncountable_instructions(d))
+        if per_warp is not None:
             # the peers weigh each instruction by an int64 count: nested trip counts whose
             # product leaves 64 bits (10^10 x 10^10) have none
             raise ModelError(f"bounded: one warp would issue {per_warp:,} instructions, more than 64-bit "

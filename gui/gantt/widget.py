@@ -165,7 +165,7 @@ class GanttView(QWidget):
         self.lane_spin.valueChanged.connect(self.set_lane_height)
         self.collapse_box = QCheckBox("collapse warps")
         self.collapse_box.setObjectName("collapseWarps")
-        self._set_collapse_tip()
+        self._show_collapse_choice()
         self.collapse_box.toggled.connect(lambda on: self.set_all_collapsed(on))   # the user's choice
         self.groups_button = QPushButton()       # (a push button leaves room for its menu arrow)
         self.groups_button.setObjectName("warpGroups")
@@ -307,7 +307,8 @@ class GanttView(QWidget):
         self._groups = self._warp_groups()
         labels = {g.label for g in self._groups}
         if self._collapse_auto:
-            self._follow_auto_collapse(respace=False)
+            self._collapse_all = self._warp_lanes_too_thin()
+            self._show_collapse_choice()
         self._collapsed = set(labels) if self._collapse_all else self._collapsed & labels
         self._hidden &= labels
         self._show_filter()
@@ -648,18 +649,19 @@ class GanttView(QWidget):
         """Collapse (or expand) every warp group: the user's choice, which from then on holds for
         every trace, or (``automatic``) what :meth:`set_collapse_auto` decided."""
         self._collapse_auto = automatic
-        if self.collapse_box.isChecked() != collapsed:
-            self.collapse_box.blockSignals(True)
-            self.collapse_box.setChecked(collapsed)
-            self.collapse_box.blockSignals(False)
-        self._set_collapse_tip()
         self._collapse_all = collapsed
+        self._show_collapse_choice()
         self._collapsed = {g.label for g in self._groups} if collapsed else set()
         self._respace()
         self.optionsChanged.emit()
 
-    def _set_collapse_tip(self) -> None:
-        # (the box's text stays short: a longer one widens the toolbar's minimum)
+    def _show_collapse_choice(self) -> None:
+        """The box shows the collapse-all state (without emitting a change) and, in its tooltip,
+        whether it is automatic: its text stays short, a longer one widens the toolbar's minimum."""
+        if self.collapse_box.isChecked() != self._collapse_all:
+            self.collapse_box.blockSignals(True)
+            self.collapse_box.setChecked(self._collapse_all)
+            self.collapse_box.blockSignals(False)
         auto = (f"\n\nNow automatic: collapsed while warp lanes would be thinner than {AUTO_COLLAPSE_PX:g} px, "
                 "expanded when there is room, until you click it (View › Reset layout: automatic again)"
                 if self._collapse_auto else "")
@@ -674,34 +676,27 @@ class GanttView(QWidget):
     def set_collapse_auto(self) -> None:
         """Back to the automatic choice: warp groups collapsed whenever their lanes would be
         thinner than :data:`AUTO_COLLAPSE_PX`, expanded otherwise (again on every resize)."""
-        self._collapse_auto = True
-        self._follow_auto_collapse(respace=True, force=True)
-
-    def _follow_auto_collapse(self, respace: bool, force: bool = False) -> None:
-        collapse = self._warp_lanes_too_thin()
-        if collapse == self._collapse_all and not force:
-            return
-        if respace:
-            self.set_all_collapsed(collapse, automatic=True)
-            return
-        self._collapse_all = collapse
-        self.collapse_box.blockSignals(True)
-        self.collapse_box.setChecked(collapse)
-        self.collapse_box.blockSignals(False)
-        self._set_collapse_tip()
+        self.set_all_collapsed(self._warp_lanes_too_thin(), automatic=True)
 
     def _warp_lanes_too_thin(self) -> bool:
         """Whether every warp lane expanded would get less than AUTO_COLLAPSE_PX of the plot."""
         if self._layout is None:
             return False
+        warp = sum(1 for ln in self._layout.lanes if not lane_group(ln.kind).major)
+        return bool(warp) and self._warp_room_px() / warp < AUTO_COLLAPSE_PX
+
+    def _major_lane_px(self, kind: str) -> float:
+        """Height of an issue or subsystem lane (the issue lane is a share of the others')."""
+        return self._lane_px * (ISSUE_LANE_SHARE if kind == "issue" else 1.0)
+
+    def _warp_room_px(self) -> float:
+        """Plot pixels left for the warp lanes: what the issue/subsystem lanes and the gaps
+        between lane kinds leave."""
+        assert self._layout is not None
         lanes = self._layout.lanes
-        warp = sum(1 for ln in lanes if not lane_group(ln.kind).major)
-        if not warp:
-            return False
-        major = sum(self._lane_px * (ISSUE_LANE_SHARE if ln.kind == "issue" else 1.0)
-                    for ln in lanes if lane_group(ln.kind).major)
+        major = sum(self._major_lane_px(ln.kind) for ln in lanes if lane_group(ln.kind).major)
         gaps = sum(1 for k in range(1, len(lanes)) if lanes[k].kind != lanes[k - 1].kind) * GAP_PX
-        return (self._plot_px() - major - gaps) / warp < AUTO_COLLAPSE_PX
+        return self._plot_px() - major - gaps
 
     def lane_band_px(self, lane_index: int) -> tuple[float, float]:
         """Top and height (view units = plot pixels) of a lane."""
@@ -744,14 +739,12 @@ class GanttView(QWidget):
         n = len(lanes)
         top, height = np.zeros(n), np.zeros(n)
         group_of = {k: g for g in self._groups for k in g.lanes}
-        major = [k for k, ln in enumerate(lanes) if lane_group(ln.kind).major]
-        major_px = [self._lane_px * (ISSUE_LANE_SHARE if lanes[k].kind == "issue" else 1.0) for k in major]
+        major_height = {k: self._major_lane_px(ln.kind) for k, ln in enumerate(lanes) if lane_group(ln.kind).major}
         kinds = [ln.kind for ln in lanes]
-        gaps = sum(1 for k in range(1, n) if kinds[k] != kinds[k - 1]) * GAP_PX
         hidden = self._hidden
         expanded = sum(len(g.lanes) for g in self._groups if g.label not in self._collapsed | hidden)
         collapsed = sum(1 for g in self._groups if g.label in self._collapsed - hidden)
-        room = self._plot_px() - sum(major_px) - gaps
+        room = self._warp_room_px()
         strip_px = COLLAPSED_GROUP_PX
         if collapsed:
             # strips share what the expanded lanes (at their automatic minimum) leave
@@ -762,7 +755,6 @@ class GanttView(QWidget):
         warp_px = max(rest / expanded, MIN_WARP_LANE_PX) if expanded else 0.0
         y = 0.0
         done: set[int] = set()
-        major_height = dict(zip(major, major_px, strict=True))
         for k in range(n):
             if k in done:
                 continue
@@ -878,7 +870,7 @@ class GanttView(QWidget):
     def _view_resized(self) -> None:
         if self._layout is not None and abs(self._plot_px() - self._geometry_px) >= 1.0:
             if self._collapse_auto and self._warp_lanes_too_thin() != self._collapse_all:
-                self._follow_auto_collapse(respace=True)      # respaces too
+                self.set_all_collapsed(not self._collapse_all, automatic=True)      # respaces too
                 return
             self._respace()
 

@@ -43,6 +43,9 @@ MECHANISMS: dict[str, str] = {
     "loop_carried_lanes": "a register the loop carries by arithmetic that is not affine (a wrapped index) "
                           "is evaluated lane by lane iteration after iteration (without: such addresses "
                           "have no pattern and keep the profile's cost)",
+    "simt_trips": "loops the static analysis cannot count (bounds loaded from declared data, a while loop "
+                  "its own values end, a halving step) run the count found by executing the kernel's "
+                  "integer instructions and branches on sampled warps (without: unknown, 1 iteration)",
     "inflight_hits": "a load every warp makes from the same address at once (no thread or block index in "
                      "it) waits for the line the SM's first warp requested: its L1 hits take the latency "
                      "of the level that fills the line, not L1's",

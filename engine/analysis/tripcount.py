@@ -22,11 +22,12 @@ wins.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
 
+from engine.analysis import simt
 from engine.analysis.cfg import ControlFlowGraph, Loop
 from engine.analysis.defuse import DefUseGraph, reaching_definitions
 from engine.analysis.lane_arith import LaneError, int64, integer_result
@@ -48,9 +49,6 @@ _MIRROR = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "lo": "hi", "ls": "hs
            "hs": "ls", "eq": "eq", "ne": "ne"}
 _NEGATE = {"lt": "ge", "le": "gt", "gt": "le", "ge": "lt", "lo": "hs", "ls": "hi", "hi": "ls",
            "hs": "lo", "eq": "ne", "ne": "eq"}
-# Instructions a bare loop test is made of (integer bookkeeping, the compare, the branch).
-_TEST_OPCODES = {"setp", "bra", "mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor",
-                 "not", "selp", "cvt", "min", "max", "neg"}
 _TEXT = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "lo": "<", "ls": "<=", "hi": ">", "hs": ">=",
          "eq": "==", "ne": "!="}
 
@@ -210,10 +208,7 @@ class _LoopAnalysis:
         self.exit = (k, block)
         # The pass that leaves from a header that is nothing but the loop test ran none of the
         # body (a top-tested loop); any other last pass did real work and counts.
-        header = cfg.blocks[loop.header_block]
-        top_tested = (block == loop.header_block and block not in loop.latches
-                      and all(i.opcode in _TEST_OPCODES
-                              for i in self.body[header.start:header.end]))
+        top_tested = block == loop.header_block and simt.top_tested(cfg, loop)
         if len(exiting) > 1:
             reason += f" (first of {len(exiting)} exits)"
         slowest = self._slowest.get(block)
@@ -601,9 +596,14 @@ def infer_trip_counts(function: Function, cfg: ControlFlowGraph, defuse: DefUseG
     if dead:
         defuse = reaching_definitions(function, cfg, frozenset(dead))
     solver = _Solver(function, cfg, defuse, UniformEvaluator(function, defuse, values, feasible), feasible)
+    in_order = sorted(cfg.loops, key=lambda lp: cfg.blocks[lp.header_block].start)
+    found = {loop.key: solver.trip(loop)[0] for loop in in_order}
+    undecided = [loop for loop in cfg.loops if not found[loop.key].known]
+    if undecided and enabled("simt_trips"):
+        found.update(_run_counts(function, cfg, values, undecided, found))
     out: dict[str, TripCount] = {}
-    for loop in sorted(cfg.loops, key=lambda lp: cfg.blocks[lp.header_block].start):
-        inferred, _ = solver.trip(loop)
+    for loop in cfg.loops:
+        inferred = found[loop.key]
         override = values.trip_overrides.get(loop.key)
         if override is not None:
             was = inferred.value if inferred.known else "unknown"
@@ -611,3 +611,23 @@ def infer_trip_counts(function: Function, cfg: ControlFlowGraph, defuse: DefUseG
                                  inferred.expression)
         out[loop.key] = inferred
     return {loop.key: out[loop.key] for loop in cfg.loops}
+
+
+def _run_counts(function: Function, cfg: ControlFlowGraph, values: LaunchValues, loops: list[Loop],
+                found: dict[str, TripCount]) -> dict[str, TripCount]:
+    """Counts the data decides, from a run of sampled warps (:mod:`engine.analysis.simt`); the
+    static reason stays beside the run's, or is kept when the run cannot decide."""
+    try:
+        runs = simt.run_trip_counts(function, cfg, values, loops)
+    except simt.RunStopped as stopped:
+        return {loop.key: replace(found[loop.key], reason=f"{found[loop.key].reason}; running sampled warps "
+                                  f"did not decide it: {stopped}") for loop in loops}
+    out = {}
+    for loop in loops:
+        run = runs[loop.key]
+        out[loop.key] = TripCount(
+            int(round(run.mean)), "inferred",
+            f"run on {run.warps} sampled warps with the launch's values and declared data: mean over warps "
+            f"{run.mean:.2f} passes per entry, slowest warp {run.slowest} (static analysis: "
+            f"{found[loop.key].reason})", "run", run.slowest)
+    return out

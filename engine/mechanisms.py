@@ -37,9 +37,10 @@ MECHANISMS: dict[str, str] = {
     "l2_footprint": "a buffer the whole grid reads more often than its footprint (union of its addresses "
                     "over the grid) is read from DRAM once when the kernel's footprint fits in L2; the "
                     "re-reads are L2 hits",
-    "reuse_distance": "with l2_footprint: an affine re-read hits L2 when the data the kernel touches "
-                      "between two reads of the same sector (its footprint x the buffer's share of first "
-                      "touches) fits, rather than the kernel's whole footprint",
+    "reuse_distance": "with l2_footprint: a re-read hits L2 when the data the kernel touches between two "
+                      "reads of the same sector fits, rather than the kernel's whole footprint (affine: "
+                      "its footprint x the buffer's share of first touches; through loaded indices: the "
+                      "buffer's own footprint plus that share of the rest)",
     "loop_carried_lanes": "a register the loop carries by arithmetic that is not affine (a wrapped index) "
                           "is evaluated lane by lane iteration after iteration (without: such addresses "
                           "have no pattern and keep the profile's cost)",

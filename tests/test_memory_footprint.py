@@ -63,3 +63,22 @@ def test_distinct_buffers_and_stores_are_kept_apart() -> None:
     assert [x.grid_reuse for x in out] == [1.0, 1.0, 1.0]
     # buffer a is read and written: it occupies L2 once
     assert out[0].kernel_footprint_bytes == pytest.approx(2 * 4096)
+
+
+def test_a_small_gathered_buffer_stays_in_l2_while_a_large_stream_passes() -> None:
+    # a CSR product's x: 4 MB gathered through loaded column indices, each sector read 128
+    # times at random, while 136 MB of matrix streams once through L2 (50 MB)
+    profile = load_profile("h100")
+    mb = float(1 << 20)
+    gather = _load(0, method="lanes", grid_reuse=1 / 128, buffer_footprint_bytes=4 * mb,
+                   kernel_footprint_bytes=140 * mb)
+    # between two reads of a sector: x itself plus 1/128 of the rest, 5 MB: every re-read hits
+    assert level_shares(gather, profile, SmContext()).dram == pytest.approx(1 / 128)
+    with without(["reuse_distance"]):
+        # the whole footprint between two reads: only the share of it L2 holds hits
+        kept = profile.device.l2_cache_bytes / (140 * mb)
+        expected = 1 / 128 + (127 / 128) * (1 - kept)
+        assert level_shares(gather, profile, SmContext()).dram == pytest.approx(expected)
+    # a gathered buffer larger than L2 misses whatever streams beside it
+    big = dataclasses.replace(gather, buffer_footprint_bytes=100 * mb)
+    assert level_shares(big, profile, SmContext()).dram > 0.4

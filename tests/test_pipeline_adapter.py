@@ -189,3 +189,22 @@ def test_unrolled_copies_get_registers_of_their_own() -> None:
     assert plain.extra_slots == 0
     # the PTX's reused registers hold each copy's loads back behind the previous copy's adds
     assert simulate(plain, trace=False).cycles > 1.5 * renamed_cycles
+
+
+def test_sass_expansions_scale_class_default_costs_only() -> None:
+    from engine.pipeline.adapter import PipelineOverrides, _instructions
+    from engine.ptx import parse_ptx
+
+    text = (".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 p)\n{\n"
+            ".reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n.reg .f32 %f<4>;\n"
+            "mov.u32 %r1, %tid.x;\ncvt.u64.u32 %rd1, %r1;\nshr.u64 %rd2, %rd1, 1;\n"
+            "sin.approx.f32 %f1, %f2;\nret;\n}\n")
+    analysis = analyze_kernel(parse_ptx(text, "k.ptx").kernel("k"))
+    profile = load_profile("h100")
+    shr, sin = 2, 3
+    plain, _ = _instructions(analysis, profile, PipelineOverrides(), {})
+    weighted, _ = _instructions(analysis, profile, PipelineOverrides(), {shr: 2.0, sin: 2.0})
+    # shr.u64 is two SASS instructions, and its λ is the class default (one SASS instruction's)
+    assert weighted[shr].lam == 2 * plain[shr].lam
+    # sin.approx's λ was measured on the PTX instruction, its FMUL + MUFU.SIN included
+    assert weighted[sin].lam == plain[sin].lam

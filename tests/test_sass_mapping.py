@@ -244,3 +244,48 @@ def test_unknown_kernel_is_a_warpline_error(tmp_path, monkeypatch) -> None:
 def test_old_architectures_fall_back_with_a_reason() -> None:
     found = sass_map(_source(SIN_DIV).replace("sm_90", "sm_61"), "k_sin")
     assert isinstance(found, SassUnavailable) and "sm_75" in found.reason
+
+
+COLLATZ = """
+.visible .entry k_steps(
+	.param .u64 k_steps_param_0
+)
+{
+	.reg .pred 	%p<4>;
+	.reg .b32 	%r<4>;
+	.reg .b64 	%rd<12>;
+
+	ld.param.u64 	%rd1, [k_steps_param_0];
+	cvta.to.global.u64 	%rd2, %rd1;
+	mov.u32 	%r1, %tid.x;
+	cvt.u64.u32 	%rd3, %r1;
+	add.s64 	%rd4, %rd3, 27;
+	mov.u32 	%r2, 0;
+$L__loop:
+	and.b64 	%rd5, %rd4, 1;
+	setp.eq.b64 	%p1, %rd5, 1;
+	mul.lo.s64 	%rd6, %rd4, 3;
+	add.s64 	%rd7, %rd6, 1;
+	shr.u64 	%rd8, %rd4, 1;
+	selp.b64 	%rd4, %rd7, %rd8, %p1;
+	add.s32 	%r2, %r2, 1;
+	setp.gt.u64 	%p2, %rd4, 1;
+	@%p2 bra 	$L__loop;
+	mul.wide.u32 	%rd9, %r1, 4;
+	add.s64 	%rd10, %rd2, %rd9;
+	st.global.u32 	[%rd10], %r2;
+	ret;
+}
+"""
+
+
+@needs_tools
+def test_an_integer_loop_of_64_bit_halves_is_not_taken_as_unrolled(tmp_path, monkeypatch) -> None:
+    text = _source(COLLATZ)
+    m = _map(text, "k_steps", tmp_path, monkeypatch)
+    # no float or memory instruction to count copies by: most instructions come as two SASS
+    # halves, which is not ptxas unrolling the loop twice
+    assert list(m.unroll.values()) == [1]
+    assert m.weights[_index(text, "k_steps", "setp.gt.u64")] == 2   # ISETP + ISETP.EX
+    body = range(_index(text, "k_steps", "and.b64"), _index(text, "k_steps", "bra") + 1)
+    assert sum(m.weights[i] for i in body) >= 12                    # 9 PTX instructions a pass

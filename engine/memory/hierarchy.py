@@ -81,11 +81,19 @@ def level_shares(access: AccessInfo, profile: Any, sm: SmContext) -> LevelShares
         # follow the block order (a stencil's neighbour rows come back a few blocks later): with
         # the 1/grid_reuse reads of each sector taken evenly over the kernel, that reuse distance
         # is the kernel's footprint x grid_reuse. Reads through loaded indices come back at
-        # random, after most of the buffer went by: their distance is the whole footprint.
-        # Beyond the capacity, the share that does not fit misses again.
+        # random, after most of their own buffer went by, while the rest of the kernel's data
+        # moved on by one sweep's share (a CSR product's x, 4 MB gathered 128 times, stays in L2
+        # while 136 MB of matrix streams past it). Beyond the capacity, the share that does not
+        # fit misses again.
         capacity = float(getattr(profile.device, "l2_cache_bytes", None) or 0.0)
-        ordered = access.method == "affine" and enabled("reuse_distance")
-        distance = (access.kernel_footprint_bytes or 0.0) * (access.grid_reuse if ordered else 1.0)
+        kernel = access.kernel_footprint_bytes or 0.0
+        if access.method == "affine" and enabled("reuse_distance"):
+            distance = kernel * access.grid_reuse
+        elif enabled("reuse_distance") and access.buffer_footprint_bytes:
+            own = min(access.buffer_footprint_bytes, kernel)
+            distance = own + (kernel - own) * access.grid_reuse
+        else:
+            distance = kernel
         kept = 1.0 if distance <= capacity else (capacity / distance if distance else 0.0)
         if sm.waves > 0:
             kept *= max(0.0, 1.0 - 1.0 / sm.waves)   # re-reads by the first wave's blocks miss too

@@ -175,10 +175,12 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             # LSU accepting it, not the write reaching DRAM (warps exit with stores in flight).
             Lam = lam
         weight = weights.get(i, 1.0)
-        if 0 < weight < 1:
+        if 0 < weight < 1 or (weight > 1 and cost.is_default and not cls.is_memory):
             # ptxas did less than the PTX says (one of four loads merged into an LDS.128: a
-            # quarter; an unrolled loop's branch). Expansions (sin.approx: FMUL + MUFU) are
-            # already in the profile's λ, measured on the PTX instruction itself.
+            # quarter; an unrolled loop's branch), or more: a 64-bit integer operation is two
+            # SASS instructions. An expansion is already in a λ the profile measured on the PTX
+            # instruction itself (sin.approx: FMUL + MUFU), but not in its class default,
+            # measured on one representative SASS instruction (fma.rn.f32).
             lam = lam * weight
         o_lam, o_Lam = _cost_override(ov, i, instr.full_opcode, cls.unit)
         lam = lam if o_lam is None else o_lam

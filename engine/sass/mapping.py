@@ -12,7 +12,8 @@
 3. **Unrolling.** In its home, a PTX loop's code appears ``u`` times, once per PTX iteration one
    SASS pass covers. ``u`` is the most common copy count among instructions that ptxas maps one
    to one (floating-point arithmetic, 32-bit multiply-adds, loads, stores, atomics), ties going
-   to the larger count; without such instructions, among all of them.
+   to the larger count; without such instructions, among all of them, a 64-bit integer operation
+   counting as two (ptxas does it in 32-bit halves).
 4. **Weights.** weight = copies in the home / ``u``. Copies outside the home (peeled or remainder
    iterations, code hoisted out of the loop) are left out: per PTX iteration they tend to zero.
 5. **Merged accesses.** A SASS load or store wider than its PTX instruction (``LDS.128`` for an
@@ -291,7 +292,29 @@ def _replication(members: list[int], home: list[list[SassInstruction]], kernel: 
                 and (expected != "alu" or s.opcode.startswith(("F", "H"))))
         if n:
             anchors.append(n)
-    return mode(anchors) or mode([len(copies) for copies in home if copies]) or 1
+    if anchors:
+        return mode(anchors) or 1
+    # An integer-only loop: a 64-bit operation is two SASS instructions (low and high halves),
+    # so counts are taken per half before their mode (a Collatz step is not unrolled twice).
+    halves = []
+    for i, copies in zip(members, home, strict=True):
+        if not copies:
+            continue
+        width = _halves(kernel.instructions[i])
+        if len(copies) % width == 0:
+            halves.append(len(copies) // width)
+    return mode(halves) or 1
+
+
+_SPLIT_64 = frozenset({"add", "sub", "and", "or", "xor", "not", "neg", "shl", "shr", "selp", "setp", "min",
+                       "max"})
+
+
+def _halves(instr: Instruction) -> int:
+    """SASS instructions one execution of an integer instruction takes: two for the 64-bit
+    operations the 32-bit datapath does in halves, else one."""
+    wide = any(m in ("u64", "s64", "b64") for m in instr.modifiers)
+    return 2 if wide and instr.opcode in _SPLIT_64 else 1
 
 
 def _home(span: Span | None, group: list[int], copies_by_owner: dict[int, list[int]], inner: list[Span | None],

@@ -9,7 +9,7 @@ import pytest
 from engine.mechanisms import without
 from engine.memory.affine import Affine, base_address
 from engine.memory.footprint import AddressRange, affine_range, with_grid_reuse
-from engine.memory.hierarchy import SmContext, level_shares
+from engine.memory.hierarchy import L2_SHARED_SHARE, SmContext, level_shares
 from engine.memory.report import AccessInfo
 from engine.profiles import load_profile
 from engine.units import MemorySpace
@@ -49,7 +49,8 @@ def test_buffer_read_five_times_is_read_from_dram_once() -> None:
 
 def test_footprint_beyond_l2_keeps_only_the_share_that_fits() -> None:
     profile = load_profile("h100")
-    capacity = profile.device.l2_cache_bytes
+    # data the whole grid shares gets half of L2: each of its two partitions holds its own copy
+    capacity = profile.device.l2_cache_bytes * L2_SHARED_SHARE
     access = _load(0, grid_reuse=0.25, kernel_footprint_bytes=4.0 * capacity)
     # a quarter of the re-reads still find their line: DRAM = 0.25 + 0.75 * (1 - 1/4)
     assert level_shares(access, profile, SmContext()).dram == pytest.approx(0.25 + 0.75 * 0.75)
@@ -76,7 +77,7 @@ def test_a_small_gathered_buffer_stays_in_l2_while_a_large_stream_passes() -> No
     assert level_shares(gather, profile, SmContext()).dram == pytest.approx(1 / 128)
     with without(["reuse_distance"]):
         # the whole footprint between two reads: only the share of it L2 holds hits
-        kept = profile.device.l2_cache_bytes / (140 * mb)
+        kept = profile.device.l2_cache_bytes * L2_SHARED_SHARE / (140 * mb)
         expected = 1 / 128 + (127 / 128) * (1 - kept)
         assert level_shares(gather, profile, SmContext()).dram == pytest.approx(expected)
     # a gathered buffer larger than L2 misses whatever streams beside it

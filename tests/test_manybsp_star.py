@@ -154,3 +154,27 @@ def test_many_bsp_star_is_positive_and_grows_with_the_grid(path):
                 if blocks > 1:
                     figures.append(result.sm_cycles)
             assert figures == sorted(figures), (path.name, kernel.name, profile, figures)
+
+
+def test_a_load_no_later_row_reads_overlaps_instead_of_adding_its_latency():
+    from engine.manybsp.corrected import Level2Costs, _latency_path
+
+    def row(index: int, producers: tuple[int, ...] = (), load: bool = False) -> InstructionRow:
+        return InstructionRow(index, "x", "x", 1, 32, 32, 0, 4, 0, False, load, 0, 0, 0, producers)
+
+    def cell(index: int) -> BlockRow:
+        return BlockRow(index, "x", 1, {1: FuCell(4, 1)}, 1, 0, 0, 1, 0, 0, 0)
+
+    def cost(mem_lat: float) -> Level2Costs:
+        return Level2Costs({0: 1.0}, 10.0, mem_lat, {}, 0.0, 0.0, 0.0)
+
+    slices = [[cell(1)], [cell(2), cell(3)], [cell(4)]]
+    costs = [cost(500.0), cost(500.0), cost(0.0)]
+    # row 4 reads row 3's load (superstep 2): every superstep waits for the one before
+    chained = {1: row(1, load=True), 2: row(2, (1,)), 3: row(3, load=True), 4: row(4, (3,))}
+    assert _latency_path(slices, costs, chained) == pytest.approx(10 + 500 + 10 + 500 + 10)
+    # row 4 reads only row 2 (same superstep's computation): superstep 2's load is read by the
+    # next pass (a value carried in a register), so it overlaps with superstep 3
+    carried = {1: row(1, load=True), 2: row(2, (1,)), 3: row(3, load=True), 4: row(4, (2,))}
+    assert _latency_path(slices, costs, carried) == pytest.approx(10 + 500 + 10 + 500)
+    assert _latency_path(slices, costs, carried) < _latency_path(slices, costs, chained)

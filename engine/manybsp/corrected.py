@@ -159,6 +159,32 @@ def level2_costs(inside: list[BlockRow], ovh: float, rows_by_index: dict[int, In
     return Level2Costs(busy, one_warp, mem_lat, mem_busy, ovh, barrier_busy, global_busy)
 
 
+def _latency_path(slices: list[list[BlockRow]], costs: list[Level2Costs],
+                  rows_by_index: dict[int, InstructionRow], memory_rows: set[int] = frozenset()) -> float:
+    """One warp's time through a level-1 superstep's level-2 supersteps. A superstep issues once
+    the one before it has issued and the loads its own rows read have arrived; its own loads then
+    take Λ_j. A load no later row of the pass reads (a value the next pass uses, carried in a
+    register) overlaps with what follows instead of adding its latency. ``memory_rows``: rows
+    with a memory cost besides the global accesses (shared, constant)."""
+    owner = {b.index: j for j, inside in enumerate(slices) for b in inside}
+    issued = finish = 0.0
+    arrived: list[float] = []
+    for j, (inside, c) in enumerate(zip(slices, costs, strict=True)):
+        start = issued
+        for b in inside:
+            row = rows_by_index.get(b.index)
+            for p in row.producers if row is not None else ():
+                k = owner.get(p)
+                producer = rows_by_index.get(p)
+                loads = p in memory_rows or (producer is not None and producer.is_global_access)
+                if k is not None and k < j and loads:
+                    start = max(start, arrived[k])
+        issued = start + c.one_warp + c.ovh
+        arrived.append(issued + c.mem_lat)
+        finish = max(finish, arrived[-1])
+    return finish
+
+
 def _unroll_of(step: Level1Superstep, unroll: dict[tuple[int, int], int]) -> int:
     """ptxas's unroll factor of the innermost unrolled loop holding the level-1 superstep (1 when
     none, or when the superstep runs fewer iterations than one unrolled pass)."""
@@ -214,10 +240,10 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
     global_demand = 0.0   # what a block asks of the L1/L2/DRAM path: the queue of the latency bound
     block_alone = 0.0
     for step in level1:
-        costs = [level2_costs(block[position[s.start]:position[s.end] + 1], s.ovh, rows_by_index,
-                              inputs.access, w, inputs.barrier_lam, inputs.issue_weights)
-                 for s in step.children]
-        L = sum(c.one_warp + c.mem_lat + c.ovh for c in costs)
+        slices = [block[position[s.start]:position[s.end] + 1] for s in step.children]
+        costs = [level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam,
+                              inputs.issue_weights) for inside, s in zip(slices, step.children, strict=True)]
+        L = _latency_path(slices, costs, rows_by_index, set(inputs.access))
         # The warps of a block do not wait for each other inside a level-1 superstep (it ends at
         # barriers), so each unit's busy time adds up over its level-2 supersteps and the busiest
         # unit bounds the pass: Σ_j per unit, then the max (not Σ_j of each superstep's max).
@@ -238,7 +264,8 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
         M = max(pipes.values(), default=0.0)
         B = warps_per_block * sum(c.barrier_busy for c in costs)
         t = step.iterations
-        put(f"L_{step.index}", L, "M*1", "Σ_j (one warp through superstep j + Λ_j + ovh_j)")
+        put(f"L_{step.index}", L, "M*1", "one warp's path: superstep j starts when j − 1 has issued and the "
+            "loads its rows read have arrived; it ends Λ_j after its own issue (+ ovh_j)")
         put(f"P_{step.index}", P, "M*2", "max over dispatch and FU columns of Σ_j busy cycles")
         put(f"M_{step.index}", M, "M*3", f"{warps_per_block} warps × Σ_j λ_j of the busiest memory pipeline")
         chain += t * L

@@ -33,7 +33,7 @@ from engine.ptx.model import Function, Instruction, Operand
 MAX_LANES = 16384            # threads run at once (whole blocks, evenly spaced over the grid)
 MAX_BLOCKS = 64              # blocks sampled at most
 MAX_ROUNDS = 200_000         # block executions per warp, at most
-MAX_WORK = 400_000_000       # lane-instructions, at most (about 10 s of numpy at worst)
+MAX_WORK = 100_000_000       # lane-instructions, at most (about 2 s of numpy at worst)
 _AXES = {"x": 0, "y": 1, "z": 2}
 # Instructions a bare loop test is made of: a header of only these that exits is a top-tested
 # loop, whose last pass runs none of the body.

@@ -110,3 +110,35 @@ def test_sampled_blocks_cover_the_grid_within_the_lane_budget() -> None:
     blocks = simt._sample_blocks((1000, 3, 1), 256)
     assert len(blocks) <= simt.MAX_LANES // 256
     assert blocks[0] == (0, 0, 0) and blocks[-1] == (999, 2, 0)
+
+
+SIZE_LOOP = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry k(.param .u64 n)
+{
+.reg .pred %p<4>;
+.reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [n];
+    mov.u64 %rd2, 0;
+HEAD:
+    add.s64 %rd2, %rd2, 1;
+    shr.u64 %rd3, %rd1, %rd2;
+    setp.ne.s64 %p1, %rd3, 0;
+    @%p1 bra HEAD;
+    ret;
+}
+"""
+
+
+def test_a_64_bit_argument_without_a_value_is_not_taken_as_an_address() -> None:
+    # numba passes array shapes as 64-bit arguments: placed at a buffer's 2^40 window, this
+    # loop would run 41 times; without a value or declared data it is unknown, and says why
+    f = parse_ptx(SIZE_LOOP, "s.ptx").kernel("k")
+    launch = LaunchValues(block=(32, 1, 1), grid=(1, 1, 1))
+    (tc,) = [lp.trip_count for lp in analyze_kernel(f, launch).loop_info]
+    assert not tc.known and "argument 0 (n) has no value" in tc.reason
+    given = LaunchValues(args={0: 1000}, block=(32, 1, 1), grid=(1, 1, 1))
+    (tc,) = [lp.trip_count for lp in analyze_kernel(f, given).loop_info]
+    assert tc.value == 10      # 1000 >> 10 == 0

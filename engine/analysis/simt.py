@@ -33,6 +33,7 @@ from engine.ptx.model import Function, Instruction, Operand
 MAX_LANES = 16384            # threads run at once (whole blocks, evenly spaced over the grid)
 MAX_BLOCKS = 64              # blocks sampled at most
 MAX_ROUNDS = 200_000         # block executions per warp, at most
+MAX_STEPS = 60_000           # instructions executed (each a few numpy operations), at most
 MAX_WORK = 100_000_000       # lane-instructions, at most (about 2 s of numpy at worst)
 _AXES = {"x": 0, "y": 1, "z": 2}
 # Instructions a bare loop test is made of: a header of only these that exits is a top-tested
@@ -115,6 +116,7 @@ class _Machine:
         self.entries: dict[int, np.ndarray] = {lp.header_block: np.zeros(self.warps, dtype=np.int64)
                                                for lp in cfg.loops}
         self.work = 0
+        self.steps = 0
         self.why: dict[str, str] = {}       # register -> why some lane's value is unknown
         self.zeros = np.zeros(n, dtype=np.int64)
         self.none = np.zeros(n, dtype=bool)
@@ -131,10 +133,10 @@ class _Machine:
                 warps = lowest == block
                 mask = (self.pc == block) & np.repeat(warps, 32)
                 self._execute(int(block), mask, warps)
-            if self.work > MAX_WORK:
+            if self.work > MAX_WORK or self.steps > MAX_STEPS:
                 break
-        raise RunStopped(f"the sampled warps were still running after {MAX_ROUNDS} block executions "
-                         f"or {MAX_WORK:,} lane-instructions")
+        raise RunStopped(f"the sampled warps were still running after {MAX_ROUNDS} block executions, "
+                         f"{MAX_STEPS:,} instruction steps or {MAX_WORK:,} lane-instructions")
 
     def _execute(self, index: int, mask: np.ndarray, warps: np.ndarray) -> None:
         block = self.cfg.blocks[index]
@@ -147,6 +149,7 @@ class _Machine:
         self.previous = np.where(mask, index, self.previous)
         for instr in self.body[block.start:block.end]:
             self.work += int(mask.sum())
+            self.steps += 1
             runs = mask
             if instr.guard is not None:
                 guard, known = self._register(instr.guard)
@@ -279,9 +282,12 @@ class _Machine:
         param = self.function.params[index]
         value = self.values.argument(index, param.name)
         if value is None:
-            if TYPE_BYTES.get(t, 4) != 8:
+            # Only a buffer the launch declares data for is placed (its address does not decide
+            # branches, its values may); any other argument without a value stays unknown: a
+            # size read as an address would make a loop run 2^40 times (numba's array shapes).
+            if TYPE_BYTES.get(t, 4) != 8 or self.values.loaded_data(index, param.name) is None:
                 raise LaneError(f"argument {index} ({param.name}) has no value in the launch")
-            value = pointer_base(index)   # an address: where the buffer is does not decide branches
+            value = pointer_base(index)
         if isinstance(value, float):
             raise LaneError(f"argument {index} ({param.name}) is not an integer")
         return np.full(self.n, int64(value), dtype=np.int64), np.ones(self.n, dtype=bool)

@@ -342,3 +342,18 @@ def _find_loops(cfg: ControlFlowGraph) -> None:
     for loop in loops:
         for b in loop.body:
             cfg._innermost[b] = loop.header_block
+
+
+# Instructions a bare loop test is made of (integer bookkeeping, the compare, the branch).
+_TEST_OPCODES = frozenset({"setp", "bra", "mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor",
+                           "not", "selp", "cvt", "min", "max", "neg"})
+
+
+def top_tested(cfg: ControlFlowGraph, loop: Loop) -> bool:
+    """Whether the loop's header is nothing but its exit test: the last pass of each entry then
+    runs none of the body."""
+    header = cfg.blocks[loop.header_block]
+    body = cfg.function.instructions[header.start:header.end]
+    exits = any(s not in loop.body for s in header.successors)
+    return (exits and loop.header_block not in loop.latches
+            and all(i.opcode in _TEST_OPCODES for i in body))

@@ -20,13 +20,18 @@ decide which lanes run a branch (a CSR row's lanes ``p < rowptr[r + 1]``).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from engine.errors import LaunchError
 
 KINDS = ("random", "linear", "constant")
+# Lane enumeration gives each pointer argument without a value its own 2^40-aligned window, so
+# the high bits of an address name the buffer (and different arrays never share a sector).
+BUFFER_SHIFT = 40
 _LIMIT = float(1 << 62)     # values beyond this would overflow the 64-bit lane arithmetic
 
 
@@ -55,6 +60,27 @@ class LoadedData:
         if self.kind == "linear":
             return np.floor(self.a * element.astype(np.float64) + self.b).astype(np.int64)
         return int(self.a) + scrambled(address, int(self.b) - int(self.a))
+
+
+def pointer_base(index: int) -> int:
+    """Where lane enumeration places pointer argument ``index`` when it has no value."""
+    return (index + 1) << BUFFER_SHIFT
+
+
+def declared_buffer(address: np.ndarray, params: Sequence[Any], values: Any) -> tuple[int, LoadedData] | None:
+    """The pointer argument (index) whose window all of ``address`` falls in, and the data the
+    launch (a ``LaunchValues``) declares for it; None when the addresses straddle windows, the
+    argument has a value of its own, or nothing is declared."""
+    if not len(address):
+        return None
+    high = np.unique(address >> BUFFER_SHIFT)
+    if len(high) != 1 or not 1 <= int(high[0]) <= len(params):
+        return None
+    index = int(high[0]) - 1
+    if values.argument(index, params[index].name) is not None:
+        return None
+    data = values.loaded_data(index, params[index].name)
+    return (index, data) if data is not None else None
 
 
 def scrambled(address: np.ndarray, span: int) -> np.ndarray:

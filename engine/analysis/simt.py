@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.analysis.cfg import ControlFlowGraph, Loop
+from engine.analysis.cfg import ControlFlowGraph, Loop, top_tested
 from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.lane_arith import LaneError, int64, integer_result, wrap
-from engine.analysis.loaded_data import LoadedData
+from engine.analysis.loaded_data import declared_buffer, pointer_base
 from engine.analysis.values import LaunchValues, as_type
 from engine.ptx.model import Function, Instruction, Operand
 
@@ -36,12 +36,6 @@ MAX_ROUNDS = 200_000         # block executions per warp, at most
 MAX_STEPS = 60_000           # instructions executed (each a few numpy operations), at most
 MAX_WORK = 100_000_000       # lane-instructions, at most (about 2 s of numpy at worst)
 _AXES = {"x": 0, "y": 1, "z": 2}
-# Instructions a bare loop test is made of: a header of only these that exits is a top-tested
-# loop, whose last pass runs none of the body.
-_TEST_OPCODES = {"setp", "bra", "mov", "add", "sub", "mul", "mad", "shl", "shr", "and", "or", "xor",
-                 "not", "selp", "cvt", "min", "max", "neg"}
-
-
 @dataclass(frozen=True)
 class RunTrip:
     """One loop's count from the run: the mean over the sampled warps of the passes per entry
@@ -54,13 +48,6 @@ class RunTrip:
 
 class RunStopped(Exception):
     """The run could not decide every branch it reached; the message says where and why."""
-
-
-def pointer_base(index: int) -> int:
-    """Where a pointer argument without a value sits: its own 2^40-aligned window, the same
-    placement as the memory analysis's lane enumeration, so that declared random data gives the
-    same values in both."""
-    return (index + 1) << 40
 
 
 def run_trip_counts(function: Function, cfg: ControlFlowGraph, values: LaunchValues,
@@ -115,6 +102,7 @@ class _Machine:
         self.runs = np.zeros((self.blocks_n, self.warps), dtype=np.int64)     # warp executions
         self.entries: dict[int, np.ndarray] = {lp.header_block: np.zeros(self.warps, dtype=np.int64)
                                                for lp in cfg.loops}
+        self.bodies = {lp.header_block: np.fromiter(lp.body, dtype=np.int64) for lp in cfg.loops}
         self.work = 0
         self.steps = 0
         self.why: dict[str, str] = {}       # register -> why some lane's value is unknown
@@ -142,9 +130,7 @@ class _Machine:
         block = self.cfg.blocks[index]
         self.runs[index] += warps
         if index in self.entries:
-            loop = self.cfg.loop_by_header(index)
-            assert loop is not None
-            outside = mask & ~np.isin(self.previous, list(loop.body))
+            outside = mask & ~np.isin(self.previous, self.bodies[index])
             self.entries[index] += outside.reshape(self.warps, 32).any(axis=1)
         self.previous = np.where(mask, index, self.previous)
         for instr in self.body[block.start:block.end]:
@@ -266,7 +252,7 @@ class _Machine:
         if not known.all() and address.base.name:
             self.why.setdefault(instr.dests[0], self.why.get(address.base.name, "its address is unknown"))
         where = base + address.offset
-        pointer = self._pointer(where, known)
+        pointer = declared_buffer(where[known], self.function.params, self.values)
         if pointer is None:
             raise LaneError(f"{instr.full_opcode} at line {line} reads a buffer without declared data")
         index, data = pointer
@@ -292,19 +278,6 @@ class _Machine:
             raise LaneError(f"argument {index} ({param.name}) is not an integer")
         return np.full(self.n, int64(value), dtype=np.int64), np.ones(self.n, dtype=bool)
 
-    def _pointer(self, address: np.ndarray, known: np.ndarray) -> tuple[int, LoadedData] | None:
-        if not known.any():
-            return None
-        high = np.unique(address[known] >> 40)
-        params = self.function.params
-        if len(high) != 1 or not 1 <= int(high[0]) <= len(params):
-            return None
-        index = int(high[0]) - 1
-        if self.values.argument(index, params[index].name) is not None:
-            return None
-        data = self.values.loaded_data(index, params[index].name)
-        return (index, data) if data is not None else None
-
     # ------------------------------------------------------------------ counts
     def trip(self, loop: Loop) -> RunTrip:
         header = loop.header_block
@@ -314,13 +287,3 @@ class _Machine:
             runs = np.maximum(runs - entries, 0)   # the last pass of each entry only tests
         per_entry = np.where(entries > 0, runs / np.maximum(entries, 1), 0.0)
         return RunTrip(float(per_entry.mean()), int(np.ceil(per_entry.max())) if self.warps else 0, self.warps)
-
-
-def top_tested(cfg: ControlFlowGraph, loop: Loop) -> bool:
-    """Whether the loop's header is nothing but its exit test: its last pass runs no body."""
-    header = cfg.blocks[loop.header_block]
-    body = cfg.function.instructions[header.start:header.end]
-    exits = any(s not in loop.body for s in header.successors)
-    return (exits and loop.header_block not in loop.latches
-            and all(i.opcode in _TEST_OPCODES for i in body))
-

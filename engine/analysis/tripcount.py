@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from engine.analysis import simt
-from engine.analysis.cfg import ControlFlowGraph, Loop
+from engine.analysis.cfg import ControlFlowGraph, Loop, top_tested
 from engine.analysis.defuse import DefUseGraph, reaching_definitions
 from engine.analysis.lane_arith import LaneError, int64, integer_result
 from engine.analysis.values import (
@@ -208,13 +208,13 @@ class _LoopAnalysis:
         self.exit = (k, block)
         # The pass that leaves from a header that is nothing but the loop test ran none of the
         # body (a top-tested loop); any other last pass did real work and counts.
-        top_tested = block == loop.header_block and simt.top_tested(cfg, loop)
+        is_top_tested = block == loop.header_block and top_tested(cfg, loop)
         if len(exiting) > 1:
             reason += f" (first of {len(exiting)} exits)"
         slowest = self._slowest.get(block)
-        if slowest is not None and not top_tested:
+        if slowest is not None and not is_top_tested:
             slowest += 1
-        return TripCount(k if top_tested else k + 1, "inferred", reason, expression, slowest)
+        return TripCount(k if is_top_tested else k + 1, "inferred", reason, expression, slowest)
 
     def _exit_iteration(self, exiting_block: int) -> tuple[int | None, str, str]:
         """The iteration (0-based) whose test in ``exiting_block`` leaves the loop, or None

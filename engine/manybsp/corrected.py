@@ -160,7 +160,8 @@ def level2_costs(inside: list[BlockRow], ovh: float, rows_by_index: dict[int, In
 
 
 def _latency_path(slices: list[list[BlockRow]], costs: list[Level2Costs],
-                  rows_by_index: dict[int, InstructionRow], memory_rows: set[int] = frozenset()) -> float:
+                  rows_by_index: dict[int, InstructionRow],
+                  memory_rows: set[int] | frozenset[int] = frozenset()) -> float:
     """One warp's time through a level-1 superstep's level-2 supersteps. A superstep issues once
     the one before it has issued and the loads its own rows read have arrived; its own loads then
     take Λ_j. A load no later row of the pass reads (a value the next pass uses, carried in a
@@ -235,6 +236,7 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
     rows_by_index = {r.index: r for r in rows}
     # A level-2 superstep is a run of consecutive BLOCK rows: sliced by position, not searched.
     position = {b.index: k for k, b in enumerate(block)}
+    memory_rows = set(inputs.access)
     chain = busy = bar = 0.0
     memory_pipes: dict[str, float] = {}
     global_demand = 0.0   # what a block asks of the L1/L2/DRAM path: the queue of the latency bound
@@ -243,7 +245,7 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
         slices = [block[position[s.start]:position[s.end] + 1] for s in step.children]
         costs = [level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam,
                               inputs.issue_weights) for inside, s in zip(slices, step.children, strict=True)]
-        L = _latency_path(slices, costs, rows_by_index, set(inputs.access))
+        L = _latency_path(slices, costs, rows_by_index, memory_rows)
         # The warps of a block do not wait for each other inside a level-1 superstep (it ends at
         # barriers), so each unit's busy time adds up over its level-2 supersteps and the busiest
         # unit bounds the pass: Σ_j per unit, then the max (not Σ_j of each superstep's max).

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from engine.analysis import KernelAnalysis
 from engine.analysis.cfg import Loop
 from engine.analysis.classify import TYPE_BYTES
+from engine.analysis.loaded_data import BUFFER_SHIFT, pointer_base
 from engine.analysis.values import LaunchValues, as_type
 from engine.ptx.model import Instruction, Operand
 
@@ -344,9 +345,9 @@ def base_address(atom: str) -> int:
     a distinct 2^40-aligned base each, so that different arrays never share a sector (and any
     multiple of 256 leaves sector, line and bank counts unchanged)."""
     if atom.startswith("param") and atom[5:].isdigit():
-        return (int(atom[5:]) + 1) << 40
+        return pointer_base(int(atom[5:]))
     if atom.startswith("&"):
-        return (1024 + zlib.crc32(atom.encode()) % 1024) << 40
+        return (1024 + zlib.crc32(atom.encode()) % 1024) << BUFFER_SHIFT
     return 0
 
 

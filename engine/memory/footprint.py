@@ -29,13 +29,11 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from engine.analysis.loaded_data import BUFFER_SHIFT
 from engine.memory.affine import Affine, base_address
 from engine.memory.patterns import SECTOR
 from engine.memory.report import AccessInfo
 from engine.units import MemorySpace
-
-# Distinct arrays sit 2^40 apart in lane enumeration (``affine.base_address``).
-_BUFFER_SHIFT = 40
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,7 @@ class AddressRange:
     @property
     def buffer(self) -> int | None:
         """The array the range lies in; None when it straddles two (then nothing is told)."""
-        a, b = self.low >> _BUFFER_SHIFT, self.high >> _BUFFER_SHIFT
+        a, b = self.low >> BUFFER_SHIFT, self.high >> BUFFER_SHIFT
         return a if a == b else None
 
 

@@ -91,13 +91,13 @@ def level_shares(access: AccessInfo, profile: Any, sm: SmContext) -> LevelShares
         # fit misses again.
         capacity = float(getattr(profile.device, "l2_cache_bytes", None) or 0.0) * L2_SHARED_SHARE
         kernel = access.kernel_footprint_bytes or 0.0
-        if access.method == "affine" and enabled("reuse_distance"):
-            distance = kernel * access.grid_reuse
-        elif enabled("reuse_distance") and access.buffer_footprint_bytes:
-            own = min(access.buffer_footprint_bytes, kernel)
-            distance = own + (kernel - own) * access.grid_reuse
-        else:
-            distance = kernel
+        distance = kernel
+        if enabled("reuse_distance"):
+            if access.method == "affine":
+                distance = kernel * access.grid_reuse
+            elif access.buffer_footprint_bytes:
+                own = min(access.buffer_footprint_bytes, kernel)
+                distance = own + (kernel - own) * access.grid_reuse
         kept = 1.0 if distance <= capacity else (capacity / distance if distance else 0.0)
         if sm.waves > 0:
             kept *= max(0.0, 1.0 - 1.0 / sm.waves)   # re-reads by the first wave's blocks miss too

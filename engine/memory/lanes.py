@@ -15,7 +15,7 @@ import numpy as np
 
 from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.lane_arith import COMPARE, LaneError, int64, integer_result
-from engine.analysis.loaded_data import LoadedData, scrambled
+from engine.analysis.loaded_data import LoadedData, declared_buffer, scrambled
 from engine.analysis.values import LaunchValues, as_type
 from engine.mechanisms import enabled
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, base_address, iteration_atom
@@ -203,21 +203,14 @@ class LaneEvaluator:
         return data.values(element, address)
 
     def _declared_data(self, address: np.ndarray) -> tuple[str, LoadedData] | None:
-        """The pointer argument the addresses fall in and the data the launch declares for it.
-        Lane enumeration gives each pointer argument without a value its own 2^40-aligned base
-        (:func:`base_address`), so the high bits name it."""
-        if not self.values.data or not len(address):
+        """The pointer argument the addresses fall in and the data the launch declares for it
+        (:func:`engine.analysis.loaded_data.declared_buffer`), for a pointer of this context."""
+        if not self.values.data:
             return None
-        high = np.unique(address >> 40)
-        params = self.function.params
-        if len(high) != 1 or not 1 <= int(high[0]) <= len(params):
+        found = declared_buffer(address, self.function.params, self.values)
+        if found is None or f"param{found[0]}" not in self.pointers:
             return None
-        index = int(high[0]) - 1
-        pointer = f"param{index}"
-        if pointer not in self.pointers or self.values.argument(index, params[index].name) is not None:
-            return None
-        data = self.values.loaded_data(index, params[index].name)
-        return (pointer, data) if data is not None else None
+        return f"param{found[0]}", found[1]
 
     def _after_loops(self, d: int, at: int, register: str) -> LaneEvaluator:
         """This evaluator, or one at the last iteration of the loops holding ``d`` but not ``at``."""

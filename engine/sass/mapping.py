@@ -38,6 +38,9 @@ _ONE_TO_ONE_FLOAT = frozenset({"fma", "mul", "add", "sub", "min", "max", "mad"})
 _ONE_TO_ONE_MEMORY = frozenset({"ld", "ldu", "st", "atom", "red"})
 _TYPE_BYTES = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
 _SPACES = ("global", "shared", "local", "param", "const")
+# 64-bit integer operations the 32-bit datapath does in two halves (two SASS instructions).
+_SPLIT_64 = frozenset({"add", "sub", "and", "or", "xor", "not", "neg", "shl", "shr", "selp", "setp", "min",
+                       "max"})
 
 
 def _live(listing: Sequence[SassInstruction]) -> list[SassInstruction]:
@@ -304,10 +307,6 @@ def _replication(members: list[int], home: list[list[SassInstruction]], kernel: 
         if len(copies) % width == 0:
             halves.append(len(copies) // width)
     return mode(halves) or 1
-
-
-_SPLIT_64 = frozenset({"add", "sub", "and", "or", "xor", "not", "neg", "shl", "shr", "selp", "setp", "min",
-                       "max"})
 
 
 def _halves(instr: Instruction) -> int:

@@ -41,6 +41,12 @@ MECHANISMS: dict[str, str] = {
                       "reads of the same sector fits, rather than the kernel's whole footprint (affine: "
                       "its footprint x the buffer's share of first touches; through loaded indices: the "
                       "buffer's own footprint plus that share of the rest)",
+    "atomic_footprint": "with l2_footprint: atomics to addresses spread over a buffer (a scatter-add, a "
+                        "histogram in global memory) run in L2, so DRAM sees the buffer's footprint once "
+                        "when it fits, not a sector per atomic",
+    "cas_retry": "an atomic that ptxas makes into a compare-and-swap retry loop (a float add in shared "
+                 "memory) takes one pass per lane of every warp updating the same word before it "
+                 "(without: one pass, as a native atomic)",
     "loop_carried_lanes": "a register the loop carries by arithmetic that is not affine (a wrapped index) "
                           "is evaluated lane by lane iteration after iteration (without: such addresses "
                           "have no pattern and keep the profile's cost)",

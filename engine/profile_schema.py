@@ -161,6 +161,7 @@ PIPELINE_MEMORY: dict[str, Field] = {
     "local_Lam": CYCLES,
     "atomic_same_address_cycles": RATE,     # GPU cycles per atomic on one global address (serial)
     "atomic_same_address_request_cycles": RATE,  # ... for a warp request with one active lane
+    "atomic_distinct_lane_lam": RATE,       # SM cycles per atomic lane on spread addresses, all SMs issuing
     "constant_divergent_cycles": RATE,      # SM cycles per distinct constant address of a warp request
     "source": OPT_STR,
 }

@@ -277,7 +277,7 @@ def _sass_instructions(inputs: KernelInputs, d: KernelDescription) -> tuple[floa
     for w in range(d.warps_per_block):
         path = d.path_of_warp(w)
         if path not in per_path:
-            per_path[path] = mapped.executed(d.dynamic_counts(path))
+            per_path[path] = mapped.executed(d.dynamic_counts(path), dict(d.retry_passes))
         per_block += per_path[path]
     return per_block * inputs.launch.n_blocks, ""
 

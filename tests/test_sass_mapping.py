@@ -289,3 +289,59 @@ def test_an_integer_loop_of_64_bit_halves_is_not_taken_as_unrolled(tmp_path, mon
     assert m.weights[_index(text, "k_steps", "setp.gt.u64")] == 2   # ISETP + ISETP.EX
     body = range(_index(text, "k_steps", "and.b64"), _index(text, "k_steps", "bra") + 1)
     assert sum(m.weights[i] for i in body) >= 12                    # 9 PTX instructions a pass
+
+
+# Every thread adds to one shared float `iters` times: sm_90 has no shared-memory float add, so
+# ptxas makes each atom.shared.add.f32 a loop of LDS, FADD and ATOMS.CAST.SPIN.
+SHARED_FLOAT_ADD = """
+.visible .entry k_cas(
+	.param .u64 k_cas_param_0,
+	.param .u32 k_cas_param_1
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<8>;
+	.reg .f32 	%f<6>;
+	.reg .b64 	%rd<4>;
+	.shared .align 4 .f32 total;
+
+	ld.param.u64 	%rd1, [k_cas_param_0];
+	ld.param.u32 	%r1, [k_cas_param_1];
+	cvta.to.global.u64 	%rd2, %rd1;
+	mov.u32 	%r2, %tid.x;
+	cvt.rn.f32.u32 	%f1, %r2;
+	mov.u32 	%r3, 0;
+	mov.u32 	%r4, total;
+$L__loop:
+	add.s32 	%r3, %r3, 1;
+	cvt.rn.f32.s32 	%f2, %r3;
+	mul.f32 	%f3, %f1, %f2;
+	atom.shared.add.f32 	%f4, [%r4], %f3;
+	setp.lt.s32 	%p1, %r3, %r1;
+	@%p1 bra 	$L__loop;
+	bar.sync 	0;
+	setp.ne.s32 	%p2, %r2, 0;
+	@%p2 bra 	$L__done;
+	ld.shared.f32 	%f5, [total];
+	st.global.f32 	[%rd2], %f5;
+$L__done:
+	ret;
+}
+"""
+
+
+@needs_tools
+def test_a_shared_float_atomic_is_a_retry_loop_counted_with_its_ptx_loop(tmp_path, monkeypatch) -> None:
+    text = _source(SHARED_FLOAT_ADD)
+    m = _map(text, "k_cas", tmp_path, monkeypatch)
+    atom = _index(text, "k_cas", "atom.shared")
+    # the compare-and-swap loop is a pass of the atomic, not a loop of the kernel: it neither
+    # hides the atomic (weight 0, as when the PTX loop's home was the outer SASS loop) nor sets
+    # the unrolling (LDS + ATOMS per pass are not two copies of one access: counted as such, the
+    # loop looked unrolled 8 times and each pass weighed 3)
+    assert "ATOMS.CAST.SPIN" in m.opcodes[atom] and "LDS" in m.opcodes[atom]
+    assert 4 <= m.retry_body[atom] == m.weights[atom] <= 8
+    # each further pass adds the loop's instructions to the count
+    counts = [0] * (max(m.weights) + 1)
+    counts[atom] = 1
+    assert m.executed(counts, {atom: 3.0}) - m.executed(counts) == pytest.approx(2 * m.retry_body[atom])

@@ -299,18 +299,24 @@ def _suite_v2_runs(gpu_key: str) -> dict:
     return load_measurements([ROOT / "samples" / "measured" / f"v2-{gpu_key}"])
 
 
-def _suite_v2_median(gpu_key: str, kernel: str, per_launch: Any, method: str) -> tuple[float, str]:
-    """The median over the launch configurations of suite v2's ``kernel`` (``family/kernel``) of
-    ``per_launch(ncu_cycles, launch)``, and the source line that says where it came from."""
+def _suite_v2_median(gpu_key: str, kernels: str | tuple[str, ...], per_launch: Any,
+                     method: str) -> tuple[float, str]:
+    """The median over the launch configurations of suite v2's ``kernels`` (``family/kernel``,
+    one or several) of ``per_launch(ncu_cycles, launch)``, and the source line that says where it
+    came from. ``per_launch`` gets the launch and, with several kernels, which one it is."""
     sys.path.insert(0, str(ROOT))
     from engine.launch import load_launch_file
 
-    family = kernel.split("/")[0]
-    launches = {x.name: x for x in load_launch_file(ROOT / "samples" / "v2" / f"{family}.launch.toml").launches}
-    values = [per_launch(m.median, launches[m.config]) for key, m in _suite_v2_runs(gpu_key).items()
-              if key.startswith(kernel + "/")]
+    names = (kernels,) if isinstance(kernels, str) else kernels
+    values = []
+    for kernel in names:
+        family = kernel.split("/")[0]
+        launches = {x.name: x for x in load_launch_file(ROOT / "samples" / "v2" / f"{family}.launch.toml").launches}
+        values += [per_launch(m.median, launches[m.config]) if isinstance(kernels, str)
+                   else per_launch(m.median, launches[m.config], kernel)
+                   for key, m in _suite_v2_runs(gpu_key).items() if key.startswith(kernel + "/")]
     run = (ROOT / "samples" / "measured" / f"v2-{gpu_key}").relative_to(ROOT).as_posix()
-    where = f"measured: {run} (suite v2 {kernel}, {method}, median of {len(values)} launches)"
+    where = f"measured: {run} (suite v2 {' and '.join(names)}, {method}, median of {len(values)} launches)"
     return round(statistics.median(values), 2), where
 
 
@@ -321,6 +327,28 @@ def same_address_atomic_cycles(gpu_key: str, launch_cycles: float) -> tuple[floa
         gpu_key, "atomics/atomic_same_global",
         lambda cycles, launch: (cycles - launch_cycles) / int(launch.args[2]),
         "one address for every thread; (ncu cycles - launch cost) / atomics")
+
+
+def distinct_address_atomic_cycles(gpu_key: str, launch_cycles: float, sm_count: int,
+                                   dram_lam: float) -> tuple[float, str]:
+    """SM cycles per global atomic lane on addresses spread over a buffer that fits in L2, with
+    every SM issuing them (the GPU's L2 atomic units run them): suite v2's atomic_spread_global
+    (out[idx[i]] += in[i], idx uniform over 1M slots: a 4 MB buffer) and hist_global
+    (bins[data[i] % 65536] += 1: 256 KB) measured on this GPU. Per atomic, the kernel's time
+    (ncu cycles − launch cost) × SMs / atomics, less what its coalesced loads (8 and 4 bytes per
+    atomic) take at the profile's DRAM rate ``dram_lam`` (SM cycles per 128 bytes), since the
+    simulator charges those on the same memory pipe."""
+    loaded = {"atomics/atomic_spread_global": (8, 3), "histogram/hist_global": (4, 2)}   # bytes, n's arg
+
+    def per_lane(cycles: float, launch: Any, kernel: str) -> float:
+        load_bytes, n_arg = loaded[kernel]
+        atomics = int(launch.args[n_arg])
+        return (cycles - launch_cycles) * sm_count / atomics - load_bytes * dram_lam / 128
+
+    return _suite_v2_median(
+        gpu_key, tuple(loaded), per_lane,
+        "one atomic per thread on random slots; (ncu cycles - launch cost) x SMs / atomics, less the "
+        "coalesced loads at dram_lam")
 
 
 def same_address_request_cycles(gpu_key: str, launch_cycles: float) -> tuple[float, str]:
@@ -483,6 +511,8 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w(f"l2_lam = {_fmt(v['l2_read.lam'])}")
     atomic_cycles, atomic_where = same_address_atomic_cycles(gpu.key, launch_cycles)
     request_cycles, request_where = same_address_request_cycles(gpu.key, launch_cycles)
+    distinct_cycles, distinct_where = distinct_address_atomic_cycles(gpu.key, launch_cycles, SM_COUNT,
+                                                                     v['dram_read.lam'])
     constant_cycles, constant_where = constant_divergent_cycles(gpu.key, launch_cycles, SM_COUNT)
     w(f"l2_Lam = {_fmt(v['l2.Lam'])}")
     w("# L1 hit: Λ = pointer chase in 16 KB (ld.global.ca, warm); λ per 128-byte wavefront at the rate of")
@@ -499,6 +529,8 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w(f"atomic_same_address_cycles = {_fmt(atomic_cycles)}")
     w("# ... and per warp request with a single active lane (a warp's leader adding its count)")
     w(f"atomic_same_address_request_cycles = {_fmt(request_cycles)}")
+    w("# atomics on addresses spread over an L2-resident buffer: SM cycles per atomic lane, all SMs issuing")
+    w(f"atomic_distinct_lane_lam = {_fmt(distinct_cycles)}")
     w("# constant loads: SM cycles per distinct address of a warp request (the constant cache serialises them)")
     w(f"constant_divergent_cycles = {_fmt(constant_cycles)}")
     w(f'source = "global/dram {src("dram_read.lam", "dram.Lam")}; l2 {src("l2_read.lam", "l2.Lam")}; '
@@ -506,6 +538,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
       f'local {src("ld_local.lam", "ld_local.Lam")}: '
       f'Λ an L1 hit, λ with 512 KB of local data per SM (more than L1); atomic_same_address_cycles '
       f'{atomic_where}; atomic_same_address_request_cycles {request_where}; '
+      f'atomic_distinct_lane_lam {distinct_where}; '
       f'constant_divergent_cycles {constant_where}"')
     w("")
     w("# Per-instruction rules, each measured by its own chain (Λ) and its own 64-warp stream (λ).")

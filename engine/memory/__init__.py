@@ -22,6 +22,7 @@ from engine.memory.costs import (
     kernel_memory_summary,
     memory_cost_overrides,
     n_ma_by_instruction,
+    retry_passes,
 )
 from engine.memory.footprint import AddressRange, affine_range, sampled_range, with_grid_reuse
 from engine.memory.hierarchy import SECTORS_PER_LINE
@@ -47,7 +48,7 @@ from engine.units import MemorySpace
 
 __all__ = [
     "AccessInfo", "MemoryReport", "analyze_memory", "executions_per_warp",
-    "format_affine", "kernel_memory_summary", "memory_cost_overrides", "memory_table",
+    "format_affine", "kernel_memory_summary", "memory_cost_overrides", "memory_table", "retry_passes",
     "n_ma_by_instruction", "shared_layout",
 ]
 

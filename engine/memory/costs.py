@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from typing import Any
 
 from engine.mechanisms import enabled
@@ -25,8 +26,62 @@ def n_ma_by_instruction(report: MemoryReport) -> dict[int, int]:
 
 
 
-def memory_cost_overrides(report: MemoryReport, profile: Any,
-                          sm: SmContext | None = None) -> dict[int, tuple[float, float]]:
+# A shared-memory atomic reads its word and writes it back: two wavefronts of the shared-memory
+# data path where a load takes one.
+SHARED_ATOMIC_WAVEFRONTS = 2
+
+
+def cas_retry_passes(lanes: float, contenders: int) -> tuple[float, float]:
+    """(mean, last) passes per warp of a compare-and-swap retry loop in which ``contenders`` warps,
+    ``lanes`` active lanes each, update one address together. A pass reads the word, computes the
+    new value and swaps it in if the word is unchanged: of all the swaps that follow one read,
+    only the first lane's succeeds (a warp's lanes run one after another, and the first success
+    changes the word for every other warp). So each pass of the group retires one lane; every
+    warp keeps passing until its last lane is through, and a warp leaves once it is: the k-th
+    warp to finish made ``lanes × k`` passes, ``lanes × (contenders + 1) / 2`` on average, and the
+    group ends after ``lanes × contenders`` passes."""
+    lanes = max(1.0, float(lanes))
+    contenders = max(1, int(contenders))
+    return lanes * (contenders + 1) / 2.0, lanes * contenders
+
+
+def retry_passes(report: MemoryReport, sm: SmContext, retried: Collection[int]) -> dict[int, tuple[float, float]]:
+    """(mean, last) passes per execution of each atomic that ptxas made into a retry loop
+    (``retried``: PTX instruction indices, from the SASS map). Lanes on one shared-memory address
+    contend with the block's other warps (:func:`cas_retry_passes`); on one global address, within
+    their warp only (other blocks' timing is not modelled); lanes on distinct addresses pass once."""
+    out: dict[int, tuple[float, float]] = {}
+    if not enabled("cas_retry"):
+        return out
+    for a in report.accesses:
+        if a.index not in retried or a.kind != "atomic":
+            continue
+        lanes = a.active_lanes if a.active_lanes is not None and a.mask_note is None else 32.0
+        if not a.uniform_address:
+            out[a.index] = (1.0, 1.0)
+        elif a.space is MemorySpace.SHARED:
+            out[a.index] = cas_retry_passes(lanes, max(1, round(sm.warps_per_block * a.issue_share)))
+        else:
+            out[a.index] = cas_retry_passes(lanes, 1)
+    return out
+
+
+def _retry_loop_cost(profile: Any, passes: tuple[float, float]) -> tuple[float, float]:
+    """(λ, Λ) of a retry-loop atomic: each pass keeps the shared-memory path busy for a load and
+    an atomic (one and :data:`SHARED_ATOMIC_WAVEFRONTS` wavefronts), and takes the chain load →
+    add → swap → compare; the warp goes on when the group's last pass is done (a barrier, or
+    the next update of the same word, waits for it)."""
+    shared = profile.cost_for_opcode("ld.shared.b32", Unit.LDST, space=MemorySpace.SHARED, width_bytes=4)
+    alu = profile.cost_for_opcode("add.rn.f32", Unit.ALU)
+    per_pass_lam = shared.lam * (1 + SHARED_ATOMIC_WAVEFRONTS)
+    per_pass_Lam = 2 * shared.Lam + 2 * alu.Lam
+    mean, last = passes
+    lam = mean * per_pass_lam
+    return lam, max(lam, last * per_pass_Lam)
+
+
+def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | None = None,
+                          retried: Collection[int] = ()) -> dict[int, tuple[float, float]]:
     """(λ, Λ) per analysed access for the Pipeline simulator.
 
     Global: each request's sectors are split between L1, L2 and DRAM and charged at the slowest
@@ -36,15 +91,21 @@ def memory_cost_overrides(report: MemoryReport, profile: Any,
     Atomics on one address (:attr:`AccessInfo.uniform_address`) serialise: in shared memory each
     active lane is one more wavefront; in global memory every SM's atomics queue at the one L2
     slice that owns the address (:func:`same_address_cycles` GPU cycles per warp request), so one
-    SM's warp instruction takes that × SMs of its LDST pipeline (all SMs contend alike)."""
+    SM's warp instruction takes that × SMs of its LDST pipeline (all SMs contend alike).
+
+    Atomics that ptxas made into compare-and-swap retry loops (``retried``, from the SASS map)
+    cost their passes (:func:`retry_passes`)."""
     sm = sm or SmContext()
-    out: dict[int, tuple[float, float]] = {}
+    out: dict[int, tuple[float, float]] = {
+        index: _retry_loop_cost(profile, passes) for index, passes in retry_passes(report, sm, retried).items()}
     pipeline = getattr(profile, "pipeline", None)
     serial = pipeline.memory.get("atomic_same_address_cycles") if pipeline is not None else None
     request = pipeline.memory.get("atomic_same_address_request_cycles") if pipeline is not None else None
     divergent_const = pipeline.memory.get("constant_divergent_cycles") if pipeline is not None else None
     sm_count = getattr(getattr(profile, "device", None), "sm_count", 1) or 1
     for a in report.accesses:
+        if a.index in out:
+            continue
         # Lanes that run the atomic: known from the masks, else 1 (at least one atomic per warp
         # instruction: a guard on loaded data, such as a ballot's leader, leaves it unknown).
         lanes = a.active_lanes if a.active_lanes is not None and a.mask_note is None else 1.0

@@ -30,6 +30,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engine.analysis.loaded_data import BUFFER_SHIFT
+from engine.mechanisms import enabled
 from engine.memory.affine import Affine, base_address
 from engine.memory.patterns import SECTOR
 from engine.memory.report import AccessInfo
@@ -91,8 +92,8 @@ def with_grid_reuse(accesses: list[AccessInfo], ranges: dict[int, AddressRange],
     groups: dict[tuple[int, str], list[int]] = {}
     for position, r in ranges.items():
         a = accesses[position]
-        if (a.space is not MemorySpace.GLOBAL or a.kind == "atomic" or a.dram_ratio is None
-                or a.sectors_per_request is None or r.buffer is None):
+        if (a.space is not MemorySpace.GLOBAL or a.dram_ratio is None or a.sectors_per_request is None
+                or r.buffer is None or (a.kind == "atomic" and not enabled("atomic_footprint"))):
             continue
         groups.setdefault((r.buffer, a.kind), []).append(position)
     footprint: dict[tuple[int, str], float] = {}

@@ -17,7 +17,8 @@ The cost of one warp request on its SM is the slowest of the three levels at the
 one SM when every SM streams (``[pipeline.memory]`` of the profile): the L1/LSU data path moves
 one 128-byte wavefront per ``l1_lam`` (every request passes it, hit or miss, one wavefront per
 line it touches), L2 ``l2_lam`` and DRAM ``dram_lam`` per 128 bytes, counted by 32-byte sector
-for loads and by line for stores and atomics (L2 takes a partial write a line at a time).
+for loads and by line for stores (L2 takes a partial write a line at a time); atomics on spread
+addresses take L2's atomic units ``atomic_distinct_lane_lam`` per lane (at most one per sector).
 A grid with fewer blocks than SMs shares L2 and DRAM among fewer SMs: their per-SM rates scale
 with the share of SMs busy, capped at what one SM's path takes (DRAM at the all-SM L2 rate, L2 at
 the L1 rate: an estimate, not measured). The latency is that of the slowest level a request's
@@ -64,6 +65,7 @@ class SmContext:
     # Blocks of the grid over the blocks the GPU runs at once (0: not known, taken as many).
     # Blocks of one wave that read the same data miss together; only later waves find it in L2.
     waves: float = 0.0
+    warps_per_block: int = 1             # the warps that contend for a block's shared data
 
 
 def l1_data_bytes(profile: Any, sm: SmContext) -> float:
@@ -132,7 +134,13 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
     sectors = access.sectors_per_request or 0.0
     lines = max(1.0, access.lines_per_request or 1.0)
     through_l2 = sectors * (1.0 - shares.l1) / SECTORS_PER_LINE * l2_lam_sm
-    if access.kind != "load":
+    atomic_lane_lam = memory.get("atomic_distinct_lane_lam")
+    if access.kind == "atomic" and atomic_lane_lam is not None:
+        # L2's atomic units run each lane's operation; lanes sharing a sector are at most one
+        # sector's worth apart (a measured rate per lane, all SMs issuing, so shared like L2's)
+        lanes_out = min(access.active_lanes if access.active_lanes is not None else 32.0, sectors or 32.0)
+        through_l2 = max(through_l2, lanes_out * float(atomic_lane_lam) * share)
+    elif access.kind != "load":
         # writes and atomics reach L2 a line at a time, however few of its bytes they change
         through_l2 = max(through_l2, lines * l2_lam_sm)
     return {

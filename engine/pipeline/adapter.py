@@ -151,8 +151,10 @@ def _forwarded_deps(deps: dict[int, set[int]], dropped: set[int]) -> dict[int, s
 
 
 def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
-                  weights: Mapping[int, float] | None = None
+                  weights: Mapping[int, float] | None = None, blocking: frozenset[int] = frozenset()
                   ) -> tuple[tuple[StaticInstruction, ...], tuple[str, ...]]:
+    """The static instructions. ``blocking``: instructions the warp cannot pass before they
+    complete (an atomic's retry loop: the next instruction waits for its last pass)."""
     function = analysis.function
     units: list[Unit] = []
     for cls in analysis.classifications:
@@ -164,6 +166,10 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
         deps.setdefault(edge.consumer, set()).add(edge.producer)
     weights = weights or {}
     deps = _forwarded_deps(deps, {i for i, w in weights.items() if w <= 0})
+    for i in blocking:
+        after = next((j for j in range(i + 1, len(analysis.classifications)) if weights.get(j, 1.0) > 0), None)
+        if after is not None:
+            deps.setdefault(after, set()).add(i)
     out = []
     for i, (instr, cls) in enumerate(zip(function.instructions, analysis.classifications, strict=False)):
         cost = profile.cost(instr, cls)
@@ -462,14 +468,20 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     notes: list[str] = []
     if resident is None:
         resident = _resident_blocks(analysis, profile, launch, module, notes)
-    if ov.memory_cost is None and memory is not None:
-        sm = sm_context(analysis, profile, launch, module, resident)
-        ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, memory,
-                                                                      sm))
     if sass is True:
         sass, _ = kernel_sass(module, analysis.function.name, profile)
+    retried = frozenset(sass.retry_body) if sass is not None and enabled("sass") else frozenset()
+    passes: dict[int, tuple[float, float]] = {}
+    if ov.memory_cost is None and memory is not None:
+        from engine.memory import analyze_memory, retry_passes
+
+        sm = sm_context(analysis, profile, launch, module, resident)
+        report = analyze_memory(analysis, launch, module) if memory is True else memory
+        passes = retry_passes(report, sm, retried)
+        ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, report,
+                                                                      sm, retried))
     weights = issue_weights(analysis, sass) if sass is not None and enabled("sass") else {}
-    instructions, subsystems = _instructions(analysis, profile, ov, weights)
+    instructions, subsystems = _instructions(analysis, profile, ov, weights, frozenset(passes))
     latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None
     dropped = frozenset(i for i, w in weights.items() if w <= 0)
     unroll = sass.unroll if sass is not None and enabled("sass") else None
@@ -500,7 +512,7 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         warps_per_block=warps_per_block, blocks=blocks, resident_blocks=resident, issue_limit=il,
         block_launch_overhead=block_ovh, warp_launch_overhead=warp_ovh,
         name=analysis.function.name, notes=tuple(notes), extra_slots=builder.extra_slots,
-        counted_paths=counted)
+        counted_paths=counted, retry_passes=tuple(sorted((i, p[0]) for i, p in passes.items())))
 
 
 def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any, resident: int) -> Any:
@@ -517,20 +529,22 @@ def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
     return SmContext(resident_blocks=max(1, min(resident, math.ceil(launch.n_blocks / sms))),
                      waves=launch.n_blocks / (sms * max(1, resident)),
                      shared_bytes_per_block=smem,
+                     warps_per_block=math.ceil(launch.threads_per_block / profile.device.warp_size),
                      active_sm_share=min(1.0, launch.n_blocks / sms) if enabled("grid_share") else 1.0)
 
 
 def analysed_memory_cost(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
-                         memory: Any = True, sm: Any = None) -> MemoryCost:
+                         memory: Any = True, sm: Any = None, retried: frozenset[int] = frozenset()) -> MemoryCost:
     """A ``memory_cost`` from the memory-access analysis; unanalysed accesses keep the profile's.
-    ``sm``: an ``engine.memory.hierarchy.SmContext`` (default: one block on a full GPU)."""
+    ``sm``: an ``engine.memory.hierarchy.SmContext`` (default: one block on a full GPU);
+    ``retried``: atomics the SASS makes into retry loops."""
     from engine.memory import analyze_memory, memory_cost_overrides
 
     report = analyze_memory(analysis, launch, module) if memory is True else memory
     # The analysis yields arbitrary reals; 1/8 cycle keeps exact simulated time cheap (few
     # distinct denominators) and is far below the accuracy of any of these figures.
     costs = {index: (_eighths(lam, minimum=Fraction(1, 8)), _eighths(Lam))
-             for index, (lam, Lam) in memory_cost_overrides(report, profile, sm).items()}
+             for index, (lam, Lam) in memory_cost_overrides(report, profile, sm, retried).items()}
 
     def cost(index: int, instr: Any, cls: Any, base: Any) -> tuple[float, float]:
         return costs.get(index, (base.lam, base.Lam))

@@ -173,6 +173,9 @@ class KernelDescription:
     # differ from the simulated ones: a single wave is simulated at its slowest warp's trip
     # counts (that SM sets the time) but counted at the mean over warps. None: ``paths``.
     counted_paths: tuple[tuple[PathNode, ...], ...] | None = None
+    # Atomics that ptxas made into compare-and-swap retry loops: (instruction, mean passes of the
+    # loop per execution), for counting the SASS the launch executes.
+    retry_passes: tuple[tuple[int, float], ...] = ()
 
     # ---- derived figures -------------------------------------------------------------------
     @property

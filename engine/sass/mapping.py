@@ -38,6 +38,7 @@ _ONE_TO_ONE_FLOAT = frozenset({"fma", "mul", "add", "sub", "min", "max", "mad"})
 _ONE_TO_ONE_MEMORY = frozenset({"ld", "ldu", "st", "atom", "red"})
 _TYPE_BYTES = {"8": 1, "16": 2, "32": 4, "64": 8, "128": 16}
 _SPACES = ("global", "shared", "local", "param", "const")
+_ATOMIC_SASS = frozenset({"ATOM", "ATOMS", "ATOMG"})
 # 64-bit integer operations the 32-bit datapath does in two halves (two SASS instructions).
 _SPLIT_64 = frozenset({"add", "sub", "and", "or", "xor", "not", "neg", "shl", "shr", "selp", "setp", "min",
                        "max"})
@@ -275,8 +276,11 @@ def _anchor_class(instr: Instruction) -> str | None:
     return None
 
 
-def _replication(members: list[int], home: list[list[SassInstruction]], kernel: Function) -> int:
-    """How many PTX iterations one pass of the home's SASS covers (see the module docstring)."""
+def _replication(members: list[int], home: list[list[SassInstruction]], kernel: Function,
+                 retried: frozenset[int] = frozenset()) -> int:
+    """How many PTX iterations one pass of the home's SASS covers (see the module docstring).
+    ``retried``: atomics made into retry loops, which are not one-to-one (a pass is an LDS and an
+    ATOMS)."""
     def mode(counts: list[int]) -> int | None:
         if not counts:
             return None
@@ -286,7 +290,7 @@ def _replication(members: list[int], home: list[list[SassInstruction]], kernel: 
 
     anchors = []
     for i, copies in zip(members, home, strict=True):
-        expected = _anchor_class(kernel.instructions[i])
+        expected = _anchor_class(kernel.instructions[i]) if i not in retried else None
         if expected is None:
             continue
         # Only the copies that do the work count: a move that ptxas tagged with a load's line
@@ -340,6 +344,35 @@ def _home(span: Span | None, group: list[int], copies_by_owner: dict[int, list[i
     return max(loops, key=lambda h: (depth[h], copies[h]))
 
 
+def _fold_retry_loops(code: list[SassInstruction], owners: list[int | None], inner: list[Span | None],
+                      spans: list[Span], instrs: Sequence[Instruction]
+                      ) -> tuple[list[Span | None], dict[Span, int]]:
+    """SASS loops that ptxas made of one PTX atomic (a compare-and-swap retry loop: ``atom.add.f32``
+    on shared memory is ``LDS``, ``FADD``, ``ATOMS.CAST.SPIN`` and a branch back while the swap
+    failed) are passes of that instruction, not loops of the kernel: their instructions are given
+    the innermost loop around them, so that they count with the atomic's PTX loop. Returns the
+    new innermost-loop list and each such SASS loop with its PTX instruction."""
+    folded: dict[Span, int] = {}
+    for span in spans:
+        mine = {owners[p] for p in range(span[0], span[1] + 1) if inner[p] == span and owners[p] is not None}
+        if len(mine) != 1:
+            continue
+        (i,) = mine
+        has_cas = any(code[p].base in _ATOMIC_SASS and ".CAS" in code[p].opcode for p in range(span[0], span[1] + 1))
+        if instrs[i].opcode in ("atom", "red") and "cas" not in instrs[i].modifiers and has_cas:
+            folded[span] = i
+    if not folded:
+        return inner, folded
+    out = list(inner)
+    for span in folded:
+        around = [o for o in spans if o != span and o[0] <= span[0] and span[1] <= o[1]]
+        parent = min(around, key=lambda o: o[1] - o[0]) if around else None
+        for p in range(span[0], span[1] + 1):
+            if out[p] == span:
+                out[p] = parent
+    return out, folded
+
+
 def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstruction], rewritten: Rewritten,
                arch: str, tool: str) -> SassMap:
     """The :class:`SassMap` of ``kernel`` from its SASS ``listing``."""
@@ -355,6 +388,7 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
     owners = [o if live[p] else None for p, o in enumerate(_fill(raw, blocks, inner, live))]
 
     instrs = kernel.instructions
+    inner, retry_spans = _fold_retry_loops(code, owners, inner, sass_spans, instrs)
     ptx_spans = []
     for instr in instrs:
         target = instr.branch_target
@@ -381,7 +415,7 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
     for span, group in members.items():
         home = _home(span, group, copies_by_owner, inner, depth)
         in_home = [[code[p] for p in copies_by_owner.get(i, ()) if inner[p] == home] for i in group]
-        u = _replication(group, in_home, kernel) if span is not None else 1
+        u = _replication(group, in_home, kernel, frozenset(retry_spans.values())) if span is not None else 1
         if span is not None:
             unroll[f"{span[0]}-{span[1]}"] = u
             if home is None and any(in_home):
@@ -405,6 +439,18 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
                     opcodes[j] = per_pass
     for i in range(len(instrs)):
         opcodes.setdefault(i, ())
+    # SASS instructions of one pass of each atomic's retry loop, per PTX execution: the copies of
+    # the loop that lie in the home of the atomic's PTX loop, over that loop's unrolling.
+    retry_body: dict[int, float] = {}
+    for span, i in retry_spans.items():
+        home = _home(region[i], members[region[i]], copies_by_owner, inner, depth)
+        if inner[span[0]] == home:
+            u = unroll.get(f"{region[i][0]}-{region[i][1]}", 1) if region[i] is not None else 1
+            retry_body[i] = retry_body.get(i, 0.0) + sum(1 for p in range(span[0], span[1] + 1) if live[p]) / u
+    if retry_body:
+        notes.append("atomics ptxas made into compare-and-swap retry loops (one pass counted here; the "
+                     "memory model says how many passes contention takes): "
+                     + ", ".join(str(i + 1) for i in sorted(retry_body)))
     classes = {i: tuple(sass_class(op) for op in ops) for i, ops in opcodes.items()}
     loose = [p for p, o in enumerate(owners) if o is None and live[p]]
     overhead_ops = tuple(code[p].opcode for p in loose if inner[p] is None)
@@ -423,4 +469,5 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
         opcodes=opcodes, classes=classes,
         class_weights={i: {c: round(w, 6) for c, w in cw.items()} for i, cw in class_weights.items()},
         overhead=float(len(overhead_ops)), overhead_opcodes=overhead_ops,
-        unroll=unroll, outside_steady_state=outside, static_sass=sum(live), notes=tuple(notes))
+        unroll=unroll, outside_steady_state=outside, static_sass=sum(live), notes=tuple(notes),
+        retry_body={i: round(w, 6) for i, w in retry_body.items()})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-FORMAT = 2  # bumped whenever the fields, their meaning or the mapping change: older cache files are ignored
+FORMAT = 3  # bumped whenever the fields, their meaning or the mapping change: older cache files are ignored
 
 
 @dataclass(frozen=True)
@@ -26,6 +26,8 @@ class SassMap:
     indices of its first instruction and its backward branch), how many PTX iterations one pass
     of its SASS code covers; ``outside_steady_state`` counts the static SASS instructions of loop
     bodies left out of the weights (peeled or remainder iterations, code hoisted out of a loop).
+    ``retry_body[i]``: for an atomic that ptxas made into a compare-and-swap retry loop, the SASS
+    instructions of one pass of that loop (its weight counts one pass; contention adds passes).
     """
 
     kernel: str
@@ -41,14 +43,17 @@ class SassMap:
     outside_steady_state: int = 0
     static_sass: int = 0
     notes: tuple[str, ...] = ()
+    retry_body: dict[int, float] = field(default_factory=dict)
 
-    def executed(self, counts: Any) -> float:
+    def executed(self, counts: Any, passes: dict[int, float] | None = None) -> float:
         """SASS instructions executed for per-instruction PTX execution counts (a sequence or array
         indexed by instruction index, e.g. ``KernelDescription.dynamic_counts(path)``), overhead
-        included."""
+        included. ``passes``: mean passes of each retry loop (``retry_body``) per execution."""
         total = self.overhead
+        passes = passes or {}
         for i, n in enumerate(counts):
-            total += float(n) * self.weights.get(i, 1.0)
+            extra = (passes.get(i, 1.0) - 1.0) * self.retry_body.get(i, 0.0)
+            total += float(n) * (self.weights.get(i, 1.0) + extra)
         return total
 
     def to_json(self) -> dict[str, Any]:
@@ -61,6 +66,7 @@ class SassMap:
             "overhead": self.overhead, "overhead_opcodes": list(self.overhead_opcodes),
             "unroll": self.unroll, "outside_steady_state": self.outside_steady_state,
             "static_sass": self.static_sass, "notes": list(self.notes),
+            "retry_body": {str(k): v for k, v in self.retry_body.items()},
         }
 
     @classmethod
@@ -81,6 +87,7 @@ class SassMap:
             outside_steady_state=int(data["outside_steady_state"]),
             static_sass=int(data["static_sass"]),
             notes=tuple(str(x) for x in data["notes"]),
+            retry_body={int(k): float(v) for k, v in data["retry_body"].items()},
         )
 
 

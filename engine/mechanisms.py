@@ -29,6 +29,8 @@ MECHANISMS: dict[str, str] = {
                               "constant-cache access per distinct address of the warp",
     "sass": "instructions ptxas folds away are not issued and merged ones (four loads in one LDS.128, an "
             "unrolled loop's branch) cost their share of λ, from the SASS ptxas makes of the kernel",
+    "sass_order": "with schedule and sass: instructions free to issue go in the order ptxas put them in "
+                  "the SASS (where it made SASS of them) rather than longest latency path first",
     "atomic_serialisation": "atomics to one address serialise (per lane in shared memory, across the GPU "
                             "in global memory)",
     "renamed_copies": "the copies of a loop body that ptxas unrolled have registers of their own, so a "

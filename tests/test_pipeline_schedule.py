@@ -119,3 +119,43 @@ def test_scheduled_path_hides_latency_that_the_written_order_exposes() -> None:
     # three dependent load latencies (different lines: no cache hits) against about one
     assert t_scheduled < 0.6 * t_written
     assert simulate(written, trace=False).instructions_issued == simulate(scheduled, trace=False).instructions_issued
+
+
+def test_ptxas_order_is_the_priority_among_instructions_free_to_go() -> None:
+    module = parse_ptx(UNROLLED_SUM)
+    function = module.functions[0]
+    analysis = analyze_kernel(function, None, module)
+    texts = [" ".join(i.text.split()) for i in function.instructions]
+    n = len(texts)
+    latencies = [500.0 if "ld.global" in t else 4.0 for t in texts]
+    # ptxas put each load just before its add (SASS positions); the mov it folded has none
+    where = {k: float(k) for k in range(n) if not texts[k].startswith("mov")}
+    sass = [where.get(k) for k in range(n)]
+    order = block_issue_order(function.instructions, analysis.classifications, latencies, 0, n, sass)
+    assert list(order) == list(range(n))                  # the written order, as ptxas kept it
+    # positions that put the last load first move it ahead of the others, and no further: every
+    # ordering the program needs still holds (the store stays after the adds)
+    last_load = max(k for k in range(n) if texts[k].startswith("ld.global"))
+    sass[last_load] = -1.0
+    order = block_issue_order(function.instructions, analysis.classifications, latencies, 0, n, sass)
+    position = {index: p for p, index in enumerate(order)}
+    assert position[last_load] < min(position[k] for k in range(n) if texts[k].startswith("ld.global")
+                                     and k != last_load)
+    store = next(k for k in range(n) if texts[k].startswith("st.global"))
+    assert all(position[k] < position[store] for k in range(n) if texts[k].startswith("add.f32"))
+
+
+def test_unrolled_copies_take_the_sass_position_of_their_own_copy() -> None:
+    from engine.pipeline.adapter import _PathBuilder
+
+    builder = _PathBuilder.__new__(_PathBuilder)
+    # PTX instructions unrolled 4 times: the first has one SASS copy per PTX iteration, the
+    # second two SASS instructions in its second copy, the third none in its last copy
+    builder.sass_positions = {1: (10, 20, 30, 40), 2: (11, 21, 22, 31, 41), 3: (12, 22, 32)}
+    copies = [(c, i) for c in range(4) for i in (1, 2, 3)]
+    order = builder._sass_order(copies)
+    assert order[0::3] == [10, 20, 30, 40]
+    assert order[1::3] == [11, 21, 31, 41]
+    assert order[2::3] == [12, 22, 32, 42]                # copy 3 at its copy's place + offset 2
+    builder.sass_positions = {}
+    assert builder._sass_order(copies) is None

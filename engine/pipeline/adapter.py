@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from engine.analysis import KernelAnalysis, LaunchValues, UniformEvaluator, analyze_kernel
 from engine.errors import ModelError, SimulationError, WarplineError
 from engine.mechanisms import enabled
@@ -215,8 +217,11 @@ class _PathBuilder:
     def __init__(self, analysis: KernelAnalysis, launch: Any, ov: PipelineOverrides,
                  latencies: list[float] | None = None, dropped: frozenset[int] = frozenset(),
                  unroll: Mapping[str, int] | None = None,
-                 deps: Sequence[tuple[int, ...]] | None = None, sm_count: int | None = None) -> None:
+                 deps: Sequence[tuple[int, ...]] | None = None, sm_count: int | None = None,
+                 sass_positions: Mapping[int, tuple[int, ...]] | None = None) -> None:
         self.a = analysis
+        # where ptxas put each instruction's copies in its SASS: the order blocks issue in
+        self.sass_positions = sass_positions
         # At most one block per SM: per-thread trip counts take their slowest warp's, not the mean.
         self.single_wave = 0 < launch.n_blocks <= (sm_count or 0)
         self.used_slowest = False
@@ -301,7 +306,39 @@ class _PathBuilder:
         if self.latencies is None:
             return tuple(range(start, end))
         return block_issue_order(self.a.function.instructions, self.a.classifications, self.latencies,
-                                 start, end)
+                                 start, end, self._sass_order([(0, i) for i in range(start, end)]))
+
+    def _sass_order(self, copies: Sequence[tuple[int, int]]) -> list[float | None] | None:
+        """SASS positions of (unrolled copy, instruction) pairs; None without a SASS map.
+
+        Where ptxas unrolled a loop u times, most instructions have u copies in its SASS, one per
+        PTX iteration a pass covers, and the c-th in address order is copy c's. Others have more
+        (an operation split in two) or fewer (a copy folded into another): each of their copies
+        goes to the copy whose typical position (the median over the instructions with exactly u)
+        is nearest, and a copy without one sits at that typical position plus the instruction's
+        usual offset from it."""
+        if not self.sass_positions:
+            return None
+        u = 1 + max((c for c, _ in copies), default=0)
+        found = {i: self.sass_positions.get(i, ()) for _, i in copies}
+        exact = [where for where in found.values() if len(where) == u]
+        if u > 1 and not exact:
+            return None
+        centre = [float(np.median([where[c] for where in exact])) for c in range(u)] if u > 1 else [0.0]
+        placed: dict[int, list[float | None]] = {}
+        for i, where in found.items():
+            if not where:
+                placed[i] = [None] * u
+            elif len(where) == u or u == 1:
+                placed[i] = [float(x) for x in where[:u]]
+            else:
+                mine: dict[int, float] = {}
+                for x in where:
+                    c = min(range(u), key=lambda c: abs(x - centre[c]))
+                    mine.setdefault(c, float(x))
+                offset = float(np.median([x - centre[c] for c, x in mine.items()]))
+                placed[i] = [mine.get(c, centre[c] + offset) for c in range(u)]
+        return [placed[i][c] for c, i in copies]
 
     def _loop(self, loop: Any) -> list[PathNode]:
         """Loop node(s) for ``loop``. One data-dependent branch in the body (taken with
@@ -340,7 +377,7 @@ class _PathBuilder:
         renamed = self._rename(one, copies, u) if self.deps is not None and enabled("renamed_copies") else None
         sequence = [i for _, i in copies]
         positions = issue_positions(self.a.function.instructions, self.a.classifications, self.latencies,
-                                    sequence, renamed)
+                                    sequence, renamed, self._sass_order(copies))
         run = Run(tuple(sequence[k] for k in positions),
                   None if renamed is None else tuple(renamed[k] for k in positions))
         nodes: list[PathNode] = [Loop((run,), count // u)]
@@ -485,8 +522,9 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None
     dropped = frozenset(i for i, w in weights.items() if w <= 0)
     unroll = sass.unroll if sass is not None and enabled("sass") else None
+    order = sass.positions if sass is not None and enabled("sass") and enabled("sass_order") else None
     builder = _PathBuilder(analysis, launch, ov, latencies, dropped, unroll, [x.deps for x in instructions],
-                           device.sm_count)
+                           device.sm_count, order)
     path = builder.build()
     counted = None
     if builder.used_slowest:

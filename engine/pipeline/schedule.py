@@ -47,21 +47,27 @@ def _is_read_only_load(instr: Any, cls: Any) -> bool:
 
 
 def block_issue_order(instructions: Sequence[Any], classifications: Sequence[Any],
-                      latencies: Sequence[float], start: int, end: int) -> tuple[int, ...]:
+                      latencies: Sequence[float], start: int, end: int,
+                      sass: Sequence[float | None] | None = None) -> tuple[int, ...]:
     """The instruction indices ``start..end-1`` in the order a latency-driven scheduler issues
-    them. ``latencies`` are the Λ of every instruction of the kernel (indexed like it)."""
-    positions = issue_positions(instructions, classifications, latencies, tuple(range(start, end)))
+    them. ``latencies`` are the Λ of every instruction of the kernel (indexed like it); ``sass``:
+    see :func:`issue_positions`."""
+    positions = issue_positions(instructions, classifications, latencies, tuple(range(start, end)), sass=sass)
     return tuple(start + k for k in positions)
 
 
 def issue_positions(instructions: Sequence[Any], classifications: Sequence[Any],
                     latencies: Sequence[float], sequence: Sequence[int],
-                    renamed: Sequence[tuple[int, tuple[int, ...]]] | None = None) -> tuple[int, ...]:
+                    renamed: Sequence[tuple[int, tuple[int, ...]]] | None = None,
+                    sass: Sequence[float | None] | None = None) -> tuple[int, ...]:
     """The positions of ``sequence`` in the order a latency-driven scheduler issues them (an
     index may repeat: the copies of a loop body that ptxas unrolled, scheduled as one block).
     ``renamed`` (per position: the completion slot it writes, the slots it reads) replaces the
     register orderings by orderings of those slots, as for copies that ptxas gave registers of
-    their own."""
+    their own. ``sass`` (per position: where ptxas put the instruction in its SASS, None where
+    it made none) makes ptxas's own order the priority instead of the latency path: among the
+    instructions free to go, the one ptxas issues first goes first, and an instruction without
+    SASS goes right after the one written before it."""
     n = len(sequence)
     if n <= 2:
         return tuple(range(n))
@@ -122,8 +128,15 @@ def issue_positions(instructions: Sequence[Any], classifications: Sequence[Any],
     for k in range(n - 1, -1, -1):
         below = max((height[s] for s in succs[k]), default=0.0)
         height[k] = float(latencies[sequence[k]]) + below
+    if sass is not None and any(x is not None for x in sass):
+        priority, known = [], -1.0
+        for k in range(n):
+            known = float(sass[k]) if sass[k] is not None else known
+            priority.append(known)
+    else:
+        priority = [-h for h in height]
     waiting = [len(p) for p in preds]
-    ready = [(-height[k], k) for k in range(n) if waiting[k] == 0]
+    ready = [(priority[k], k) for k in range(n) if waiting[k] == 0]
     heapq.heapify(ready)
     order: list[int] = []
     while ready:
@@ -132,7 +145,7 @@ def issue_positions(instructions: Sequence[Any], classifications: Sequence[Any],
         for s in succs[k]:
             waiting[s] -= 1
             if waiting[s] == 0:
-                heapq.heappush(ready, (-height[s], s))
+                heapq.heappush(ready, (priority[s], s))
     if len(order) != n:   # cannot happen (edges only point forward); keep the written order
         return tuple(range(n))
     return tuple(order)

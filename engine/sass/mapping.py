@@ -410,6 +410,7 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
     class_weights: dict[int, dict[str, float]] = {i: {} for i in range(len(instrs))}
     opcodes: dict[int, tuple[str, ...]] = {}
     unroll: dict[str, int] = {}
+    positions: dict[int, tuple[int, ...]] = {}
     outside = 0
     notes: list[str] = []
     for span, group in members.items():
@@ -432,6 +433,8 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
                 for j in spread:
                     weights[j] += share / u
                     class_weights[j][cls] = class_weights[j].get(cls, 0.0) + share / u
+            if mine:
+                positions[i] = tuple(sorted(mine))
             seen = Counter(code[p].opcode for p in mine)
             per_pass = tuple(op for op in seen for _ in range(max(1, round(seen[op] / u))))
             if mine:     # a merged access without SASS of its own keeps its partner's opcodes
@@ -470,4 +473,4 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
         class_weights={i: {c: round(w, 6) for c, w in cw.items()} for i, cw in class_weights.items()},
         overhead=float(len(overhead_ops)), overhead_opcodes=overhead_ops,
         unroll=unroll, outside_steady_state=outside, static_sass=sum(live), notes=tuple(notes),
-        retry_body={i: round(w, 6) for i, w in retry_body.items()})
+        retry_body={i: round(w, 6) for i, w in retry_body.items()}, positions=positions)

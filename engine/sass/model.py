@@ -28,6 +28,8 @@ class SassMap:
     bodies left out of the weights (peeled or remainder iterations, code hoisted out of a loop).
     ``retry_body[i]``: for an atomic that ptxas made into a compare-and-swap retry loop, the SASS
     instructions of one pass of that loop (its weight counts one pass; contention adds passes).
+    ``positions[i]``: where in the SASS listing the copies of ``i`` that make its weight lie (one
+    per unrolled copy, in address order): the order ptxas issues them in.
     """
 
     kernel: str
@@ -44,6 +46,7 @@ class SassMap:
     static_sass: int = 0
     notes: tuple[str, ...] = ()
     retry_body: dict[int, float] = field(default_factory=dict)
+    positions: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     def executed(self, counts: Any, passes: dict[int, float] | None = None) -> float:
         """SASS instructions executed for per-instruction PTX execution counts (a sequence or array
@@ -67,6 +70,7 @@ class SassMap:
             "unroll": self.unroll, "outside_steady_state": self.outside_steady_state,
             "static_sass": self.static_sass, "notes": list(self.notes),
             "retry_body": {str(k): v for k, v in self.retry_body.items()},
+            "positions": {str(k): list(v) for k, v in self.positions.items()},
         }
 
     @classmethod
@@ -88,6 +92,7 @@ class SassMap:
             static_sass=int(data["static_sass"]),
             notes=tuple(str(x) for x in data["notes"]),
             retry_body={int(k): float(v) for k, v in data["retry_body"].items()},
+            positions={int(k): tuple(int(x) for x in v) for k, v in data["positions"].items()},
         )
 
 

@@ -1,5 +1,5 @@
-"""What each modelling mechanism contributes: suite v2 (and v1) simulator MAPE with everything on,
-then with one mechanism switched off at a time, on the H100 and the H200.
+"""What each modelling mechanism contributes: suite v2 (and v1) simulator and Many-BSP* MAPE with
+everything on, then with one mechanism switched off at a time, on the H100 and the H200.
 
     .venv/bin/python bench/ablation.py [--out bench/results/ablation.json] [--gpus h100 h200]
 
@@ -23,17 +23,21 @@ from engine.mechanisms import MECHANISMS, enabled, without  # noqa: E402
 from engine.validation import run_validation  # noqa: E402
 
 MODEL = "pipeline"
+STAR = "manybsp_star"
 
 
 def measure(profile: str, suite: str, removed: str | None) -> dict[str, float | None]:
     with without([removed] if removed else []):
         result = run_validation(profile, suite=suite)
-        within = result.instructions_within(10.0)
+        within = result.sass_instructions_within(10.0)
     return {
         "all": result.mape(MODEL),
         "tuning": result.mape(MODEL, result.part(False)) if suite == "v2" else None,
         "held_out": result.mape(MODEL, result.part(True)) if suite == "v2" else None,
-        "instructions_within_10pct": within[0], "launches": within[1],
+        "manybsp_star": result.mape(STAR),
+        "manybsp_star_tuning": result.mape(STAR, result.part(False)) if suite == "v2" else None,
+        "manybsp_star_held_out": result.mape(STAR, result.part(True)) if suite == "v2" else None,
+        "sass_instructions_within_10pct": within[0], "launches": within[1],
     }
 
 
@@ -42,19 +46,21 @@ def markdown(figures: dict[str, dict[str, dict[str, float | None]]]) -> str:
     keys = list(figures)
     removed = list(dict.fromkeys(r for key in keys for r in figures[key]))
 
-    def cell(key: str, r: str) -> str:
+    def cell(key: str, r: str, model: str) -> str:
         row = figures[key].get(r)
-        if row is None or row["all"] is None:
+        names = ("all", "tuning", "held_out") if model == MODEL else (STAR, f"{STAR}_tuning", f"{STAR}_held_out")
+        if row is None or row.get(names[0]) is None:
             return "—"
-        text = f"{row['all']:.1f} %"
-        if row.get("tuning") is not None:
-            text += f" ({row['tuning']:.1f} / {row['held_out']:.1f})"
+        text = f"{row[names[0]]:.1f} %"
+        if row.get(names[1]) is not None:
+            text += f" ({row[names[1]]:.1f} / {row[names[2]]:.1f})"
         return text
 
-    lines = ["| mechanism removed | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
+    head = [f"simulator {k}" for k in keys] + [f"Many-BSP* {k}" for k in keys]
+    lines = ["| mechanism removed | " + " | ".join(head) + " |", "|---|" + "---:|" * len(head)]
     for r in removed:
-        lines.append(f"| {'none (full model)' if r == 'none' else r} | "
-                     + " | ".join(cell(k, r) for k in keys) + " |")
+        cells = [cell(k, r, MODEL) for k in keys] + [cell(k, r, STAR) for k in keys]
+        lines.append(f"| {'none (full model)' if r == 'none' else r} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -70,8 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     for gpu, suite in runs:
         key = f"{suite}-{gpu}"
         figures[key] = {}
-        print(f"\nsuite {suite} on {gpu}: simulator MAPE % (one mechanism removed at a time)")
-        print(f"{'mechanism removed':<24}{'all':>8}{'tuning':>9}{'held out':>10}{'instr ±10%':>12}")
+        print(f"\nsuite {suite} on {gpu}: simulator and Many-BSP* MAPE % (one mechanism removed at a time)")
+        print(f"{'mechanism removed':<24}{'all':>8}{'tuning':>9}{'held out':>10}{'SASS ±10%':>12}"
+              f"{'M-BSP* all':>12}{'tuning':>9}{'held out':>10}")
         for removed in [None, *ns.mechanisms]:
             start = time.perf_counter()
             row = measure(gpu, suite, removed)
@@ -81,8 +88,9 @@ def main(argv: list[str] | None = None) -> int:
                 return f"{x:.1f}" if x is not None else "-"
 
             print(f"{removed or '(none: full model)':<24}{pct(row['all']):>8}{pct(row['tuning']):>9}"
-                  f"{pct(row['held_out']):>10}{row['instructions_within_10pct']:>7}/{row['launches']:<4}"
-                  f"  [{time.perf_counter() - start:.0f} s]", flush=True)
+                  f"{pct(row['held_out']):>10}{row['sass_instructions_within_10pct']:>7}/{row['launches']:<4}"
+                  f"{pct(row['manybsp_star']):>12}{pct(row['manybsp_star_tuning']):>9}"
+                  f"{pct(row['manybsp_star_held_out']):>10}  [{time.perf_counter() - start:.0f} s]", flush=True)
     write_text_atomic(ns.out, json.dumps(figures, indent=1) + "\n")
     print(f"\nwrote {ns.out}\n")
     print(markdown(figures))

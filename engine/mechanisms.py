@@ -31,6 +31,9 @@ MECHANISMS: dict[str, str] = {
             "unrolled loop's branch) cost their share of λ, from the SASS ptxas makes of the kernel",
     "sass_order": "with schedule and sass: instructions free to issue go in the order ptxas put them in "
                   "the SASS (where it made SASS of them) rather than longest latency path first",
+    "manybsp_dataflow": "Many-BSP*: one warp's path goes through its rows' dependences, each row once the "
+                        "rows before it have issued and its operands are there (ptxas hoists loads to "
+                        "where their addresses are known), not through 000's superstep order",
     "atomic_serialisation": "atomics to one address serialise (per lane in shared memory, across the GPU "
                             "in global memory)",
     "renamed_copies": "the copies of a loop body that ptxas unrolled have registers of their own, so a "

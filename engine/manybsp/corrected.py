@@ -32,12 +32,14 @@ min{μ, (1+ρ)/2}; μ* is the figure that division stands for). Every intermedia
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from engine.errors import ModelError
 from engine.manybsp.equations import Prediction, Quantity
 from engine.manybsp.rows import BlockRow, InstructionRow, ManyBspParams
 from engine.manybsp.supersteps import Level1Superstep
+from engine.mechanisms import enabled
 
 
 @dataclass(frozen=True)
@@ -161,12 +163,23 @@ def level2_costs(inside: list[BlockRow], ovh: float, rows_by_index: dict[int, In
 
 def _latency_path(slices: list[list[BlockRow]], costs: list[Level2Costs],
                   rows_by_index: dict[int, InstructionRow],
-                  memory_rows: set[int] | frozenset[int] = frozenset()) -> float:
+                  memory_rows: set[int] | frozenset[int] = frozenset(), hoist: bool = False,
+                  w: int = 1) -> float:
     """One warp's time through a level-1 superstep's level-2 supersteps. A superstep issues once
     the one before it has issued and the loads its own rows read have arrived; its own loads then
     take Λ_j. A load no later row of the pass reads (a value the next pass uses, carried in a
     register) overlaps with what follows instead of adding its latency. ``memory_rows``: rows
-    with a memory cost besides the global accesses (shared, constant)."""
+    with a memory cost besides the global accesses (shared, constant).
+
+    ``hoist``: the rows' own dependences instead (:func:`_dataflow_path`; ``w``: the scheduler's
+    warps, whose busy cycles the supersteps' costs count)."""
+
+    def is_load(index: int) -> bool:
+        row = rows_by_index.get(index)
+        return index in memory_rows or (row is not None and row.is_global_access)
+
+    if hoist:
+        return _dataflow_path(slices, costs, rows_by_index, is_load, w)
     owner = {b.index: j for j, inside in enumerate(slices) for b in inside}
     issued = finish = 0.0
     arrived: list[float] = []
@@ -176,13 +189,36 @@ def _latency_path(slices: list[list[BlockRow]], costs: list[Level2Costs],
             row = rows_by_index.get(b.index)
             for p in row.producers if row is not None else ():
                 k = owner.get(p)
-                producer = rows_by_index.get(p)
-                loads = p in memory_rows or (producer is not None and producer.is_global_access)
-                if k is not None and k < j and loads:
+                if k is not None and k < j and is_load(p):
                     start = max(start, arrived[k])
         issued = start + c.one_warp + c.ovh
         arrived.append(issued + c.mem_lat)
         finish = max(finish, arrived[-1])
+    return finish
+
+
+def _dataflow_path(slices: list[list[BlockRow]], costs: list[Level2Costs],
+                   rows_by_index: dict[int, InstructionRow], is_load: Callable[[int], bool], w: int) -> float:
+    """One warp's path as ptxas's schedule lets it run: each row goes once the warp has issued
+    the rows before it (its superstep's issue cycles for one warp, spread over its rows, and the
+    superstep's overhead) and once the rows it reads have their results (a load's Λ_j after it
+    went, an arithmetic row's FU latency). The PTX order puts the load of a stencil's next
+    neighbour behind the add that waits for the previous one; ptxas moves every load up to where
+    its address is known, and the latencies of loads that need nothing from each other overlap.
+    The latest result is the path."""
+    clock = finish = 0.0
+    ready: dict[int, float] = {}
+    for inside, c in zip(slices, costs, strict=True):
+        issue = (max(c.busy.values(), default=0.0) / max(1, w) + c.ovh) / max(1, len(inside))
+        for b in inside:
+            row = rows_by_index.get(b.index)
+            clock += issue
+            t = clock
+            for p in row.producers if row is not None else ():
+                t = max(t, ready.get(p, 0.0))
+            own = max((cell.latency for cell in b.fu.values()), default=0.0)
+            ready[b.index] = t + own + (c.mem_lat if is_load(b.index) else 0.0)
+            finish = max(finish, ready[b.index], clock)
     return finish
 
 
@@ -245,7 +281,7 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
         slices = [block[position[s.start]:position[s.end] + 1] for s in step.children]
         costs = [level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam,
                               inputs.issue_weights) for inside, s in zip(slices, step.children, strict=True)]
-        L = _latency_path(slices, costs, rows_by_index, memory_rows)
+        L = _latency_path(slices, costs, rows_by_index, memory_rows, hoist=enabled("manybsp_dataflow"), w=w)
         # The warps of a block do not wait for each other inside a level-1 superstep (it ends at
         # barriers), so each unit's busy time adds up over its level-2 supersteps and the busiest
         # unit bounds the pass: Σ_j per unit, then the max (not Σ_j of each superstep's max).

@@ -83,3 +83,13 @@ def test_a_small_gathered_buffer_stays_in_l2_while_a_large_stream_passes() -> No
     # a gathered buffer larger than L2 misses whatever streams beside it
     big = dataclasses.replace(gather, buffer_footprint_bytes=100 * mb)
     assert level_shares(big, profile, SmContext()).dram > 0.4
+
+
+def test_a_halo_read_before_the_first_element_stays_in_its_buffer() -> None:
+    # in[i - nx] of a stencil at row 0 would lie before the buffer; the kernel's guard keeps it
+    # out, so the range starts at the buffer (else it straddled two buffers and was left out,
+    # every halo read counted as a DRAM access)
+    form = Affine(-16384, (("param0", 1), ("tid.x", 4), ("ctaid.y", 16384)))
+    r = affine_range(form, {"tid.x": 32, "ctaid.y": 512}, 4)
+    assert r is not None and r.low == base_address("param0") and r.buffer == 1
+    assert r.high == base_address("param0") - 16384 + 4 * 31 + 16384 * 511 + 3

@@ -59,6 +59,7 @@ def affine_range(form: Affine, ranges: dict[str, int | None], width: int) -> Add
     (``affine.base_address``). None when an atom is neither."""
     low = high = form.const
     elements = 1
+    floor = None   # the buffer's start: no valid address lies below it (a halo's x - 1 at x = 0 is guarded)
     for atom, coeff in form.terms:
         n = ranges.get(atom)
         if n is not None:
@@ -72,6 +73,10 @@ def affine_range(form: Affine, ranges: dict[str, int | None], width: int) -> Add
             return None
         low += coeff * base
         high += coeff * base
+        if coeff == 1:
+            floor = base if floor is None else max(floor, base)
+    if floor is not None and floor <= high:
+        low = max(low, floor)
     return AddressRange(low, high + width - 1, elements)
 
 

@@ -34,6 +34,9 @@ MECHANISMS: dict[str, str] = {
     "manybsp_dataflow": "Many-BSP*: one warp's path goes through its rows' dependences, each row once the "
                         "rows before it have issued and its operands are there (ptxas hoists loads to "
                         "where their addresses are known), not through 000's superstep order",
+    "partial_sector_fill": "with l2_footprint: stores that leave sectors partly written (every other float) "
+                           "and that no other store of the kernel completes make L2 read each such "
+                           "sector from DRAM before writing it back",
     "atomic_serialisation": "atomics to one address serialise (per lane in shared memory, across the GPU "
                             "in global memory)",
     "renamed_copies": "the copies of a loop body that ptxas unrolled have registers of their own, so a "

@@ -103,6 +103,7 @@ def with_grid_reuse(accesses: list[AccessInfo], ranges: dict[int, AddressRange],
         groups.setdefault((r.buffer, a.kind), []).append(position)
     footprint: dict[tuple[int, str], float] = {}
     reuse: dict[int, float] = {}
+    fill: dict[int, float] = {}
     for key, members in groups.items():
         requested = {p: requests(accesses[p].index) * (accesses[p].sectors_per_request or 0.0) * SECTOR
                      for p in members}
@@ -112,6 +113,19 @@ def with_grid_reuse(accesses: list[AccessInfo], ranges: dict[int, AddressRange],
             share = min(1.0, footprint[key] / compulsory)
             for p in members:
                 reuse[p] = share
+        if key[1] == "store" and footprint[key] > 0 and enabled("partial_sector_fill") \
+                and (key[0], "load") not in groups:
+            # Bytes the stores write against the sectors they touch: short of them, some sectors
+            # stay partly written, and L2 reads those from DRAM before writing them back, unless
+            # the kernel reads the buffer itself (an AoS update leaves two fields unwritten, but
+            # its loads brought the sectors into L2).
+            written = sum(requests(accesses[p].index) * accesses[p].issue_share
+                          * (accesses[p].active_lanes if accesses[p].active_lanes is not None else 32.0)
+                          * accesses[p].width_bytes for p in members)
+            if written < 0.99 * footprint[key]:
+                for p in members:
+                    if (accesses[p].efficiency or 1.0) < 0.99:
+                        fill[p] = 1.0
     # A buffer both read and written occupies L2 once.
     per_buffer: dict[int, float] = {}
     for (buffer, _kind), size in footprint.items():
@@ -123,6 +137,8 @@ def with_grid_reuse(accesses: list[AccessInfo], ranges: dict[int, AddressRange],
             out[p] = replace(out[p], buffer_footprint_bytes=footprint[key])
     for p, share in reuse.items():
         out[p] = replace(out[p], grid_reuse=share, kernel_footprint_bytes=total)
+    for p, share in fill.items():
+        out[p] = replace(out[p], fill_share=share)
     return out
 
 

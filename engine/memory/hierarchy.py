@@ -155,8 +155,11 @@ def dram_fetch_factor(access: AccessInfo) -> float:
     wants one sector of a line fetches two (a random gather moves twice its bytes); requests of
     two or more sectors per line fetch what they ask for, and so does a walk whose block goes on
     to read the neighbouring sector (the second half of the fetch is then an L2 hit). Stores
-    write what they change."""
+    write the sectors they change, and first read those they leave partly unwritten
+    (``fill_share``)."""
     sectors = access.sectors_per_request or 0.0
+    if access.kind == "store":
+        return 1.0 + access.fill_share      # a partly written sector is read before it is written
     if access.kind != "load" or sectors <= 0 or not enabled("dram_fetch_64b"):
         return 1.0
     if access.block_miss is not None and access.block_miss < ISOLATED_MISS:

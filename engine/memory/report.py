@@ -64,6 +64,9 @@ class AccessInfo:
     grid_reuse: float | None = None
     kernel_footprint_bytes: float | None = None
     buffer_footprint_bytes: float | None = None   # the bytes of this access's own buffer the kernel reads
+    # Stores: the share of their DRAM sectors that L2 must read before writing them back: sectors
+    # only partly written (every other float) that no other store of the kernel completes.
+    fill_share: float = 0.0
 
 
 @dataclass

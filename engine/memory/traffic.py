@@ -100,7 +100,9 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         if a.kind == "load":
             dram_read += moved
         else:
-            dram_write += moved
+            filled = sector_bytes * shares.dram * a.fill_share
+            dram_read += filled
+            dram_write += moved - filled
         times = level_times(a, shares, profile, sm, fallback)
         for level, cycles in times.items():
             busy[level] += cycles * requests / max(sms, 1)

@@ -208,3 +208,16 @@ def test_loads_that_need_nothing_from_each_other_overlap_as_ptxas_hoists_them():
     # a load whose address comes from an earlier load (a gather through an index) still waits
     chained = {**rows, 3: row(3, (1,), load=True)}
     assert _latency_path(slices, costs, chained, hoist=True) >= 2 * 500
+
+
+def test_sass_expansions_add_issue_and_fu_cycles_to_their_rows():
+    from engine.manybsp.corrected import _busy_cycles
+
+    rows = [BlockRow(1, "shr.u64", 2, {1: FuCell(4, 1)}, 1, 0, 0, 1, 0, 0, 0),
+            BlockRow(2, "add.f32", 2, {1: FuCell(4, 1)}, 1, 0, 0, 1, 0, 0, 0)]
+    plain, _, _ = _busy_cycles(rows)
+    # the 64-bit shift is two SASS instructions (adapter.issue_scales: a class-default cost)
+    doubled, _, _ = _busy_cycles(rows, {1: 2.0})
+    assert doubled[0] == pytest.approx(plain[0] + 2) and doubled[1] > plain[1]
+    folded, _, counted = _busy_cycles(rows, {1: 0.0})
+    assert folded[0] == pytest.approx(plain[0] - 2) and counted == 1

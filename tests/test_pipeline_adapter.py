@@ -209,6 +209,11 @@ def test_sass_expansions_scale_class_default_costs_only() -> None:
     assert weighted[shr].lam == 2 * plain[shr].lam
     # sin.approx's λ was measured on the PTX instruction, its FMUL + MUFU.SIN included
     assert weighted[sin].lam == plain[sin].lam
+    # Many-BSP* takes the same factors for its rows' issue and FU cycles
+    from engine.pipeline.adapter import issue_scales
+
+    assert issue_scales(analysis, profile, {shr: 2.0, sin: 2.0, 0: 0.0, 1: 0.5}) == {shr: 2.0, sin: 1.0, 0: 0.0,
+                                                                                      1: 0.5}
 
 
 def test_contended_compare_and_swap_loops_take_a_pass_per_lane_of_every_warp() -> None:

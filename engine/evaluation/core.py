@@ -52,7 +52,14 @@ from engine.mechanisms import enabled
 from engine.memory import analyze_memory
 from engine.memory.traffic import kernel_traffic
 from engine.occupancy import Occupancy, occupancy
-from engine.pipeline.adapter import PipelineOverrides, build_description, issue_weights, kernel_sass, sm_context
+from engine.pipeline.adapter import (
+    PipelineOverrides,
+    build_description,
+    issue_scales,
+    issue_weights,
+    kernel_sass,
+    sm_context,
+)
 from engine.pipeline.description import KernelDescription, to_fraction
 from engine.pipeline.simulator import (
     DEFAULT_MAX_WARP_INSTRUCTIONS,
@@ -95,7 +102,8 @@ class Evaluation:
     launch_source: str = ""
     memory: Any = None                       # engine.memory MemoryReport (None: not available)
     traffic: Any = None                      # engine.memory.traffic KernelTraffic of the launch
-    issue_weights: dict[int, float] = field(default_factory=dict)  # SASS weight per instruction (0-based)
+    # per instruction (0-based), the factor SASS puts on its issue cost (adapter.issue_scales)
+    issue_weights: dict[int, float] = field(default_factory=dict)
     unroll: dict[str, int] = field(default_factory=dict)           # SASS unroll factor per loop
     inferred_trips: dict[str, Any] = field(default_factory=dict)  # loop key -> TripCount, no overrides
     simulation: Any = None                   # engine.pipeline SimulationResult (with trace)
@@ -351,7 +359,7 @@ class Evaluator:
         sass, no_sass = self._sass(inputs, profile) if enabled("sass") else (None, "")
         if no_sass:
             ev.warnings.append(f"SASS not used ({no_sass}): each PTX instruction issues once")
-        ev.issue_weights = issue_weights(analysis, sass) if sass is not None else {}
+        ev.issue_weights = issue_scales(analysis, profile, issue_weights(analysis, sass)) if sass is not None else {}
         ev.unroll = dict(sass.unroll) if sass is not None else {}
         base = self._descriptions.get(key)
         if base is None:

@@ -75,8 +75,8 @@ def manybsp_star_at(result: ManyBspResult, description: KernelDescription | None
                     weights: dict[int, float] | None = None,
                     unroll: dict[str, int] | None = None) -> Prediction:
     """Many-BSP* on ``result``'s BLOCK table and supersteps at ``resident_blocks`` blocks per SM.
-    ``weights``: SASS instructions per PTX instruction (0-based index) for the rows that are not
-    memory accesses, as the Pipeline simulator issues them.
+    ``weights``: the factor the SASS puts on each PTX instruction's issue cost (0-based index;
+    ``engine.pipeline.adapter.issue_scales``), as the Pipeline simulator issues them.
     It reads the same profile parameters (launch overheads, barrier costs) as eqs. 10-25, so a
     parameter the profile cannot give refuses it too, instead of counting as 0."""
     if result.missing:

@@ -67,8 +67,9 @@ class CorrectedInputs:
     resident_blocks: int
     access: dict[int, AccessCost] = field(default_factory=dict)
     barrier_lam: dict[int, float] = field(default_factory=dict)   # row -> SM cycles per warp
-    # SASS instructions per PTX row (ptxas folds, merges and unrolls): 0 = not executed, a
-    # fraction = shares a SASS instruction; above 1 changes nothing (λ is measured per PTX row).
+    # What the SASS does to each PTX row's issue and FU cycles (ptxas folds, merges, unrolls and
+    # expands; ``engine.pipeline.adapter.issue_scales``): 0 = not executed, a fraction = shares a
+    # SASS instruction, above 1 = an expansion the row's class-default cost does not hold.
     issue_weights: dict[int, float] = field(default_factory=dict)
     # ptxas's unroll factor of each loop, by its (first, last) row (1-based, inclusive): the copies
     # of an unrolled body issue together, so their latency chains overlap.
@@ -96,7 +97,7 @@ def _busy_cycles(rows: list[BlockRow], weights: dict[int, float] | None = None
     weights = weights or {}
 
     def weight(r: BlockRow) -> float:
-        return min(1.0, max(0.0, weights.get(r.index, 1.0)))
+        return max(0.0, weights.get(r.index, 1.0))
 
     issue = sum(weight(r) * (r.issue_value / r.warp_over_T if r.fu and 1 not in r.fu
                              and (r.warp_over_T or 0) > 1 else r.issue_value) for r in rows)

@@ -129,6 +129,30 @@ def issue_weights(analysis: KernelAnalysis, sass: Any) -> dict[int, float]:
             if i < len(analysis.classifications) and not analysis.classifications[i].is_memory}
 
 
+def _issue_scale(weight: float, cost: Any, cls: Any) -> float:
+    """The factor an instruction's λ takes from its SASS weight. ptxas did less than the PTX says
+    (one of four loads merged into an LDS.128: a quarter; an unrolled loop's branch), or more: a
+    64-bit integer operation is two SASS instructions. An expansion is already in a λ the profile
+    measured on the PTX instruction itself (sin.approx: FMUL + MUFU), but not in its class
+    default, measured on one representative SASS instruction (fma.rn.f32). Folded instructions
+    (weight 0) are not issued at all: 1 here."""
+    if 0 < weight < 1 or (weight > 1 and cost.is_default and not cls.is_memory):
+        return weight
+    return 1.0
+
+
+def issue_scales(analysis: KernelAnalysis, profile: Any, weights: Mapping[int, float]) -> dict[int, float]:
+    """:func:`_issue_scale` of every weighted instruction (those ptxas folds keep 0): what the
+    Pipeline simulator multiplies λ by, and Many-BSP* its rows' issue and FU cycles."""
+    out = {}
+    instructions = analysis.function.instructions
+    for i, weight in weights.items():
+        if i < len(analysis.classifications):
+            cls = analysis.classifications[i]
+            out[i] = 0.0 if weight <= 0 else _issue_scale(weight, profile.cost(instructions[i], cls), cls)
+    return out
+
+
 def _forwarded_deps(deps: dict[int, set[int]], dropped: set[int]) -> dict[int, set[int]]:
     """Producers with the dropped instructions replaced by their own producers (transitively): a
     consumer of an instruction ptxas folded away waits for what that instruction read."""
@@ -182,14 +206,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             # A store has no consumer; what the simulator's warp waits for at retirement is the
             # LSU accepting it, not the write reaching DRAM (warps exit with stores in flight).
             Lam = lam
-        weight = weights.get(i, 1.0)
-        if 0 < weight < 1 or (weight > 1 and cost.is_default and not cls.is_memory):
-            # ptxas did less than the PTX says (one of four loads merged into an LDS.128: a
-            # quarter; an unrolled loop's branch), or more: a 64-bit integer operation is two
-            # SASS instructions. An expansion is already in a λ the profile measured on the PTX
-            # instruction itself (sin.approx: FMUL + MUFU), but not in its class default,
-            # measured on one representative SASS instruction (fma.rn.f32).
-            lam = lam * weight
+        lam = lam * _issue_scale(weights.get(i, 1.0), cost, cls)
         o_lam, o_Lam = _cost_override(ov, i, instr.full_opcode, cls.unit)
         lam = lam if o_lam is None else o_lam
         Lam = Lam if o_Lam is None else o_Lam

@@ -149,6 +149,7 @@ def test_unrolled_copies_take_the_sass_position_of_their_own_copy() -> None:
     from engine.pipeline.adapter import _PathBuilder
 
     builder = _PathBuilder.__new__(_PathBuilder)
+    builder.deps = None
     # PTX instructions unrolled 4 times: the first has one SASS copy per PTX iteration, the
     # second two SASS instructions in its second copy, the third none in its last copy
     builder.sass_positions = {1: (10, 20, 30, 40), 2: (11, 21, 22, 31, 41), 3: (12, 22, 32)}
@@ -157,5 +158,11 @@ def test_unrolled_copies_take_the_sass_position_of_their_own_copy() -> None:
     assert order[0::3] == [10, 20, 30, 40]
     assert order[1::3] == [11, 21, 31, 41]
     assert order[2::3] == [12, 22, 32, 42]                # copy 3 at its copy's place + offset 2
+    # a loop ptxas rotated: the first copy of instruction 1 went to the previous pass, so its
+    # three copies here are copies 1-3, each just before its consumer's (instruction 2 reads 1)
+    builder.deps = [(), (), (1,)]
+    builder.sass_positions = {1: (19, 29, 39), 2: (11, 21, 31, 41)}
+    order = builder._sass_order([(c, i) for c in range(4) for i in (1, 2)])
+    assert order[0::2] == [10.5, 19, 29, 39]
     builder.sass_positions = {}
     assert builder._sass_order(copies) is None

@@ -26,7 +26,8 @@ MECHANISMS: dict[str, str] = {
                       "stay uniform); without: such accesses keep the profile's coalesced cost",
     "dram_fetch_64b": "a load wanting one sector of a line reads 64 bytes of DRAM (two sectors)",
     "constant_serialisation": "a constant-memory load whose lanes read distinct addresses serialises: one "
-                              "constant-cache access per distinct address of the warp",
+                              "constant-cache access per distinct address of the warp; one whose lanes "
+                              "share an address costs the measured rate of an LDC",
     "sass": "instructions ptxas folds away are not issued and merged ones (four loads in one LDS.128, an "
             "unrolled loop's branch) cost their share of λ, from the SASS ptxas makes of the kernel",
     "sass_order": "with schedule and sass: instructions free to issue go in the order ptxas put them in "
@@ -37,6 +38,9 @@ MECHANISMS: dict[str, str] = {
     "partial_sector_fill": "with l2_footprint: stores that leave sectors partly written (every other float) "
                            "and that no other store of the kernel completes make L2 read each such "
                            "sector from DRAM before writing it back",
+    "half_pipe_split": "with sass: packed half-precision arithmetic whose SASS uses one of its two pipes "
+                       "(plain HFMA2 or HFMA2.MMA) more than the other runs at that pipe's rate; the "
+                       "profile's λ was measured with ptxas alternating them",
     "atomic_serialisation": "atomics to one address serialise (per lane in shared memory, across the GPU "
                             "in global memory)",
     "renamed_copies": "the copies of a loop body that ptxas unrolled have registers of their own, so a "

@@ -163,6 +163,7 @@ PIPELINE_MEMORY: dict[str, Field] = {
     "atomic_same_address_request_cycles": RATE,  # ... for a warp request with one active lane
     "atomic_distinct_lane_lam": RATE,       # SM cycles per atomic lane on spread addresses, all SMs issuing
     "constant_divergent_cycles": RATE,      # SM cycles per distinct constant address of a warp request
+    "constant_uniform_lam": RATE,           # SM cycles per LDC warp request on one address, all SMs issuing
     "source": OPT_STR,
 }
 

@@ -121,9 +121,14 @@ def test_divergent_constant_loads_serialise_and_broadcasts_do_not() -> None:
     poly, _ = _report("constmem", "const_poly/b128")
     coefficients = [a for a in poly.accesses if a.space is MemorySpace.CONST]
     assert coefficients and all(a.uniform_address for a in coefficients)
-    assert not any(a.index in memory_cost_overrides(poly, profile) for a in coefficients)
+    # ... one constant-cache access each, at the LDC rate measured on that kernel
+    uniform = profile.pipeline.memory["constant_uniform_lam"]
+    poly_costs = memory_cost_overrides(poly, profile)
+    assert all(poly_costs[a.index][0] == pytest.approx(uniform) for a in coefficients)
+    assert per_address > uniform > 1.0
     with without(["constant_serialisation"]):
         assert not any(a.index in memory_cost_overrides(lookup, profile) for a in walk)
+        assert not any(a.index in memory_cost_overrides(poly, profile) for a in coefficients)
 
 
 def test_a_stream_every_warp_reads_at_once_waits_for_the_fill() -> None:

@@ -256,3 +256,22 @@ def test_a_shared_float_atomic_costs_its_retry_passes_and_blocks_the_warp(tmp_pa
     with without(["cas_retry"]):
         plain = describe("atomic_same_shared/b512")
     assert plain.retry_passes == () and plain.instructions[atom].lam < small.instructions[atom].lam
+
+
+def test_packed_half_arithmetic_on_one_pipe_runs_at_half_the_alternating_rate() -> None:
+    from types import SimpleNamespace
+
+    from engine.mechanisms import without
+    from engine.pipeline.adapter import packed_half_scale
+
+    def sass(opcodes: dict[int, tuple[str, ...]]) -> SimpleNamespace:
+        return SimpleNamespace(opcodes=opcodes, weights=dict.fromkeys(opcodes, 1.0))
+
+    # ptxas alternating the two forms, as in the microbenchmark that measured the λ: as measured
+    assert packed_half_scale(sass({1: ("HFMA2",), 2: ("HFMA2.MMA",), 3: ("FFMA",)})) == (frozenset({1, 2}), 1.0)
+    # a chain left as plain HFMA2 (suite v2's h2_fma_chain, -35 % before): one pipe, twice the λ
+    members, factor = packed_half_scale(sass({k: ("HFMA2",) for k in range(16)} | {16: ("HFMA2.MMA",)}))
+    assert len(members) == 17 and factor == pytest.approx(2 * 16 / 17)
+    assert packed_half_scale(None) == (frozenset(), 1.0)
+    with without(["half_pipe_split"]):
+        assert packed_half_scale(sass({1: ("HFMA2",)})) == (frozenset(), 1.0)

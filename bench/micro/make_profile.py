@@ -376,6 +376,25 @@ def constant_divergent_cycles(gpu_key: str, launch_cycles: float, sm_count: int)
                             "(warps x rounds x 32)")
 
 
+def constant_uniform_cycles(gpu_key: str, launch_cycles: float, sm_count: int,
+                            dram_lam: float) -> tuple[float, str]:
+    """SM cycles per warp request of a constant load that every lane makes at the same address
+    but whose address is in a register (an ``LDC``, not an operand folded into the instruction),
+    with every SM issuing them: suite v2's const_poly (Horner's rule over ``degree`` coefficients
+    in constant memory, one LDC and one FFMA per step; one coalesced load and store per thread).
+    Per warp, (kernel cycles − launch cost) × SMs / warps, less its load and store at the
+    profile's DRAM rate ``dram_lam`` (the simulator charges them on the same memory pipe), over
+    ``degree``."""
+    def per_request(cycles: float, launch: Any) -> float:
+        warps = math.ceil(int(launch.args[2]) / WARP_SIZE)
+        per_warp = (cycles - launch_cycles) * sm_count / warps - 2 * dram_lam
+        return per_warp / int(launch.args[3])
+
+    return _suite_v2_median(gpu_key, "constmem/const_poly", per_request,
+                            "one LDC per Horner step, every lane at one address; (ncu cycles - launch cost) "
+                            "x SMs / warps, less a coalesced load and store at dram_lam, / degree")
+
+
 def _fmt(x: float) -> str:
     """A TOML number: integers without a fraction, others as the shortest repr."""
     if float(x).is_integer():
@@ -514,6 +533,8 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     distinct_cycles, distinct_where = distinct_address_atomic_cycles(gpu.key, launch_cycles, SM_COUNT,
                                                                      v['dram_read.lam'])
     constant_cycles, constant_where = constant_divergent_cycles(gpu.key, launch_cycles, SM_COUNT)
+    uniform_cycles, uniform_where = constant_uniform_cycles(gpu.key, launch_cycles, SM_COUNT,
+                                                            v['dram_read.lam'])
     w(f"l2_Lam = {_fmt(v['l2.Lam'])}")
     w("# L1 hit: Λ = pointer chase in 16 KB (ld.global.ca, warm); λ per 128-byte wavefront at the rate of")
     w("# the shared-memory data path, which L1 shares.")
@@ -533,13 +554,15 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w(f"atomic_distinct_lane_lam = {_fmt(distinct_cycles)}")
     w("# constant loads: SM cycles per distinct address of a warp request (the constant cache serialises them)")
     w(f"constant_divergent_cycles = {_fmt(constant_cycles)}")
+    w("# ... and SM cycles per warp request of an LDC whose lanes share one address (all SMs issuing)")
+    w(f"constant_uniform_lam = {_fmt(uniform_cycles)}")
     w(f'source = "global/dram {src("dram_read.lam", "dram.Lam")}; l2 {src("l2_read.lam", "l2.Lam")}; '
       f'l1 {src("l1.lam", "l1.Lam")}; shared {src("ld_shared.lam", "ld_shared.Lam")}; '
       f'local {src("ld_local.lam", "ld_local.Lam")}: '
       f'Λ an L1 hit, λ with 512 KB of local data per SM (more than L1); atomic_same_address_cycles '
       f'{atomic_where}; atomic_same_address_request_cycles {request_where}; '
       f'atomic_distinct_lane_lam {distinct_where}; '
-      f'constant_divergent_cycles {constant_where}"')
+      f'constant_divergent_cycles {constant_where}; constant_uniform_lam {uniform_where}"')
     w("")
     w("# Per-instruction rules, each measured by its own chain (Λ) and its own 64-warp stream (λ).")
     rules = [

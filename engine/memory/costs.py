@@ -91,7 +91,8 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
     Atomics on one address (:attr:`AccessInfo.uniform_address`) serialise: in shared memory each
     active lane is one more wavefront; in global memory every SM's atomics queue at the one L2
     slice that owns the address (:func:`same_address_cycles` GPU cycles per warp request), so one
-    SM's warp instruction takes that × SMs of its LDST pipeline (all SMs contend alike).
+    SM's warp instruction takes that × SMs of its LDST pipeline (all SMs contend alike). Constant
+    loads whose lanes share an address cost the measured LDC rate (``constant_uniform_lam``).
 
     Atomics that ptxas made into compare-and-swap retry loops (``retried``, from the SASS map)
     cost their passes (:func:`retry_passes`)."""
@@ -102,6 +103,7 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
     serial = pipeline.memory.get("atomic_same_address_cycles") if pipeline is not None else None
     request = pipeline.memory.get("atomic_same_address_request_cycles") if pipeline is not None else None
     divergent_const = pipeline.memory.get("constant_divergent_cycles") if pipeline is not None else None
+    uniform_const = pipeline.memory.get("constant_uniform_lam") if pipeline is not None else None
     sm_count = getattr(getattr(profile, "device", None), "sm_count", 1) or 1
     for a in report.accesses:
         if a.index in out:
@@ -120,6 +122,12 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
                 and a.distinct_addresses and enabled("constant_serialisation"):
             base = profile.cost_for_opcode("ld.const.f32", Unit.LDST, space=MemorySpace.CONST, width_bytes=4)
             charged = max(base.lam, a.distinct_addresses * divergent_const)
+            out[a.index] = (charged, base.Lam + (charged - base.lam))
+        elif a.space is MemorySpace.CONST and uniform_const and a.uniform_address \
+                and enabled("constant_serialisation"):
+            # an LDC (a constant load ptxas folds into its consumer is not issued at all)
+            base = profile.cost_for_opcode("ld.const.f32", Unit.LDST, space=MemorySpace.CONST, width_bytes=4)
+            charged = max(base.lam, float(uniform_const))
             out[a.index] = (charged, base.Lam + (charged - base.lam))
         elif a.space is MemorySpace.SHARED and a.bank_conflict_mean is not None:
             out[a.index] = profile.shared_memory_lambdas(max(a.bank_conflict_mean - 1.0, 0.0))

@@ -153,6 +153,36 @@ def issue_scales(analysis: KernelAnalysis, profile: Any, weights: Mapping[int, f
     return out
 
 
+_PACKED_HALF = ("HFMA2", "HADD2", "HMUL2")
+
+
+def packed_half_scale(sass: Any) -> tuple[frozenset[int], float]:
+    """(instructions, factor) for packed half-precision arithmetic. The profile's λ of
+    ``fma/add/mul.f16x2`` was measured on code in which ptxas alternates the plain form
+    (``HFMA2``: the FMA pipe) and the ``.MMA`` form (the tensor pipe's half-precision path), so half
+    the operations went to each of two pipes. A kernel whose SASS puts a share p of them on one of
+    the pipes keeps that pipe busy 2·p of the measured λ per operation (mechanism
+    ``half_pipe_split``): a chain ptxas leaves as plain HFMA2 runs at half the measured rate."""
+    if sass is None or not enabled("half_pipe_split"):
+        return frozenset(), 1.0
+    plain = mma = 0.0
+    members = set()
+    for i, ops in sass.opcodes.items():
+        forms = [op for op in ops if op.startswith(_PACKED_HALF)]
+        if not forms:
+            continue
+        members.add(i)
+        weight = sass.weights.get(i, 1.0) / len(ops)
+        for op in forms:
+            if ".MMA" in op:
+                mma += weight
+            else:
+                plain += weight
+    if plain + mma <= 0:
+        return frozenset(), 1.0
+    return frozenset(members), 2.0 * max(plain, mma) / (plain + mma)
+
+
 def _forwarded_deps(deps: dict[int, set[int]], dropped: set[int]) -> dict[int, set[int]]:
     """Producers with the dropped instructions replaced by their own producers (transitively): a
     consumer of an instruction ptxas folded away waits for what that instruction read."""
@@ -177,10 +207,12 @@ def _forwarded_deps(deps: dict[int, set[int]], dropped: set[int]) -> dict[int, s
 
 
 def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
-                  weights: Mapping[int, float] | None = None, blocking: frozenset[int] = frozenset()
+                  weights: Mapping[int, float] | None = None, blocking: frozenset[int] = frozenset(),
+                  half: tuple[frozenset[int], float] = (frozenset(), 1.0)
                   ) -> tuple[tuple[StaticInstruction, ...], tuple[str, ...]]:
     """The static instructions. ``blocking``: instructions the warp cannot pass before they
-    complete (an atomic's retry loop: the next instruction waits for its last pass)."""
+    complete (an atomic's retry loop: the next instruction waits for its last pass); ``half``:
+    :func:`packed_half_scale`."""
     function = analysis.function
     units: list[Unit] = []
     for cls in analysis.classifications:
@@ -207,6 +239,8 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             # LSU accepting it, not the write reaching DRAM (warps exit with stores in flight).
             Lam = lam
         lam = lam * _issue_scale(weights.get(i, 1.0), cost, cls)
+        if i in half[0] and not cost.is_default:
+            lam = lam * half[1]
         o_lam, o_Lam = _cost_override(ov, i, instr.full_opcode, cls.unit)
         lam = lam if o_lam is None else o_lam
         Lam = Lam if o_Lam is None else o_Lam
@@ -553,7 +587,8 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, report,
                                                                       sm, retried))
     weights = issue_weights(analysis, sass) if sass is not None and enabled("sass") else {}
-    instructions, subsystems = _instructions(analysis, profile, ov, weights, frozenset(passes))
+    instructions, subsystems = _instructions(analysis, profile, ov, weights, frozenset(passes),
+                                             packed_half_scale(sass if enabled("sass") else None))
     latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None
     dropped = frozenset(i for i, w in weights.items() if w <= 0)
     unroll = sass.unroll if sass is not None and enabled("sass") else None

@@ -157,17 +157,25 @@ def test_many_bsp_star_is_positive_and_grows_with_the_grid(path):
             assert figures == sorted(figures), (path.name, kernel.name, profile, figures)
 
 
+def _path_row(index: int, producers: tuple[int, ...] = (), load: bool = False) -> InstructionRow:
+    """A one-warp BLOCK row for the latency-path tests: an FU cell of latency 4."""
+    return InstructionRow(index, "x", "x", 1, 32, 32, 0, 4, 0, False, load, 0, 0, 0, producers)
+
+
+def _path_cell(index: int) -> BlockRow:
+    return BlockRow(index, "x", 1, {1: FuCell(4, 1)}, 1, 0, 0, 1, 0, 0, 0)
+
+
+def _path_cost(mem_lat: float):
+    from engine.manybsp.corrected import Level2Costs
+
+    return Level2Costs({0: 1.0}, 10.0, mem_lat, {}, 0.0, 0.0, 0.0)
+
+
 def test_a_load_no_later_row_reads_overlaps_instead_of_adding_its_latency():
-    from engine.manybsp.corrected import Level2Costs, _latency_path
+    from engine.manybsp.corrected import _latency_path
 
-    def row(index: int, producers: tuple[int, ...] = (), load: bool = False) -> InstructionRow:
-        return InstructionRow(index, "x", "x", 1, 32, 32, 0, 4, 0, False, load, 0, 0, 0, producers)
-
-    def cell(index: int) -> BlockRow:
-        return BlockRow(index, "x", 1, {1: FuCell(4, 1)}, 1, 0, 0, 1, 0, 0, 0)
-
-    def cost(mem_lat: float) -> Level2Costs:
-        return Level2Costs({0: 1.0}, 10.0, mem_lat, {}, 0.0, 0.0, 0.0)
+    row, cell, cost = _path_row, _path_cell, _path_cost
 
     slices = [[cell(1)], [cell(2), cell(3)], [cell(4)]]
     costs = [cost(500.0), cost(500.0), cost(0.0)]
@@ -182,16 +190,9 @@ def test_a_load_no_later_row_reads_overlaps_instead_of_adding_its_latency():
 
 
 def test_loads_that_need_nothing_from_each_other_overlap_as_ptxas_hoists_them():
-    from engine.manybsp.corrected import Level2Costs, _latency_path
+    from engine.manybsp.corrected import _latency_path
 
-    def row(index: int, producers: tuple[int, ...] = (), load: bool = False) -> InstructionRow:
-        return InstructionRow(index, "x", "x", 1, 32, 32, 0, 4, 0, False, load, 0, 0, 0, producers)
-
-    def cell(index: int) -> BlockRow:
-        return BlockRow(index, "x", 1, {1: FuCell(4, 1)}, 1, 0, 0, 1, 0, 0, 0)
-
-    def cost(mem_lat: float) -> Level2Costs:
-        return Level2Costs({0: 1.0}, 10.0, mem_lat, {}, 0.0, 0.0, 0.0)
+    row, cell, cost = _path_row, _path_cell, _path_cost
 
     # a stencil as the PTX writes it: load a, (add a; load b), (add b; load c), add c. Each
     # superstep holds the add of the previous load and the next load, whose address is ready.

@@ -46,23 +46,22 @@ def cas_retry_passes(lanes: float, contenders: int) -> tuple[float, float]:
 
 
 def retry_passes(report: MemoryReport, sm: SmContext, retried: Collection[int]) -> dict[int, tuple[float, float]]:
-    """(mean, last) passes per execution of each atomic that ptxas made into a retry loop
-    (``retried``: PTX instruction indices, from the SASS map). Lanes on one shared-memory address
-    contend with the block's other warps (:func:`cas_retry_passes`); on one global address, within
-    their warp only (other blocks' timing is not modelled); lanes on distinct addresses pass once."""
+    """(mean, last) passes per execution of each shared-memory atomic that ptxas made into a retry
+    loop (``retried``: PTX instruction indices, from the SASS map). Lanes on one address contend
+    with the block's other warps (:func:`cas_retry_passes`); lanes on distinct addresses pass once
+    (collisions between them are not modelled). A global atomic's retry loop (rare: float adds
+    are native in global memory on sm_75 and newer) is not costed: it keeps the serialisation rule."""
     out: dict[int, tuple[float, float]] = {}
     if not enabled("cas_retry"):
         return out
     for a in report.accesses:
-        if a.index not in retried or a.kind != "atomic":
+        if a.index not in retried or a.kind != "atomic" or a.space is not MemorySpace.SHARED:
             continue
         lanes = a.active_lanes if a.active_lanes is not None and a.mask_note is None else 32.0
-        if not a.uniform_address:
-            out[a.index] = (1.0, 1.0)
-        elif a.space is MemorySpace.SHARED:
+        if a.uniform_address:
             out[a.index] = cas_retry_passes(lanes, max(1, round(sm.warps_per_block * a.issue_share)))
         else:
-            out[a.index] = cas_retry_passes(lanes, 1)
+            out[a.index] = (1.0, 1.0)
     return out
 
 

@@ -101,6 +101,11 @@ def test_occupancy_choice_changes_simulation_and_manybsp_rho(inputs, bench):
     assert dict(swept.sweep.kernel_cycles("manybsp"))[1] == one.models["manybsp"].kernel_cycles
     assert dict(swept.sweep.kernel_cycles("pipeline"))[1] == one.models["pipeline"].kernel_cycles
     assert dict(swept.sweep.kernel_cycles("manybsp"))[full.resident_blocks] == full.models["manybsp"].kernel_cycles
+    # Every point of the curve is what a fresh evaluation at that occupancy predicts, in the
+    # window's order of events or not (the memory costs depend on the resident blocks).
+    for blocks, cycles in swept.sweep.kernel_cycles("pipeline"):
+        fresh = Evaluator().evaluate(inputs, replace(state, occupancy=blocks), sweep=False)
+        assert fresh.models["pipeline"].kernel_cycles == cycles, blocks
     # The chosen occupancy is clipped to what the launch allows.
     big = bench.evaluate(inputs, replace(state, occupancy=10_000), sweep=False)
     assert big.resident_blocks == full.max_blocks

@@ -165,6 +165,7 @@ class Evaluator:
     """Runs the models for a state; caches what does not change between edits."""
 
     CACHE_LIMIT = 32
+    DESCRIPTION_LIMIT = 64     # (kernel, launch, resident blocks): a sweep's points and their edits
 
     def __init__(self) -> None:
         self._profiles: dict[str, Profile] = {}
@@ -290,7 +291,7 @@ class Evaluator:
 
         if sweep and ready and ev.description is not None:
             step(0.5, "occupancy sweep")
-            ev.sweep = self._sweep(ev, wanted, sweep_blocks, sweep_warps,
+            ev.sweep = self._sweep(inputs, ev, wanted, sweep_blocks, sweep_warps,
                                    lambda f: step(0.5 + 0.5 * f, "occupancy sweep"))
             deliver(PART_SWEEP)
         step(1.0, "done")
@@ -349,26 +350,42 @@ class Evaluator:
         """The Pipeline-model description for this state.
 
         Building it from PTX costs every instruction a profile look-up (tens of ms), yet a latency
-        edit or an occupancy change alters one Λ or the resident blocks only. So the unedited
-        description is built once per (kernel, profile, launch) and the edits are applied to a
-        copy, exactly as the adapter's index-keyed cost overrides would.
+        edit alters one Λ only. So the unedited description is built once per (kernel, profile,
+        launch, resident blocks) and the edits are applied to a copy, exactly as the adapter's
+        index-keyed cost overrides would. The resident blocks are part of the key because the
+        memory costs depend on them (the L1 left beside the blocks' shared memory, the waves that
+        re-read data in L2): the occupancy sweep builds each of its points the same way, so a point
+        of the curve is the prediction at that occupancy.
         """
-        state, profile, analysis = ev.state, ev.profile, ev.analysis
+        profile, analysis = ev.profile, ev.analysis
         assert profile is not None and analysis is not None
-        key = (id(analysis), profile.name, str(profile.path), repr(state.launch))
         sass, no_sass = self._sass(inputs, profile) if enabled("sass") else (None, "")
         if no_sass:
             ev.warnings.append(f"SASS not used ({no_sass}): each PTX instruction issues once")
         ev.issue_weights = issue_scales(analysis, profile, issue_weights(analysis, sass)) if sass is not None else {}
         ev.unroll = dict(sass.unroll) if sass is not None else {}
+        base, d = self._description_at(inputs, ev, ev.resident_blocks)
+        ev.description = d
+        ev.traffic = self._traffic(inputs, ev, base)
+        ev.trace_names = [ins.name for ins in d.instructions]
+        ev.trace_units = list(d.subsystems)
+        ev.warnings.extend(d.notes)
+
+    def _description_at(self, inputs: KernelInputs, ev: Evaluation, resident: int
+                        ) -> tuple[KernelDescription, KernelDescription]:
+        """(unedited, edited) description of ``ev``'s state at ``resident`` blocks per SM."""
+        state, profile, analysis = ev.state, ev.profile, ev.analysis
+        assert profile is not None and analysis is not None
+        key = (id(analysis), profile.name, str(profile.path), repr(state.launch), resident)
         base = self._descriptions.get(key)
         if base is None:
-            _bounded(self._descriptions, 16)
+            _bounded(self._descriptions, self.DESCRIPTION_LIMIT)
+            sass = self._sass(inputs, profile)[0] if enabled("sass") else None
             base = build_description(analysis, profile, state.launch, PipelineOverrides(),
-                                     resident_blocks=ev.resident_blocks, module=inputs.module, memory=ev.memory,
+                                     resident_blocks=resident, module=inputs.module, memory=ev.memory,
                                      sass=sass)
             self._descriptions[key] = base
-        d = base.with_changes(resident_blocks=ev.resident_blocks)
+        d = base.with_changes(resident_blocks=resident)
         costs = pipeline_overrides(state, analysis).costs
         if costs:
             instructions = list(d.instructions)
@@ -380,11 +397,7 @@ class Evaluator:
                     lam=ins.lam if lam is None else to_fraction(lam, f"λ of {where}"),
                     Lam=ins.Lam if Lam is None else to_fraction(Lam, f"Λ of {where}"))
             d = d.with_changes(instructions=tuple(instructions))
-        ev.description = d
-        ev.traffic = self._traffic(inputs, ev, base)
-        ev.trace_names = [ins.name for ins in d.instructions]
-        ev.trace_units = list(d.subsystems)
-        ev.warnings.extend(d.notes)
+        return base, d
 
     def _sass(self, inputs: KernelInputs, profile: Profile) -> tuple[Any, str]:
         """The kernel's SASS map for the profile's GPU, or None and why (``kernel_sass``), once
@@ -501,7 +514,7 @@ class Evaluator:
                 note += f", bounded: {ctx.simulation.sampled_blocks:,} blocks simulated, extrapolated"
         return ModelResult(spec.id, ev.figures(cycles), note=note, details=details)
 
-    def _sweep(self, ev: Evaluation, wanted: Sequence[Any], blocks: Sequence[int] | None,
+    def _sweep(self, inputs: KernelInputs, ev: Evaluation, wanted: Sequence[Any], blocks: Sequence[int] | None,
                warps: Sequence[int] | None, progress: Callable[[float], None]) -> Sweep:
         d = ev.description
         assert d is not None
@@ -511,8 +524,8 @@ class Evaluator:
             sweep.figures[spec.id] = []
         for k, b in enumerate(chosen):
             same = b == ev.resident_blocks
-            ctx = self._context(ev, d.with_changes(resident_blocks=b), b,
-                                ev.simulation if same else None)
+            at_b = d if same else self._description_at(inputs, ev, b)[1]
+            ctx = self._context(ev, at_b, b, ev.simulation if same else None)
             for spec in wanted:
                 result = ev.models[spec.id] if same and spec.id in ev.models else self._one(ev, spec, ctx)
                 sweep.figures[spec.id].append(result.figures)

@@ -90,19 +90,22 @@ HEAD:
 """
 
 
-def test_a_halving_step_counts_its_passes() -> None:
-    f = parse_ptx(HALVING, "h.ptx").kernel("k")
+def _halving_trip(text: str):
+    """The trip count of the one loop of ``text`` (HALVING or a variant) for n = 1000, one warp."""
+    f = parse_ptx(text, "h.ptx").kernel("k")
     (tc,) = [lp.trip_count for lp in analyze_kernel(f, LaunchValues(args={0: 1000}, block=(32, 1, 1),
                                                                      grid=(1, 1, 1))).loop_info]
+    return tc
+
+
+def test_a_halving_step_counts_its_passes() -> None:
+    tc = _halving_trip(HALVING)
     assert tc.value == 10     # 1000 -> 500 -> ... -> 1 -> 0: ten shifts
 
 
 def test_a_loop_that_never_ends_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(simt, "MAX_ROUNDS", 500)
-    text = HALVING.replace("shr.u32 %r1, %r1, 1", "or.b32 %r1, %r1, 1")   # never reaches 0
-    f = parse_ptx(text, "h.ptx").kernel("k")
-    (tc,) = [lp.trip_count for lp in analyze_kernel(f, LaunchValues(args={0: 1000}, block=(32, 1, 1),
-                                                                     grid=(1, 1, 1))).loop_info]
+    tc = _halving_trip(HALVING.replace("shr.u32 %r1, %r1, 1", "or.b32 %r1, %r1, 1"))   # never reaches 0
     assert not tc.known and "still running after 500" in tc.reason
 
 

@@ -223,6 +223,15 @@ def _dataflow_path(slices: list[list[BlockRow]], costs: list[Level2Costs],
     return finish
 
 
+# What M*1's figure is, as the derivation tab names it, with and without ``manybsp_dataflow``.
+_PATH_RULES = {
+    True: "one warp's path through its rows' dependences: a row goes once the rows before it have issued "
+          "and its operands are there (a load's Λ after it went, an FU row's latency after it)",
+    False: "one warp's path: superstep j starts when j − 1 has issued and the loads its rows read have "
+           "arrived; it ends Λ_j after its own issue (+ ovh_j)",
+}
+
+
 def _unroll_of(step: Level1Superstep, unroll: dict[tuple[int, int], int]) -> int:
     """ptxas's unroll factor of the innermost unrolled loop holding the level-1 superstep (1 when
     none, or when the superstep runs fewer iterations than one unrolled pass)."""
@@ -282,7 +291,8 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
         slices = [block[position[s.start]:position[s.end] + 1] for s in step.children]
         costs = [level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam,
                               inputs.issue_weights) for inside, s in zip(slices, step.children, strict=True)]
-        L = _latency_path(slices, costs, rows_by_index, memory_rows, hoist=enabled("manybsp_dataflow"), w=w)
+        hoist = enabled("manybsp_dataflow")
+        L = _latency_path(slices, costs, rows_by_index, memory_rows, hoist=hoist, w=w)
         # The warps of a block do not wait for each other inside a level-1 superstep (it ends at
         # barriers), so each unit's busy time adds up over its level-2 supersteps and the busiest
         # unit bounds the pass: Σ_j per unit, then the max (not Σ_j of each superstep's max).
@@ -303,8 +313,7 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
         M = max(pipes.values(), default=0.0)
         B = warps_per_block * sum(c.barrier_busy for c in costs)
         t = step.iterations
-        put(f"L_{step.index}", L, "M*1", "one warp's path: superstep j starts when j − 1 has issued and the "
-            "loads its rows read have arrived; it ends Λ_j after its own issue (+ ovh_j)")
+        put(f"L_{step.index}", L, "M*1", _PATH_RULES[hoist])
         put(f"P_{step.index}", P, "M*2", "max over dispatch and FU columns of Σ_j busy cycles")
         put(f"M_{step.index}", M, "M*3", f"{warps_per_block} warps × Σ_j λ_j of the busiest memory pipeline")
         chain += t * L

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from engine.mechanisms import enabled
@@ -80,7 +80,8 @@ def _retry_loop_cost(profile: Any, passes: tuple[float, float]) -> tuple[float, 
 
 
 def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | None = None,
-                          retried: Collection[int] = ()) -> dict[int, tuple[float, float]]:
+                          passes: Mapping[int, tuple[float, float]] | None = None
+                          ) -> dict[int, tuple[float, float]]:
     """(λ, Λ) per analysed access for the Pipeline simulator.
 
     Global: each request's sectors are split between L1, L2 and DRAM and charged at the slowest
@@ -93,11 +94,11 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
     SM's warp instruction takes that × SMs of its LDST pipeline (all SMs contend alike). Constant
     loads whose lanes share an address cost the measured LDC rate (``constant_uniform_lam``).
 
-    Atomics that ptxas made into compare-and-swap retry loops (``retried``, from the SASS map)
-    cost their passes (:func:`retry_passes`)."""
+    Atomics that ptxas made into compare-and-swap retry loops cost their ``passes``
+    (:func:`retry_passes`)."""
     sm = sm or SmContext()
     out: dict[int, tuple[float, float]] = {
-        index: _retry_loop_cost(profile, passes) for index, passes in retry_passes(report, sm, retried).items()}
+        index: _retry_loop_cost(profile, counts) for index, counts in (passes or {}).items()}
     pipeline = getattr(profile, "pipeline", None)
     serial = pipeline.memory.get("atomic_same_address_cycles") if pipeline is not None else None
     request = pipeline.memory.get("atomic_same_address_request_cycles") if pipeline is not None else None

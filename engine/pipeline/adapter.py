@@ -585,7 +585,7 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         report = analyze_memory(analysis, launch, module) if memory is True else memory
         passes = retry_passes(report, sm, retried)
         ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, report,
-                                                                      sm, retried))
+                                                                      sm, passes))
     weights = issue_weights(analysis, sass) if sass is not None and enabled("sass") else {}
     instructions, subsystems = _instructions(analysis, profile, ov, weights, frozenset(passes),
                                              packed_half_scale(sass if enabled("sass") else None))
@@ -642,17 +642,18 @@ def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
 
 
 def analysed_memory_cost(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
-                         memory: Any = True, sm: Any = None, retried: frozenset[int] = frozenset()) -> MemoryCost:
+                         memory: Any = True, sm: Any = None,
+                         passes: Mapping[int, tuple[float, float]] | None = None) -> MemoryCost:
     """A ``memory_cost`` from the memory-access analysis; unanalysed accesses keep the profile's.
     ``sm``: an ``engine.memory.hierarchy.SmContext`` (default: one block on a full GPU);
-    ``retried``: atomics the SASS makes into retry loops."""
+    ``passes``: of the atomics the SASS makes into retry loops (``engine.memory.retry_passes``)."""
     from engine.memory import analyze_memory, memory_cost_overrides
 
     report = analyze_memory(analysis, launch, module) if memory is True else memory
     # The analysis yields arbitrary reals; 1/8 cycle keeps exact simulated time cheap (few
     # distinct denominators) and is far below the accuracy of any of these figures.
     costs = {index: (_eighths(lam, minimum=Fraction(1, 8)), _eighths(Lam))
-             for index, (lam, Lam) in memory_cost_overrides(report, profile, sm, retried).items()}
+             for index, (lam, Lam) in memory_cost_overrides(report, profile, sm, passes).items()}
 
     def cost(index: int, instr: Any, cls: Any, base: Any) -> tuple[float, float]:
         return costs.get(index, (base.lam, base.Lam))

@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
 from engine.analysis import KernelAnalysis, LaunchValues, UniformEvaluator, analyze_kernel
 from engine.errors import ModelError, SimulationError, WarplineError
 from engine.mechanisms import enabled
@@ -39,6 +37,7 @@ from engine.pipeline.description import (
 from engine.pipeline.peers import ModelPrediction, all_peers
 from engine.pipeline.schedule import block_issue_order, issue_positions
 from engine.pipeline.simulator import SimulationResult, simulate
+from engine.sass.order import copy_positions
 from engine.units import Unit
 
 # (instruction index, instruction, classification, profile cost) -> (λ, Λ)
@@ -360,54 +359,9 @@ class _PathBuilder:
                                  start, end, self._sass_order([(0, i) for i in range(start, end)]))
 
     def _sass_order(self, copies: Sequence[tuple[int, int]]) -> list[float | None] | None:
-        """SASS positions of (unrolled copy, instruction) pairs; None without a SASS map.
-
-        Where ptxas unrolled a loop u times, most instructions have u copies in its SASS, one per
-        PTX iteration a pass covers, and the c-th in address order is copy c's. Others have more
-        (an operation split in two) or fewer (a copy folded into another, or moved to the previous
-        pass where ptxas rotated the loop). Where the instruction's consumers later in the body
-        have u copies, its copy c comes before their copy c: each of its SASS copies goes to the
-        first copy whose consumers come after it, and a copy without one sits just before them.
-        Otherwise each goes to the copy whose typical position (the median over the instructions
-        with exactly u) is nearest, and a copy without one sits at that typical position plus the
-        instruction's usual offset from it."""
-        if not self.sass_positions:
-            return None
-        u = 1 + max((c for c, _ in copies), default=0)
-        found = {i: self.sass_positions.get(i, ()) for _, i in copies}
-        exact = [where for where in found.values() if len(where) == u]
-        if u > 1 and not exact:
-            return None
-        centre = [float(np.median([where[c] for where in exact])) for c in range(u)] if u > 1 else [0.0]
-        placed: dict[int, list[float | None]] = {}
-        for i, where in found.items():
-            if not where:
-                placed[i] = [None] * u
-            elif len(where) == u or u == 1:
-                placed[i] = [float(x) for x in where[:u]]
-            else:
-                placed[i] = self._place_copies(i, where, u, found, centre)
-        return [placed[i][c] for c, i in copies]
-
-    def _place_copies(self, i: int, where: tuple[int, ...], u: int, found: Mapping[int, tuple[int, ...]],
-                      centre: list[float]) -> list[float | None]:
-        """The u copies' positions of an instruction with another number of SASS copies (see
-        :meth:`_sass_order`)."""
-        consumers = [found[j] for j in found if j > i and len(found[j]) == u and self.deps is not None
-                     and j < len(self.deps) and i in self.deps[j]]
-        mine: dict[int, float] = {}
-        if consumers:
-            bound = [min(where_j[c] for where_j in consumers) for c in range(u)]
-            for x in sorted(where):
-                c = next((c for c in range(u) if c not in mine and x < bound[c]), None)
-                if c is not None:
-                    mine[c] = float(x)
-            return [mine.get(c, bound[c] - 0.5) for c in range(u)]
-        for x in where:
-            c = min(range(u), key=lambda c: abs(x - centre[c]))
-            mine.setdefault(c, float(x))
-        offset = float(np.median([x - centre[c] for c, x in mine.items()]))
-        return [mine.get(c, centre[c] + offset) for c in range(u)]
+        """SASS positions of (unrolled copy, instruction) pairs (:func:`engine.sass.order.copy_positions`);
+        None without a SASS map."""
+        return copy_positions(copies, self.sass_positions, self.deps)
 
     def _loop(self, loop: Any) -> list[PathNode]:
         """Loop node(s) for ``loop``. One data-dependent branch in the body (taken with

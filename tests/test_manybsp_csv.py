@@ -137,3 +137,24 @@ def test_missing_file_and_bad_level1_csv(tmp_path: Path) -> None:
     with pytest.raises(TableFormatError, match="before start") as info:
         import_level1_specs(path)
     assert (info.value.row, info.value.column) == (2, "end")
+
+
+def test_the_slowest_warps_iterations_round_trip_and_are_checked(hotspot: tuple, tmp_path: Path) -> None:
+    rows, params, specs, _ = hotspot
+    specs = [Level1Spec(s.start, s.end, s.iterations, slowest=s.iterations * 3 if k == 0 else None)
+             for k, s in enumerate(specs)]
+    result = run_manybsp(rows, params, specs)
+    export_supersteps(result.level1, tmp_path / "supersteps.csv")
+    again = import_level1_specs(tmp_path / "supersteps.csv")
+    assert [s.slowest for s in again] == [s.slowest for s in specs]
+    # a file written before the column existed reads as "every warp alike"
+    old = tmp_path / "old.csv"
+    old.write_text("level,index,start,end,comp,comm,ovh,iterations,iterations_known,parent,reason\n"
+                   "1,1,1,3,0,0,0,7,1,,\n")
+    assert import_level1_specs(old)[0].slowest is None
+    bad = tmp_path / "bad.csv"
+    bad.write_text("level,index,start,end,comp,comm,ovh,iterations,iterations_known,parent,reason,"
+                   "slowest_iterations\n1,1,1,3,0,0,0,7,1,,,5\n")
+    with pytest.raises(TableFormatError, match="below the mean") as info:
+        import_level1_specs(bad)
+    assert (info.value.row, info.value.column) == (2, "slowest_iterations")

@@ -222,3 +222,52 @@ def test_sass_expansions_add_issue_and_fu_cycles_to_their_rows():
     assert doubled[0] == pytest.approx(plain[0] + 2) and doubled[1] > plain[1]
     folded, _, counted = _busy_cycles(rows, {1: 0.0})
     assert folded[0] == pytest.approx(plain[0] - 2) and counted == 1
+
+
+def _unrolled_loop(positions: dict[int, tuple[int, ...]]) -> float:
+    """One pass of a two-row loop body (a load, then an fma reading it and the previous copy's
+    fma: an accumulation) that ptxas unrolled twice, its SASS copies at ``positions``."""
+    from engine.manybsp.corrected import _sass_path
+
+    cells = [[_path_cell(1), _path_cell(2)]]
+    costs = [_path_cost(500.0)]
+    inputs = CorrectedInputs(1, sass_positions=positions, deps={1: (), 2: (1, 2)})
+    path = _sass_path(cells, costs, lambda i: i == 1, 1, 2, inputs)
+    assert path is not None
+    return path
+
+
+def test_unrolled_copies_overlap_only_as_far_as_the_sass_order_lets_them():
+    # both loads first, then both fma: the second load goes before the warp waits for the first
+    overlapped = _unrolled_loop({1: (0, 1), 2: (2, 3)})
+    # each load's fma right behind it: the warp waits for copy 0's load before copy 1's load issues
+    serial = _unrolled_loop({1: (0, 2), 2: (1, 3)})
+    # a row issues in half a cycle (the superstep's one dispatch cycle over its two rows); a load's
+    # result comes 4 (its cell) + 500 (Λ) after it went, an fma's 4 after
+    assert overlapped == pytest.approx(504 + 4 + 4)            # one Λ, then the two chained fma
+    assert serial == pytest.approx(504 + 0.5 + 504 + 4)        # copy 1's load waits for copy 0's fma
+
+
+def test_a_row_without_sass_goes_right_after_the_one_before_it():
+    # the fma folded away by ptxas (no SASS copy): it still reads the load and follows it
+    path = _unrolled_loop({1: (0, 1)})
+    assert path >= 500 + 4 + 4
+
+
+def test_the_slowest_warps_block_is_a_floor_at_every_grid():
+    rows, block = table()
+    spec = replace(Level1Spec(1, 3, 10), slowest=40)
+    for n_b in (132, 4 * 132):
+        result = predict_from_block(block, params(n_b), [spec], rows=rows)
+        assert result.level1[0].slowest == 40
+        pred = evaluate_corrected(result.params, result.level1, result.block, result.rows,
+                                  CorrectedInputs(4, {1: AccessCost(lam=10.0, Lam=500.0)}))
+        assert pred["slowest_t_1"] == 40
+        # 40 passes of the one-block path, not the mean's 10: the block of the slowest warp alone
+        assert pred["slowest_block_alone"] == pytest.approx(pred["block_alone"] * 4)
+        assert pred["kernel_exec_cycle"] >= pred["slowest_block_bound"]
+    # an iteration count the user sets is every warp's: the slowest warp's count goes
+    from engine.manybsp import Overrides
+
+    edited = predict_from_block(block, params(), [spec], Overrides(iterations={1: 12}), rows=rows)
+    assert edited.level1[0].iterations == 12 and edited.level1[0].slowest is None

@@ -28,6 +28,7 @@ class ModelContext:
     profile: Any = None
     issue_weights: dict[int, float] = field(default_factory=dict)   # SASS weight per instruction index
     unroll: dict[str, int] = field(default_factory=dict)            # SASS: "first-last" loop -> factor
+    sass_positions: dict[int, tuple[int, ...]] = field(default_factory=dict)  # SASS copies' addresses
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def shared(self, key: str, compute: Any) -> Any:

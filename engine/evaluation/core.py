@@ -105,6 +105,9 @@ class Evaluation:
     # per instruction (0-based), the factor SASS puts on its issue cost (adapter.issue_scales)
     issue_weights: dict[int, float] = field(default_factory=dict)
     unroll: dict[str, int] = field(default_factory=dict)           # SASS unroll factor per loop
+    # per instruction (0-based), where its SASS copies lie (SassMap.positions; empty without the
+    # SASS map or with the sass_order mechanism off): the order a warp issues them in
+    sass_positions: dict[int, tuple[int, ...]] = field(default_factory=dict)
     inferred_trips: dict[str, Any] = field(default_factory=dict)  # loop key -> TripCount, no overrides
     simulation: Any = None                   # engine.pipeline SimulationResult (with trace)
     description: KernelDescription | None = None
@@ -364,6 +367,7 @@ class Evaluator:
             ev.warnings.append(f"SASS not used ({no_sass}): each PTX instruction issues once")
         ev.issue_weights = issue_scales(analysis, profile, issue_weights(analysis, sass)) if sass is not None else {}
         ev.unroll = dict(sass.unroll) if sass is not None else {}
+        ev.sass_positions = dict(sass.positions) if sass is not None and enabled("sass_order") else {}
         base, d = self._description_at(inputs, ev, ev.resident_blocks)
         ev.description = d
         ev.traffic = self._traffic(inputs, ev, base)
@@ -479,7 +483,8 @@ class Evaluator:
                  simulation: Any) -> ModelContext:
         return ModelContext(description=description, resident_blocks=blocks, policy=ev.state.policy,
                             manybsp=ev.manybsp, simulation=simulation, profile=ev.profile,
-                            issue_weights=ev.issue_weights, unroll=ev.unroll)
+                            issue_weights=ev.issue_weights, unroll=ev.unroll,
+                            sass_positions=ev.sass_positions)
 
     def _predict(self, ev: Evaluation, wanted: Sequence[Any]) -> None:
         ctx = self._context(ev, ev.description, ev.resident_blocks, ev.simulation)

@@ -73,10 +73,13 @@ def access_costs(result: ManyBspResult, description: KernelDescription | None) -
 
 def manybsp_star_at(result: ManyBspResult, description: KernelDescription | None, resident_blocks: int,
                     weights: dict[int, float] | None = None,
-                    unroll: dict[str, int] | None = None) -> Prediction:
+                    unroll: dict[str, int] | None = None,
+                    sass_positions: dict[int, tuple[int, ...]] | None = None) -> Prediction:
     """Many-BSP* on ``result``'s BLOCK table and supersteps at ``resident_blocks`` blocks per SM.
     ``weights``: the factor the SASS puts on each PTX instruction's issue cost (0-based index;
     ``engine.pipeline.adapter.issue_scales``), as the Pipeline simulator issues them.
+    ``sass_positions``: where ptxas put each instruction's SASS copies (0-based index), the order
+    one warp issues an unrolled superstep in; read with the description's dependences.
     It reads the same profile parameters (launch overheads, barrier costs) as eqs. 10-25, so a
     parameter the profile cannot give refuses it too, instead of counting as 0."""
     if result.missing:
@@ -90,6 +93,11 @@ def manybsp_star_at(result: ManyBspResult, description: KernelDescription | None
     for key, factor in (unroll or {}).items():
         first, _, last = key.partition("-")
         loops[(int(first) + 1, int(last) + 1)] = int(factor)
+    order: dict[int, tuple[int, ...]] = {}
+    deps: dict[int, tuple[int, ...]] = {}
+    if sass_positions and description is not None:
+        order = {i + 1: where for i, where in sass_positions.items()}
+        deps = {i + 1: tuple(p + 1 for p in ins.deps) for i, ins in enumerate(description.instructions)}
     inputs = CorrectedInputs(resident_blocks, access_costs(result, description), barriers,
-                             {i + 1: w for i, w in (weights or {}).items()}, loops)
+                             {i + 1: w for i, w in (weights or {}).items()}, loops, order, deps)
     return evaluate_corrected(result.params, result.level1, result.block, result.rows, inputs)

@@ -119,7 +119,7 @@ def _manybsp_star(ctx: ModelContext) -> float:
     if ctx.manybsp is None:
         raise ModelError("Many-BSP* needs the Many-BSP BLOCK table, which could not be built for these inputs")
     prediction = ctx.shared("manybsp_star", lambda: manybsp_star_at(
-        ctx.manybsp, ctx.description, ctx.resident_blocks, ctx.issue_weights, ctx.unroll))
+        ctx.manybsp, ctx.description, ctx.resident_blocks, ctx.issue_weights, ctx.unroll, ctx.sass_positions))
     return float(prediction.kernel_exec_cycle)
 
 

@@ -31,6 +31,7 @@ min{μ, (1+ρ)/2}; μ* is the figure that division stands for). Every intermedia
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ from engine.manybsp.equations import Prediction, Quantity
 from engine.manybsp.rows import BlockRow, InstructionRow, ManyBspParams
 from engine.manybsp.supersteps import Level1Superstep
 from engine.mechanisms import enabled
+from engine.sass.order import copy_positions
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,11 @@ class CorrectedInputs:
     # ptxas's unroll factor of each loop, by its (first, last) row (1-based, inclusive): the copies
     # of an unrolled body issue together, so their latency chains overlap.
     unroll: dict[tuple[int, int], int] = field(default_factory=dict)
+    # Where ptxas put each row's SASS copies (by row, in address order) and every row's producers,
+    # loop-carried ones included (by row): one warp's path through an unrolled superstep follows
+    # ptxas's order (mechanism ``sass_order``). Empty: the rows' dataflow, copies fully overlapped.
+    sass_positions: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    deps: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
 
 def _fmt(x: float) -> str:
@@ -223,13 +230,89 @@ def _dataflow_path(slices: list[list[BlockRow]], costs: list[Level2Costs],
     return finish
 
 
-# What M*1's figure is, as the derivation tab names it, with and without ``manybsp_dataflow``.
+# What M*1's figure is, as the derivation tab names it: in ptxas's SASS order (``sass_order``),
+# by the rows' dataflow (``manybsp_dataflow`` without a SASS map) or in 000's superstep order.
 _PATH_RULES = {
-    True: "one warp's path through its rows' dependences: a row goes once the rows before it have issued "
-          "and its operands are there (a load's Λ after it went, an FU row's latency after it)",
-    False: "one warp's path: superstep j starts when j − 1 has issued and the loads its rows read have "
-           "arrived; it ends Λ_j after its own issue (+ ovh_j)",
+    "sass": "one warp's path in ptxas's SASS order: each row issues in turn once its operands are there "
+            "(a load's Λ after it went, an FU row's latency after it); unrolled copies where ptxas put them",
+    "dataflow": "one warp's path through its rows' dependences: a row goes once the rows before it have issued "
+                "and its operands are there (a load's Λ after it went, an FU row's latency after it)",
+    "supersteps": "one warp's path: superstep j starts when j − 1 has issued and the loads its rows read have "
+                  "arrived; it ends Λ_j after its own issue (+ ovh_j)",
 }
+
+
+def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: Callable[[int], bool],
+               w: int, u: int, inputs: CorrectedInputs) -> float | None:
+    """One warp's time through one pass of a level-1 superstep that ptxas unrolled ``u`` times
+    (u = 1: not unrolled), its u copies issued in the order of the SASS: in order, each row once
+    the rows before it have issued and its operands are there (a load's Λ_j after it went, an
+    arithmetic row's FU latency after it). A producer earlier in the body is the same copy's, one
+    later in the body (carried over the back edge) the previous copy's. Where ptxas uses a
+    load's value before it issues the next copies' loads, the warp waits for it there, so the
+    latencies of the u copies do not all overlap. None when the SASS does not place the copies."""
+    one = [b.index for inside in slices for b in inside]
+    if not one or not inputs.sass_positions:
+        return None
+    issue: dict[int, float] = {}
+    latency: dict[int, float] = {}
+    for inside, c in zip(slices, costs, strict=True):
+        per_row = (max(c.busy.values(), default=0.0) / max(1, w) + c.ovh) / max(1, len(inside))
+        for b in inside:
+            issue[b.index] = per_row
+            own = max((cell.latency for cell in b.fu.values()), default=0.0)
+            latency[b.index] = own + (c.mem_lat if is_load(b.index) else 0.0)
+    copies = [(c, r) for c in range(u) for r in one]
+    deps = [inputs.deps.get(r, ()) for r in range(max(one) + 1)]
+    where = copy_positions(copies, inputs.sass_positions, deps)
+    if where is None or all(x is None for x in where):
+        return None
+    # a row without SASS (folded away) goes right after the one written before it
+    keys: list[float] = []
+    last = -1.0
+    for x in where:
+        last = last + 1e-3 if x is None else x
+        keys.append(last)
+    slot = {r: k for k, r in enumerate(one)}
+    at = {copy: k for k, copy in enumerate(copies)}
+    preds: list[list[int]] = []
+    for c, r in copies:
+        mine = []
+        for p in inputs.deps.get(r, ()):
+            if p not in slot:
+                continue                      # defined before the superstep
+            if slot[p] < slot[r]:
+                mine.append(at[(c, p)])
+            elif c > 0:
+                mine.append(at[(c - 1, p)])   # carried: the previous copy's
+        preds.append(mine)
+    # ptxas's order, never a row before the rows it reads
+    waiting = [len(p) for p in preds]
+    users: list[list[int]] = [[] for _ in copies]
+    for k, mine in enumerate(preds):
+        for p in mine:
+            users[p].append(k)
+    free = [(keys[k], k) for k in range(len(copies)) if waiting[k] == 0]
+    heapq.heapify(free)
+    clock = finish = 0.0
+    ready = [0.0] * len(copies)
+    while free:
+        _, k = heapq.heappop(free)
+        r = copies[k][1]
+        start = max([clock] + [ready[p] for p in preds[k]])
+        ready[k] = start + latency[r]
+        clock = start + issue[r]
+        finish = max(finish, ready[k], clock)
+        for v in users[k]:
+            waiting[v] -= 1
+            if waiting[v] == 0:
+                heapq.heappush(free, (keys[v], v))
+    return finish
+
+
+def _is_global(rows_by_index: dict[int, InstructionRow], index: int) -> bool:
+    row = rows_by_index.get(index)
+    return row is not None and row.is_global_access
 
 
 def _unroll_of(step: Level1Superstep, unroll: dict[tuple[int, int], int]) -> int:
@@ -287,12 +370,12 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
     memory_pipes: dict[str, float] = {}
     global_demand = 0.0   # what a block asks of the L1/L2/DRAM path: the queue of the latency bound
     block_alone = 0.0
+    slow_alone = slow_demand = 0.0   # the same at the slowest warp's iterations
+    slowest = any(step.slowest is not None for step in level1)
     for step in level1:
         slices = [block[position[s.start]:position[s.end] + 1] for s in step.children]
         costs = [level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam,
                               inputs.issue_weights) for inside, s in zip(slices, step.children, strict=True)]
-        hoist = enabled("manybsp_dataflow")
-        L = _latency_path(slices, costs, rows_by_index, memory_rows, hoist=hoist, w=w)
         # The warps of a block do not wait for each other inside a level-1 superstep (it ends at
         # barriers), so each unit's busy time adds up over its level-2 supersteps and the busiest
         # unit bounds the pass: Σ_j per unit, then the max (not Σ_j of each superstep's max).
@@ -302,10 +385,19 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
                 units[column] = units.get(column, 0.0) + cycles
         P = max(units.values(), default=0.0)
         u = _unroll_of(step, inputs.unroll)
-        if u > 1:
-            # u copies of the body in flight: one warp's chain per iteration is 1/u of a pass,
-            # never less than its own issue (P for w warps).
-            L = max(L / u, P / w)
+        hoist = enabled("manybsp_dataflow")
+        in_order = _sass_path(slices, costs, lambda i: i in memory_rows or _is_global(rows_by_index, i), w,
+                              u, inputs) if hoist else None
+        if in_order is not None:
+            rule = "sass"
+            L = max(in_order / u, P / w)
+        else:
+            rule = "dataflow" if hoist else "supersteps"
+            L = _latency_path(slices, costs, rows_by_index, memory_rows, hoist=hoist, w=w)
+            if u > 1:
+                # u copies of the body in flight: one warp's chain per iteration is 1/u of a pass,
+                # never less than its own issue (P for w warps).
+                L = max(L / u, P / w)
         pipes: dict[str, float] = {}
         for c in costs:
             for unit, cycles in c.mem_busy.items():
@@ -313,7 +405,10 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
         M = max(pipes.values(), default=0.0)
         B = warps_per_block * sum(c.barrier_busy for c in costs)
         t = step.iterations
-        put(f"L_{step.index}", L, "M*1", _PATH_RULES[hoist])
+        t_slow = t if step.slowest is None else put(
+            f"slowest_t_{step.index}", float(step.slowest), "M*10",
+            f"the slowest warp's iterations (per-thread trip counts; mean over warps {t})")
+        put(f"L_{step.index}", L, "M*1", _PATH_RULES[rule] + (f", ÷ {u} unrolled copies" if u > 1 else ""))
         put(f"P_{step.index}", P, "M*2", "max over dispatch and FU columns of Σ_j busy cycles")
         put(f"M_{step.index}", M, "M*3", f"{warps_per_block} warps × Σ_j λ_j of the busiest memory pipeline")
         chain += t * L
@@ -323,6 +418,8 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
         global_demand += t * warps_per_block * sum(c.global_busy for c in costs)
         bar += t * B
         block_alone += t * max(L, P, M, B)
+        slow_alone += t_slow * max(L, P, M, B)
+        slow_demand += t_slow * warps_per_block * sum(c.global_busy for c in costs)
     put("chain", chain, "M*1", "Σ_s iterations_s × L_s: one warp's latency path through the kernel")
     wl = w * params.warp_lnch_ovh
     t_b = put("block_alone", wl + block_alone, "M*4",
@@ -351,12 +448,20 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
         "latency_bound": _closed_network_bound(blocks, rho, t_b + blo, global_demand),
         "launch_bound": (blocks * blo, f"{blocks} × {_fmt(blo)}"),
     }
+    if slowest:
+        # Any block's own time bounds the kernel: where trip counts differ per thread, the block
+        # of the slowest warp alone (with its memory queue) is the floor; one block per SM, the time.
+        t_s = put("slowest_block_alone", wl + slow_alone, "M*10",
+                  f"w × warp_lnch_ovh + Σ_s slowest_t_s × max(L_s, P_s, M_s, barrier) = {_fmt(wl)} + "
+                  f"{_fmt(slow_alone)}")
+        terms["slowest_block_bound"] = (t_s + blo + slow_demand,
+                                        f"{_fmt(t_s)} alone + {_fmt(blo)} launch + {_fmt(slow_demand)} of memory")
     for name, (value, formula) in terms.items():
         put(name, value, "M*8", formula)
     limiter = max(terms, key=lambda k: terms[k][0])
     sm = max(v for v, _ in terms.values())
     total = put("kernel_exec_cycle", blo + sm, "M*8",
-                f"block_lnch_ovh + max(issue, memory, barrier, latency, launch) = {_fmt(blo)} + {_fmt(sm)} "
+                f"block_lnch_ovh + max({', '.join(k.removesuffix('_bound') for k in terms)}) = {_fmt(blo)} + {_fmt(sm)} "
                 f"({limiter})")
     put("mu_star", blocks * t_b / max(sm, 1e-9), "M*9",
         f"{blocks} × {_fmt(t_b)} / {_fmt(sm)}: blocks whose time alone overlaps on the SM")

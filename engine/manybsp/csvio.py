@@ -25,6 +25,8 @@ INSTRUCTION_HEADER = ["inst", "text", "opcode", "fu", "n_fu", "T", "n_ma", "lat_
                       "is_barrier", "is_global_access", "u", "d", "p", "producers", "default_cost", "source"]
 SUPERSTEP_HEADER = ["level", "index", "start", "end", "comp", "comm", "ovh", "iterations",
                     "iterations_known", "parent", "reason"]
+# written since the slowest warp's iterations existed; a file without it reads as "every warp alike"
+SLOWEST_COLUMN = "slowest_iterations"
 
 
 def _n(x: float | int | None) -> str:
@@ -62,12 +64,13 @@ def export_supersteps(level1: list, path: str | Path | None = None) -> str:
     out: list[list[str]] = []
     for s in level1:
         out.append(["1", str(s.index), str(s.start), str(s.end), _n(s.comp), _n(s.comm), _n(s.ovh),
-                    str(s.iterations), str(int(s.iterations_known)), "", s.reason])
+                    str(s.iterations), str(int(s.iterations_known)), "", s.reason,
+                    "" if s.slowest is None else str(s.slowest)])
     for s in level1:
         for c in s.children:
             out.append(["2", str(c.index), str(c.start), str(c.end), _n(c.comp), _n(c.comm), _n(c.ovh),
-                        "", "", str(s.index), c.reason])
-    return _write(path, SUPERSTEP_HEADER, out)
+                        "", "", str(s.index), c.reason, ""])
+    return _write(path, [*SUPERSTEP_HEADER, SLOWEST_COLUMN], out)
 
 
 def _records(path: str | Path, required: list[str]) -> tuple[str, list[tuple[int, dict[str, str]]]]:
@@ -174,7 +177,12 @@ def import_level1_specs(path: str | Path) -> list[Level1Spec]:
         if iterations < 0:
             raise TableFormatError("negative iteration count", name, line, "iterations")
         known = rec.get("iterations_known", "1") not in ("0", "false", "False")
-        specs.append(Level1Spec(start, end, iterations, known, rec.get("reason", "")))
+        slowest = _int(rec, SLOWEST_COLUMN, name, line) if rec.get(SLOWEST_COLUMN, "").strip() else None
+        if slowest is not None and slowest < iterations:
+            raise TableFormatError(f"slowest warp's iterations {slowest} below the mean {iterations} (leave the cell "
+                                   "empty when every warp runs the iterations)", name, line,
+                                   SLOWEST_COLUMN)
+        specs.append(Level1Spec(start, end, iterations, known, rec.get("reason", ""), slowest=slowest))
     if not specs:
         raise TableFormatError("no level-1 rows (level = 1)", name, 2, "level")
     return specs

@@ -136,17 +136,21 @@ def _level1_specs(analysis: KernelAnalysis, rows: list[InstructionRow]) -> list[
 
 def _spec(analysis: KernelAnalysis, rows: list[InstructionRow], a: int, b: int, loops: tuple) -> Level1Spec:
     iterations, known, reasons = 1, True, []
+    slowest = 1
     for loop in loops:
         trip = analysis.trip_counts.get(loop.key)
         if trip is not None and trip.known and trip.value is not None:
             iterations *= trip.value
-            reasons.append(f"loop {loop.key}: {trip.value} ({trip.source})")
+            slowest *= trip.value if trip.slowest is None else trip.slowest
+            reasons.append(f"loop {loop.key}: {trip.value} ({trip.source})"
+                           + (f", slowest warp {trip.slowest}" if trip.slowest not in (None, trip.value) else ""))
         else:
             known = False
             why = trip.reason if trip is not None else "not analysed"
             reasons.append(f"loop {loop.key}: trip count unknown ({why})")
     header = loops[-1].key if loops else None
-    return Level1Spec(rows[a].index, rows[b].index, iterations, known, "; ".join(reasons), header)
+    return Level1Spec(rows[a].index, rows[b].index, iterations, known, "; ".join(reasons), header,
+                      slowest=slowest if known and slowest != iterations else None)
 
 
 def params_for(profile: Profile, launch: Launch, rows: list[InstructionRow], specs: list[Level1Spec],

@@ -199,7 +199,8 @@ def predict_from_block(
             raise ModelError(f"Many-BSP override: no level-1 superstep {i} (there are {len(specs)})")
         if n < 0:
             raise ModelError(f"Many-BSP override: level-1 superstep {i} iterations {n} < 0")
-        specs[i - 1] = dataclasses.replace(specs[i - 1], iterations=int(n), iterations_known=True,
+        # the user's count is every warp's: the slowest warp's count goes with the inferred one
+        specs[i - 1] = dataclasses.replace(specs[i - 1], iterations=int(n), iterations_known=True, slowest=None,
                                            reason=(specs[i - 1].reason + " (overridden)").strip())
         marks.add(f"iterations:{i}")
     ends = {s.end for s in specs}

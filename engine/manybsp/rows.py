@@ -177,3 +177,6 @@ class Level1Spec:
     reason: str = ""
     loop_header: str | None = None
     extra: dict[str, str] = field(default_factory=dict)
+    # Loops whose trip count differs per thread: the iterations of the launch's slowest warp
+    # (``iterations`` is the mean over warps). None: every warp runs ``iterations``.
+    slowest: int | None = None

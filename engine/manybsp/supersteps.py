@@ -37,6 +37,7 @@ class Level1Superstep:
     iterations_known: bool = True
     reason: str = ""
     children: list[Level2Superstep] = field(default_factory=list)
+    slowest: int | None = None   # the slowest warp's iterations (Level1Spec.slowest)
 
 
 def eq9_comp(rows: list[BlockRow]) -> float:
@@ -104,6 +105,7 @@ def level1_supersteps(level2: list[Level2Superstep], specs: list[Level1Spec]) ->
                 iterations_known=spec.iterations_known,
                 reason=spec.reason,
                 children=children,
+                slowest=spec.slowest,
             )
         )
     return out

@@ -65,6 +65,11 @@ MECHANISMS: dict[str, str] = {
     "simt_trips": "loops the static analysis cannot count (bounds loaded from declared data, a while loop "
                   "its own values end, a halving step) run the count found by executing the kernel's "
                   "integer instructions and branches on sampled warps (without: unknown, 1 iteration)",
+    "local_memory": "per-thread local memory (arrays ptxas cannot keep in registers) costs what was measured "
+                    "for its case: a load at the L1 rate while the launch's local data fits in L1 (the "
+                    "measured rate beyond it otherwise), a store at the measured write-through rate, higher "
+                    "when only some lanes store; one line per distinct word the lanes address (without: "
+                    "every local access costs local_lam)",
     "inflight_hits": "a load every warp makes from the same address at once (no thread or block index in "
                      "it) waits for the line the SM's first warp requested: its L1 hits take the latency "
                      "of the level that fills the line, not L1's",

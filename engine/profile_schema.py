@@ -157,8 +157,11 @@ PIPELINE_MEMORY: dict[str, Field] = {
     "l1_Lam": CYCLES,                       # L1 hit latency
     "shared_lam": RATE,
     "shared_Lam": CYCLES,
-    "local_lam": RATE,
+    "local_lam": RATE,                      # a local load beyond L1 (512 KB of local data per SM)
     "local_Lam": CYCLES,
+    "local_l1_lam": RATE,                   # a local load request whose data is in L1, per 128-byte line
+    "local_store_lam": RATE,                # a local store request (written through to L2), every lane
+    "local_store_partial_lam": RATE,        # ... only some lanes: its sectors partly written
     "atomic_same_address_cycles": RATE,     # GPU cycles per atomic on one global address (serial)
     "atomic_same_address_request_cycles": RATE,  # ... for a warp request with one active lane
     "atomic_distinct_lane_lam": RATE,       # SM cycles per atomic lane on spread addresses, all SMs issuing

@@ -133,3 +133,18 @@ def test_costs_name_their_measurement_or_say_they_are_not_measured():
         assert "measured: bench/micro/results/" in rule.source, rule.pattern.text
     assert "measured: bench/micro/results/" in h100.pipeline.source
     assert "NOT measured" in h100.manybsp.source  # mu
+
+
+@pytest.mark.parametrize("gpu", ["h100", "h200"])
+def test_local_memory_rates_are_the_measured_means(gpu):
+    local = MP.derive_local(MP.GPUS[gpu].local_results)
+    assert set(local) == {*MP.LOCAL_RATES, "l2_bytes"}
+    for fig in local.values():
+        assert abs(fig.diff_pct) <= TOLERANCE_PCT, fig.key
+    profile = load_profile(gpu)
+    for key in MP.LOCAL_RATES:
+        assert profile.pipeline.memory[key] == local[key].value
+    # a store writes through to L2: several times an L1 load, more with half the lanes
+    m = profile.pipeline.memory
+    assert m["local_store_partial_lam"] > m["local_store_lam"] > 5 * m["local_l1_lam"]
+    assert profile.device.l2_cache_bytes == local["l2_bytes"].value == {"h100": 50, "h200": 60}[gpu] * 2**20

@@ -38,7 +38,7 @@ SM_COUNT = 132        # both GPUs written here are GH100 parts with 132 SMs (the
 N_WS = 4  # schedulers per SM of the H100 (device section)
 
 # Rounding of the mean of the two runs, by kind of figure.
-DIGITS = {"lam": 3, "Lam": 1, "T": 1, "bw": 2, "il": 2, "cycles": 1}
+DIGITS = {"lam": 3, "Lam": 1, "T": 1, "bw": 2, "il": 2, "cycles": 1, "bytes": 0}
 
 
 @dataclass(frozen=True)
@@ -176,6 +176,28 @@ def derive_half(results: Path) -> dict[str, Figure]:
     return {k: Figure(k, v[0], b[k][0], v[1], v[2]) for k, v in a.items()}
 
 
+# Local memory in L1 and local stores, measured in a later call (bench/micro/results/<gpu>-2026-11-24-local).
+LOCAL_RATES = {"local_l1_lam": "ld_local_l1", "local_store_lam": "st_local_l1",
+               "local_store_partial_lam": "st_local_half"}
+
+
+def derive_local(results: Path) -> dict[str, Figure]:
+    """The local-memory rates of both runs in ``results`` and the L2 size the device reports
+    (``l2_bytes``; empty when the folder is absent)."""
+    if not (results / "run1.csv").exists():
+        return {}
+
+    def one(run: dict[tuple[str, str, str], float]) -> dict[str, tuple[float, str, str]]:
+        out = {key: (_get(run, "cpi", name), "lam", f"cpi,{name}") for key, name in LOCAL_RATES.items()}
+        # micro.cu prints 6 significant digits (6.29146e+07); an L2 is a whole number of MiB
+        mib = round(_get(run, "env", "l2_bytes") / 2**20)
+        out["l2_bytes"] = (float(mib * 2**20), "bytes", f"env,l2_bytes (cudaDeviceProp::l2CacheSize): {mib} MiB")
+        return out
+
+    a, b = one(load_run(results / "run1.csv")), one(load_run(results / "run2.csv"))
+    return {k: Figure(k, v[0], b[k][0], v[1], v[2]) for k, v in a.items()}
+
+
 def derive(results: Path = DEFAULT_RESULTS) -> dict[str, Figure]:
     """The figures of both runs in ``results`` (``run1.csv``, ``run2.csv``)."""
     one = _derive_one(load_run(results / "run1.csv"))
@@ -256,6 +278,11 @@ class Gpu:
         return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-half"
 
     @property
+    def local_results(self) -> Path:
+        """The local-memory run of this GPU (``run_micro.sh local``, a later device call)."""
+        return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-local"
+
+    @property
     def empty_kernels(self) -> Path:
         return ROOT / "samples" / "measured" / f"{self.key}-empty" / "ncu_empty.csv"
 
@@ -270,12 +297,13 @@ class Gpu:
                 .replace("80 GB HBM3 at 3.35 TB/s", self.memory)
                 .replace("specification (3.35 TB/s)", f"specification ({self.bandwidth_words})")
                 .replace("whitepaper (H100 SXM5: 132 SMs, 50 MB L2,",
-                         "whitepaper and H200 product brief (H200 SXM: the same GH100 chip, 132 SMs, 50 MB L2,"))
+                         "whitepaper and H200 product brief (H200 SXM: the same GH100 chip, 132 SMs,"))
 
 
 GPUS = {
     "h100": Gpu("h100", "NVIDIA H100 SXM5", "80 GB HBM3 at 3.35 TB/s", 85899345920, 3352, "3.35 TB/s"),
-    # The H200 is the same GH100 chip (132 SMs, 50 MB L2, same SM) with 141 GB of HBM3e.
+    # The H200 is the same GH100 chip (132 SMs, same SM) with 141 GB of HBM3e; its device reports a
+    # 60 MB L2 (bench/micro/results/h200-*/run1.csv, env,l2_bytes).
     "h200": Gpu("h200", "NVIDIA H200 SXM", "141 GB HBM3e at 4.8 TB/s", 141000000000, 4800, "4.8 TB/s"),
 }
 
@@ -453,7 +481,16 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w('description = "NVIDIA H100 SXM5 (sm_90): device figures from public specifications; '
       'instruction costs, latencies and overheads measured on the lent H100 (bench/micro)."')
     w("")
-    w(DEVICE.rstrip("\n"))
+    local = derive_local(gpu.local_results)
+    try:
+        local_where = gpu.local_results.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        local_where = gpu.local_results.as_posix()
+    device = DEVICE
+    if local:
+        # the L2 the device reports (the H200's is 60 MB, not the H100's 50 MB)
+        device = device.replace("l2_cache_bytes = 52428800", f"l2_cache_bytes = {int(local['l2_bytes'].value)}")
+    w(device.rstrip("\n"))
     launch_cycles, launch_where = empty_kernel_cycles(gpu.empty_kernels)
     w(f"kernel_launch_cycles = {_fmt(launch_cycles)}           # an empty one-block kernel, ncu cycles")
     w("")
@@ -546,6 +583,16 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w("# own 256 B per thread (512 KB per SM, twice L1): the rate of heavy spilling, served from L2.")
     w(f"local_lam = {_fmt(v['ld_local.lam'])}")
     w(f"local_Lam = {_fmt(v['ld_local.Lam'])}")
+    local_source = ""
+    if local:
+        w("# local data that fits in L1 (32 B per thread, 64 KB per SM): λ per load request; stores write")
+        w("# through to L2 whatever L1 holds: λ with every lane storing, and with only the odd lanes (every")
+        w("# sector half written)")
+        for key in LOCAL_RATES:
+            w(f"{key} = {_fmt(local[key].value)}")
+        rows = "; ".join(local[key].what for key in LOCAL_RATES)
+        local_source = (f"; local_l1_lam, local_store_lam, local_store_partial_lam measured: "
+                        f"{local_where}/run{{1,2}}.csv ({rows}); mean of the two runs")
     w("# atomics on one global address serialise at its L2 slice: GPU cycles per atomic, all SMs together")
     w(f"atomic_same_address_cycles = {_fmt(atomic_cycles)}")
     w("# ... and per warp request with a single active lane (a warp's leader adding its count)")
@@ -562,7 +609,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
       f'Λ an L1 hit, λ with 512 KB of local data per SM (more than L1); atomic_same_address_cycles '
       f'{atomic_where}; atomic_same_address_request_cycles {request_where}; '
       f'atomic_distinct_lane_lam {distinct_where}; '
-      f'constant_divergent_cycles {constant_where}; constant_uniform_lam {uniform_where}"')
+      f'constant_divergent_cycles {constant_where}; constant_uniform_lam {uniform_where}{local_source}"')
     w("")
     w("# Per-instruction rules, each measured by its own chain (Λ) and its own 64-warp stream (λ).")
     rules = [
@@ -677,6 +724,8 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
         clock=_fmt(v["sm_clock_mhz"]), where=runs,
         read=_fmt(round(v["dram_read.gbps"])), write=_fmt(round(v["dram_write.gbps"]))).rstrip("\n"))
     w(f'"device.kernel_launch_cycles" = "{launch_where}"')
+    if local:
+        w(f'"device.l2_cache_bytes" = "measured: {local_where}/run{{1,2}}.csv ({local["l2_bytes"].what})"')
     USED.clear()
     USED.update(v.used)
     return gpu.retarget("\n".join(out) + "\n")

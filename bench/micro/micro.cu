@@ -493,6 +493,67 @@ __global__ void __launch_bounds__(THR_THREADS, 2) k_local_thr(int iters, unsigne
     if (threadIdx.x == 0) rec[blockIdx.x] = BlockRec{smid(), 0, t0, t1};
 }
 
+// Local memory whose data stays in L1: 64 warps per SM, each thread's 8-word (32 B) array, so
+// 64 KB per SM. MODE 0: 8 pointer chases, one starting at each word of the thread's 8-entry ring
+// (loads, one 128 B line per warp request); MODE 1: stores of a running value to word
+// (i + j) mod 8, every lane active; MODE 2: the same stores from the odd lanes only, so every
+// 32 B sector a request touches is half written (the divergent stores of a data-dependent
+// branch). The offsets are the same in every lane: one line per request.
+template <int MODE>
+__global__ void __launch_bounds__(THR_THREADS, 2) k_local_l1(int iters, unsigned* sink, BlockRec* rec) {
+    unsigned buf[8];
+    unsigned long long base64;
+    asm volatile("cvta.to.local.u64 %0, %1;" : "=l"(base64) : "l"(buf));
+    unsigned base = (unsigned)base64;
+    for (int m = 0; m < 8; m++)
+        asm volatile("st.local.u32 [%0], %1;" ::"r"(base + 4 * m), "r"(base + 4 * ((m + 3) & 7)) : "memory");
+    unsigned p[THR_ILP];
+#pragma unroll
+    for (int j = 0; j < THR_ILP; j++) p[j] = base + 4 * (j & 7);
+    const bool active = MODE != 2 || (threadIdx.x & 1);
+    __syncthreads();
+    long long t0 = clock64();
+    if (active) {
+        for (int i = 0; i < iters; i++) {
+#pragma unroll
+            for (int u = 0; u < THR_UNROLL; u++) {
+#pragma unroll
+                for (int j = 0; j < THR_ILP; j++) {
+                    if (MODE == 0)
+                        asm volatile("ld.local.u32 %0, [%0];" : "+r"(p[j])::"memory");
+                    else
+                        asm volatile("st.local.u32 [%0], %1;" ::"r"(base + 4 * ((u + j) & 7)), "r"(p[j] + i) : "memory");
+                }
+            }
+        }
+    }
+    __syncthreads();
+    long long t1 = clock64();
+    unsigned acc = 0;
+#pragma unroll
+    for (int j = 0; j < THR_ILP; j++) acc ^= p[j];
+    unsigned last;
+    asm volatile("ld.local.u32 %0, [%1];" : "=r"(last) : "r"(base + 4 * (threadIdx.x & 7)) : "memory");
+    sink[blockIdx.x * blockDim.x + threadIdx.x] = acc + last;
+    if (threadIdx.x == 0) rec[blockIdx.x] = BlockRec{smid(), 0, t0, t1};
+}
+
+template <int MODE>
+static void bench_local_l1(Ctx& c, const char* name, const char* what) {
+    int blocks = 2 * c.sms;
+    double span[2], bps = 0;
+    int tits[2] = {8, 24};
+    for (int k = 0; k < 2; k++) {
+        for (int rep = 0; rep < 2; rep++) {
+            k_local_l1<MODE><<<blocks, THR_THREADS>>>(tits[k], (unsigned*)c.d_sink, c.d_rec);
+            CKL();
+        }
+        span[k] = sm_span(c, blocks, &bps);
+    }
+    double wi = bps * 32 * 16.0 * THR_UNROLL * THR_ILP;
+    row("cpi", name, what, (span[1] - span[0]) / wi, "cycles/warp-instr/SM");
+}
+
 static void bench_local(Ctx& c) {
     long long cyc[2];
     int its[2] = {16, 48};
@@ -516,6 +577,9 @@ static void bench_local(Ctx& c) {
     }
     double wi = bps * 32 * 16.0 * THR_UNROLL * THR_ILP;
     row("cpi", "ld_local", "ld.local.u32", (span[1] - span[0]) / wi, "cycles/warp-instr/SM");
+    bench_local_l1<0>(c, "ld_local_l1", "ld.local.u32; 32 B per thread (in L1)");
+    bench_local_l1<1>(c, "st_local_l1", "st.local.u32; 32 B per thread; every lane");
+    bench_local_l1<2>(c, "st_local_half", "st.local.u32; 32 B per thread; odd lanes only");
 }
 
 // ------------------------------------------------------------------------------------------

@@ -55,6 +55,7 @@ from engine.occupancy import Occupancy, occupancy
 from engine.pipeline.adapter import (
     PipelineOverrides,
     build_description,
+    in_registers,
     issue_scales,
     issue_weights,
     kernel_sass,
@@ -365,7 +366,8 @@ class Evaluator:
         sass, no_sass = self._sass(inputs, profile) if enabled("sass") else (None, "")
         if no_sass:
             ev.warnings.append(f"SASS not used ({no_sass}): each PTX instruction issues once")
-        ev.issue_weights = issue_scales(analysis, profile, issue_weights(analysis, sass)) if sass is not None else {}
+        ev.issue_weights = issue_scales(analysis, profile, issue_weights(analysis, sass),
+                                        in_registers(analysis, sass)) if sass is not None else {}
         ev.unroll = dict(sass.unroll) if sass is not None else {}
         ev.sass_positions = dict(sass.positions) if sass is not None and enabled("sass_order") else {}
         base, d = self._description_at(inputs, ev, ev.resident_blocks)

@@ -58,6 +58,11 @@ def access_costs(result: ManyBspResult, description: KernelDescription | None) -
         ins = description.instructions[row.index - 1]
         if not (ins.memory or row.is_global_access) or row.is_barrier:
             continue
+        if not ins.memory:
+            # a local access ptxas kept in registers: its SASS moves are the row's issue weight;
+            # its result comes after an ALU latency, and no memory pipeline is busy
+            out[row.index] = AccessCost(0.0, float(ins.Lam), True, description.subsystems[ins.unit], False)
+            continue
         # Stores and reductions release the warp once the LSU takes them: nothing to wait for.
         waits = not row.opcode.startswith(("st.", "red."))
         lam, Lam = float(ins.lam), float(ins.Lam)

@@ -460,9 +460,9 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
         put(name, value, "M*8", formula)
     limiter = max(terms, key=lambda k: terms[k][0])
     sm = max(v for v, _ in terms.values())
+    names = ", ".join(k.removesuffix("_bound") for k in terms)
     total = put("kernel_exec_cycle", blo + sm, "M*8",
-                f"block_lnch_ovh + max({', '.join(k.removesuffix('_bound') for k in terms)}) = {_fmt(blo)} + {_fmt(sm)} "
-                f"({limiter})")
+                f"block_lnch_ovh + max({names}) = {_fmt(blo)} + {_fmt(sm)} ({limiter})")
     put("mu_star", blocks * t_b / max(sm, 1e-9), "M*9",
         f"{blocks} × {_fmt(t_b)} / {_fmt(sm)}: blocks whose time alone overlaps on the SM")
     pred.branch = limiter.replace("_", " ")

@@ -14,6 +14,8 @@ import dataclasses
 import math
 from typing import Any
 
+import numpy as np
+
 from engine.analysis import KernelAnalysis, LaunchValues
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, iteration_atom
 from engine.memory.control import control_dependences
@@ -138,6 +140,8 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
              if threads is not None else None)
     accesses: list[AccessInfo] = []
     producers: dict[int, list[int]] | None = None     # built at the first constant load
+    # one thread's local frame (its .local arrays): what a thread keeps in local memory
+    local_frame = sum(v.size_bytes or 0 for v in function.variables if v.state_space == "local")
     footprints: list[tuple[int, Affine | None, Instruction, Operand, int]] = []
     grid_ranges: dict[int, AddressRange] = {}     # by position in accesses: over the whole grid
     atom_ranges = _atom_ranges(extents, values)
@@ -152,6 +156,10 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
             if producers is None:
                 producers = _producer_map(analysis)
             accesses.append(_constant_access(instr, c, form, raw, lanes, operand, analysis, producers))
+            continue
+        if c.space is MemorySpace.LOCAL and (c.is_load or c.is_store) and not c.is_atomic:
+            accesses.append(_local_access(instr, c, form, lanes, analysis, local_frame, values,
+                                          _samples(extents, layout, form)))
             continue
         space = _space(instr, analysis, form, layout)
         if space is None:
@@ -224,6 +232,56 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         *sorted(notes),
     ]
     return MemoryReport(function.name, values.block, accesses, assumptions)
+
+
+def _local_access(instr: Instruction, c: Any, form: Affine | None, lanes: _LaneCache | None,
+                  analysis: KernelAnalysis, frame_bytes: int, values: LaunchValues,
+                  samples: dict[str, tuple[Sample, ...]]) -> AccessInfo:
+    """A local-memory load or store. Local memory interleaves the threads of a warp word by
+    word (word w of lane l at (w × 32 + l) × 4 of the warp's area), so a request whose lanes use
+    one offset touches one 128-byte line per 4-byte word of the access; lanes at different
+    offsets touch a line per distinct word. An offset from the frame and uniform values only
+    is the same in every lane; any other (an index computed from data) is taken as uniformly
+    spread over the frame's slots of that width: the expected distinct slots of the active
+    lanes (``method="estimate"``). ``block_footprint_bytes``: the block's local data (the frame of
+    every thread), which L1 must hold for the loads to hit."""
+    kind = "load" if c.is_load else "store"
+    info = AccessInfo(instr.index, instr.location.line, instr.text.strip(), MemorySpace.LOCAL, c.width_bytes,
+                      format_affine(form) if form is not None else None, None, kind)
+    threads = math.prod(values.block) if values.block is not None else None
+    if threads is not None and frame_bytes:
+        info = _with(info, block_footprint_bytes=float(frame_bytes * threads))
+    active, share, note = float(WARP), 1.0, "active lanes unknown: all taken"
+    groups = float(SECTORS_PER_LINE)
+    if lanes is not None:
+        ctxs = contexts(list(dict.fromkeys(_uniform_atoms(analysis, instr.index))), samples)
+        masks, note = lanes.masks(instr.index, [ctx for ctx, _ in ctxs])
+        n = len(next(iter(lanes.threads.values())))
+        # One word of every thread, where local memory puts it (lane × 4 in the warp's line): the
+        # sectors of that line are the 8-lane groups with an active lane.
+        words_of_lanes = (np.arange(n, dtype=np.int64) % WARP) * 4
+        stats = global_stats([words_of_lanes for _ in ctxs], 4, masks, [w for _, w in ctxs])
+        if stats is None:
+            return _with(info, unknown_reason="no lane executes it in the sampled blocks", issue_share=0.0)
+        active, share, groups = stats.active_lanes, stats.issue_share, stats.sectors_mean
+    words = max(1, math.ceil(max(c.width_bytes, 1) / 4))
+    uniform = form is not None and not any(
+        atom.split(".")[0].lstrip("%") in _PER_THREAD_ATOMS for atom, _ in form.terms)
+    def pattern(lines: float, sectors: float) -> dict[str, Any]:
+        useful = active * max(c.width_bytes, 1) / (sectors * 32.0)    # bytes used / sector bytes moved
+        return {"lines_per_request": lines, "sectors_per_request": sectors, "efficiency": min(1.0, useful),
+                "active_lanes": active, "issue_share": share, "mask_note": note}
+
+    if uniform:
+        return _with(info, method="affine", uniform_address=True, **pattern(float(words), words * groups))
+    slots = max(1, frame_bytes // max(c.width_bytes, 1))
+
+    def distinct(lanes_: float) -> float:
+        return min(slots * (1.0 - (1.0 - 1.0 / slots) ** lanes_), lanes_)
+
+    return _with(info, method="estimate", non_affine="local offset differs between lanes: spread over "
+                 f"the frame's {slots} slots",
+                 **pattern(distinct(active) * words, groups * distinct(active / groups) * words))
 
 
 def _constant_access(instr: Instruction, c: Any, form: Affine | None, raw: Any, lanes: _LaneCache | None,

@@ -7,7 +7,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from engine.mechanisms import enabled
-from engine.memory.hierarchy import SmContext, global_access_cost, level_shares
+from engine.memory.hierarchy import SECTORS_PER_LINE, SmContext, global_access_cost, l1_data_bytes, level_shares
 from engine.memory.report import MemoryReport
 from engine.units import MemorySpace, Unit
 
@@ -129,6 +129,10 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
             base = profile.cost_for_opcode("ld.const.f32", Unit.LDST, space=MemorySpace.CONST, width_bytes=4)
             charged = max(base.lam, float(uniform_const))
             out[a.index] = (charged, base.Lam + (charged - base.lam))
+        elif a.space is MemorySpace.LOCAL and a.lines_per_request is not None and enabled("local_memory"):
+            local = local_access_cost(a, profile, sm)
+            if local is not None:
+                out[a.index] = local
         elif a.space is MemorySpace.SHARED and a.bank_conflict_mean is not None:
             out[a.index] = profile.shared_memory_lambdas(max(a.bank_conflict_mean - 1.0, 0.0))
         elif a.space is MemorySpace.GLOBAL and a.sectors_per_request is not None:
@@ -136,6 +140,38 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
             if shares is not None:
                 out[a.index] = global_access_cost(a, shares, profile, sm, profile.global_memory_lambdas(1.0))
     return out
+
+
+def local_access_cost(a: Any, profile: Any, sm: SmContext) -> tuple[float, float] | None:
+    """(λ, Λ) of a local-memory request of ``a.lines_per_request`` lines, from the profile's
+    measured local rates (None when it has none: the flat ``local_lam`` stays).
+
+    A load hits L1 while the local data of the SM's resident blocks fits beside their shared
+    memory (``local_l1_lam`` per line, measured with 32 bytes per thread); beyond, it costs the
+    rate measured with 512 KB per SM (``local_lam``) and L2's latency. A store writes through
+    to L2 whatever L1 holds: ``local_store_lam`` per line when every lane stores at one offset,
+    ``local_store_partial_lam`` when the lines are partly written (some lanes, or lanes at
+    different offsets). A store does not hold the warp."""
+    memory = profile.pipeline.memory
+    lines = max(float(a.lines_per_request), 1.0)
+    if a.kind == "load":
+        in_l1, beyond, hit = memory.get("local_l1_lam"), memory.get("local_lam"), memory.get("local_Lam")
+        if in_l1 is None or beyond is None or hit is None:
+            return None
+        footprint = (a.block_footprint_bytes or 0.0) * sm.resident_blocks
+        if footprint <= l1_data_bytes(profile, sm):
+            return lines * in_l1, hit + (lines - 1) * in_l1
+        return lines * beyond, memory.get("l2_Lam", hit) + (lines - 1) * beyond
+    full = memory.get("local_store_lam")
+    if full is None:
+        return None
+    # lanes that cannot be told are taken as all active (AccessInfo.mask_note)
+    every_lane = a.mask_note is not None or (a.active_lanes or 0.0) >= 32 - 1e-9
+    per_line = full if a.uniform_address and every_lane else memory.get("local_store_partial_lam", full)
+    # the write to L2 moves sectors: the measured rates are per line of four
+    sectors = a.sectors_per_request if a.sectors_per_request is not None else lines * SECTORS_PER_LINE
+    lam = max(sectors, 1.0) * per_line / SECTORS_PER_LINE
+    return lam, lam
 
 
 def same_address_cycles(lanes: float, per_lane: float, single: float | None = None) -> float:

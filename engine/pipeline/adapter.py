@@ -38,7 +38,7 @@ from engine.pipeline.peers import ModelPrediction, all_peers
 from engine.pipeline.schedule import block_issue_order, issue_positions
 from engine.pipeline.simulator import SimulationResult, simulate
 from engine.sass.order import copy_positions
-from engine.units import Unit
+from engine.units import MemorySpace, Unit
 
 # (instruction index, instruction, classification, profile cost) -> (λ, Λ)
 MemoryCost = Callable[[int, Any, Any, Any], tuple[float, float]]
@@ -123,9 +123,25 @@ def kernel_sass(module: Any, kernel: str, profile: Any) -> tuple[Any, str]:
 def issue_weights(analysis: KernelAnalysis, sass: Any) -> dict[int, float]:
     """SASS weights the simulator applies: those of instructions that are not memory accesses.
     A memory access's cost comes from the memory model, and its SASS line attribution is the
-    least certain (a texture fetch or a merged load is credited to one of its PTX lines)."""
+    least certain (a texture fetch or a merged load is credited to one of its PTX lines). Local
+    accesses ptxas kept in registers (:func:`in_registers`) are no memory accesses any more."""
+    kept = in_registers(analysis, sass)
     return {i: w for i, w in sass.weights.items()
-            if i < len(analysis.classifications) and not analysis.classifications[i].is_memory}
+            if i < len(analysis.classifications) and (not analysis.classifications[i].is_memory or i in kept)}
+
+
+def in_registers(analysis: KernelAnalysis, sass: Any) -> frozenset[int]:
+    """Local loads and stores whose SASS holds no memory instruction: ptxas kept the local array
+    in registers (an index known per copy becomes a register, a run-time one a chain of selects
+    and moves), so they cost their SASS on the ALU, or nothing when folded away."""
+    if not enabled("local_memory"):
+        return frozenset()
+    out = set()
+    for i, cls in enumerate(analysis.classifications):
+        if cls.space is MemorySpace.LOCAL and (cls.is_load or cls.is_store) and not cls.is_atomic \
+                and i in sass.weights and sass.class_weights.get(i, {}).get("ldst", 0.0) <= 0:
+            out.add(i)
+    return frozenset(out)
 
 
 def _issue_scale(weight: float, cost: Any, cls: Any) -> float:
@@ -140,15 +156,22 @@ def _issue_scale(weight: float, cost: Any, cls: Any) -> float:
     return 1.0
 
 
-def issue_scales(analysis: KernelAnalysis, profile: Any, weights: Mapping[int, float]) -> dict[int, float]:
+def issue_scales(analysis: KernelAnalysis, profile: Any, weights: Mapping[int, float],
+                 registers: frozenset[int] = frozenset()) -> dict[int, float]:
     """:func:`_issue_scale` of every weighted instruction (those ptxas folds keep 0): what the
-    Pipeline simulator multiplies λ by, and Many-BSP* its rows' issue and FU cycles."""
+    Pipeline simulator multiplies λ by, and Many-BSP* its rows' issue and FU cycles. A local
+    access kept in registers (``registers``, :func:`in_registers`) issues its whole SASS weight."""
     out = {}
     instructions = analysis.function.instructions
     for i, weight in weights.items():
         if i < len(analysis.classifications):
             cls = analysis.classifications[i]
-            out[i] = 0.0 if weight <= 0 else _issue_scale(weight, profile.cost(instructions[i], cls), cls)
+            if weight <= 0:
+                out[i] = 0.0
+            elif i in registers:
+                out[i] = weight
+            else:
+                out[i] = _issue_scale(weight, profile.cost(instructions[i], cls), cls)
     return out
 
 
@@ -207,13 +230,15 @@ def _forwarded_deps(deps: dict[int, set[int]], dropped: set[int]) -> dict[int, s
 
 def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
                   weights: Mapping[int, float] | None = None, blocking: frozenset[int] = frozenset(),
-                  half: tuple[frozenset[int], float] = (frozenset(), 1.0)
+                  half: tuple[frozenset[int], float] = (frozenset(), 1.0),
+                  registers: frozenset[int] = frozenset(),
                   ) -> tuple[tuple[StaticInstruction, ...], tuple[str, ...]]:
     """The static instructions. ``blocking``: instructions the warp cannot pass before they
     complete (an atomic's retry loop: the next instruction waits for its last pass); ``half``:
-    :func:`packed_half_scale`."""
+    :func:`packed_half_scale`; ``registers``: local accesses ptxas kept in registers
+    (:func:`in_registers`), which issue their SASS weight of ALU moves."""
     function = analysis.function
-    units: list[Unit] = []
+    units: list[Unit] = [Unit.ALU] if registers else []
     for cls in analysis.classifications:
         if cls.unit not in units:
             units.append(cls.unit)
@@ -240,14 +265,19 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
         lam = lam * _issue_scale(weights.get(i, 1.0), cost, cls)
         if i in half[0] and not cost.is_default:
             lam = lam * half[1]
-        o_lam, o_Lam = _cost_override(ov, i, instr.full_opcode, cls.unit)
+        unit, memory = cls.unit, cls.is_memory
+        if i in registers:
+            move = profile.cost_for_opcode("mov.b32", Unit.ALU)
+            unit, memory = Unit.ALU, False
+            lam, Lam = move.lam * max(weights.get(i, 1.0), 1.0), move.Lam
+        o_lam, o_Lam = _cost_override(ov, i, instr.full_opcode, unit)
         lam = lam if o_lam is None else o_lam
         Lam = Lam if o_Lam is None else o_Lam
         where = f"instruction {i} ({instr.text.strip()})"
         out.append(StaticInstruction(
-            name=instr.text.strip() or instr.full_opcode, unit=units.index(cls.unit),
+            name=instr.text.strip() or instr.full_opcode, unit=units.index(unit),
             lam=to_fraction(lam, f"λ of {where}"), Lam=to_fraction(Lam, f"Λ of {where}"),
-            memory=cls.is_memory, barrier=cls.is_barrier, deps=tuple(sorted(deps.get(i, ())))))
+            memory=memory, barrier=cls.is_barrier, deps=tuple(sorted(deps.get(i, ())))))
     return tuple(out), tuple(u.value for u in units)
 
 
@@ -541,8 +571,9 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, report,
                                                                       sm, passes))
     weights = issue_weights(analysis, sass) if sass is not None and enabled("sass") else {}
+    registers = in_registers(analysis, sass) if sass is not None and enabled("sass") else frozenset()
     instructions, subsystems = _instructions(analysis, profile, ov, weights, frozenset(passes),
-                                             packed_half_scale(sass if enabled("sass") else None))
+                                             packed_half_scale(sass if enabled("sass") else None), registers)
     latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None
     dropped = frozenset(i for i, w in weights.items() if w <= 0)
     unroll = sass.unroll if sass is not None and enabled("sass") else None

@@ -13,7 +13,9 @@ replaces the combination:
 * a memory row costs its **latency at the level it hits** (Λ of the memory-hierarchy model, or the
   user's ``lat_comm``) once per warp, and its pipeline's λ per warp request (cycles of that SM's
   share of the limiting level's bandwidth with every SM streaming);
-* one warp runs a level-1 superstep in ``L_s = Σ_j (one warp through j + Λ_j + ovh_j)``; the
+* one warp runs a level-1 superstep in ``L_s``: its rows issued in ptxas's SASS order, each once
+  its operands are there (an unrolled loop's copies where ptxas put them; without a SASS map, the
+  rows' dataflow, or 000's superstep order ``Σ_j (one warp through j + Λ_j + ovh_j)``); the
   block's warps overlap each other inside it, so the block needs ``max(L_s, P_s, M_s, B_s)`` per
   iteration (P_s: the busiest unit summed over the supersteps, M_s: the busiest memory pipeline,
   B_s: the barrier unit);
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engine.errors import ModelError
@@ -243,14 +245,16 @@ _PATH_RULES = {
 
 
 def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: Callable[[int], bool],
-               w: int, u: int, inputs: CorrectedInputs) -> float | None:
+               w: int, u: int, inputs: CorrectedInputs,
+               dep_list: Sequence[Sequence[int]] | None = None) -> float | None:
     """One warp's time through one pass of a level-1 superstep that ptxas unrolled ``u`` times
     (u = 1: not unrolled), its u copies issued in the order of the SASS: in order, each row once
     the rows before it have issued and its operands are there (a load's Λ_j after it went, an
     arithmetic row's FU latency after it). A producer earlier in the body is the same copy's, one
     later in the body (carried over the back edge) the previous copy's. Where ptxas uses a
     load's value before it issues the next copies' loads, the warp waits for it there, so the
-    latencies of the u copies do not all overlap. None when the SASS does not place the copies."""
+    latencies of the u copies do not all overlap. None when the SASS does not place the copies.
+    ``dep_list``: ``inputs.deps`` as a list by row (built once per evaluation)."""
     one = [b.index for inside in slices for b in inside]
     if not one or not inputs.sass_positions:
         return None
@@ -263,8 +267,9 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
             own = max((cell.latency for cell in b.fu.values()), default=0.0)
             latency[b.index] = own + (c.mem_lat if is_load(b.index) else 0.0)
     copies = [(c, r) for c in range(u) for r in one]
-    deps = [inputs.deps.get(r, ()) for r in range(max(one) + 1)]
-    where = copy_positions(copies, inputs.sass_positions, deps)
+    if dep_list is None:
+        dep_list = [inputs.deps.get(r, ()) for r in range(max(one) + 1)]
+    where = copy_positions(copies, inputs.sass_positions, dep_list)
     if where is None or all(x is None for x in where):
         return None
     # a row without SASS (folded away) goes right after the one written before it
@@ -372,6 +377,7 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
     block_alone = 0.0
     slow_alone = slow_demand = 0.0   # the same at the slowest warp's iterations
     slowest = any(step.slowest is not None for step in level1)
+    dep_list = [inputs.deps.get(r, ()) for r in range(max(position, default=0) + 1)] if inputs.sass_positions else []
     for step in level1:
         slices = [block[position[s.start]:position[s.end] + 1] for s in step.children]
         costs = [level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam,
@@ -387,7 +393,7 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
         u = _unroll_of(step, inputs.unroll)
         hoist = enabled("manybsp_dataflow")
         in_order = _sass_path(slices, costs, lambda i: i in memory_rows or _is_global(rows_by_index, i), w,
-                              u, inputs) if hoist else None
+                              u, inputs, dep_list) if hoist else None
         if in_order is not None:
             rule = "sass"
             L = max(in_order / u, P / w)

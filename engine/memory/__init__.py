@@ -267,6 +267,7 @@ def _local_access(instr: Instruction, c: Any, form: Affine | None, lanes: _LaneC
     words = max(1, math.ceil(max(c.width_bytes, 1) / 4))
     uniform = form is not None and not any(
         atom.split(".")[0].lstrip("%") in _PER_THREAD_ATOMS for atom, _ in form.terms)
+
     def pattern(lines: float, sectors: float) -> dict[str, Any]:
         useful = active * max(c.width_bytes, 1) / (sectors * 32.0)    # bytes used / sector bytes moved
         return {"lines_per_request": lines, "sectors_per_request": sectors, "efficiency": min(1.0, useful),

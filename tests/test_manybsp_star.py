@@ -57,10 +57,25 @@ def test_one_block_per_sm_is_its_latency_path_plus_its_launch():
     assert pred["chain"] == pytest.approx(10 * pred["L_1"])
     assert 500 + 2 * 4 <= pred["L_1"] < 500 + 2 * 4 + 10
     assert pred["blocks_per_sm"] == 1 and pred["rho"] == 1
-    # One customer in the closed network: alone + its memory demand (8 warps × λ 10 × 10 passes).
-    assert pred["latency_bound"] == pytest.approx(pred["block_alone"] + 100 + 8 * 10 * 10)
+    # One customer in the closed network: its own time (the latency path here: the memory
+    # pipeline, 8 warps × λ 10 a pass, is not what bounds a pass) + its memory demand (8 × 10 × 10).
+    assert pred["block_own"] == pytest.approx(pred["block_alone"])
+    assert pred["latency_bound"] == pytest.approx(pred["block_own"] + 100 + 8 * 10 * 10)
     assert pred.kernel_exec_cycle == pytest.approx(100 + pred["latency_bound"])
     assert pred.branch == "latency bound"
+
+
+def test_a_memory_bound_block_counts_its_memory_demand_once():
+    # λ 100: the memory pipeline (8 warps × 100 = 800 a pass) bounds a pass, not the latency path
+    # (about 510). A block alone takes its passes at that rate, once, not that plus the demand.
+    pred = predict(access={1: AccessCost(lam=100.0, Lam=500.0)})
+    demand = 8 * 100 * 10
+    assert pred["block_alone"] == pytest.approx(demand)
+    assert pred["block_own"] == pytest.approx(10 * pred["L_1"])
+    assert pred["block_own"] < demand
+    # its own time (the latency path) and the demand, where the demand had been counted in both
+    assert pred["latency_bound"] == pytest.approx(pred["block_own"] + 100 + demand)
+    assert pred["latency_bound"] < pred["block_alone"] + 100 + demand
 
 
 def test_many_blocks_become_bandwidth_bound():
@@ -264,7 +279,7 @@ def test_the_slowest_warps_block_is_a_floor_at_every_grid():
                                   CorrectedInputs(4, {1: AccessCost(lam=10.0, Lam=500.0)}))
         assert pred["slowest_t_1"] == 40
         # 40 passes of the one-block path, not the mean's 10: the block of the slowest warp alone
-        assert pred["slowest_block_alone"] == pytest.approx(pred["block_alone"] * 4)
+        assert pred["slowest_block_own"] == pytest.approx(pred["block_own"] * 4)
         assert pred["kernel_exec_cycle"] >= pred["slowest_block_bound"]
     # an iteration count the user sets is every warp's: the slowest warp's count goes
     from engine.manybsp import Overrides

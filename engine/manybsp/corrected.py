@@ -332,8 +332,9 @@ def _unroll_of(step: Level1Superstep, unroll: dict[tuple[int, int], int]) -> int
 
 def _closed_network_bound(blocks: int, rho: int, alone: float, memory: float) -> tuple[float, str]:
     """The ρ resident blocks as the customers of a closed queueing network (exact mean-value
-    analysis): each block spends ``alone`` cycles (its time alone plus a launch interval) and
-    queues ``memory`` cycles at the SM's memory pipeline, which serves one block at a time.
+    analysis): each block spends ``alone`` cycles of its own (its time apart from its
+    global-memory demand, plus a launch interval) and queues ``memory`` cycles at the SM's
+    global-memory path, which serves one block at a time.
     With n blocks, a block's memory residence is memory × (1 + blocks queued at n − 1); the SM
     finishes X(ρ) = ρ / (alone + residence) blocks per cycle."""
     queued = throughput = 0.0
@@ -344,7 +345,8 @@ def _closed_network_bound(blocks: int, rho: int, alone: float, memory: float) ->
     if throughput <= 0:
         return 0.0, "no time"
     return blocks / throughput, (f"{blocks} blocks / X({rho}), X by mean-value analysis of {rho} blocks "
-                                 f"each {_fmt(alone)} alone + queueing for {_fmt(memory)} of memory")
+                                 f"each {_fmt(alone)} of its own (block_own + a launch interval) + queueing "
+                                 f"for {_fmt(memory)} of global memory")
 
 
 def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], block: list[BlockRow],
@@ -375,7 +377,8 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
     memory_pipes: dict[str, float] = {}
     global_demand = 0.0   # what a block asks of the L1/L2/DRAM path: the queue of the latency bound
     block_alone = 0.0
-    slow_alone = slow_demand = 0.0   # the same at the slowest warp's iterations
+    block_own = 0.0       # a block's time less its global-memory demand: the network's delay
+    slow_own = slow_demand = 0.0   # the same at the slowest warp's iterations
     slowest = any(step.slowest is not None for step in level1)
     dep_list = [inputs.deps.get(r, ()) for r in range(max(position, default=0) + 1)] if inputs.sass_positions else []
     for step in level1:
@@ -424,13 +427,20 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
         global_demand += t * warps_per_block * sum(c.global_busy for c in costs)
         bar += t * B
         block_alone += t * max(L, P, M, B)
-        slow_alone += t_slow * max(L, P, M, B)
-        slow_demand += t_slow * warps_per_block * sum(c.global_busy for c in costs)
+        # what the block spends apart from the global-memory path it queues for in M*8's network
+        G = warps_per_block * sum(c.global_busy for c in costs)
+        own = max(L, P, B, M - G)
+        block_own += t * own
+        slow_own += t_slow * own
+        slow_demand += t_slow * G
     put("chain", chain, "M*1", "Σ_s iterations_s × L_s: one warp's latency path through the kernel")
     wl = w * params.warp_lnch_ovh
     t_b = put("block_alone", wl + block_alone, "M*4",
               f"w × warp_lnch_ovh + Σ_s iterations_s × max(L_s, P_s, M_s, barrier) = {_fmt(wl)} + "
               f"{_fmt(block_alone)}")
+    t_own = put("block_own", wl + block_own, "M*4",
+                f"w × warp_lnch_ovh + Σ_s iterations_s × max(L_s, P_s, barrier, M_s less its global part) = "
+                f"{_fmt(wl)} + {_fmt(block_own)}: a block's time apart from its global-memory demand")
     # A block's issue work on the SM: P is per scheduler for w warps of the block; the block
     # occupies warps_per_block of the SM's w × n_ws warp slots.
     x_b = put("issue_per_block", busy * warps_per_block / (w * params.n_ws), "M*5",
@@ -451,17 +461,18 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
         "issue_bound": (blocks * x_b, f"{blocks} × {_fmt(x_b)}"),
         "memory_bound": (blocks * m_b, f"{blocks} × {_fmt(m_b)}"),
         "barrier_bound": (blocks * b_b, f"{blocks} × {_fmt(b_b)}"),
-        "latency_bound": _closed_network_bound(blocks, rho, t_b + blo, global_demand),
+        "latency_bound": _closed_network_bound(blocks, rho, t_own + blo, global_demand),
         "launch_bound": (blocks * blo, f"{blocks} × {_fmt(blo)}"),
     }
     if slowest:
         # Any block's own time bounds the kernel: where trip counts differ per thread, the block
         # of the slowest warp alone (with its memory queue) is the floor; one block per SM, the time.
-        t_s = put("slowest_block_alone", wl + slow_alone, "M*10",
-                  f"w × warp_lnch_ovh + Σ_s slowest_t_s × max(L_s, P_s, M_s, barrier) = {_fmt(wl)} + "
-                  f"{_fmt(slow_alone)}")
+        t_s = put("slowest_block_own", wl + slow_own, "M*10",
+                  f"block_own at the slowest warp's iterations: w × warp_lnch_ovh + Σ_s slowest_t_s × "
+                  f"max(L_s, P_s, barrier, M_s less its global part) = {_fmt(wl)} + {_fmt(slow_own)}")
         terms["slowest_block_bound"] = (t_s + blo + slow_demand,
-                                        f"{_fmt(t_s)} alone + {_fmt(blo)} launch + {_fmt(slow_demand)} of memory")
+                                        f"the block alone in M*8's network: {_fmt(t_s)} of its own + {_fmt(blo)} "
+                                        f"launch + {_fmt(slow_demand)} of global memory")
     for name, (value, formula) in terms.items():
         put(name, value, "M*8", formula)
     limiter = max(terms, key=lambda k: terms[k][0])

@@ -667,6 +667,108 @@ static void bench_global_lat(Ctx& c, char* big, size_t big_bytes, float4* flush,
     CK(cudaFree(d_perm));
 }
 
+// DRAM latency under load: one thread of block 0 chases a 1 GB ring of 128-byte-apart nodes
+// (ld.global.cg, as lat,ld_global_dram_1GB) while the first W warps of every other block stream
+// float4 reads (ld.global.cg) over 512 MB until the chase is done. Each W gives the chase's
+// latency and the bandwidth the streamers drew meanwhile: the latency a load sees at that load.
+__global__ void __launch_bounds__(1024, 2) k_loaded(unsigned long long start, int steps, const float4* buf,
+                                                    size_t n, int stream_warps, unsigned long long* bytes,
+                                                    volatile int* done, unsigned long long* sink, long long* cycles) {
+    const int warp = threadIdx.x / 32;
+    if (blockIdx.x == 0) {
+        if (threadIdx.x != 0) return;
+        unsigned long long p = start, g0, g1;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
+        long long t0 = clock64();
+        for (int i = 0; i < steps; i += 8) {
+#pragma unroll
+            for (int u = 0; u < 8; u++) asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p));
+        }
+        long long t1 = clock64();
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
+        sink[0] = p;
+        cycles[0] = t1 - t0;
+        cycles[1] = (long long)(g1 - g0);   // ns: the streamers' bandwidth is over this time
+        __threadfence();
+        *done = 1;
+        return;
+    }
+    if (warp >= stream_warps) return;
+    const size_t threads = (size_t)(gridDim.x - 1) * stream_warps * 32;
+    size_t i = ((size_t)(blockIdx.x - 1) * stream_warps * 32 + threadIdx.x) % n;
+    float acc = 0;
+    unsigned long long count = 0;
+    while (true) {
+#pragma unroll
+        for (int u = 0; u < 16; u++) {
+            float4 v = __ldcg(buf + i);
+            acc += v.x + v.y + v.z + v.w;
+            i += threads;
+            if (i >= n) i -= n;
+        }
+        count += 16;
+        if (*done) break;
+    }
+    atomicAdd(bytes, count * sizeof(float4));
+    if (acc == 1.2345f) sink[1] = (unsigned long long)acc;
+}
+
+// Incompressible stream data (a zero buffer can be read faster than DRAM delivers data).
+__global__ void k_fill_noise(float4* buf, size_t n) {
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        unsigned h = (unsigned)(i * 2654435761u) ^ (unsigned)(i >> 13) * 40503u;
+        buf[i] = make_float4(__uint_as_float(h | 1u), __uint_as_float(h * 3u + 7u), __uint_as_float(h ^ 0x5bd1e995u),
+                             __uint_as_float(h * 2246822519u));
+    }
+}
+
+static void bench_loaded(Ctx& c, char* big, size_t big_bytes) {
+    const int stride = 128;
+    size_t n_nodes = big_bytes / stride;
+    unsigned* d_perm;
+    CK(cudaMalloc(&d_perm, n_nodes * sizeof(unsigned)));
+    std::vector<unsigned> perm(n_nodes);
+    std::iota(perm.begin(), perm.end(), 0u);
+    std::mt19937 rng(777);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    CK(cudaMemcpy(d_perm, perm.data(), n_nodes * sizeof(unsigned), cudaMemcpyHostToDevice));
+    k_make_ring<<<1024, 256>>>((unsigned long long*)big, d_perm, n_nodes, stride / 8);
+    CKL();
+    CK(cudaFree(d_perm));
+    unsigned long long start = (unsigned long long)(big + (size_t)perm[0] * stride);
+    size_t stream_bytes = 512u << 20;
+    float4* buf;
+    CK(cudaMalloc(&buf, stream_bytes));
+    k_fill_noise<<<1024, 256>>>(buf, stream_bytes / sizeof(float4));
+    CKL();
+    unsigned long long* d_bytes;
+    int* d_done;
+    CK(cudaMalloc(&d_bytes, sizeof(unsigned long long)));
+    CK(cudaMalloc(&d_done, sizeof(int)));
+    measure_clock_mhz(c);
+    const int steps = 4096;
+    const int warps[] = {0, 1, 2, 4, 8, 16, 32};
+    for (int w : warps) {
+        CK(cudaMemset(d_bytes, 0, sizeof(unsigned long long)));
+        CK(cudaMemset(d_done, 0, sizeof(int)));
+        k_loaded<<<2 * c.sms, 1024>>>(start, steps, buf, stream_bytes / sizeof(float4), w, d_bytes, d_done,
+                                      (unsigned long long*)c.d_sink, c.d_cyc);
+        CKL();
+        long long cyc[2];
+        unsigned long long bytes;
+        CK(cudaMemcpy(cyc, c.d_cyc, sizeof(cyc), cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(&bytes, d_bytes, sizeof(bytes), cudaMemcpyDeviceToHost));
+        char param[96];
+        snprintf(param, sizeof param, "%d streaming warps per block (%d per SM)", w, 2 * w);
+        row("loaded", "dram_latency_w" + std::to_string(w), param, (double)cyc[0] / steps, "cycles");
+        row("loaded", "dram_gbps_w" + std::to_string(w), param, bytes / (double)cyc[1], "GB/s");
+        row("loaded", "sm_mhz_w" + std::to_string(w), param, cyc[0] / (double)cyc[1] * 1e3, "MHz");
+    }
+    CK(cudaFree(buf));
+    CK(cudaFree(d_bytes));
+    CK(cudaFree(d_done));
+}
+
 // ------------------------------------------------------------------------------------------
 // Global-memory bandwidth: every SM full (4 blocks x 512 threads), float4 accesses.
 
@@ -938,7 +1040,7 @@ int main(int argc, char** argv) {
     if (want("local")) bench_local(c);
     if (want("bar")) bench_bar(c);
     if (want("mix")) bench_mix(c);
-    if (want("global") || want("bw")) {
+    if (want("global") || want("bw") || want("loaded")) {
         size_t big_bytes = 1u << 30, flush_bytes = 256u << 20;
         char* big;
         float4* flush;
@@ -947,6 +1049,7 @@ int main(int argc, char** argv) {
         CK(cudaMemset(big, 0, big_bytes));
         CK(cudaMemset(flush, 0, flush_bytes));
         if (want("global")) bench_global_lat(c, big, big_bytes, flush, flush_bytes);
+        if (want("loaded")) bench_loaded(c, big, big_bytes);
         if (want("bw")) {
             measure_clock_mhz(c);
             bench_bw(c, big, big_bytes);

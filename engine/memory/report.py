@@ -25,7 +25,8 @@ class AccessInfo:
     kind: str = "load"                          # "load", "store" or "atomic"
     # "affine": lanes enumerated from the affine form; "lanes": the address is integer
     # arithmetic but not affine (``non_affine`` says where), every lane evaluated exactly;
-    # "": no pattern (``unknown_reason``).
+    # "estimate": a local offset that differs between lanes, taken as spread over the frame
+    # (``non_affine`` says so); "": no pattern (``unknown_reason``).
     method: str = ""
     non_affine: str | None = None
     warps_sampled: int = 0
@@ -80,6 +81,16 @@ class MemoryReport:
         return {a.index: a for a in self.accesses}
 
 
+def pattern_note(a: AccessInfo) -> str:
+    """How the access's pattern was found, for display: why it has none, that its lanes were
+    evaluated although the address is not affine, or that it is an estimate."""
+    if a.method == "estimate":
+        how = f"estimated ({a.non_affine})"
+    else:
+        how = f"not affine ({a.non_affine}): lanes evaluated" if a.non_affine else None
+    return "; ".join(filter(None, (a.unknown_reason, how, a.mask_note)))
+
+
 def memory_table(report: MemoryReport) -> list[dict[str, Any]]:
     """One display row per access (plain values, rounded for reading)."""
     def r(x: float | None) -> float | None:
@@ -92,9 +103,7 @@ def memory_table(report: MemoryReport) -> list[dict[str, Any]]:
             "sectors/req": r(a.sectors_per_request), "lines/req": r(a.lines_per_request),
             "efficiency": r(a.efficiency), "R": r(a.dram_ratio),
             "bank conflicts": a.bank_conflict_degree, "active lanes": r(a.active_lanes),
-            "method": a.method, "note": "; ".join(filter(None, (
-                a.unknown_reason, f"not affine ({a.non_affine}): lanes evaluated" if a.non_affine else None,
-                a.mask_note))),
+            "method": a.method, "note": pattern_note(a),
         }
         for a in report.accesses
     ]

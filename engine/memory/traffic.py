@@ -16,7 +16,7 @@ from typing import Any
 
 from engine.memory.hierarchy import SmContext, dram_fetch_factor, level_shares, level_times
 from engine.memory.patterns import SECTOR
-from engine.memory.report import MemoryReport
+from engine.memory.report import MemoryReport, pattern_note
 from engine.units import MemorySpace
 
 
@@ -113,9 +113,9 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
 
 
 def traffic_rows(report: MemoryReport, traffic: KernelTraffic) -> list[dict[str, Any]]:
-    """One display row per global and shared access: its pattern and, for global ones, where its
-    sectors are served over the launch (the window's Memory tab). Instruction numbers are 1-based,
-    as in the BLOCK table."""
+    """One display row per analysed access (global, shared, local, constant): its pattern and, for
+    global ones, where its sectors are served over the launch (the window's Memory tab).
+    Instruction numbers are 1-based, as in the BLOCK table."""
     rows = []
     for a in report.accesses:
         t = traffic.accesses.get(a.index)
@@ -126,6 +126,6 @@ def traffic_rows(report: MemoryReport, traffic: KernelTraffic) -> list[dict[str,
             "L2 hit %": None if t is None else 100.0 * t.l2_hit,
             "DRAM MB": None if t is None else t.dram_bytes / 1e6,
             "limit": "" if t is None else t.limiting_level,
-            "note": a.unknown_reason or (f"not affine ({a.non_affine}): lanes evaluated" if a.non_affine else ""),
+            "note": pattern_note(a),
         })
     return rows

@@ -246,7 +246,7 @@ def _unrolled_loop(positions: dict[int, tuple[int, ...]]) -> float:
 
     cells = [[_path_cell(1), _path_cell(2)]]
     costs = [_path_cost(500.0)]
-    inputs = CorrectedInputs(1, sass_positions=positions, deps={1: (), 2: (1, 2)})
+    inputs = CorrectedInputs(1, sass_positions=positions, deps=((), (), (1, 2)))
     path = _sass_path(cells, costs, lambda i: i == 1, 1, 2, inputs)
     assert path is not None
     return path

@@ -366,8 +366,11 @@ class Evaluator:
         sass, no_sass = self._sass(inputs, profile) if enabled("sass") else (None, "")
         if no_sass:
             ev.warnings.append(f"SASS not used ({no_sass}): each PTX instruction issues once")
-        ev.issue_weights = issue_scales(analysis, profile, issue_weights(analysis, sass),
-                                        in_registers(analysis, sass)) if sass is not None else {}
+        if sass is not None:
+            kept = in_registers(analysis, sass)
+            ev.issue_weights = issue_scales(analysis, profile, issue_weights(analysis, sass, kept), kept)
+        else:
+            ev.issue_weights = {}
         ev.unroll = dict(sass.unroll) if sass is not None else {}
         ev.sass_positions = dict(sass.positions) if sass is not None and enabled("sass_order") else {}
         base, d = self._description_at(inputs, ev, ev.resident_blocks)

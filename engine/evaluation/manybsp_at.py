@@ -99,10 +99,11 @@ def manybsp_star_at(result: ManyBspResult, description: KernelDescription | None
         first, _, last = key.partition("-")
         loops[(int(first) + 1, int(last) + 1)] = int(factor)
     order: dict[int, tuple[int, ...]] = {}
-    deps: dict[int, tuple[int, ...]] = {}
+    deps: tuple[tuple[int, ...], ...] = ()
     if sass_positions and description is not None:
+        # by row (1-based): row r's SASS copies and the rows it reads
         order = {i + 1: where for i, where in sass_positions.items()}
-        deps = {i + 1: tuple(p + 1 for p in ins.deps) for i, ins in enumerate(description.instructions)}
+        deps = ((),) + tuple(tuple(p + 1 for p in ins.deps) for ins in description.instructions)
     inputs = CorrectedInputs(resident_blocks, access_costs(result, description), barriers,
                              {i + 1: w for i, w in (weights or {}).items()}, loops, order, deps)
     return evaluate_corrected(result.params, result.level1, result.block, result.rows, inputs)

@@ -82,7 +82,7 @@ class CorrectedInputs:
     # loop-carried ones included (by row): one warp's path through an unrolled superstep follows
     # ptxas's order (mechanism ``sass_order``). Empty: the rows' dataflow, copies fully overlapped.
     sass_positions: dict[int, tuple[int, ...]] = field(default_factory=dict)
-    deps: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    deps: Sequence[Sequence[int]] = ()     # deps[row]: the rows it reads (deps[0] unused)
 
 
 def _fmt(x: float) -> str:
@@ -185,8 +185,7 @@ def _latency_path(slices: list[list[BlockRow]], costs: list[Level2Costs],
     warps, whose busy cycles the supersteps' costs count)."""
 
     def is_load(index: int) -> bool:
-        row = rows_by_index.get(index)
-        return index in memory_rows or (row is not None and row.is_global_access)
+        return _is_load(rows_by_index, memory_rows, index)
 
     if hoist:
         return _dataflow_path(slices, costs, rows_by_index, is_load, w)
@@ -245,16 +244,14 @@ _PATH_RULES = {
 
 
 def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: Callable[[int], bool],
-               w: int, u: int, inputs: CorrectedInputs,
-               dep_list: Sequence[Sequence[int]] | None = None) -> float | None:
+               w: int, u: int, inputs: CorrectedInputs) -> float | None:
     """One warp's time through one pass of a level-1 superstep that ptxas unrolled ``u`` times
     (u = 1: not unrolled), its u copies issued in the order of the SASS: in order, each row once
     the rows before it have issued and its operands are there (a load's Λ_j after it went, an
     arithmetic row's FU latency after it). A producer earlier in the body is the same copy's, one
     later in the body (carried over the back edge) the previous copy's. Where ptxas uses a
     load's value before it issues the next copies' loads, the warp waits for it there, so the
-    latencies of the u copies do not all overlap. None when the SASS does not place the copies.
-    ``dep_list``: ``inputs.deps`` as a list by row (built once per evaluation)."""
+    latencies of the u copies do not all overlap. None when the SASS does not place the copies."""
     one = [b.index for inside in slices for b in inside]
     if not one or not inputs.sass_positions:
         return None
@@ -267,9 +264,7 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
             own = max((cell.latency for cell in b.fu.values()), default=0.0)
             latency[b.index] = own + (c.mem_lat if is_load(b.index) else 0.0)
     copies = [(c, r) for c in range(u) for r in one]
-    if dep_list is None:
-        dep_list = [inputs.deps.get(r, ()) for r in range(max(one) + 1)]
-    where = copy_positions(copies, inputs.sass_positions, dep_list)
+    where = copy_positions(copies, inputs.sass_positions, inputs.deps)
     if where is None or all(x is None for x in where):
         return None
     # a row without SASS (folded away) goes right after the one written before it
@@ -283,7 +278,7 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
     preds: list[list[int]] = []
     for c, r in copies:
         mine = []
-        for p in inputs.deps.get(r, ()):
+        for p in (inputs.deps[r] if r < len(inputs.deps) else ()):
             if p not in slot:
                 continue                      # defined before the superstep
             if slot[p] < slot[r]:
@@ -315,9 +310,11 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
     return finish
 
 
-def _is_global(rows_by_index: dict[int, InstructionRow], index: int) -> bool:
+def _is_load(rows_by_index: dict[int, InstructionRow], memory_rows: set[int] | frozenset[int], index: int) -> bool:
+    """Whether a row's result comes from memory: a global access, or a row with a memory cost of
+    its own (shared, constant)."""
     row = rows_by_index.get(index)
-    return row is not None and row.is_global_access
+    return index in memory_rows or (row is not None and row.is_global_access)
 
 
 def _unroll_of(step: Level1Superstep, unroll: dict[tuple[int, int], int]) -> int:
@@ -380,7 +377,6 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
     block_own = 0.0       # a block's time less its global-memory demand: the network's delay
     slow_own = slow_demand = 0.0   # the same at the slowest warp's iterations
     slowest = any(step.slowest is not None for step in level1)
-    dep_list = [inputs.deps.get(r, ()) for r in range(max(position, default=0) + 1)] if inputs.sass_positions else []
     for step in level1:
         slices = [block[position[s.start]:position[s.end] + 1] for s in step.children]
         costs = [level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam,
@@ -395,8 +391,8 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
         P = max(units.values(), default=0.0)
         u = _unroll_of(step, inputs.unroll)
         hoist = enabled("manybsp_dataflow")
-        in_order = _sass_path(slices, costs, lambda i: i in memory_rows or _is_global(rows_by_index, i), w,
-                              u, inputs, dep_list) if hoist else None
+        in_order = _sass_path(slices, costs, lambda i: _is_load(rows_by_index, memory_rows, i), w,
+                              u, inputs) if hoist else None
         if in_order is not None:
             rule = "sass"
             L = max(in_order / u, P / w)

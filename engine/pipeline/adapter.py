@@ -120,12 +120,11 @@ def kernel_sass(module: Any, kernel: str, profile: Any) -> tuple[Any, str]:
     return (result, "") if isinstance(result, SassMap) else (None, result.reason)
 
 
-def issue_weights(analysis: KernelAnalysis, sass: Any) -> dict[int, float]:
+def issue_weights(analysis: KernelAnalysis, sass: Any, kept: frozenset[int] = frozenset()) -> dict[int, float]:
     """SASS weights the simulator applies: those of instructions that are not memory accesses.
     A memory access's cost comes from the memory model, and its SASS line attribution is the
     least certain (a texture fetch or a merged load is credited to one of its PTX lines). Local
-    accesses ptxas kept in registers (:func:`in_registers`) are no memory accesses any more."""
-    kept = in_registers(analysis, sass)
+    accesses ptxas kept in registers (``kept``, :func:`in_registers`) are no memory accesses any more."""
     return {i: w for i, w in sass.weights.items()
             if i < len(analysis.classifications) and (not analysis.classifications[i].is_memory or i in kept)}
 
@@ -253,23 +252,25 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
         if after is not None:
             deps.setdefault(after, set()).add(i)
     out = []
+    move = profile.cost_for_opcode("mov.b32", Unit.ALU) if registers else None
     for i, (instr, cls) in enumerate(zip(function.instructions, analysis.classifications, strict=False)):
-        cost = profile.cost(instr, cls)
-        lam, Lam = cost.lam, cost.Lam
-        if cls.is_memory and ov.memory_cost is not None:
-            lam, Lam = ov.memory_cost(i, instr, cls, cost)
-        if cls.is_store and not cls.is_atomic and not instr.dests:
-            # A store has no consumer; what the simulator's warp waits for at retirement is the
-            # LSU accepting it, not the write reaching DRAM (warps exit with stores in flight).
-            Lam = lam
-        lam = lam * _issue_scale(weights.get(i, 1.0), cost, cls)
-        if i in half[0] and not cost.is_default:
-            lam = lam * half[1]
         unit, memory = cls.unit, cls.is_memory
-        if i in registers:
-            move = profile.cost_for_opcode("mov.b32", Unit.ALU)
+        if move is not None and i in registers:
+            # no memory access left: its SASS weight of moves on the ALU
             unit, memory = Unit.ALU, False
             lam, Lam = move.lam * max(weights.get(i, 1.0), 1.0), move.Lam
+        else:
+            cost = profile.cost(instr, cls)
+            lam, Lam = cost.lam, cost.Lam
+            if cls.is_memory and ov.memory_cost is not None:
+                lam, Lam = ov.memory_cost(i, instr, cls, cost)
+            if cls.is_store and not cls.is_atomic and not instr.dests:
+                # A store has no consumer; what the simulator's warp waits for at retirement is the
+                # LSU accepting it, not the write reaching DRAM (warps exit with stores in flight).
+                Lam = lam
+            lam = lam * _issue_scale(weights.get(i, 1.0), cost, cls)
+            if i in half[0] and not cost.is_default:
+                lam = lam * half[1]
         o_lam, o_Lam = _cost_override(ov, i, instr.full_opcode, unit)
         lam = lam if o_lam is None else o_lam
         Lam = Lam if o_Lam is None else o_Lam
@@ -570,8 +571,8 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         passes = retry_passes(report, sm, retried)
         ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, report,
                                                                       sm, passes))
-    weights = issue_weights(analysis, sass) if sass is not None and enabled("sass") else {}
     registers = in_registers(analysis, sass) if sass is not None and enabled("sass") else frozenset()
+    weights = issue_weights(analysis, sass, registers) if sass is not None and enabled("sass") else {}
     instructions, subsystems = _instructions(analysis, profile, ov, weights, frozenset(passes),
                                              packed_half_scale(sass if enabled("sass") else None), registers)
     latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None

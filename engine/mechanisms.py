@@ -73,6 +73,9 @@ MECHANISMS: dict[str, str] = {
     "inflight_hits": "a load every warp makes from the same address at once (no thread or block index in "
                      "it) waits for the line the SM's first warp requested: its L1 hits take the latency "
                      "of the level that fills the line, not L1's",
+    "loaded_dram_latency": "a load that goes to DRAM waits what was measured at the share of peak DRAM "
+                           "bandwidth the launch draws (the profile's [pipeline.dram_loaded] curve), "
+                           "solved with the simulated time: a busier DRAM answers later",
 }
 
 _DISABLED: ContextVar[frozenset[str]] = ContextVar("warpline_disabled_mechanisms", default=frozenset())

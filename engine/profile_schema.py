@@ -41,7 +41,7 @@ _THREADS = re.compile(r"[1-9][0-9]{0,8}")
 @dataclass(frozen=True)
 class Field:
     """One accepted key: its kind (``int``, ``num``, ``str``, ``bool``, ``int_list``,
-    ``str_list``), whether it is required, and the bounds of a number (``minimum`` is
+    ``num_list``, ``str_list``), whether it is required, and the bounds of a number (``minimum`` is
     exclusive when ``positive``; ``maximum`` inclusive)."""
 
     kind: str
@@ -170,6 +170,14 @@ PIPELINE_MEMORY: dict[str, Field] = {
     "source": OPT_STR,
 }
 
+# DRAM latency under load (``k_loaded``): at each share of the peak DRAM bandwidth the rest of the
+# GPU draws, a load waits this many cycles more than dram_Lam. Shares rise from 0 to 1.
+PIPELINE_DRAM_LOADED: dict[str, Field] = {
+    "bandwidth_share": _f("num_list", True, 0, 1),
+    "extra_Lam": _f("num_list", True, 0, MAX_CYCLES),
+    "source": OPT_STR,
+}
+
 INSTRUCTION: dict[str, Field] = {
     "pattern": _f("str", True, None),
     "unit": OPT_STR,
@@ -290,6 +298,13 @@ class Validator:
                 bad("must be a list of non-negative integers")
             for v in value:
                 self.check_bounds(v, field, bad)
+        elif field.kind == "num_list":
+            if not isinstance(value, list) or not value or not all(
+                isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
+            ):
+                bad("must be a non-empty list of numbers")
+            for v in value:
+                self.check_bounds(v, field, bad)
         if field.kind in ("int", "num"):
             self.check_bounds(value, field, bad)
 
@@ -325,11 +340,27 @@ class Validator:
             self.fail("the [pipeline] section is missing", None, None)
         pipeline = dict(data["pipeline"]) if isinstance(data["pipeline"], dict) else data["pipeline"]
         memory = pipeline.pop("memory", None) if isinstance(pipeline, dict) else None
+        loaded = pipeline.pop("dram_loaded", None) if isinstance(pipeline, dict) else None
         self.check_table(pipeline, PIPELINE, "pipeline")
         if memory is not None:
             self.check_table(memory, PIPELINE_MEMORY, "pipeline.memory")
+        if loaded is not None:
+            self._validate_dram_loaded(loaded)
         self._validate_instructions(data.get("instruction", []))
         self._validate_sources(data.get("sources", {}))
+
+    def _validate_dram_loaded(self, table: Any) -> None:
+        """A curve: as many extra latencies as shares, the shares rising from 0 and ending at 1
+        (the model reads it between its points), the latencies never falling."""
+        section = "pipeline.dram_loaded"
+        self.check_table(table, PIPELINE_DRAM_LOADED, section)
+        shares, extra = table["bandwidth_share"], table["extra_Lam"]
+        if len(shares) != len(extra):
+            self.fail(f"has {len(extra)} values for {len(shares)} bandwidth shares", section, "extra_Lam")
+        if shares[0] != 0 or shares[-1] != 1 or any(b <= a for a, b in zip(shares, shares[1:], strict=False)):
+            self.fail("must rise strictly from 0 to 1, got " + shown(shares), section, "bandwidth_share")
+        if any(b < a for a, b in zip(extra, extra[1:], strict=False)):
+            self.fail("must not fall as the share rises, got " + shown(extra), section, "extra_Lam")
 
     def _validate_units(self, units: Any) -> None:
         if units is None:

@@ -206,6 +206,9 @@ class PipelineParams:
     lambda_sfu: float | None = None
     memory: Mapping[str, float] = field(default_factory=dict)
     source: str = ""
+    # DRAM latency under load: (share of peak DRAM bandwidth, cycles added to dram_Lam), the
+    # shares rising from 0 to 1; empty when the profile has no measured curve
+    dram_loaded: tuple[tuple[float, float], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -810,7 +813,10 @@ def _build(data: dict[str, Any], name: str, path: Path | None) -> Profile:
     }
     pipe = dict(data["pipeline"])
     memory = {k: float(v) for k, v in pipe.pop("memory", {}).items() if k != "source"}
-    pipeline = PipelineParams(memory=memory, **pipe)
+    loaded = pipe.pop("dram_loaded", None)
+    curve = tuple(zip(map(float, loaded["bandwidth_share"]), map(float, loaded["extra_Lam"]), strict=True)) \
+        if loaded else ()
+    pipeline = PipelineParams(memory=memory, dram_loaded=curve, **pipe)
     manybsp = None
     if "manybsp" in data:
         body = dict(data["manybsp"])

@@ -257,6 +257,32 @@ device = "NVIDIA CUDA C++ Programming Guide, table 'Technical Specifications per
 '''  # noqa: E501
 
 
+def derive_loaded(results: Path) -> tuple[tuple[float, float], ...]:
+    """DRAM latency under load (``run_micro.sh loaded``): (share of the largest bandwidth the
+    streams reached, cycles over the idle latency) at each number of streaming warps, the mean of
+    both runs, up to the point of largest bandwidth. Beyond it the streams only queue (the
+    bandwidth falls while the latency grows with the requests in flight): no share is left to
+    read there. A point below the idle latency counts as 0 and the curve never falls, so noise
+    cannot make a busier DRAM look faster. Empty when the folder is absent."""
+    if not (results / "run1.csv").exists():
+        return ()
+    runs = [load_run(results / f"run{k}.csv") for k in (1, 2)]
+    points: list[tuple[float, float]] = []
+    warps = sorted(int(name.removeprefix("dram_gbps_w")) for (bench, name, _) in runs[0]
+                   if bench == "loaded" and name.startswith("dram_gbps_w"))
+    for w in warps:
+        gbps = sum(_get(run, "loaded", f"dram_gbps_w{w}") for run in runs) / 2
+        latency = sum(_get(run, "loaded", f"dram_latency_w{w}") for run in runs) / 2
+        points.append((gbps, latency))
+    top = max(range(len(points)), key=lambda k: points[k][0])
+    idle = points[0][1]
+    curve: list[tuple[float, float]] = []
+    for gbps, latency in points[:top + 1]:
+        extra = max(0.0, latency - idle, curve[-1][1] if curve else 0.0)
+        curve.append((round(gbps / points[top][0], 3), round(extra, 1)))
+    return tuple(curve)
+
+
 EMPTY_KERNELS = Path(__file__).resolve().parents[2] / "samples" / "measured" / "h100-empty" / "ncu_empty.csv"
 
 
@@ -281,6 +307,11 @@ class Gpu:
     def local_results(self) -> Path:
         """The local-memory run of this GPU (``run_micro.sh local``, a later device call)."""
         return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-local"
+
+    @property
+    def loaded_results(self) -> Path:
+        """The DRAM-latency-under-load run of this GPU (``run_micro.sh loaded``)."""
+        return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-loaded"
 
     @property
     def empty_kernels(self) -> Path:
@@ -611,6 +642,18 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
       f'atomic_distinct_lane_lam {distinct_where}; '
       f'constant_divergent_cycles {constant_where}; constant_uniform_lam {uniform_where}{local_source}"')
     w("")
+    loaded = derive_loaded(gpu.loaded_results)
+    if loaded:
+        loaded_where = gpu.loaded_results.resolve().relative_to(ROOT).as_posix()
+        w("[pipeline.dram_loaded]")
+        w("# A load's DRAM latency while the other warps of the GPU draw a share of the peak DRAM")
+        w("# bandwidth: cycles added to dram_Lam (a 1 GB pointer chase beside streaming warps).")
+        w(f"bandwidth_share = [{', '.join(_fmt(u) for u, _ in loaded)}]")
+        w(f"extra_Lam = [{', '.join(_fmt(x) for _, x in loaded)}]")
+        w(f'source = "measured: {loaded_where}/run{{1,2}}.csv (loaded,dram_gbps_w*; loaded,dram_latency_w*): '
+          'share = bandwidth / the largest reached, extra = latency - the idle latency (0 streaming warps), '
+          'mean of the two runs, up to the largest bandwidth"')
+        w("")
     w("# Per-instruction rules, each measured by its own chain (Λ) and its own 64-warp stream (λ).")
     rules = [
         ("add.*.f32", "alu", "add_f32", "FADD"),

@@ -62,12 +62,12 @@ from engine.pipeline.adapter import (
     sm_context,
 )
 from engine.pipeline.description import KernelDescription, to_fraction
+from engine.pipeline.loaded import simulate_loaded
 from engine.pipeline.simulator import (
     DEFAULT_MAX_WARP_INSTRUCTIONS,
     Limits,
     SimulationCancelled,
     limits,
-    simulate,
 )
 from engine.profiles import Profile, list_profiles, load_profile
 from engine.state import WorkbenchState
@@ -111,6 +111,8 @@ class Evaluation:
     sass_positions: dict[int, tuple[int, ...]] = field(default_factory=dict)
     inferred_trips: dict[str, Any] = field(default_factory=dict)  # loop key -> TripCount, no overrides
     simulation: Any = None                   # engine.pipeline SimulationResult (with trace)
+    # engine.pipeline.loaded LoadedDram: the DRAM load the simulation was solved at (None: none)
+    loaded_dram: Any = None
     description: KernelDescription | None = None
     timeline: Any = None                     # engine.timeline TimelineLayout of the trace
     trace_names: list[str] = field(default_factory=list)   # instruction text per static index
@@ -375,7 +377,7 @@ class Evaluator:
         ev.sass_positions = dict(sass.positions) if sass is not None and enabled("sass_order") else {}
         base, d = self._description_at(inputs, ev, ev.resident_blocks)
         ev.description = d
-        ev.traffic = self._traffic(inputs, ev, base)
+        ev.traffic = self._traffic(inputs, ev, base, ev.resident_blocks)
         ev.trace_names = [ins.name for ins in d.instructions]
         ev.trace_units = list(d.subsystems)
         ev.warnings.extend(d.notes)
@@ -401,10 +403,12 @@ class Evaluator:
             for index, (lam, Lam) in costs.items():
                 ins = instructions[index]  # type: ignore[index]
                 where = f"instruction {index + 1} ({ins.name})"  # type: ignore[operator]
+                # a Λ the user typed is the latency, whatever the DRAM load
                 instructions[index] = replace(  # type: ignore[index]
                     ins,
                     lam=ins.lam if lam is None else to_fraction(lam, f"λ of {where}"),
-                    Lam=ins.Lam if Lam is None else to_fraction(Lam, f"Λ of {where}"))
+                    Lam=ins.Lam if Lam is None else to_fraction(Lam, f"Λ of {where}"),
+                    dram_wait=ins.dram_wait if Lam is None else 0.0)  # type: ignore[union-attr]
             d = d.with_changes(instructions=tuple(instructions))
         return base, d
 
@@ -418,13 +422,13 @@ class Evaluator:
             hit = self._sass_maps[key] = (inputs.module, kernel_sass(inputs.module, inputs.kernel_name, profile))
         return hit[1]
 
-    def _traffic(self, inputs: KernelInputs, ev: Evaluation, base: KernelDescription) -> Any:
-        """Bytes per memory level for the whole launch (None without a memory analysis). It depends
-        on the unedited description's paths and the occupancy, not on latency edits: computed once
-        per (description, resident blocks)."""
+    def _traffic(self, inputs: KernelInputs, ev: Evaluation, base: KernelDescription, resident: int) -> Any:
+        """Bytes per memory level for the whole launch at ``resident`` blocks per SM (None without
+        a memory analysis). It depends on the unedited description's paths and the occupancy, not
+        on latency edits: computed once per (description, resident blocks)."""
         if ev.memory is None or ev.profile is None or ev.analysis is None:
             return None
-        key = (id(base), ev.resident_blocks)
+        key = (id(base), resident)
         hit = self._traffic_cache.get(key)
         if hit is not None and hit[0] is base:
             return hit[1]
@@ -433,11 +437,13 @@ class Evaluator:
         if per_warp is not None:
             # Nested trip counts whose product leaves 64 bits (10^10 x 10^10): no per-instruction
             # count exists to weigh the traffic with; the rest of the evaluation goes on.
-            ev.warnings.append(f"memory traffic not computed (bounded): one warp would issue {per_warp:,} "
-                               "instructions, beyond 64-bit counts; lower the trip counts")
+            why = (f"memory traffic not computed (bounded): one warp would issue {per_warp:,} "
+                   "instructions, beyond 64-bit counts; lower the trip counts")
+            if why not in ev.warnings:      # once, however many occupancies the sweep asks for
+                ev.warnings.append(why)
             return None
         counts = base.dynamic_counts(0)
-        sm = sm_context(ev.analysis, ev.profile, launch, inputs.module, ev.resident_blocks)
+        sm = sm_context(ev.analysis, ev.profile, launch, inputs.module, resident)
         traffic = kernel_traffic(ev.memory, ev.profile, sm, {i: float(n) for i, n in enumerate(counts)},
                                  launch.n_blocks * base.warps_per_block, min(device.sm_count, launch.n_blocks))
         _bounded(self._traffic_cache, self.CACHE_LIMIT)
@@ -451,7 +457,8 @@ class Evaluator:
             # further than the simulator's 64-bit clock counts (1e308): no run gets there, so the
             # budget is no limit at all
             cycle_budget = None
-        sim = simulate(d, policy=ev.state.policy, trace=trace, cycle_budget=cycle_budget)
+        sim, ev.loaded_dram = simulate_loaded(d, dram_bytes(ev.traffic), ev.profile, policy=ev.state.policy,
+                                              trace=trace, cycle_budget=cycle_budget)
         ev.simulation = sim
         if sim.note:
             ev.warnings.append(f"simulation {sim.note}")
@@ -485,14 +492,14 @@ class Evaluator:
         return result
 
     def _context(self, ev: Evaluation, description: KernelDescription | None, blocks: int,
-                 simulation: Any) -> ModelContext:
+                 simulation: Any, traffic: Any) -> ModelContext:
         return ModelContext(description=description, resident_blocks=blocks, policy=ev.state.policy,
                             manybsp=ev.manybsp, simulation=simulation, profile=ev.profile,
                             issue_weights=ev.issue_weights, unroll=ev.unroll,
-                            sass_positions=ev.sass_positions)
+                            sass_positions=ev.sass_positions, dram_bytes=dram_bytes(traffic))
 
     def _predict(self, ev: Evaluation, wanted: Sequence[Any]) -> None:
-        ctx = self._context(ev, ev.description, ev.resident_blocks, ev.simulation)
+        ctx = self._context(ev, ev.description, ev.resident_blocks, ev.simulation, ev.traffic)
         for spec in wanted:
             if spec.id not in ev.models:
                 ev.models[spec.id] = self._one(ev, spec, ctx)
@@ -522,6 +529,8 @@ class Evaluator:
                 note += ", stopped at the cycle budget (lower bound)"
             if ctx.simulation.sampled_blocks:
                 note += f", bounded: {ctx.simulation.sampled_blocks:,} blocks simulated, extrapolated"
+            if ev.loaded_dram is not None:
+                note += f"; {ev.loaded_dram.describe()}"
         return ModelResult(spec.id, ev.figures(cycles), note=note, details=details)
 
     def _sweep(self, inputs: KernelInputs, ev: Evaluation, wanted: Sequence[Any], blocks: Sequence[int] | None,
@@ -534,8 +543,12 @@ class Evaluator:
             sweep.figures[spec.id] = []
         for k, b in enumerate(chosen):
             same = b == ev.resident_blocks
-            at_b = d if same else self._description_at(inputs, ev, b)[1]
-            ctx = self._context(ev, at_b, b, ev.simulation if same else None)
+            if same:
+                at_b, traffic = d, ev.traffic
+            else:
+                base_b, at_b = self._description_at(inputs, ev, b)
+                traffic = self._traffic(inputs, ev, base_b, b)
+            ctx = self._context(ev, at_b, b, ev.simulation if same else None, traffic)
             for spec in wanted:
                 result = ev.models[spec.id] if same and spec.id in ev.models else self._one(ev, spec, ctx)
                 sweep.figures[spec.id].append(result.figures)
@@ -543,6 +556,11 @@ class Evaluator:
                     sweep.errors.setdefault(spec.id, result.error)
             progress((k + 1) / max(1, len(chosen)))
         return sweep
+
+
+def dram_bytes(traffic: Any) -> float | None:
+    """DRAM bytes read and written by the launch (``KernelTraffic``), None without it."""
+    return None if traffic is None else traffic.dram_read_bytes + traffic.dram_write_bytes
 
 
 def _blocked(ev: Evaluation, model_id: str) -> str:

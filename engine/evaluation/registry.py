@@ -124,11 +124,12 @@ def _manybsp_star(ctx: ModelContext) -> float:
 
 
 def _simulation(ctx: ModelContext) -> float:
-    from engine.pipeline.simulator import simulate
+    from engine.pipeline.loaded import simulate_loaded
 
     if ctx.simulation is not None:
         return float(ctx.simulation.cycles)
-    return float(simulate(ctx.require_description(), policy=ctx.policy, trace=False).cycles)
+    sim, _ = simulate_loaded(ctx.require_description(), ctx.dram_bytes, ctx.profile, policy=ctx.policy)
+    return float(sim.cycles)
 
 
 def _peer(name: str) -> Callable[[ModelContext], float]:

@@ -20,6 +20,7 @@ from engine.analysis import KernelAnalysis, LaunchValues
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, iteration_atom
 from engine.memory.control import control_dependences
 from engine.memory.costs import (
+    dram_waits,
     executions_per_warp,
     kernel_memory_summary,
     memory_cost_overrides,
@@ -50,7 +51,7 @@ from engine.units import MemorySpace
 
 __all__ = [
     "AccessInfo", "MemoryReport", "analyze_memory", "executions_per_warp",
-    "format_affine", "kernel_memory_summary", "memory_cost_overrides", "memory_table", "retry_passes",
+    "dram_waits", "format_affine", "kernel_memory_summary", "memory_cost_overrides", "memory_table", "retry_passes",
     "n_ma_by_instruction", "shared_layout",
 ]
 

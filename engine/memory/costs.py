@@ -7,7 +7,14 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from engine.mechanisms import enabled
-from engine.memory.hierarchy import SECTORS_PER_LINE, SmContext, global_access_cost, l1_data_bytes, level_shares
+from engine.memory.hierarchy import (
+    SECTORS_PER_LINE,
+    SmContext,
+    dram_wait_share,
+    global_access_cost,
+    l1_data_bytes,
+    level_shares,
+)
 from engine.memory.report import MemoryReport
 from engine.units import MemorySpace, Unit
 
@@ -139,6 +146,27 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
             shares = level_shares(a, profile, sm)
             if shares is not None:
                 out[a.index] = global_access_cost(a, shares, profile, sm, profile.global_memory_lambdas(1.0))
+    return out
+
+
+def dram_waits(report: MemoryReport, profile: Any, sm: SmContext | None = None,
+               passes: Mapping[int, tuple[float, float]] | None = None) -> dict[int, float]:
+    """Per analysed global access that :func:`memory_cost_overrides` charges by cache level: the
+    share of its warp requests that wait for DRAM (:func:`~engine.memory.hierarchy.dram_wait_share`),
+    where that share is above 0. Atomics on one address (served by L2, in order) and retry loops
+    are not among them."""
+    sm = sm or SmContext()
+    pipeline = getattr(profile, "pipeline", None)
+    serial = pipeline.memory.get("atomic_same_address_cycles") if pipeline is not None else None
+    out: dict[int, float] = {}
+    for a in report.accesses:
+        if (a.index in (passes or {}) or a.space is not MemorySpace.GLOBAL or a.sectors_per_request is None
+                or (a.kind == "atomic" and a.uniform_address and enabled("atomic_serialisation") and serial)):
+            continue
+        shares = level_shares(a, profile, sm)
+        wait = dram_wait_share(a, shares, profile, sm) if shares is not None else 0.0
+        if wait > 0:
+            out[a.index] = wait
     return out
 
 

@@ -168,19 +168,12 @@ def dram_fetch_factor(access: AccessInfo) -> float:
     return max(1.0, 2.0 * lines / sectors)
 
 
-def global_access_cost(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmContext,
-                       fallback: tuple[float, float]) -> tuple[float, float]:
-    """(λ, Λ) of one warp request of ``access`` on its SM. ``fallback``: the profile's DRAM
-    (λ, Λ) of a coalesced request, standing in for figures the profile lacks."""
-    memory = profile.pipeline.memory
-    dram_Lam = _rate(memory, "dram_Lam", fallback[1])
-    l2_Lam = _rate(memory, "l2_Lam", dram_Lam)
-    l1_Lam = _rate(memory, "l1_Lam", _rate(memory, "shared_Lam", l2_Lam))
-    lam = max(level_times(access, shares, profile, sm, fallback).values())
+def _waits(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmContext) -> tuple[float, float]:
+    """(share of requests that wait for DRAM, share that wait for L2 or DRAM). A request waits
+    for its slowest sector. Sectors of one line come and go together, so a line needs a level as
+    soon as one of its sectors does: with s/lines sectors per line, the share of requests reaching
+    L2 (DRAM) is that many times the share of sectors reaching it."""
     lines = max(1.0, access.lines_per_request or 1.0)
-    # A request waits for its slowest sector. Sectors of one line come and go together, so a
-    # line needs a level as soon as one of its sectors does: with s/lines sectors per line, the
-    # share of requests reaching L2 (DRAM) is that many times the share of sectors reaching it.
     per_line = max(1.0, (access.sectors_per_request or 1.0) / lines)
     needs_dram = min(1.0, shares.dram * per_line)
     needs_l2 = max(min(1.0, (shares.dram + shares.l2) * per_line), needs_dram)
@@ -194,5 +187,25 @@ def global_access_cost(access: AccessInfo, shares: LevelShares, profile: Any, sm
         # sinf's reduction table) stays there after its first fill: real hits.
         needs_dram = needs_dram / needs_l2
         needs_l2 = 1.0
+    return needs_dram, needs_l2
+
+
+def dram_wait_share(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmContext) -> float:
+    """The share of ``access``'s warp requests whose latency is DRAM's: the part of its Λ that
+    grows when the rest of the GPU loads DRAM."""
+    return _waits(access, shares, profile, sm)[0]
+
+
+def global_access_cost(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmContext,
+                       fallback: tuple[float, float]) -> tuple[float, float]:
+    """(λ, Λ) of one warp request of ``access`` on its SM. ``fallback``: the profile's DRAM
+    (λ, Λ) of a coalesced request, standing in for figures the profile lacks."""
+    memory = profile.pipeline.memory
+    dram_Lam = _rate(memory, "dram_Lam", fallback[1])
+    l2_Lam = _rate(memory, "l2_Lam", dram_Lam)
+    l1_Lam = _rate(memory, "l1_Lam", _rate(memory, "shared_Lam", l2_Lam))
+    lam = max(level_times(access, shares, profile, sm, fallback).values())
+    lines = max(1.0, access.lines_per_request or 1.0)
+    needs_dram, needs_l2 = _waits(access, shares, profile, sm)
     latency = needs_dram * dram_Lam + (needs_l2 - needs_dram) * l2_Lam + (1.0 - needs_l2) * l1_Lam
     return lam, latency + lam * (1.0 - 1.0 / lines)

@@ -198,7 +198,7 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
                   warp_path,
                   tr_warp, tr_block, tr_instr, tr_sub, tr_issue, tr_complete,
                   st_warp, st_start, st_end, st_cause,
-                  unit_busy, cause_ticks, instr_count, instr_wait, out, fin_rows,
+                  unit_busy, cause_ticks, instr_count, instr_wait, instr_queue, out, fin_rows,
                   work_slots, work_stack, work_done, work_masks, work_blocks, work_units, cancel):
     """Run the simulation; fills the trace buffers and aggregates, writes the summary to ``out``.
 
@@ -520,6 +520,8 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
             if t > c0:
                 fc = SUBSYSTEM_BUSY if fail_busy[sw] & sbit else ISSUE_LIMIT
                 cause_ticks[fc] += t - c0
+                if fc == SUBSYSTEM_BUSY:
+                    instr_queue[i] += t - c0
                 if record and n_st < st_cap:
                     st_warp[n_st] = s_gid[s]
                     st_start[n_st] = c0 / tickf

@@ -231,11 +231,14 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
                   weights: Mapping[int, float] | None = None, blocking: frozenset[int] = frozenset(),
                   half: tuple[frozenset[int], float] = (frozenset(), 1.0),
                   registers: frozenset[int] = frozenset(),
+                  dram: Mapping[int, float] | None = None,
                   ) -> tuple[tuple[StaticInstruction, ...], tuple[str, ...]]:
     """The static instructions. ``blocking``: instructions the warp cannot pass before they
     complete (an atomic's retry loop: the next instruction waits for its last pass); ``half``:
     :func:`packed_half_scale`; ``registers``: local accesses ptxas kept in registers
-    (:func:`in_registers`), which issue their SASS weight of ALU moves."""
+    (:func:`in_registers`), which issue their SASS weight of ALU moves; ``dram``: the share of
+    each global access's requests that wait for DRAM (``engine.memory.dram_waits``), kept where
+    its Λ is the memory model's (not a store's issue, not the user's figure)."""
     function = analysis.function
     units: list[Unit] = [Unit.ALU] if registers else []
     for cls in analysis.classifications:
@@ -255,6 +258,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
     move = profile.cost_for_opcode("mov.b32", Unit.ALU) if registers else None
     for i, (instr, cls) in enumerate(zip(function.instructions, analysis.classifications, strict=False)):
         unit, memory = cls.unit, cls.is_memory
+        dram_wait = (dram or {}).get(i, 0.0)
         if move is not None and i in registers:
             # no memory access left: its SASS weight of moves on the ALU
             unit, memory = Unit.ALU, False
@@ -267,18 +271,19 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             if cls.is_store and not cls.is_atomic and not instr.dests:
                 # A store has no consumer; what the simulator's warp waits for at retirement is the
                 # LSU accepting it, not the write reaching DRAM (warps exit with stores in flight).
-                Lam = lam
+                Lam, dram_wait = lam, 0.0
             lam = lam * _issue_scale(weights.get(i, 1.0), cost, cls)
             if i in half[0] and not cost.is_default:
                 lam = lam * half[1]
         o_lam, o_Lam = _cost_override(ov, i, instr.full_opcode, unit)
         lam = lam if o_lam is None else o_lam
-        Lam = Lam if o_Lam is None else o_Lam
+        Lam, dram_wait = (Lam, dram_wait) if o_Lam is None else (o_Lam, 0.0)
         where = f"instruction {i} ({instr.text.strip()})"
         out.append(StaticInstruction(
             name=instr.text.strip() or instr.full_opcode, unit=units.index(unit),
             lam=to_fraction(lam, f"λ of {where}"), Lam=to_fraction(Lam, f"Λ of {where}"),
-            memory=memory, barrier=cls.is_barrier, deps=tuple(sorted(deps.get(i, ())))))
+            memory=memory, barrier=cls.is_barrier, deps=tuple(sorted(deps.get(i, ()))),
+            dram_wait=dram_wait if memory else 0.0))
     return tuple(out), tuple(u.value for u in units)
 
 
@@ -563,18 +568,22 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         sass, _ = kernel_sass(module, analysis.function.name, profile)
     retried = frozenset(sass.retry_body) if sass is not None and enabled("sass") else frozenset()
     passes: dict[int, tuple[float, float]] = {}
+    dram: dict[int, float] = {}
     if ov.memory_cost is None and memory is not None:
-        from engine.memory import analyze_memory, retry_passes
+        from engine.memory import analyze_memory, dram_waits, retry_passes
 
         sm = sm_context(analysis, profile, launch, module, resident)
         report = analyze_memory(analysis, launch, module) if memory is True else memory
         passes = retry_passes(report, sm, retried)
         ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, report,
                                                                       sm, passes))
+        if enabled("loaded_dram_latency"):
+            dram = dram_waits(report, profile, sm, passes)
     registers = in_registers(analysis, sass) if sass is not None and enabled("sass") else frozenset()
     weights = issue_weights(analysis, sass, registers) if sass is not None and enabled("sass") else {}
     instructions, subsystems = _instructions(analysis, profile, ov, weights, frozenset(passes),
-                                             packed_half_scale(sass if enabled("sass") else None), registers)
+                                             packed_half_scale(sass if enabled("sass") else None), registers,
+                                             dram)
     latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None
     dropped = frozenset(i for i, w in weights.items() if w <= 0)
     unroll = sass.unroll if sass is not None and enabled("sass") else None

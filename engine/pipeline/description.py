@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from functools import lru_cache
 
@@ -87,6 +87,9 @@ class StaticInstruction:
     memory: bool = False      # latency is a memory latency (stall cause, peers' α_mem)
     barrier: bool = False     # block-wide barrier (bar.sync)
     deps: tuple[int, ...] = ()  # static producers this instruction reads
+    # share of its requests whose Λ is DRAM's latency (a global load by cache level): each cycle
+    # DRAM's latency grows under the GPU's load adds this much to Λ (with_dram_delay)
+    dram_wait: float = 0.0
 
 
 # An occupancy sweep validates and times copies of one description that share its instruction
@@ -214,9 +217,16 @@ class KernelDescription:
 
     def with_changes(self, **changes: object) -> KernelDescription:
         """A copy with some fields replaced (occupancy sweeps, overrides)."""
-        from dataclasses import replace
-
         return replace(self, **changes)
+
+    def with_dram_delay(self, cycles: float) -> KernelDescription:
+        """A copy whose instructions wait ``cycles`` more for each request that goes to DRAM
+        (``dram_wait`` × cycles added to Λ, in eighths of a cycle as the memory costs are)."""
+        if cycles <= 0 or not any(ins.dram_wait > 0 for ins in self.instructions):
+            return self
+        extra = [Fraction(round(ins.dram_wait * cycles * 8), 8) for ins in self.instructions]
+        return replace(self, instructions=tuple(
+            replace(ins, Lam=ins.Lam + add) if add else ins for ins, add in zip(self.instructions, extra, strict=True)))
 
     # ---- exact time --------------------------------------------------------------------
     def ticks_per_cycle(self) -> int:

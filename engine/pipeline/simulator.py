@@ -340,6 +340,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     cause_ticks = np.zeros(_core.N_CAUSES, np.int64)
     instr_count = np.zeros(n, np.int64)
     instr_wait = np.zeros(n, np.int64)
+    instr_queue = np.zeros(n, np.int64)
     out = np.zeros(9, np.int64)
     fin_rows = np.zeros(d.blocks * d.warps_per_block if trace else 2, np.int64)
     gamma = max(1, min(d.resident_blocks, d.blocks))
@@ -363,7 +364,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
             issues["warp"], issues["block"], issues["instr"], issues["subsystem"],
             issues["issue"], issues["complete"],
             stalls["warp"], stalls["start"], stalls["end"], stalls["cause"],
-            unit_busy, cause_ticks, instr_count, instr_wait, out, fin_rows,
+            unit_busy, cause_ticks, instr_count, instr_wait, instr_queue, out, fin_rows,
             work_slots, work_stack, work_done, work_masks, work_blocks, work_units), out)
     end, issued, n_tr, n_st, stopped, err, err_block, truncated, rounds = (int(x) for x in out)
     if err == _core.ERR_BARRIER_DEADLOCK:
@@ -386,6 +387,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
         stall_cycles={name: cause_ticks[c] / ticks for c, name in enumerate(STALL_CAUSES)},
         issue_count=instr_count,
         average_wait=np.divide(instr_wait / ticks, instr_count, out=np.zeros(n), where=instr_count > 0),
+        average_queue=np.divide(instr_queue / ticks, instr_count, out=np.zeros(n), where=instr_count > 0),
     )
     result_trace: Trace | None = None
     if trace:

@@ -59,6 +59,9 @@ class Aggregates:
     issue_count: np.ndarray                  # per static instruction: warp instructions issued
     average_wait: np.ndarray                 # per static instruction: mean cycles from the warp's
     #                                          previous issue (+interval) to this issue
+    # per static instruction: mean cycles it waited, operands ready, for its busy subsystem (the
+    # queue in front of a memory pipeline); None where not counted
+    average_queue: np.ndarray | None = None
 
     def table(self, names: list[str] | tuple[str, ...]) -> list[dict[str, object]]:
         """llvm-mca style rows: instruction, issues, average wait."""

@@ -1,0 +1,156 @@
+"""DRAM latency under load: the simulation solved together with the DRAM bandwidth it draws.
+
+A load that goes to DRAM waits longer when the rest of the GPU keeps DRAM busy (measured with
+``k_loaded``, ``bench/micro``: on the H100 +78 cycles at 61 % of the peak bandwidth, +335 at 83 %,
++1,160 at 91 %). The profile's ``[pipeline.dram_loaded]`` curve gives that extra latency by the
+share of peak bandwidth in use. The simulator models one SM, with every SM alike, so the launch's
+share is its DRAM bytes over (simulated cycles × the GPU's peak bytes per cycle). The share
+depends on the time and the time on the latency: the extra latency x solves
+
+    x = curve(bytes / (T(x) · peak))
+
+where T(x) is the simulated time with every DRAM-bound request ``dram_wait`` · x later. The right
+side falls as x grows (a longer time draws a smaller share), so there is one solution, between 0
+and curve(share at x = 0). At most three simulations find it: one at 0, one at that upper end,
+and one where the straight line through those two crosses zero. A launch that barely uses DRAM
+(less than a cycle of extra latency) keeps its first simulation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from engine.mechanisms import enabled
+from engine.pipeline.description import KernelDescription
+from engine.pipeline.simulator import SimulationResult, simulate
+
+# Below this many cycles of extra latency a further simulation changes nothing worth its time.
+TOLERANCE_CYCLES = 1.0
+MAX_SIMULATIONS = 8          # the solution is found to a hundredth of the latency in 3-6 of them
+LINE_BYTES = 128.0    # the profile's dram_lam is SM cycles per 128-byte warp request
+
+
+@dataclass(frozen=True)
+class LoadedDram:
+    """How loaded DRAM was in the simulation the prediction comes from."""
+
+    bandwidth_share: float     # DRAM bytes / (simulated SM cycles x the GPU's peak bytes per cycle)
+    extra_cycles: float        # cycles added to DRAM's latency at that share (the profile's curve)
+    simulations: int           # simulations run to find it (1-3)
+
+    def describe(self) -> str:
+        text = f"DRAM at {100 * self.bandwidth_share:.0f} % of its peak bandwidth"
+        if self.extra_cycles >= TOLERANCE_CYCLES:
+            text += f": loads wait {self.extra_cycles:,.0f} cycles more (latency under load)"
+        return text
+
+    def to_json(self) -> dict[str, float | int]:
+        return {"bandwidth_share": self.bandwidth_share, "extra_dram_latency_cycles": self.extra_cycles,
+                "simulations": self.simulations}
+
+
+def extra_latency(curve: Sequence[tuple[float, float]], share: float) -> float:
+    """Cycles the curve adds at ``share`` of the peak bandwidth (straight lines between its
+    points; a share beyond 1, which the simulator's own bandwidth limit prevents, reads as 1)."""
+    if not curve:
+        return 0.0
+    share = min(max(share, 0.0), 1.0)
+    for (u0, x0), (u1, x1) in zip(curve, curve[1:], strict=False):
+        if share <= u1:
+            return x0 + (x1 - x0) * (share - u0) / (u1 - u0)
+    return curve[-1][1]
+
+
+def peak_dram_bytes_per_cycle(profile: Any) -> float | None:
+    """The GPU's DRAM bytes per SM cycle at the profile's measured rate (every SM streaming), or
+    None when the profile has no DRAM rate."""
+    memory = getattr(getattr(profile, "pipeline", None), "memory", {}) or {}
+    lam = memory.get("dram_lam")
+    sms = getattr(getattr(profile, "device", None), "sm_count", 0) or 0
+    if not lam or lam <= 0 or sms <= 0:
+        return None
+    return LINE_BYTES / float(lam) * sms
+
+
+def queue_cycles(d: KernelDescription, sim: SimulationResult) -> float:
+    """Mean cycles a DRAM-bound request of ``sim`` waited, operands ready, for its busy memory
+    pipeline: the part of the latency under load the simulation already has (weighted by how
+    many of each instruction's requests go to DRAM)."""
+    queue = sim.aggregates.average_queue
+    if queue is None:
+        return 0.0
+    weight = total = 0.0
+    for i, ins in enumerate(d.instructions):
+        if ins.dram_wait > 0:
+            w = ins.dram_wait * float(sim.aggregates.issue_count[i])
+            weight += w
+            total += w * float(queue[i])
+    return total / weight if weight > 0 else 0.0
+
+
+def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any, *, policy: str = "lrr",
+                    trace: bool = False, cycle_budget: float | None = None,
+                    ) -> tuple[SimulationResult, LoadedDram | None]:
+    """Simulate ``d`` with DRAM's latency at the load the launch puts on it. ``dram_bytes``: the
+    launch's DRAM bytes read and written (``KernelTraffic``). Every simulation is bounded and
+    cancellable as :func:`simulate` is. The second item is None where no share can be computed
+    (no traffic figure, no measured curve, the mechanism off, a run stopped at its budget)."""
+
+    def run(x: float) -> SimulationResult:
+        return simulate(d.with_dram_delay(x), policy=policy, trace=trace, cycle_budget=cycle_budget)
+
+    first = run(0.0)
+    curve = getattr(getattr(profile, "pipeline", None), "dram_loaded", ())
+    peak = peak_dram_bytes_per_cycle(profile)
+    if (not enabled("loaded_dram_latency") or not curve or peak is None or not dram_bytes or dram_bytes <= 0
+            or first.cycles <= 0 or first.stopped_early or not any(ins.dram_wait > 0 for ins in d.instructions)):
+        return first, None
+
+    def share_of(sim: SimulationResult) -> float:
+        return dram_bytes / (float(sim.cycles) * peak)
+
+    def gap(x: float, sim: SimulationResult) -> float:
+        # the measured latency under load, less what the run gave: x and its own queue
+        return extra_latency(curve, share_of(sim)) - queue_cycles(d, sim) - x
+
+    upper = gap(0.0, first)
+    if upper < TOLERANCE_CYCLES:
+        return first, LoadedDram(share_of(first), 0.0, 1)
+    # How close x must come: a hundredth of the latency a DRAM load then has, which moves a
+    # latency-bound time by about a hundredth.
+    idle = float(getattr(profile.pipeline, "memory", {}).get("dram_Lam", 0.0))
+
+    def close(x: float, g: float) -> bool:
+        return abs(g) <= max(TOLERANCE_CYCLES, 0.01 * (idle + x))
+
+    # gap(x) falls from gap(0) = upper > 0: a later answer lowers the share (and the queue, but
+    # less than it adds). The time is far from straight in x (flat while bandwidth binds, then
+    # rising with the latency), so the root is bracketed and the bracket shrunk by regula falsi,
+    # halving the kept end's gap when one end stays twice in a row (the Illinois rule), which
+    # keeps a bent curve from stalling one end. An upper end that does not bracket is the answer.
+    lo, g_lo = 0.0, upper
+    hi = x = upper
+    sim = run(hi)
+    runs = 2
+    g_hi = gap(hi, sim)
+    kept = 0
+    if g_hi >= 0 or close(hi, g_hi):
+        return sim, LoadedDram(share_of(sim), hi, runs)
+    while runs < MAX_SIMULATIONS:
+        x = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
+        sim = run(x)
+        runs += 1
+        g = gap(x, sim)
+        if close(x, g):
+            break
+        if g > 0:
+            lo, g_lo = x, g
+            g_hi = g_hi / 2 if kept == 1 else g_hi
+            kept = 1
+        else:
+            hi, g_hi = x, g
+            g_lo = g_lo / 2 if kept == -1 else g_lo
+            kept = -1
+    return sim, LoadedDram(share_of(sim), x, runs)

@@ -53,6 +53,9 @@ def predictions_payload(ev: Evaluation, measured_kernel_cycles: float | None = N
         out["measured_kernel_cycles"] = measured_kernel_cycles
     if ev.traffic is not None:
         out["memory_traffic"] = ev.traffic.as_dict()
+    if ev.loaded_dram is not None:
+        # the DRAM load the simulation was solved at (engine.pipeline.loaded)
+        out["loaded_dram"] = ev.loaded_dram.to_json()
     if ev.manybsp is not None:
         out["manybsp_derivation"] = [_quantity(q) for q in ev.manybsp.prediction.quantities.values()]
     if ev.profile is not None and ev.profile.manybsp is None:

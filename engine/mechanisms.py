@@ -73,6 +73,12 @@ MECHANISMS: dict[str, str] = {
     "inflight_hits": "a load every warp makes from the same address at once (no thread or block index in "
                      "it) waits for the line the SM's first warp requested: its L1 hits take the latency "
                      "of the level that fills the line, not L1's",
+    "matrix_fragments": "wmma loads and stores are analysed as the 32 pieces of the fragment they move (16 "
+                        "rows of 32 bytes, ldm elements apart, for a 16x16 half-precision fragment): their "
+                        "sectors, lines and bank conflicts, instead of the profile's cost of one access",
+    "shared_phases": "a shared-memory request of 8- or 16-byte accesses is served 128 bytes at a time (a half "
+                     "or a quarter warp per phase): its wavefronts are the sum of its phases' conflict "
+                     "degrees, not the whole warp's",
     "loaded_dram_latency": "a load that goes to DRAM waits what was measured at the share of peak DRAM "
                            "bandwidth the launch draws (the profile's [pipeline.dram_loaded] curve), "
                            "solved with the simulated time: a busier DRAM answers later",

@@ -176,6 +176,26 @@ def derive_half(results: Path) -> dict[str, Figure]:
     return {k: Figure(k, v[0], b[k][0], v[1], v[2]) for k, v in a.items()}
 
 
+# Tensor cores, measured in a later call (bench/micro/results/<gpu>-2026-11-24-tensor).
+TENSOR_OPS = {"wmma_f32": "wmma_f32", "mma_m16n8k16_f32": "mma_m16n8k16_f32"}
+
+
+def derive_tensor(results: Path) -> dict[str, Figure]:
+    """The tensor-core figures of both runs in ``results`` (empty when the folder is absent)."""
+    if not (results / "run1.csv").exists():
+        return {}
+
+    def one(run: dict[tuple[str, str, str], float]) -> dict[str, tuple[float, str, str]]:
+        out = {}
+        for key, name in TENSOR_OPS.items():
+            out[f"{key}.Lam"] = (_get(run, "lat", name), "Lam", f"lat,{name}")
+            out[f"{key}.lam"] = (_get(run, "cpi", name), "lam", f"cpi,{name}")
+        return out
+
+    a, b = one(load_run(results / "run1.csv")), one(load_run(results / "run2.csv"))
+    return {k: Figure(k, v[0], b[k][0], v[1], v[2]) for k, v in a.items()}
+
+
 # Local memory in L1 and local stores, measured in a later call (bench/micro/results/<gpu>-2026-11-24-local).
 LOCAL_RATES = {"local_l1_lam": "ld_local_l1", "local_store_lam": "st_local_l1",
                "local_store_partial_lam": "st_local_half"}
@@ -257,6 +277,13 @@ device = "NVIDIA CUDA C++ Programming Guide, table 'Technical Specifications per
 '''  # noqa: E501
 
 
+def _relative(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
 def derive_loaded(results: Path) -> tuple[tuple[float, float], ...]:
     """DRAM latency under load (``run_micro.sh loaded``): (share of the largest bandwidth the
     streams reached, cycles over the idle latency) at each number of streaming warps, the mean of
@@ -302,6 +329,11 @@ class Gpu:
     def half_results(self) -> Path:
         """The packed-half run of this GPU (``run_micro.sh half``, a later device call)."""
         return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-half"
+
+    @property
+    def tensor_results(self) -> Path:
+        """The tensor-core run of this GPU (``run_micro.sh tensor``, a later device call)."""
+        return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-tensor"
 
     @property
     def local_results(self) -> Path:
@@ -559,8 +591,21 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w("[units.tensor]")
     w("per_sm = 4")
     w("per_scheduler = 1")
-    w('source = "counts: NVIDIA H100 whitepaper (one fourth-generation tensor core per sub-partition); '
-      'tensor-core costs not measured (no microbenchmark in bench/micro)"')
+    tensor = derive_tensor(gpu.tensor_results)
+    tensor_where = _relative(gpu.tensor_results)
+    if tensor:
+        lam, Lam = tensor["mma_m16n8k16_f32.lam"].value, tensor["mma_m16n8k16_f32.Lam"].value
+        w(f"T = {_fmt(_T(lam))}")
+        w(f"lat_comp = {_fmt(Lam)}")
+        w(f"lam = {_fmt(lam)}")
+        w(f"Lam = {_fmt(Lam)}")
+        rows = f"{tensor['mma_m16n8k16_f32.lam'].what}; {tensor['mma_m16n8k16_f32.Lam'].what}"
+        w('source = "counts: NVIDIA H100 whitepaper (one fourth-generation tensor core per sub-partition); '
+          f'class default = mma.sync.aligned.m16n8k16 f16 -> f32 (one HMMA.16816.F32), measured: '
+          f'{tensor_where}/run{{1,2}}.csv ({rows}); mean of the two runs"')
+    else:
+        w('source = "counts: NVIDIA H100 whitepaper (one fourth-generation tensor core per sub-partition); '
+          'tensor-core costs not measured (no microbenchmark in bench/micro)"')
     w("")
     w("[manybsp]")
     w("# mem_lat: DRAM latency of a cold pointer chase over 1 GB. Launch overheads: empty blocks,")
@@ -697,6 +742,31 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
             ("mul.*.f16x2", "alu", "mul_f16x2", "HMUL2 / HFMA2.MMA alternately"),
             ("fma.*.bf16x2", "alu", "fma_bf16x2", "HFMA2.BF16_V2 / HFMA2.MMA.BF16_V2 alternately"),
         ]
+    if tensor:
+        # the λ of wmma is two HMMA.16816's: its own stream also issued ~2 register moves per
+        # HMMA (ptxas copies the a/b fragment the benchmark passes twice), which a GEMM's does not
+        mma_lam, mma_Lam = tensor["mma_m16n8k16_f32.lam"], tensor["mma_m16n8k16_f32.Lam"]
+        wmma_Lam = tensor["wmma_f32.Lam"]
+        for pattern, lam, Lam, source, sass in [
+            ("mma.sync.aligned.m16n8k16.*", mma_lam.value, mma_Lam.value,
+             f"measured: {tensor_where}/run{{1,2}}.csv ({mma_lam.what}; {mma_Lam.what}); mean of the two runs",
+             "HMMA.16816.F32"),
+            ("wmma.mma.sync.aligned.*.m16n16k16.*", 2 * mma_lam.value, wmma_Lam.value,
+             f"Λ measured: {tensor_where}/run{{1,2}}.csv ({wmma_Lam.what}); λ = 2 x {mma_lam.what} "
+             f"(the wmma stream itself, {tensor['wmma_f32.lam'].what} = {tensor['wmma_f32.lam'].value:.3g}, "
+             "also issued two register moves per HMMA); mean of the two runs",
+             "two independent HMMA.16816.F32"),
+        ]:
+            w("")
+            w("[[instruction]]")
+            w(f'pattern = "{pattern}"')
+            w('unit = "tensor"')
+            w(f"T = {_fmt(_T(lam))}")
+            w(f"lat_comp = {_fmt(Lam)}")
+            w(f"lam = {_fmt(lam)}")
+            w(f"Lam = {_fmt(Lam)}")
+            w(f'source = "{source}"')
+            w(f'note = "SASS (sm_90, ptxas 13.0): {sass}"')
     for pattern, unit, key, sass in rules:
         lam, Lam = v[f"{key}.lam"], v[f"{key}.Lam"]
         w("")

@@ -153,6 +153,58 @@ OP_FMA(fma_f16x2, unsigned, "r", "fma.rn.f16x2", 0x3C003C00u, 0x3BFF3BFFu)
 OP_BIN(add_f16x2, unsigned, "r", "add.rn.f16x2", 0x3C003C00u, 0x00010001u)
 OP_BIN(mul_f16x2, unsigned, "r", "mul.rn.f16x2", 0x3C003C00u, 0x3C003C00u)
 OP_FMA(fma_bf16x2, unsigned, "r", "fma.rn.bf16x2", 0x3F803F80u, 0x3F7F3F7Fu)
+// Tensor cores: the accumulator is the chain (d = a*b + d). a and b are run-time zeros (the
+// tensor pipe's timing does not depend on the values), so the accumulators keep their value.
+template <int N>
+struct Acc {
+    float v[N];
+};
+template <int N>
+__host__ __device__ inline Acc<N> operator+(Acc<N> a, const Acc<N>& b) {
+    for (int k = 0; k < N; k++) a.v[k] += b.v[k];
+    return a;
+}
+template <int N>
+__host__ __device__ inline Acc<N> acc_fill(float x) {
+    Acc<N> a;
+    for (int k = 0; k < N; k++) a.v[k] = x;
+    return a;
+}
+#define U(x) __float_as_uint(x)
+// wmma m16n16k16, f16 inputs, f32 accumulators (two HMMA.16816.F32 in SASS); a and b: 8 registers each
+struct wmma_f32 {
+    typedef Acc<8> T;
+    static constexpr const char* name = "wmma_f32";
+    static constexpr const char* ptx = "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32";
+    static __host__ __device__ T init(int i) { return acc_fill<8>((float)(i & 7)); }
+    static __host__ __device__ T yval() { return acc_fill<8>(0.f); }
+    static __device__ __forceinline__ void step(T& x, T y) {
+        asm volatile(
+            "wmma.mma.sync.aligned.row.col.m16n16k16.f32.f32 {%0,%1,%2,%3,%4,%5,%6,%7}, "
+            "{%8,%9,%10,%11,%12,%13,%14,%15}, {%8,%9,%10,%11,%12,%13,%14,%15}, {%0,%1,%2,%3,%4,%5,%6,%7};"
+            : "+f"(x.v[0]), "+f"(x.v[1]), "+f"(x.v[2]), "+f"(x.v[3]), "+f"(x.v[4]), "+f"(x.v[5]),
+              "+f"(x.v[6]), "+f"(x.v[7])
+            : "r"(U(y.v[0])), "r"(U(y.v[1])), "r"(U(y.v[2])), "r"(U(y.v[3])), "r"(U(y.v[4])),
+              "r"(U(y.v[5])), "r"(U(y.v[6])), "r"(U(y.v[7])));
+    }
+};
+// mma m16n8k16, f16 inputs, f32 accumulators (one HMMA.16816.F32); a: 4 registers, b: 2
+struct mma_m16n8k16_f32 {
+    typedef Acc<4> T;
+    static constexpr const char* name = "mma_m16n8k16_f32";
+    static constexpr const char* ptx = "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32";
+    static __host__ __device__ T init(int i) { return acc_fill<4>((float)(i & 7)); }
+    static __host__ __device__ T yval() { return acc_fill<4>(0.f); }
+    static __device__ __forceinline__ void step(T& x, T y) {
+        asm volatile(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%4,%5}, "
+            "{%0,%1,%2,%3};"
+            : "+f"(x.v[0]), "+f"(x.v[1]), "+f"(x.v[2]), "+f"(x.v[3])
+            : "r"(U(y.v[0])), "r"(U(y.v[1])), "r"(U(y.v[2])), "r"(U(y.v[3])));
+    }
+};
+#undef U
+
 OP_DIV(div_rn_f32, float, "f", "div.rn.f32", 1.5f, 2.5f)
 OP_DIV(div_full_f32, float, "f", "div.full.f32", 1.5f, 2.5f)
 OP_DIV(div_rn_f64, double, "d", "div.rn.f64", 1.5, 2.5)
@@ -213,28 +265,44 @@ __global__ void k_lat(int iters, typename Op::T y, typename Op::T* sink, long lo
 constexpr int THR_UNROLL = 4;
 constexpr int THR_ILP = 8;
 constexpr int THR_THREADS = 1024;
+// Independent chains per thread: 8, but 2 for the tensor ops, whose accumulators would not fit
+// 8 times in the 32 registers a thread has at 2048 threads per SM (64 warps of 2 chains still
+// keep the SM's four tensor cores busy).
+template <class Op>
+struct Ilp {
+    static constexpr int v = THR_ILP;
+};
+template <>
+struct Ilp<wmma_f32> {
+    static constexpr int v = 2;
+};
+template <>
+struct Ilp<mma_m16n8k16_f32> {
+    static constexpr int v = 2;
+};
 
 template <class Op>
 __global__ void __launch_bounds__(THR_THREADS, 2)
     k_thr(int iters, typename Op::T y, typename Op::T* sink, BlockRec* rec) {
     typedef typename Op::T T;
-    T x[THR_ILP];
+    constexpr int ILP = Ilp<Op>::v;
+    T x[ILP];
 #pragma unroll
-    for (int j = 0; j < THR_ILP; j++) x[j] = Op::init(threadIdx.x + j);
+    for (int j = 0; j < ILP; j++) x[j] = Op::init(threadIdx.x + j);
     __syncthreads();
     long long t0 = clock64();
     for (int i = 0; i < iters; i++) {
 #pragma unroll
         for (int u = 0; u < THR_UNROLL; u++) {
 #pragma unroll
-            for (int j = 0; j < THR_ILP; j++) Op::step(x[j], y);
+            for (int j = 0; j < ILP; j++) Op::step(x[j], y);
         }
     }
     __syncthreads();
     long long t1 = clock64();
     T acc = x[0];
 #pragma unroll
-    for (int j = 1; j < THR_ILP; j++) acc = acc + x[j];
+    for (int j = 1; j < ILP; j++) acc = acc + x[j];
     sink[blockIdx.x * blockDim.x + threadIdx.x] = acc;
     if (threadIdx.x == 0) rec[blockIdx.x] = BlockRec{smid(), 0, t0, t1};
 }
@@ -302,7 +370,7 @@ static void bench_op(Ctx& c) {
         CKL();
         span[k] = sm_span(c, blocks, &bps);
     }
-    double warp_instr = bps * (THR_THREADS / 32) * (double)(T2 - T1) * THR_UNROLL * THR_ILP;
+    double warp_instr = bps * (THR_THREADS / 32) * (double)(T2 - T1) * THR_UNROLL * Ilp<Op>::v;
     row("cpi", Op::name, Op::ptx, (span[1] - span[0]) / warp_instr, "cycles/warp-instr/SM");
 }
 
@@ -1035,6 +1103,11 @@ int main(int argc, char** argv) {
         bench_op<add_f16x2>(c);
         bench_op<mul_f16x2>(c);
         bench_op<fma_bf16x2>(c);
+    }
+    if (want("tensor")) {
+        measure_clock_mhz(c);
+        bench_op<wmma_f32>(c);
+        bench_op<mma_m16n8k16_f32>(c);
     }
     if (want("shared")) bench_shared(c);
     if (want("local")) bench_local(c);

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from engine.analysis import KernelAnalysis, LaunchValues
+from engine.mechanisms import enabled
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, iteration_atom
 from engine.memory.control import control_dependences
 from engine.memory.costs import (
@@ -28,6 +29,7 @@ from engine.memory.costs import (
     retry_passes,
 )
 from engine.memory.footprint import AddressRange, affine_range, sampled_range, with_grid_reuse
+from engine.memory.fragments import Fragment, fragment_of, stride_operand
 from engine.memory.hierarchy import SECTORS_PER_LINE
 from engine.memory.lanes import MAX_RECURRENCE, LaneError, LaneEvaluator, RecurrenceTooLong
 from engine.memory.naming import format_affine, shared_layout
@@ -148,7 +150,8 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
     atom_ranges = _atom_ranges(extents, values)
     for instr in function.instructions:
         c = analysis.classifications[instr.index]
-        if instr.opcode not in _OPCODES or not (c.is_load or c.is_store or c.is_atomic):
+        fragment = fragment_of(instr) if enabled("matrix_fragments") else None
+        if (instr.opcode not in _OPCODES and fragment is None) or not (c.is_load or c.is_store or c.is_atomic):
             continue
         operand = _address_operand(instr)
         raw = evaluator.address(instr, operand) if operand is not None else Unknown("no address operand")
@@ -197,6 +200,15 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         except RecursionError:  # pathological def-use chains: give up on this access only
             accesses.append(_with(info, unknown_reason="the address computation is too deeply nested"))
             continue
+        width = c.width_bytes
+        if fragment is not None:
+            try:
+                sets = _fragment_sets(fragment, instr, sets, [ctx for ctx, _ in ctxs], lanes)
+            except (LaneError, RecursionError) as error:
+                why = str(error) if isinstance(error, LaneError) else "the stride computation is too deeply nested"
+                accesses.append(_with(info, unknown_reason=f"fragment stride: {why}"))
+                continue
+            width = fragment.lane_bytes
         masks, mask_note = lanes.masks(instr.index, [ctx for ctx, _ in ctxs])
         shared_by = _blocks_sharing(form, values.grid) if form is not None else 1
         if space is MemorySpace.GLOBAL:
@@ -204,11 +216,11 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
             shared_by /= _neighbour_overlap(lanes, form, instr, operand, ctxs, c.width_bytes, values.grid)
         uniform = form is not None and not any(
             atom.split(".")[0].lstrip("%") in _PER_THREAD_ATOMS for atom, _ in form.terms)
-        accesses.append(_pattern(_with(info, mask_note=mask_note, uniform_address=uniform), sets, masks,
-                                 [w for _, w in ctxs], c.width_bytes, shared_by))
+        accesses.append(_pattern(_with(info, mask_note=mask_note, uniform_address=uniform and fragment is None),
+                                 sets, masks, [w for _, w in ctxs], width, shared_by))
         if space is MemorySpace.GLOBAL and accesses[-1].dram_ratio is not None:
-            footprints.append((len(accesses) - 1, form, instr, operand, c.width_bytes))
-            extent = (affine_range(form, atom_ranges, c.width_bytes) if form is not None
+            footprints.append((len(accesses) - 1, form, instr, operand, width))
+            extent = (affine_range(form, atom_ranges, width) if form is not None and fragment is None
                       else sampled_range(sets))
             if extent is not None:
                 grid_ranges[len(accesses) - 1] = extent
@@ -233,6 +245,18 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         *sorted(notes),
     ]
     return MemoryReport(function.name, values.block, accesses, assumptions)
+
+
+def _fragment_sets(fragment: Fragment, instr: Instruction, bases: list[np.ndarray],
+                   ctxs: list[dict[str, int]], lanes: _LaneCache) -> list[np.ndarray]:
+    """Per sampled context, the addresses of the 32 pieces each warp's fragment moves."""
+    stride = stride_operand(instr)
+    out = []
+    for base, ctx in zip(bases, ctxs, strict=True):
+        ldm = (lanes.get(ctx).operand(stride, instr.index, "u32") if stride is not None
+               else np.full(len(base), fragment.row_bytes // fragment.element_bytes, dtype=np.int64))
+        out.append(fragment.addresses(base, ldm))
+    return out
 
 
 def _local_access(instr: Instruction, c: Any, form: Affine | None, lanes: _LaneCache | None,
@@ -457,6 +481,9 @@ def _block_sectors(lanes: _LaneCache, form: Affine | None, instr: Instruction, o
                    context: dict[str, int], width: int) -> set[int]:
     addr = (affine_addresses(form, lanes.threads, context) if form is not None
             else lanes.get(context).address(instr, operand))
+    fragment = fragment_of(instr) if enabled("matrix_fragments") else None
+    if fragment is not None:      # ``form`` is the fragment's address: its pieces are the accesses
+        addr = _fragment_sets(fragment, instr, [addr], [context], lanes)[0]
     try:
         mask = lanes.get(context, strict=True).active(instr.index)
     except LaneError:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.mechanisms import enabled
 from engine.memory.affine import Affine, base_address
 
 WARP = 32
@@ -216,8 +217,17 @@ def block_sectors(addr: np.ndarray, width: int, mask: np.ndarray | None = None) 
     return set(np.unique((lanes[:, None] + _offsets(max(width, 1), SECTOR)) // SECTOR).tolist())
 
 
-def _bank_degrees(lanes: np.ndarray, index: np.ndarray, width: int, n_warps: int) -> np.ndarray:
-    """Per warp: the most distinct 4-byte words any one bank must serve (same word: broadcast)."""
+def _bank_degrees(lanes: np.ndarray, index: np.ndarray, width: int, n_warps: int,
+                  lane_ids: np.ndarray | None = None) -> np.ndarray:
+    """Per warp: the wavefronts its request takes, the most distinct 4-byte words any one bank
+    must serve (same word: broadcast). With ``lane_ids`` (each address's lane) and accesses of 8
+    bytes or more (mechanism ``shared_phases``), the warp is served in phases of 128 bytes, a
+    half warp of 8-byte accesses or a quarter warp of 16-byte ones at a time, and the degrees of
+    its phases add up: conflicts inside a phase cannot borrow another phase's banks."""
+    phases = min(WARP, width // BANK_WORD) if lane_ids is not None and width >= 8 and enabled("shared_phases") else 1
+    if phases > 1:
+        group = index * phases + lane_ids // (WARP // phases)
+        return _bank_degrees(lanes, group, width, n_warps * phases).reshape(n_warps, phases).sum(axis=1)
     warps, words = _per_warp_units(lanes, index, width, BANK_WORD)
     per_bank = np.bincount(warps * BANKS + words % BANKS, minlength=n_warps * BANKS)
     return per_bank.reshape(n_warps, BANKS).max(axis=1)
@@ -239,7 +249,9 @@ def shared_stats(address_sets: list[np.ndarray], width: int, masks: list[np.ndar
             continue
         issued, active = np.unique(warp, return_counts=True)
         index = np.searchsorted(issued, warp)
-        degrees = _bank_degrees(lanes, index, max(width, 1), len(issued))
+        positions = np.arange(len(addr)) % WARP
+        degrees = _bank_degrees(lanes, index, max(width, 1), len(issued),
+                                positions if mask is None else positions[mask])
         cols.append(np.stack([np.full(len(issued), w), degrees, active], axis=1))
     if not cols:
         return None

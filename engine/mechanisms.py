@@ -79,6 +79,14 @@ MECHANISMS: dict[str, str] = {
     "shared_phases": "a shared-memory request of 8- or 16-byte accesses is served 128 bytes at a time (a half "
                      "or a quarter warp per phase): its wavefronts are the sum of its phases' conflict "
                      "degrees, not the whole warp's",
+    "dram_fetch_pairs": "with dram_fetch_64b: a load sector whose 64-byte DRAM neighbour the same block reads "
+                        "one loop iteration before or after costs one sector of DRAM, not two",
+    "compulsory_floor": "with l2_footprint: a buffer's accesses read at least its footprint from DRAM, "
+                        "however many of their sectors the block-level model calls hits of a "
+                        "neighbouring block (a GEMM panel every block of a row reads)",
+    "l2_write_back": "with l2_footprint: stores reach DRAM during the kernel only beyond the bytes L2 keeps "
+                     "dirty (measured: about 25 MB on the H100, 30 MB on the H200, less beside other "
+                     "reads); the rest is written after the kernel ends",
     "loaded_dram_latency": "a load that goes to DRAM waits what was measured at the share of peak DRAM "
                            "bandwidth the launch draws (the profile's [pipeline.dram_loaded] curve), "
                            "solved with the simulated time: a busier DRAM answers later",

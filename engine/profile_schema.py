@@ -167,6 +167,8 @@ PIPELINE_MEMORY: dict[str, Field] = {
     "atomic_distinct_lane_lam": RATE,       # SM cycles per atomic lane on spread addresses, all SMs issuing
     "constant_divergent_cycles": RATE,      # SM cycles per distinct constant address of a warp request
     "constant_uniform_lam": RATE,           # SM cycles per LDC warp request on one address, all SMs issuing
+    "l2_dirty_bytes": _f("num", False, 0, MAX_BYTES),  # stores L2 still holds dirty when a kernel ends
+    "l2_dirty_bytes_streaming": _f("num", False, 0, MAX_BYTES),  # ... beside as many other bytes read
     "source": OPT_STR,
 }
 

@@ -277,6 +277,47 @@ device = "NVIDIA CUDA C++ Programming Guide, table 'Technical Specifications per
 '''  # noqa: E501
 
 
+def writeback_points(results: Path, run: int) -> dict[str, list[tuple[float, float]]]:
+    """Per kernel of ``store_wb.cu`` (k_store, k_update, k_copy): (bytes stored, DRAM bytes
+    written) of each launch in ncu run ``run`` of ``results``."""
+    launches = list(csv.DictReader((results / "launches.csv").open()))
+    lines = (results / f"ncu_run{run}.csv").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    written = {int(r["ID"]): float(r["Metric Value"].replace(",", ""))
+               for r in csv.DictReader(lines[start:]) if r["Metric Name"] == "dram__bytes_write.sum"}
+    out: dict[str, list[tuple[float, float]]] = {}
+    for launch in launches:
+        out.setdefault(launch["kernel"], []).append((float(launch["mb"]) * 2**20, written[int(launch["launch"])]))
+    return out
+
+
+# Bytes at least this many times the dirty capacity estimate it: the write-back has settled.
+WRITEBACK_SETTLED = 2 * 2**20 * 24
+
+
+def derive_writeback(results: Path) -> dict[str, Figure]:
+    """The bytes of stores L2 still holds dirty at the end of a kernel (stored − written back
+    to DRAM during it), for stores alone (``k_store``) and with as many other bytes read
+    (``k_copy``): the median over the launches of 48 MiB and more, per run (empty when the
+    folder is absent)."""
+    if not (results / "launches.csv").exists():
+        return {}
+
+    def one(run: int) -> dict[str, tuple[float, str, str]]:
+        points = writeback_points(results, run)
+
+        def held(kernel: str) -> float:
+            return statistics.median(s - w for s, w in points[kernel] if s >= WRITEBACK_SETTLED)
+
+        return {"l2_dirty_bytes": (held("k_store"), "bytes",
+                                   "k_store: MiB stored - dram__bytes_write.sum, median over 48-256 MiB"),
+                "l2_dirty_bytes_streaming": (held("k_copy"), "bytes",
+                                             "k_copy: MiB stored - dram__bytes_write.sum, median over 48-256 MiB")}
+
+    a, b = one(1), one(2)
+    return {k: Figure(k, v[0], b[k][0], v[1], v[2]) for k, v in a.items()}
+
+
 def _relative(path: Path) -> str:
     try:
         return path.resolve().relative_to(ROOT).as_posix()
@@ -329,6 +370,11 @@ class Gpu:
     def half_results(self) -> Path:
         """The packed-half run of this GPU (``run_micro.sh half``, a later device call)."""
         return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-half"
+
+    @property
+    def writeback_results(self) -> Path:
+        """The L2 write-back run of this GPU (``store_wb.cu`` under ncu, a later device call)."""
+        return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-writeback"
 
     @property
     def tensor_results(self) -> Path:
@@ -679,13 +725,24 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w(f"constant_divergent_cycles = {_fmt(constant_cycles)}")
     w("# ... and SM cycles per warp request of an LDC whose lanes share one address (all SMs issuing)")
     w(f"constant_uniform_lam = {_fmt(uniform_cycles)}")
+    writeback = derive_writeback(gpu.writeback_results)
+    writeback_source = ""
+    if writeback:
+        w("# bytes of stores L2 still holds dirty when a kernel ends (only stores beyond them reach DRAM")
+        w("# during the kernel): stores alone, and stores beside as many other bytes read")
+        for key in ("l2_dirty_bytes", "l2_dirty_bytes_streaming"):
+            w(f"{key} = {round(writeback[key].value)}")
+        rows = "; ".join(writeback[k].what for k in ("l2_dirty_bytes", "l2_dirty_bytes_streaming"))
+        writeback_source = (f"; l2_dirty_bytes, l2_dirty_bytes_streaming measured: "
+                            f"{_relative(gpu.writeback_results)}/ncu_run{{1,2}}.csv ({rows}); mean of the two runs")
     w(f'source = "global/dram {src("dram_read.lam", "dram.Lam")}; l2 {src("l2_read.lam", "l2.Lam")}; '
       f'l1 {src("l1.lam", "l1.Lam")}; shared {src("ld_shared.lam", "ld_shared.Lam")}; '
       f'local {src("ld_local.lam", "ld_local.Lam")}: '
       f'Λ an L1 hit, λ with 512 KB of local data per SM (more than L1); atomic_same_address_cycles '
       f'{atomic_where}; atomic_same_address_request_cycles {request_where}; '
       f'atomic_distinct_lane_lam {distinct_where}; '
-      f'constant_divergent_cycles {constant_where}; constant_uniform_lam {uniform_where}{local_source}"')
+      f'constant_divergent_cycles {constant_where}; constant_uniform_lam {uniform_where}{local_source}'
+      f'{writeback_source}"')
     w("")
     loaded = derive_loaded(gpu.loaded_results)
     if loaded:

@@ -403,11 +403,19 @@ def _share_between_instructions(accesses: list[AccessInfo],
     cfg = analysis.cfg
 
     def iterations_of(index: int) -> tuple[str | None, int]:
+        # the innermost loop that repeats: a loop run once per pass of its parent (a copy loop
+        # whose trip count is 1 at this block size) steps with the parent
         loop = cfg.loop_of(cfg.block_of(index))
-        trip = analysis.trip_counts.get(loop.key) if loop is not None else None
-        if loop is None or trip is None or trip.value is None or trip.value < 2:
-            return None, 0
-        return iteration_atom(loop), min(trip.value - 1, ITERATION_SAMPLES)
+        while loop is not None:
+            trip = analysis.trip_counts.get(loop.key)
+            if trip is None or trip.value is None:
+                return None, 0
+            if trip.value >= 2:
+                return iteration_atom(loop), min(trip.value - 1, ITERATION_SAMPLES)
+            if trip.value < 1:
+                return None, 0
+            loop = cfg.loop_by_header(loop.parent) if loop.parent is not None and enabled("dram_fetch_pairs") else None
+        return None, 0
 
     usable = [f for f in footprints if accesses[f[0]].kind != "atomic" and accesses[f[0]].dram_ratio is not None]
     groups: dict[tuple[str, str | None], list[tuple[int, Affine | None, Instruction, Operand, int]]] = {}
@@ -418,18 +426,29 @@ def _share_between_instructions(accesses: list[AccessInfo],
         atom, samples = iterations_of(members[0][2].index)
         new_sectors = dict.fromkeys((m[0] for m in members), 0)
         all_sectors = dict.fromkeys((m[0] for m in members), 0)
+        paired = dict.fromkeys((m[0] for m in members), 0)
         for t in range(1, samples + 1) if atom is not None else (None,):
             now = base if atom is None else {**base, atom: t}
             seen: set[int] = set()
             try:
+                near: set[int] = set()      # what the block reads one iteration before, now and after
                 if atom is not None:
                     before = {**base, atom: t - 1}
                     for _, form, instr, operand, width in members:
                         seen |= _block_sectors(lanes, form, instr, operand, before, width)
-                for position, form, instr, operand, width in members:
-                    here = _block_sectors(lanes, form, instr, operand, now, width)
+                    near |= seen
+                    if kind == "load" and enabled("dram_fetch_pairs"):
+                        after = {**base, atom: t + 1}
+                        for _, form, instr, operand, width in members:
+                            near |= _block_sectors(lanes, form, instr, operand, after, width)
+                sectors_now = {m[0]: _block_sectors(lanes, m[1], m[2], m[3], now, m[4]) for m in members}
+                for here in sectors_now.values():
+                    near |= here
+                for position, _form, _instr, _operand, _width in members:
+                    here = sectors_now[position]
                     new_sectors[position] += len(here - seen)
                     all_sectors[position] += len(here)
+                    paired[position] += sum(1 for x in here if x ^ 1 in near)
                     seen |= here
                     if kind == "load" and t in (1, None):
                         lines.setdefault(loop_key, set()).update(x // SECTORS_PER_LINE for x in here)
@@ -440,7 +459,8 @@ def _share_between_instructions(accesses: list[AccessInfo],
                 info = accesses[position]
                 new = max(new_sectors[position] / all_sectors[position], 1e-9)
                 accesses[position] = _with(info, dram_ratio=info.dram_ratio * new,
-                                           block_miss=(info.block_miss or 1.0) * new)
+                                           block_miss=(info.block_miss or 1.0) * new,
+                                           paired_share=paired[position] / all_sectors[position])
     for position, _form, instr, _operand, _width in usable:
         accesses[position] = _with(accesses[position], block_footprint_bytes=float(
             len(lines.get(analysis.loop_key_of(instr.index), ())) * LINE))

@@ -104,15 +104,22 @@ def with_grid_reuse(accesses: list[AccessInfo], ranges: dict[int, AddressRange],
     footprint: dict[tuple[int, str], float] = {}
     reuse: dict[int, float] = {}
     fill: dict[int, float] = {}
+    floor: dict[int, float] = {}
     for key, members in groups.items():
         requested = {p: requests(accesses[p].index) * (accesses[p].sectors_per_request or 0.0) * SECTOR
                      for p in members}
         compulsory = sum(requested[p] * (accesses[p].dram_ratio or 0.0) for p in members)
         footprint[key] = min(_union_bytes([ranges[p] for p in members]), sum(requested.values()))
         if compulsory > 0:
-            share = min(1.0, footprint[key] / compulsory)
+            share = footprint[key] / compulsory
             for p in members:
-                reuse[p] = share
+                reuse[p] = min(1.0, share)
+            if share > 1.0 and enabled("compulsory_floor"):
+                # The block-level model found fewer first touches than the buffer has bytes (the
+                # next block along an axis reads the same panel, so it called them L2 hits): but
+                # the grid reads every byte of it once, and that once is from DRAM.
+                for p in members:
+                    floor[p] = min(1.0, (accesses[p].dram_ratio or 0.0) * share)
         if key[1] == "store" and footprint[key] > 0 and enabled("partial_sector_fill") \
                 and (key[0], "load") not in groups:
             # Bytes the stores write against the sectors they touch: short of them, some sectors
@@ -131,14 +138,21 @@ def with_grid_reuse(accesses: list[AccessInfo], ranges: dict[int, AddressRange],
     for (buffer, _kind), size in footprint.items():
         per_buffer[buffer] = max(per_buffer.get(buffer, 0.0), size)
     total = float(sum(per_buffer.values()))
+    written = sum(size for (_buffer, kind), size in footprint.items() if kind == "store")
+    read_only = sum(size for (buffer, kind), size in footprint.items()
+                    if kind == "load" and (buffer, "store") not in footprint)
     out = list(accesses)
     for key, members in groups.items():
         for p in members:
             out[p] = replace(out[p], buffer_footprint_bytes=footprint[key])
+            if key[1] == "store":
+                out[p] = replace(out[p], kernel_written_bytes=written, kernel_read_only_bytes=read_only)
     for p, share in reuse.items():
         out[p] = replace(out[p], grid_reuse=share, kernel_footprint_bytes=total)
     for p, share in fill.items():
         out[p] = replace(out[p], fill_share=share)
+    for p, ratio in floor.items():
+        out[p] = replace(out[p], dram_ratio=ratio)
     return out
 
 

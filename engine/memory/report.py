@@ -68,6 +68,14 @@ class AccessInfo:
     # Stores: the share of their DRAM sectors that L2 must read before writing them back: sectors
     # only partly written (every other float) that no other store of the kernel completes.
     fill_share: float = 0.0
+    # Stores: the bytes every store of the kernel writes (their buffers' footprints), and those it
+    # reads from buffers it does not write: how much of the written data L2 still holds when
+    # the kernel ends (:func:`engine.memory.hierarchy.write_back_share`).
+    # Loads: the share of their sectors whose 64-byte DRAM neighbour (the other half of one DRAM
+    # fetch) the block reads within one loop iteration of them; None when not judged.
+    paired_share: float | None = None
+    kernel_written_bytes: float | None = None
+    kernel_read_only_bytes: float | None = None
 
 
 @dataclass

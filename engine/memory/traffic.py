@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.memory.hierarchy import SmContext, dram_fetch_factor, level_shares, level_times
+from engine.memory.hierarchy import SmContext, dram_fetch_factor, level_shares, level_times, write_back_share
 from engine.memory.patterns import SECTOR
 from engine.memory.report import MemoryReport, pattern_note
 from engine.units import MemorySpace
@@ -100,7 +100,11 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         if a.kind == "load":
             dram_read += moved
         else:
-            filled = sector_bytes * shares.dram * a.fill_share
+            # what L2 still holds dirty at the end is written after the kernel: L2 traffic now
+            held = 1.0 - write_back_share(a, profile)
+            filled = sector_bytes * shares.dram * a.fill_share * (1.0 - held)
+            moved *= 1.0 - held
+            l2 += sector_bytes * shares.dram * held
             dram_read += filled
             dram_write += moved - filled
         times = level_times(a, shares, profile, sm, fallback)

@@ -79,6 +79,9 @@ MECHANISMS: dict[str, str] = {
     "shared_phases": "a shared-memory request of 8- or 16-byte accesses is served 128 bytes at a time (a half "
                      "or a quarter warp per phase): its wavefronts are the sum of its phases' conflict "
                      "degrees, not the whole warp's",
+    "sass_issue_slots": "with sass: an instruction takes as many of the SM's issue slots per cycle as the SASS "
+                        "instructions it becomes (2 for a PTX instruction ptxas expands into two, a "
+                        "quarter for each of four loads merged into one)",
     "dram_fetch_pairs": "with dram_fetch_64b: a load sector whose 64-byte DRAM neighbour the same block reads "
                         "one loop iteration before or after costs one sector of DRAM, not two",
     "compulsory_floor": "with l2_footprint: a buffer's accesses read at least its footprint from DRAM, "

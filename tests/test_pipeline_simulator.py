@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -86,6 +87,17 @@ def test_issue_limit_caps_ipc() -> None:
                           warps_per_block=8, blocks=4, resident_blocks=4, issue_limit=2)
     r = simulate(d, trace=False)
     assert r.ipc <= 2 + 1e-9 and r.ipc > 1.9
+
+
+@pytest.mark.parametrize(("slots", "ipc"), [(1.0, 2.0), (2.0, 1.0), (1.5, 4 / 3), (0.25, 8.0)])
+def test_an_instruction_takes_the_issue_slots_of_its_sass(slots, ipc) -> None:
+    # issue limit 2 SASS instructions per cycle; each PTX instruction is `slots` SASS ones (two
+    # subsystems of λ 1/8, never the limit themselves)
+    ins = tuple(replace(make_instruction(f"x{k}", k % 2, Fraction(1, 8), 1), slots=slots) for k in range(2))
+    d = KernelDescription(instructions=ins, subsystems=("a", "b"), paths=((Loop((Run((0, 1)),), 400),),),
+                          warps_per_block=16, blocks=4, resident_blocks=4, issue_limit=2)
+    r = simulate(d, trace=False)
+    assert r.ipc == pytest.approx(ipc, rel=0.03)
 
 
 def test_launch_overheads_delay_blocks() -> None:

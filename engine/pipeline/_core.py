@@ -193,7 +193,7 @@ def _scan(wake, nw, t, elig_new):
 # nogil: the GUI's worker thread runs this; without it the UI thread waits for the GIL in every
 # Python callback (item models, paint methods) while a simulation or an occupancy sweep runs.
 @njit(cache=True, error_model="numpy", _nrt=False, nogil=True)
-def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
+def simulate_core(params, unit, lam, Lam, dep_cause, isbar, slots, dep_src,
                   prog_kind, prog_a, prog_b, pool, pool_unit, pool_dlo, pool_dhi, pool_slot, path_start,
                   warp_path,
                   tr_warp, tr_block, tr_instr, tr_sub, tr_issue, tr_complete,
@@ -207,6 +207,8 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
     instruction's, or a renamed copy's; ``dep_src`` holds slots, ``P_NDONE`` of them per warp).
     ``dep_cause[e]``: the stall cause charged when dependence ``e`` (of ``dep_src``) is the one
     ready last (memory or compute dependency, by its producer).
+    ``slots[i]``: the issue slots instruction ``i`` takes, in quarters (``P_IL`` is in quarters
+    too): the SASS instructions one execution issues, 4 per SASS instruction.
     ``out``: [end_tick, issued, trace_rows, stall_rows, stopped_early, error, error_block,
     trace_truncated, rounds]; stopped_early is STOP_CYCLE_BUDGET or STOP_CANCELLED. ``cancel``: a
     one-element array another thread sets non-zero to stop the run (read every CANCEL_POLL loop
@@ -381,9 +383,11 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
         if t >= cycle_end:
             # usually the next cycle: an integer division costs as much as a whole issue
             cycle_end += ticks
+            # slots past the limit (an instruction of several SASS ones issued last) use the
+            # next cycle's; a longer gap starts afresh
+            cnt = cnt - il if il > 0 and cnt > il and t < cycle_end else 0
             if t >= cycle_end:
                 cycle_end = (t // ticks + 1) * ticks
-            cnt = 0
         fm = np.int64(0)  # free subsystems, as bits
         for u in range(nsub):
             if sub_free[u] <= t:
@@ -500,7 +504,7 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, dep_src,
             sub_free[u] = t + lam[i]
             fm &= ~(np.int64(1) << u)
             unit_busy[u] += lam[i]
-            cnt += 1
+            cnt += slots[i]
             n_issued += 1
             if first_issued < 0:
                 first_issued = s

@@ -283,7 +283,8 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             name=instr.text.strip() or instr.full_opcode, unit=units.index(unit),
             lam=to_fraction(lam, f"λ of {where}"), Lam=to_fraction(Lam, f"Λ of {where}"),
             memory=memory, barrier=cls.is_barrier, deps=tuple(sorted(deps.get(i, ()))),
-            dram_wait=dram_wait if memory else 0.0))
+            dram_wait=dram_wait if memory else 0.0,
+            slots=max(weights.get(i, 1.0), 0.0) if enabled("sass_issue_slots") else 1.0))
     return tuple(out), tuple(u.value for u in units)
 
 

@@ -90,6 +90,9 @@ class StaticInstruction:
     # share of its requests whose Λ is DRAM's latency (a global load by cache level): each cycle
     # DRAM's latency grows under the GPU's load adds this much to Λ (with_dram_delay)
     dram_wait: float = 0.0
+    # SASS instructions one execution issues (the SASS map's weight; 1 without it): the share of
+    # the SM's issue limit it takes
+    slots: float = 1.0
 
 
 # An occupancy sweep validates and times copies of one description that share its instruction

@@ -61,6 +61,10 @@ class SimulationCancelled(Exception):
         self.issued = issued
 
 
+# issue slots are counted in quarters, so that merged instructions (4 PTX loads in one LDS.128)
+# and expanded ones (2.12 SASS per PTX instruction on average) keep their share of the limit
+SLOT_QUARTERS = 4
+
 @dataclass(frozen=True)
 class Limits:
     """The bounds of every simulation run inside :func:`limits` (None: unbounded)."""
@@ -249,6 +253,8 @@ def _static_arrays(d: KernelDescription, ticks: int) -> tuple:
     Lam = np.array([tk(ins.Lam) for ins in d.instructions], dtype=np.int64)
     ismem = np.array([ins.memory for ins in d.instructions], dtype=np.int64)
     isbar = np.array([ins.barrier for ins in d.instructions], dtype=np.int64)
+    # issue slots in quarters: a quarter at least (four loads merged into one LDS.128 share one)
+    slots = np.array([max(1, round(float(ins.slots) * SLOT_QUARTERS)) for ins in d.instructions], dtype=np.int64)
     dep_ptr = np.zeros(n + 1, dtype=np.int64)
     dep_list: list[int] = []
     for i, ins in enumerate(d.instructions):
@@ -271,7 +277,7 @@ def _static_arrays(d: KernelDescription, ticks: int) -> tuple:
         slot_memory[slot] = ismem[i]
     dep_cause = np.where(slot_memory[dep_src] != 0, _core.MEMORY_DEPENDENCY,
                          _core.COMPUTE_DEPENDENCY).astype(np.int64)
-    arrays = (unit, lam, Lam, isbar, dep_src, dep_cause, pool_dlo, pool_dhi, prog)
+    arrays = (unit, lam, Lam, isbar, slots, dep_src, dep_cause, pool_dlo, pool_dhi, prog)
     if not (isinstance(d.instructions, tuple) and isinstance(d.paths, tuple)):
         return arrays       # lists could change after this run: not cached
     if len(_STATIC_CACHE) >= _STATIC_CACHE_SIZE:
@@ -304,7 +310,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
         # exact: ticks is a multiple of every denominator (and no Fraction is built per value)
         return x.numerator * ticks // x.denominator
 
-    unit, lam, Lam, isbar, dep_src, dep_cause, pool_dlo, pool_dhi, prog = _static_arrays(d, ticks)
+    unit, lam, Lam, isbar, slots, dep_src, dep_cause, pool_dlo, pool_dhi, prog = _static_arrays(d, ticks)
     n_done = n + d.extra_slots     # completion slots per warp
     warp_path = np.array([d.path_of_warp(w) for w in range(d.warps_per_block)], dtype=np.int64)
 
@@ -313,7 +319,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     params[_core.P_BLOCKS] = d.blocks
     params[_core.P_WPB] = d.warps_per_block
     params[_core.P_GAMMA] = d.resident_blocks
-    params[_core.P_IL] = d.issue_limit or 0
+    params[_core.P_IL] = (d.issue_limit or 0) * SLOT_QUARTERS
     params[_core.P_TICKS] = ticks
     params[_core.P_GAP] = tk(d.warp_issue_interval)
     params[_core.P_BOVH] = tk(d.block_launch_overhead)
@@ -358,7 +364,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     else:
         # per path position: the instruction's subsystem and dependence range (see _core._advance)
         _run_watched(bounds, (
-            params, unit, lam, Lam, dep_cause, isbar, dep_src,
+            params, unit, lam, Lam, dep_cause, isbar, slots, dep_src,
             prog.kind, prog.a, prog.b, prog.pool, unit[prog.pool], pool_dlo, pool_dhi, prog.pool_slot,
             prog.path_start, warp_path,
             issues["warp"], issues["block"], issues["instr"], issues["subsystem"],

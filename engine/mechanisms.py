@@ -79,6 +79,9 @@ MECHANISMS: dict[str, str] = {
     "shared_phases": "a shared-memory request of 8- or 16-byte accesses is served 128 bytes at a time (a half "
                      "or a quarter warp per phase): its wavefronts are the sum of its phases' conflict "
                      "degrees, not the whole warp's",
+    "line_latency": "a global load whose lanes touch several lines waits for the last of them: the latency "
+                    "measured per level for 1-32 lines (the profile's [pipeline.line_latency]), instead of "
+                    "its lines streaming at the request's own rate",
     "sass_issue_slots": "with sass: an instruction takes as many of the SM's issue slots per cycle as the SASS "
                         "instructions it becomes (2 for a PTX instruction ptxas expands into two, a "
                         "quarter for each of four loads merged into one)",

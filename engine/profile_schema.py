@@ -180,6 +180,16 @@ PIPELINE_DRAM_LOADED: dict[str, Field] = {
     "source": OPT_STR,
 }
 
+# Multi-line load latency (``run_micro.sh lanes``): cycles a warp load waits beyond its one-line
+# latency when its lanes touch ``lines`` different lines, per level.
+PIPELINE_LINE_LATENCY: dict[str, Field] = {
+    "lines": _f("num_list", True, 1, 32),
+    "l1_extra": _f("num_list", True, 0, MAX_CYCLES),
+    "l2_extra": _f("num_list", True, 0, MAX_CYCLES),
+    "dram_extra": _f("num_list", True, 0, MAX_CYCLES),
+    "source": OPT_STR,
+}
+
 INSTRUCTION: dict[str, Field] = {
     "pattern": _f("str", True, None),
     "unit": OPT_STR,
@@ -343,11 +353,14 @@ class Validator:
         pipeline = dict(data["pipeline"]) if isinstance(data["pipeline"], dict) else data["pipeline"]
         memory = pipeline.pop("memory", None) if isinstance(pipeline, dict) else None
         loaded = pipeline.pop("dram_loaded", None) if isinstance(pipeline, dict) else None
+        line_latency = pipeline.pop("line_latency", None) if isinstance(pipeline, dict) else None
         self.check_table(pipeline, PIPELINE, "pipeline")
         if memory is not None:
             self.check_table(memory, PIPELINE_MEMORY, "pipeline.memory")
         if loaded is not None:
             self._validate_dram_loaded(loaded)
+        if line_latency is not None:
+            self._validate_line_latency(line_latency)
         self._validate_instructions(data.get("instruction", []))
         self._validate_sources(data.get("sources", {}))
 
@@ -363,6 +376,17 @@ class Validator:
             self.fail("must rise strictly from 0 to 1, got " + shown(shares), section, "bandwidth_share")
         if any(b < a for a, b in zip(extra, extra[1:], strict=False)):
             self.fail("must not fall as the share rises, got " + shown(extra), section, "extra_Lam")
+
+    def _validate_line_latency(self, table: Any) -> None:
+        """As many extra latencies per level as line counts; the counts rise from 1."""
+        section = "pipeline.line_latency"
+        self.check_table(table, PIPELINE_LINE_LATENCY, section)
+        lines = table["lines"]
+        if lines[0] != 1 or any(b <= a for a, b in zip(lines, lines[1:], strict=False)):
+            self.fail("must rise strictly from 1, got " + shown(lines), section, "lines")
+        for key in ("l1_extra", "l2_extra", "dram_extra"):
+            if len(table[key]) != len(lines):
+                self.fail(f"has {len(table[key])} values for {len(lines)} line counts", section, key)
 
     def _validate_units(self, units: Any) -> None:
         if units is None:

@@ -318,6 +318,30 @@ def derive_writeback(results: Path) -> dict[str, Figure]:
     return {k: Figure(k, v[0], b[k][0], v[1], v[2]) for k, v in a.items()}
 
 
+LINE_LEVELS = {"l1": "ld_global_l1", "l2": "ld_global_l2", "dram": "ld_global_dram_1GB"}
+
+
+def derive_lines(results: Path) -> list[tuple[int, float, float, float]]:
+    """The latency a warp load adds per level when its lanes touch 1..32 different lines
+    (``run_micro.sh lanes``): (lines, L1, L2, DRAM cycles over the one-line latency), mean of
+    both runs, never falling as lines are added. Empty when the folder is absent."""
+    if not (results / "run1.csv").exists():
+        return []
+    runs = [load_run(results / f"run{k}.csv") for k in (1, 2)]
+    counts = sorted(int(name.rsplit("lanes", 1)[1]) for (bench, name, _) in runs[0]
+                    if bench == "lat" and name.startswith("ld_global_l1_lanes"))
+    table: list[tuple[int, float, float, float]] = []
+    last = {level: 0.0 for level in LINE_LEVELS}
+    for lines in counts:
+        extra = {}
+        for level, name in LINE_LEVELS.items():
+            mean = sum(_get(run, "lat", f"{name}_lanes{lines}") for run in runs) / 2
+            one = sum(_get(run, "lat", f"{name}_lanes1") for run in runs) / 2
+            extra[level] = last[level] = max(last[level], round(mean - one, 1))
+        table.append((lines, extra["l1"], extra["l2"], extra["dram"]))
+    return table
+
+
 def _relative(path: Path) -> str:
     try:
         return path.resolve().relative_to(ROOT).as_posix()
@@ -370,6 +394,11 @@ class Gpu:
     def half_results(self) -> Path:
         """The packed-half run of this GPU (``run_micro.sh half``, a later device call)."""
         return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-half"
+
+    @property
+    def lanes_results(self) -> Path:
+        """The multi-line load latency run of this GPU (``run_micro.sh lanes``, a later device call)."""
+        return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-lanes"
 
     @property
     def writeback_results(self) -> Path:
@@ -744,6 +773,18 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
       f'constant_divergent_cycles {constant_where}; constant_uniform_lam {uniform_where}{local_source}'
       f'{writeback_source}"')
     w("")
+    lines = derive_lines(gpu.lanes_results)
+    if lines:
+        w("[pipeline.line_latency]")
+        w("# A warp load whose lanes touch several lines waits for the last of them: cycles added to the")
+        w("# one-line latency of the level that serves them (one warp alone, each lane chasing its own")
+        w("# segment of a ring: 16 KB in L1, 8 MB in L2, 1 GB in DRAM).")
+        w(f"lines = [{', '.join(str(n) for n, *_ in lines)}]")
+        for k, level in enumerate(("l1", "l2", "dram"), start=1):
+            w(f"{level}_extra = [{', '.join(_fmt(row[k]) for row in lines)}]")
+        w(f'source = "measured: {_relative(gpu.lanes_results)}/run{{1,2}}.csv (lat,ld_global_{{l1,l2,dram_1GB}}_lanes*): '
+          'latency with n lanes - latency with 1, mean of the two runs, never falling"')
+        w("")
     loaded = derive_loaded(gpu.loaded_results)
     if loaded:
         loaded_where = gpu.loaded_results.resolve().relative_to(ROOT).as_posix()

@@ -690,6 +690,94 @@ __global__ void k_read_flush(const float4* buf, size_t n, float* sink) {
     if (acc == 1.2345f) sink[0] = acc;
 }
 
+// The latency of one warp load whose active lanes each chase their own segment of the ring: the
+// warp's next load waits for the slowest of them, so the figure is the latency of a request
+// that touches that many lines (a gather, a column walk).
+template <int CACHE>
+__global__ void k_chase_lanes(const unsigned long long* starts, int lanes, int warm, int steps,
+                              unsigned long long* sink, long long* cycles) {
+    if ((int)threadIdx.x >= lanes) return;
+    unsigned long long p = starts[threadIdx.x];
+    for (int i = 0; i < warm; i++) {
+        if (CACHE == 0) asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p));
+        else asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p));
+    }
+    long long t0 = clock64();
+    for (int i = 0; i < steps; i += 8) {
+#pragma unroll
+        for (int u = 0; u < 8; u++) {
+            if (CACHE == 0) asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p));
+            else asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p));
+        }
+    }
+    long long t1 = clock64();
+    sink[threadIdx.x] = p;
+    if (threadIdx.x == 0) cycles[0] = t1 - t0;
+}
+
+static void bench_lanes_lat(Ctx& c, char* big, size_t big_bytes, float4* flush, size_t flush_bytes) {
+    struct Case {
+        const char* name;
+        size_t bytes;
+        int cache;
+        bool cold;
+        int warm_steps;
+        int steps;
+    } cases[] = {
+        {"l1", 16 << 10, 0, false, 256, 2048},
+        {"l2", 8u << 20, 1, false, 0, 2048},
+        {"dram_1GB", 1u << 30, 1, true, 0, 1024},
+    };
+    const int stride = 128;
+    unsigned* d_perm;
+    unsigned long long* d_starts;
+    size_t max_nodes = big_bytes / stride;
+    CK(cudaMalloc(&d_perm, max_nodes * sizeof(unsigned)));
+    CK(cudaMalloc(&d_starts, 32 * sizeof(unsigned long long)));
+    std::mt19937 rng(424242);
+    for (const Case& cs : cases) {
+        size_t n = cs.bytes / stride;
+        std::vector<unsigned> perm(n);
+        std::iota(perm.begin(), perm.end(), 0u);
+        std::shuffle(perm.begin(), perm.end(), rng);
+        CK(cudaMemcpy(d_perm, perm.data(), n * sizeof(unsigned), cudaMemcpyHostToDevice));
+        k_make_ring<<<1024, 256>>>((unsigned long long*)big, d_perm, n, stride / 8);
+        CKL();
+        for (int lanes : {1, 2, 4, 8, 16, 32}) {
+            // each lane starts n/lanes nodes further along the ring: disjoint segments
+            std::vector<unsigned long long> starts(32);
+            for (int l = 0; l < 32; l++)
+                starts[l] = (unsigned long long)(big + (size_t)perm[(size_t)l * (n / 32)] * stride);
+            CK(cudaMemcpy(d_starts, starts.data(), 32 * sizeof(unsigned long long), cudaMemcpyHostToDevice));
+            if (cs.cold) {
+                k_read_flush<<<c.sms * 4, 512>>>(flush, flush_bytes / 16, (float*)c.d_sink);
+                CKL();
+            } else if (cs.cache == 1) {
+                // warm: 32 lanes walk the whole ring once, so every node is in L2 whatever the lane count
+                k_chase_lanes<1><<<1, 32>>>(d_starts, 32, (int)(n / 32) + 64, 8, (unsigned long long*)c.d_sink,
+                                            c.d_cyc);
+                CKL();
+            }
+            if (cs.cache == 0)
+                k_chase_lanes<0><<<1, 32>>>(d_starts, lanes, cs.warm_steps, cs.steps, (unsigned long long*)c.d_sink,
+                                            c.d_cyc);
+            else
+                k_chase_lanes<1><<<1, 32>>>(d_starts, lanes, cs.warm_steps, cs.steps, (unsigned long long*)c.d_sink,
+                                            c.d_cyc);
+            CKL();
+            long long cyc;
+            CK(cudaMemcpy(&cyc, c.d_cyc, sizeof(cyc), cudaMemcpyDeviceToHost));
+            char name[64], param[128];
+            snprintf(name, sizeof name, "ld_global_%s_lanes%d", cs.name, lanes);
+            snprintf(param, sizeof param, "%s %zu B ring; %d lanes each on its own line %s",
+                     cs.cache ? "ld.global.cg" : "ld.global.ca", cs.bytes, lanes, cs.cold ? "cold" : "warm");
+            row("lat", name, param, (double)cyc / cs.steps, "cycles");
+        }
+    }
+    CK(cudaFree(d_perm));
+    CK(cudaFree(d_starts));
+}
+
 static void bench_global_lat(Ctx& c, char* big, size_t big_bytes, float4* flush, size_t flush_bytes) {
     struct Case {
         const char* name;
@@ -1113,7 +1201,7 @@ int main(int argc, char** argv) {
     if (want("local")) bench_local(c);
     if (want("bar")) bench_bar(c);
     if (want("mix")) bench_mix(c);
-    if (want("global") || want("bw") || want("loaded")) {
+    if (want("global") || want("bw") || want("loaded") || want("lanes")) {
         size_t big_bytes = 1u << 30, flush_bytes = 256u << 20;
         char* big;
         float4* flush;
@@ -1123,6 +1211,7 @@ int main(int argc, char** argv) {
         CK(cudaMemset(flush, 0, flush_bytes));
         if (want("global")) bench_global_lat(c, big, big_bytes, flush, flush_bytes);
         if (want("loaded")) bench_loaded(c, big, big_bytes);
+        if (want("lanes")) bench_lanes_lat(c, big, big_bytes, flush, flush_bytes);
         if (want("bw")) {
             measure_clock_mhz(c);
             bench_bw(c, big, big_bytes);

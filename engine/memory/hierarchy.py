@@ -28,6 +28,7 @@ line waits behind its others.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -238,4 +239,22 @@ def global_access_cost(access: AccessInfo, shares: LevelShares, profile: Any, sm
     lines = max(1.0, access.lines_per_request or 1.0)
     needs_dram, needs_l2 = _waits(access, shares, profile, sm)
     latency = needs_dram * dram_Lam + (needs_l2 - needs_dram) * l2_Lam + (1.0 - needs_l2) * l1_Lam
+    table = getattr(profile.pipeline, "line_latency", ())
+    if table and enabled("line_latency"):
+        # the request waits for the last of its lines: measured per level for 1..32 lines
+        l1_x, l2_x, dram_x = line_extra(table, lines)
+        return lam, latency + needs_dram * dram_x + (needs_l2 - needs_dram) * l2_x + (1.0 - needs_l2) * l1_x
     return lam, latency + lam * (1.0 - 1.0 / lines)
+
+
+def line_extra(table: Any, lines: float) -> tuple[float, float, float]:
+    """(L1, L2, DRAM) cycles a request of ``lines`` lines waits beyond a one-line request: the
+    profile's ``[pipeline.line_latency]`` read on a log scale of the line count (each doubling
+    adds about as much), held at its last point beyond it."""
+    x = math.log2(min(max(lines, 1.0), table[-1][0]))
+    for low, high in zip(table, table[1:], strict=False):
+        x0, x1 = math.log2(low[0]), math.log2(high[0])
+        if x <= x1:
+            f = (x - x0) / (x1 - x0)
+            return tuple(a + (b - a) * f for a, b in zip(low[1:], high[1:], strict=True))  # type: ignore[return-value]
+    return tuple(table[-1][1:])  # type: ignore[return-value]

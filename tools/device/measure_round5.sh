@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# One device call (issue 12, session 8): the latency of a warp load whose lanes touch 1-32
-# different lines, in L1, L2 and DRAM (bench/micro run_micro.sh lanes).
+# Device calls (issue 12, session 8): the latency of a warp load whose lanes touch 1-32 different
+# lines, in L1, L2 and DRAM (bench/micro run_micro.sh lanes; first two calls), and the
+# throughput of such loads in L1 and L2 (run_micro.sh linethr; later calls).
 # Run from the repo root through the device tool:  OUT=$OUT bash tools/device/measure_round5.sh
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT/micro"
-OUT="$OUT/micro" bash bench/micro/run_micro.sh lanes > "$OUT/micro/stdout.txt" 2>&1; echo "micro exit $?"
+OUT="$OUT/micro" bash bench/micro/run_micro.sh linethr > "$OUT/micro/stdout.txt" 2>&1; echo "micro exit $?"
 tail -20 "$OUT/micro/stdout.txt"
 tar czf "$OUT/micro.tgz" -C "$OUT" micro && rm -rf "$OUT/micro"

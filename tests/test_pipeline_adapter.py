@@ -275,3 +275,30 @@ def test_packed_half_arithmetic_on_one_pipe_runs_at_half_the_alternating_rate() 
     assert packed_half_scale(None) == (frozenset(), 1.0)
     with without(["half_pipe_split"]):
         assert packed_half_scale(sass({1: ("HFMA2",)})) == (frozenset(), 1.0)
+
+
+def test_an_atomic_whose_old_value_nothing_reads_does_not_hold_the_warp() -> None:
+    # atomic_spread_global: `atomicAdd(&bins[h], v)` with the result unused, a RED in SASS; the
+    # CAS loop of a max keeps its old value in use and keeps its latency
+    from engine.inputs import resolve_inputs
+    from engine.mechanisms import without
+    from engine.pipeline.adapter import build_description
+
+    v2 = SAMPLES / "v2"
+
+    def describe(config: str):
+        inputs = resolve_inputs(v2 / "ptx" / "atomics.sm_90.ptx", profile="h100",
+                                launch_file=v2 / "atomics.launch.toml", config=config)
+        analysis = analyze_kernel(inputs.module.kernel(inputs.kernel_name), inputs.launch, inputs.module)
+        return build_description(analysis, inputs.profile, inputs.launch, module=inputs.module)
+
+    def atomics(d):
+        return [x for x in d.instructions if x.name.startswith("atom.")]
+
+    (red,) = atomics(describe("atomic_spread_global/b256"))
+    assert red.Lam == red.lam
+    with without(["red_atomics"]):
+        (waited,) = atomics(describe("atomic_spread_global/b256"))
+    assert waited.Lam > waited.lam + 200
+    cas = atomics(describe("atomic_cas_max/b256"))
+    assert cas and all(x.Lam > x.lam for x in cas)

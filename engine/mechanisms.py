@@ -79,6 +79,11 @@ MECHANISMS: dict[str, str] = {
     "shared_phases": "a shared-memory request of 8- or 16-byte accesses is served 128 bytes at a time (a half "
                      "or a quarter warp per phase): its wavefronts are the sum of its phases' conflict "
                      "degrees, not the whole warp's",
+    "neighbour_distance": "with reuse_distance: an affine address's re-reads (a stencil's halo) come back with "
+                          "the neighbouring block, so the data in between is the blocks launched between "
+                          "the two (a row of blocks for the row below), not a share of the whole kernel",
+    "merged_misses": "with l2_footprint: blocks of the first wave that read the same data at once all wait "
+                     "for DRAM, but L2 merges their misses, so DRAM bytes count the data once",
     "red_atomics": "an atomic whose old value nothing reads is a RED in SASS: the warp issues it and goes "
                    "on (and may exit) without waiting for L2's answer",
     "line_latency": "a global load whose lanes touch several lines waits for the last of them: the latency "

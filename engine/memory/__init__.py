@@ -211,6 +211,8 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
             width = fragment.lane_bytes
         masks, mask_note = lanes.masks(instr.index, [ctx for ctx, _ in ctxs])
         shared_by = _blocks_sharing(form, values.grid) if form is not None else 1
+        if form is not None and space is MemorySpace.GLOBAL and values.grid is not None:
+            info = _with(info, neighbour_distance_share=_neighbour_distance(form, values.grid))
         if space is MemorySpace.GLOBAL:
             # divide by the sharing factor below: 1 / Π(1 − overlap with the next block)
             shared_by /= _neighbour_overlap(lanes, form, instr, operand, ctxs, c.width_bytes, values.grid)
@@ -509,6 +511,20 @@ def _block_sectors(lanes: _LaneCache, form: Affine | None, instr: Instruction, o
     except LaneError:
         mask = None
     return block_sectors(addr, width, mask)
+
+
+def _neighbour_distance(form: Affine, grid: tuple[int, int, int]) -> float:
+    """The share of the grid's blocks launched between a block and its neighbour one step along
+    the slowest block axis the address moves with (blocks go out x fastest, then y, then z):
+    block (x, y + 1) comes grid.x blocks after (x, y)."""
+    total = max(1, math.prod(grid))
+    step = 1
+    farthest = 1
+    for k, axis in enumerate("xyz"):
+        if grid[k] > 1 and form.coeffs.get(f"ctaid.{axis}"):
+            farthest = step
+        step *= grid[k]
+    return farthest / total
 
 
 def _blocks_sharing(form: Affine, grid: tuple[int, int, int] | None) -> float:

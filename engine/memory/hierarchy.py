@@ -96,7 +96,12 @@ def level_shares(access: AccessInfo, profile: Any, sm: SmContext) -> LevelShares
         kernel = access.kernel_footprint_bytes or 0.0
         distance = kernel
         if enabled("reuse_distance"):
-            if access.method == "affine":
+            if access.method == "affine" and access.neighbour_distance_share is not None \
+                    and enabled("neighbour_distance"):
+                # a halo comes back with the next block along an axis: the data between is the
+                # blocks launched in between (a row of blocks, for the row below)
+                distance = kernel * access.neighbour_distance_share
+            elif access.method == "affine":
                 distance = kernel * access.grid_reuse
             elif access.buffer_footprint_bytes:
                 own = min(access.buffer_footprint_bytes, kernel)

@@ -64,6 +64,10 @@ class AccessInfo:
     # footprint of every buffer the kernel reads or writes: the re-reads are L2 hits while it fits.
     grid_reuse: float | None = None
     kernel_footprint_bytes: float | None = None
+    # Affine global accesses: the share of the grid's blocks that run between a block and the
+    # farthest neighbour (one step along a block axis the address moves with) that reads the
+    # same data again: the reuse distance of a halo is that share of the kernel's footprint.
+    neighbour_distance_share: float | None = None
     buffer_footprint_bytes: float | None = None   # the bytes of this access's own buffer the kernel reads
     # Stores: the share of their DRAM sectors that L2 must read before writing them back: sectors
     # only partly written (every other float) that no other store of the kernel completes.

@@ -11,9 +11,10 @@ Accesses without a pattern are left out and counted in ``unanalysed``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from engine.mechanisms import enabled
 from engine.memory.hierarchy import SmContext, dram_fetch_factor, level_shares, level_times, write_back_share
 from engine.memory.patterns import SECTOR
 from engine.memory.report import MemoryReport, pattern_note
@@ -85,6 +86,10 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
     busy = {"L1": 0.0, "L2": 0.0, "DRAM": 0.0}
     per_access: dict[int, AccessTraffic] = {}
     unanalysed = 0
+    # Bytes: blocks of the first wave that read the same sector at once all wait for DRAM, but L2
+    # merges their misses into one read of it: the bytes see no first-wave misses
+    # (``SmContext.waves`` 0), the busy cycles do.
+    by_bytes = replace(sm, waves=0.0) if enabled("merged_misses") else sm
     for a in report.accesses:
         if a.space is not MemorySpace.GLOBAL:
             continue
@@ -92,19 +97,20 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         if shares is None:
             unanalysed += 1
             continue
+        moved_shares = level_shares(a, profile, by_bytes) or shares
         requests = float(executions.get(a.index, 0.0)) * warps_in_grid
         sector_bytes = requests * (a.sectors_per_request or 0.0) * SECTOR
-        l1 += sector_bytes * shares.l1
-        l2 += sector_bytes * shares.l2
-        moved = sector_bytes * shares.dram * dram_fetch_factor(a)
+        l1 += sector_bytes * moved_shares.l1
+        l2 += sector_bytes * moved_shares.l2
+        moved = sector_bytes * moved_shares.dram * dram_fetch_factor(a)
         if a.kind == "load":
             dram_read += moved
         else:
             # what L2 still holds dirty at the end is written after the kernel: L2 traffic now
             held = 1.0 - write_back_share(a, profile)
-            filled = sector_bytes * shares.dram * a.fill_share * (1.0 - held)
+            filled = sector_bytes * moved_shares.dram * a.fill_share * (1.0 - held)
             moved *= 1.0 - held
-            l2 += sector_bytes * shares.dram * held
+            l2 += sector_bytes * moved_shares.dram * held
             dram_read += filled
             dram_write += moved - filled
         times = level_times(a, shares, profile, sm, fallback)

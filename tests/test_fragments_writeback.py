@@ -184,3 +184,40 @@ def test_a_random_gather_still_fetches_64_bytes_per_sector() -> None:
     report = _report("gather", "gather_f32/rand-b256")
     gathered = [a for a in report.accesses if a.kind == "load" and a.non_affine]
     assert gathered and all(dram_fetch_factor(a) == pytest.approx(2.0, rel=0.05) for a in gathered)
+
+
+# ---- L2 reuse of neighbours and merged misses -------------------------------------------------------
+
+def _traffic(family: str, config: str):
+    inputs = _inputs(family, config)
+    return Evaluator().evaluate(inputs, state_for(inputs), trace=False, only=["roofline"]).traffic
+
+
+def test_a_halo_is_read_again_from_l2_by_the_block_below() -> None:
+    """stencil2d_5pt_tiled/b32x8 reads a 64 MiB image once from DRAM (ncu: 67.3 MB read)."""
+    measured = load_measurements(SUITES["v2"].runs["h100"])["stencil2d/stencil2d_5pt_tiled/b32x8"]
+    read = measured.metric("dram__bytes_read.sum")
+    assert _traffic("stencil2d", "stencil2d_5pt_tiled/b32x8").dram_read_bytes == pytest.approx(read, rel=0.25)
+    with without(["neighbour_distance"]):
+        assert _traffic("stencil2d", "stencil2d_5pt_tiled/b32x8").dram_read_bytes > 1.5 * read
+
+
+def test_the_neighbour_distance_is_the_blocks_launched_in_between() -> None:
+    from engine.memory import _neighbour_distance
+    from engine.memory.affine import Affine
+
+    both = Affine(0, (("ctaid.x", 128), ("ctaid.y", 16384), ("tid.x", 4)))
+    rows = Affine(0, (("ctaid.y", 16384), ("tid.x", 4)))
+    columns = Affine(0, (("ctaid.x", 128), ("tid.x", 4)))
+    grid = (128, 512, 1)
+    assert _neighbour_distance(both, grid) == pytest.approx(128 / (128 * 512))
+    assert _neighbour_distance(rows, grid) == pytest.approx(128 / (128 * 512))
+    assert _neighbour_distance(columns, grid) == pytest.approx(1 / (128 * 512))
+
+
+def test_the_first_waves_simultaneous_misses_read_dram_once() -> None:
+    """nbody_naive: every block reads all 32,768 positions (0.52 MB) at about the same time;
+    ncu counts 0.53 MB of DRAM reads."""
+    assert _traffic("nbody", "nbody_naive/b128").dram_read_bytes == pytest.approx(0.53e6, rel=0.1)
+    with without(["merged_misses"]):
+        assert _traffic("nbody", "nbody_naive/b128").dram_read_bytes > 0.9e6

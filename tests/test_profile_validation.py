@@ -21,7 +21,17 @@ from hypothesis import strategies as st
 
 from engine import profiles
 from engine.errors import ProfileError, WarplineError
-from engine.profile_schema import DEVICE, INSTRUCTION, MANYBSP, PIPELINE, PIPELINE_MEMORY, UNIT, find_line
+from engine.profile_schema import (
+    DEVICE,
+    INSTRUCTION,
+    MANYBSP,
+    PIPELINE,
+    PIPELINE_DRAM_LOADED,
+    PIPELINE_LINE_LATENCY,
+    PIPELINE_MEMORY,
+    UNIT,
+    find_line,
+)
 from engine.profiles import SHIPPED_DIR, list_profiles, load_profile, parse_profile, profile_problems
 from engine.units import MemorySpace, Unit
 
@@ -39,6 +49,7 @@ source = "test"
 """
 BASE = (SHIPPED_DIR / "h100.toml").read_text() + RULE
 SPECS = {"device": DEVICE, "manybsp": MANYBSP, "pipeline": PIPELINE, "pipeline.memory": PIPELINE_MEMORY,
+         "pipeline.dram_loaded": PIPELINE_DRAM_LOADED, "pipeline.line_latency": PIPELINE_LINE_LATENCY,
          "instruction": INSTRUCTION}
 
 
@@ -109,7 +120,7 @@ ALWAYS_BAD = ["nan", "+nan", "-nan", "inf", "+inf", "-inf", "-1", "-0.5", "1e308
 @given(where=st.sampled_from(KEYS), literal=st.sampled_from(ALWAYS_BAD))
 def test_bad_values_are_refused_with_file_key_and_line(where, literal):
     section, key, occurrence = where
-    if _field(section, key).kind == "int_list" and literal in ("[1, 2]", "[]"):
+    if _field(section, key).kind in ("int_list", "num_list") and literal in ("[1, 2]", "[]"):
         literal = "[1, -2]"  # a list is right for a list key; a negative element is not
     text = _replace(section, key, occurrence, literal)
     error = _refused(text)
@@ -121,7 +132,7 @@ def test_bad_values_are_refused_with_file_key_and_line(where, literal):
 def test_zero_is_refused_where_it_makes_no_sense(where):
     section, key, occurrence = where
     field = _field(section, key)
-    text = _replace(section, key, occurrence, "[0]" if field.kind == "int_list" else "0")
+    text = _replace(section, key, occurrence, "[0]" if field.kind in ("int_list", "num_list") else "0")
     needs_positive = field.positive or (field.minimum or 0) >= 1
     if needs_positive:
         _refused(text)

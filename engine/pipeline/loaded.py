@@ -5,15 +5,18 @@ A load that goes to DRAM waits longer when the rest of the GPU keeps DRAM busy (
 +1,160 at 91 %). The profile's ``[pipeline.dram_loaded]`` curve gives that extra latency by the
 share of peak bandwidth in use. The simulator models one SM, with every SM alike, so the launch's
 share is its DRAM bytes over (simulated cycles × the GPU's peak bytes per cycle). The share
-depends on the time and the time on the latency: the extra latency x solves
+depends on the time and the time on the latency. The curve was measured as a whole latency, and
+part of it, the wait in front of a busy memory pipe, the simulation already has (its queue q, the
+mean wait of the DRAM-bound requests, operands ready). The extra latency x solves
 
-    x = curve(bytes / (T(x) · peak))
+    x = curve(bytes / (T(x) · peak)) − q(x)
 
 where T(x) is the simulated time with every DRAM-bound request ``dram_wait`` · x later. The right
-side falls as x grows (a longer time draws a smaller share), so there is one solution, between 0
-and curve(share at x = 0). At most three simulations find it: one at 0, one at that upper end,
-and one where the straight line through those two crosses zero. A launch that barely uses DRAM
-(less than a cycle of extra latency) keeps its first simulation.
+side falls as x grows (a longer time draws a smaller share; the queue shrinks by less than x
+grows), so there is one solution, between 0 and its value at x = 0. T is far from straight in x
+(flat while bandwidth binds, then rising with the latency), so the bracket is shrunk by regula
+falsi with the Illinois rule, to a hundredth of the load's latency: 2-8 simulations. A launch
+that barely uses DRAM (less than a cycle of extra latency) keeps its first simulation.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from engine.pipeline.simulator import SimulationResult, simulate
 
 # Below this many cycles of extra latency a further simulation changes nothing worth its time.
 TOLERANCE_CYCLES = 1.0
-MAX_SIMULATIONS = 8          # the solution is found to a hundredth of the latency in 3-6 of them
+MAX_SIMULATIONS = 8          # the bound on one solve; most take 3-6
 LINE_BYTES = 128.0    # the profile's dram_lam is SM cycles per 128-byte warp request
 
 
@@ -37,8 +40,8 @@ class LoadedDram:
     """How loaded DRAM was in the simulation the prediction comes from."""
 
     bandwidth_share: float     # DRAM bytes / (simulated SM cycles x the GPU's peak bytes per cycle)
-    extra_cycles: float        # cycles added to DRAM's latency at that share (the profile's curve)
-    simulations: int           # simulations run to find it (1-3)
+    extra_cycles: float        # cycles added to DRAM's latency (the curve at that share, less the queue)
+    simulations: int           # simulations run to find it (1-8)
 
     def describe(self) -> str:
         text = f"DRAM at {100 * self.bandwidth_share:.0f} % of its peak bandwidth"

@@ -225,24 +225,27 @@ def test_contended_compare_and_swap_loops_take_a_pass_per_lane_of_every_warp() -
     assert cas_retry_passes(0, 0) == (1.0, 1.0)
 
 
+def _describe_atomics(config: str):
+    """The Pipeline-model description of a suite v2 atomics launch on the H100."""
+    from engine.inputs import resolve_inputs
+    from engine.pipeline.adapter import build_description
+
+    v2 = SAMPLES / "v2"
+    inputs = resolve_inputs(v2 / "ptx" / "atomics.sm_90.ptx", profile="h100",
+                            launch_file=v2 / "atomics.launch.toml", config=config)
+    analysis = analyze_kernel(inputs.module.kernel(inputs.kernel_name), inputs.launch, inputs.module)
+    return build_description(analysis, inputs.profile, inputs.launch, module=inputs.module)
+
+
 @pytest.mark.skipif(isinstance(find_tools(), str), reason="SASS tools missing")
 def test_a_shared_float_atomic_costs_its_retry_passes_and_blocks_the_warp(tmp_path, monkeypatch) -> None:
     # every thread adds 8 values to one shared float: ptxas makes each add a compare-and-swap loop,
     # and Nsight Compute on the H100 counted 154M, 217M and 384M executed warp instructions for
     # blocks of 4, 8 and 16 warps (3M if each atomic passed once)
-    from engine.inputs import resolve_inputs
     from engine.mechanisms import without
-    from engine.pipeline.adapter import build_description
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    v2 = SAMPLES / "v2"
-
-    def describe(config: str):
-        inputs = resolve_inputs(v2 / "ptx" / "atomics.sm_90.ptx", profile="h100",
-                                launch_file=v2 / "atomics.launch.toml", config=config)
-        analysis = analyze_kernel(inputs.module.kernel(inputs.kernel_name), inputs.launch, inputs.module)
-        return build_description(analysis, inputs.profile, inputs.launch, module=inputs.module)
-
+    describe = _describe_atomics
     small, large = describe("atomic_same_shared/b128"), describe("atomic_same_shared/b512")
     passes_small, passes_large = dict(small.retry_passes), dict(large.retry_passes)
     assert passes_small and set(passes_small) == set(passes_large)
@@ -280,17 +283,9 @@ def test_packed_half_arithmetic_on_one_pipe_runs_at_half_the_alternating_rate() 
 def test_an_atomic_whose_old_value_nothing_reads_does_not_hold_the_warp() -> None:
     # atomic_spread_global: `atomicAdd(&bins[h], v)` with the result unused, a RED in SASS; the
     # CAS loop of a max keeps its old value in use and keeps its latency
-    from engine.inputs import resolve_inputs
     from engine.mechanisms import without
-    from engine.pipeline.adapter import build_description
 
-    v2 = SAMPLES / "v2"
-
-    def describe(config: str):
-        inputs = resolve_inputs(v2 / "ptx" / "atomics.sm_90.ptx", profile="h100",
-                                launch_file=v2 / "atomics.launch.toml", config=config)
-        analysis = analyze_kernel(inputs.module.kernel(inputs.kernel_name), inputs.launch, inputs.module)
-        return build_description(analysis, inputs.profile, inputs.launch, module=inputs.module)
+    describe = _describe_atomics
 
     def atomics(d):
         return [x for x in d.instructions if x.name.startswith("atom.")]

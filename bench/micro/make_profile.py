@@ -162,12 +162,18 @@ HALF_OPS = {"fma_f16x2": "fma_f16x2", "add_f16x2": "add_f16x2", "mul_f16x2": "mu
 
 def derive_half(results: Path) -> dict[str, Figure]:
     """The packed-half figures of both runs in ``results`` (empty when the folder is absent)."""
+    return derive_ops(results, HALF_OPS)
+
+
+def derive_ops(results: Path, ops: dict[str, str]) -> dict[str, Figure]:
+    """``<key>.Lam`` (lat rows) and ``<key>.lam`` (cpi rows) of each of ``ops`` (key -> the
+    benchmark's name) from both runs in ``results``; empty when the folder is absent."""
     if not (results / "run1.csv").exists():
         return {}
 
     def one(run: dict[tuple[str, str, str], float]) -> dict[str, tuple[float, str, str]]:
         out = {}
-        for key, name in HALF_OPS.items():
+        for key, name in ops.items():
             out[f"{key}.Lam"] = (_get(run, "lat", name), "Lam", f"lat,{name}")
             out[f"{key}.lam"] = (_get(run, "cpi", name), "lam", f"cpi,{name}")
         return out
@@ -182,18 +188,7 @@ TENSOR_OPS = {"wmma_f32": "wmma_f32", "mma_m16n8k16_f32": "mma_m16n8k16_f32"}
 
 def derive_tensor(results: Path) -> dict[str, Figure]:
     """The tensor-core figures of both runs in ``results`` (empty when the folder is absent)."""
-    if not (results / "run1.csv").exists():
-        return {}
-
-    def one(run: dict[tuple[str, str, str], float]) -> dict[str, tuple[float, str, str]]:
-        out = {}
-        for key, name in TENSOR_OPS.items():
-            out[f"{key}.Lam"] = (_get(run, "lat", name), "Lam", f"lat,{name}")
-            out[f"{key}.lam"] = (_get(run, "cpi", name), "lam", f"cpi,{name}")
-        return out
-
-    a, b = one(load_run(results / "run1.csv")), one(load_run(results / "run2.csv"))
-    return {k: Figure(k, v[0], b[k][0], v[1], v[2]) for k, v in a.items()}
+    return derive_ops(results, TENSOR_OPS)
 
 
 # Local memory in L1 and local stores, measured in a later call (bench/micro/results/<gpu>-2026-11-24-local).
@@ -782,7 +777,8 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
         w(f"lines = [{', '.join(str(n) for n, *_ in lines)}]")
         for k, level in enumerate(("l1", "l2", "dram"), start=1):
             w(f"{level}_extra = [{', '.join(_fmt(row[k]) for row in lines)}]")
-        w(f'source = "measured: {_relative(gpu.lanes_results)}/run{{1,2}}.csv (lat,ld_global_{{l1,l2,dram_1GB}}_lanes*): '
+        rows = "lat,ld_global_{l1,l2,dram_1GB}_lanes*"
+        w(f'source = "measured: {_relative(gpu.lanes_results)}/run{{1,2}}.csv ({rows}): '
           'latency with n lanes - latency with 1, mean of the two runs, never falling"')
         w("")
     loaded = derive_loaded(gpu.loaded_results)

@@ -45,7 +45,7 @@ def test_profiles_carry_the_measured_curve_of_their_own_gpu() -> None:
         sys.path.pop(0)
     for key in ("h100", "h200"):
         curve = load_profile(key).pipeline.dram_loaded
-        assert curve == derive_loaded(GPUS[key].loaded_results)
+        assert curve == derive_loaded(GPUS[key].results("loaded"))
         shares = [u for u, _ in curve]
         assert shares[0] == 0 and shares[-1] == 1 and shares == sorted(shares)
     # the raw runs: the H100's latency more than triples at its top bandwidth, the H200's less

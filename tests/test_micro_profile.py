@@ -40,7 +40,7 @@ def _make_profile():
 
 
 MP = _make_profile()
-FIGURES = MP.derive(MP.DEFAULT_RESULTS) | MP.derive_half(MP.GPUS["h100"].half_results)  # packed half: a later run
+FIGURES = MP.derive(MP.DEFAULT_RESULTS) | MP.derive_half(MP.GPUS["h100"].results("half"))  # packed half: a later run
 USED = MP.used_figures(FIGURES, MP.DEFAULT_RESULTS)
 
 
@@ -137,7 +137,7 @@ def test_costs_name_their_measurement_or_say_they_are_not_measured():
 
 @pytest.mark.parametrize("gpu", ["h100", "h200"])
 def test_local_memory_rates_are_the_measured_means(gpu):
-    local = MP.derive_local(MP.GPUS[gpu].local_results)
+    local = MP.derive_local(MP.GPUS[gpu].results("local"))
     assert set(local) == {*MP.LOCAL_RATES, "l2_bytes"}
     for fig in local.values():
         assert abs(fig.diff_pct) <= TOLERANCE_PCT, fig.key

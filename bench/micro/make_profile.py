@@ -385,35 +385,10 @@ class Gpu:
     bandwidth_gbps: int
     bandwidth_words: str
 
-    @property
-    def half_results(self) -> Path:
-        """The packed-half run of this GPU (``run_micro.sh half``, a later device call)."""
-        return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-half"
-
-    @property
-    def lanes_results(self) -> Path:
-        """The multi-line load latency run of this GPU (``run_micro.sh lanes``, a later device call)."""
-        return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-lanes"
-
-    @property
-    def writeback_results(self) -> Path:
-        """The L2 write-back run of this GPU (``store_wb.cu`` under ncu, a later device call)."""
-        return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-writeback"
-
-    @property
-    def tensor_results(self) -> Path:
-        """The tensor-core run of this GPU (``run_micro.sh tensor``, a later device call)."""
-        return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-tensor"
-
-    @property
-    def local_results(self) -> Path:
-        """The local-memory run of this GPU (``run_micro.sh local``, a later device call)."""
-        return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-local"
-
-    @property
-    def loaded_results(self) -> Path:
-        """The DRAM-latency-under-load run of this GPU (``run_micro.sh loaded``)."""
-        return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-loaded"
+    def results(self, run: str) -> Path:
+        """The raw results of a later device call of this GPU: ``half``, ``local``, ``loaded``
+        (``run_micro.sh`` subsets), ``tensor``, ``lanes`` and ``writeback`` (``store_wb.cu``)."""
+        return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-{run}"
 
     @property
     def empty_kernels(self) -> Path:
@@ -614,11 +589,11 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w('description = "NVIDIA H100 SXM5 (sm_90): device figures from public specifications; '
       'instruction costs, latencies and overheads measured on the lent H100 (bench/micro)."')
     w("")
-    local = derive_local(gpu.local_results)
+    local = derive_local(gpu.results('local'))
     try:
-        local_where = gpu.local_results.resolve().relative_to(ROOT).as_posix()
+        local_where = gpu.results('local').resolve().relative_to(ROOT).as_posix()
     except ValueError:
-        local_where = gpu.local_results.as_posix()
+        local_where = gpu.results('local').as_posix()
     device = DEVICE
     if local:
         # the L2 the device reports (the H200's is 60 MB, not the H100's 50 MB)
@@ -661,8 +636,8 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w("[units.tensor]")
     w("per_sm = 4")
     w("per_scheduler = 1")
-    tensor = derive_tensor(gpu.tensor_results)
-    tensor_where = _relative(gpu.tensor_results)
+    tensor = derive_tensor(gpu.results('tensor'))
+    tensor_where = _relative(gpu.results('tensor'))
     if tensor:
         lam, Lam = tensor["mma_m16n8k16_f32.lam"].value, tensor["mma_m16n8k16_f32.Lam"].value
         w(f"T = {_fmt(_T(lam))}")
@@ -749,7 +724,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w(f"constant_divergent_cycles = {_fmt(constant_cycles)}")
     w("# ... and SM cycles per warp request of an LDC whose lanes share one address (all SMs issuing)")
     w(f"constant_uniform_lam = {_fmt(uniform_cycles)}")
-    writeback = derive_writeback(gpu.writeback_results)
+    writeback = derive_writeback(gpu.results('writeback'))
     writeback_source = ""
     if writeback:
         w("# bytes of stores L2 still holds dirty when a kernel ends (only stores beyond them reach DRAM")
@@ -758,7 +733,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
             w(f"{key} = {round(writeback[key].value)}")
         rows = "; ".join(writeback[k].what for k in ("l2_dirty_bytes", "l2_dirty_bytes_streaming"))
         writeback_source = (f"; l2_dirty_bytes, l2_dirty_bytes_streaming measured: "
-                            f"{_relative(gpu.writeback_results)}/ncu_run{{1,2}}.csv ({rows}); mean of the two runs")
+                            f"{_relative(gpu.results('writeback'))}/ncu_run{{1,2}}.csv ({rows}); mean of the two runs")
     w(f'source = "global/dram {src("dram_read.lam", "dram.Lam")}; l2 {src("l2_read.lam", "l2.Lam")}; '
       f'l1 {src("l1.lam", "l1.Lam")}; shared {src("ld_shared.lam", "ld_shared.Lam")}; '
       f'local {src("ld_local.lam", "ld_local.Lam")}: '
@@ -768,7 +743,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
       f'constant_divergent_cycles {constant_where}; constant_uniform_lam {uniform_where}{local_source}'
       f'{writeback_source}"')
     w("")
-    lines = derive_lines(gpu.lanes_results)
+    lines = derive_lines(gpu.results('lanes'))
     if lines:
         w("[pipeline.line_latency]")
         w("# A warp load whose lanes touch several lines waits for the last of them: cycles added to the")
@@ -778,12 +753,13 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
         for k, level in enumerate(("l1", "l2", "dram"), start=1):
             w(f"{level}_extra = [{', '.join(_fmt(row[k]) for row in lines)}]")
         rows = "lat,ld_global_{l1,l2,dram_1GB}_lanes*"
-        w(f'source = "measured: {_relative(gpu.lanes_results)}/run{{1,2}}.csv ({rows}): '
+        lanes_where = _relative(gpu.results("lanes"))
+        w(f'source = "measured: {lanes_where}/run{{1,2}}.csv ({rows}): '
           'latency with n lanes - latency with 1, mean of the two runs, never falling"')
         w("")
-    loaded = derive_loaded(gpu.loaded_results)
+    loaded = derive_loaded(gpu.results('loaded'))
     if loaded:
-        loaded_where = gpu.loaded_results.resolve().relative_to(ROOT).as_posix()
+        loaded_where = gpu.results('loaded').resolve().relative_to(ROOT).as_posix()
         w("[pipeline.dram_loaded]")
         w("# A load's DRAM latency while the other warps of the GPU draw a share of the peak DRAM")
         w("# bandwidth: cycles added to dram_Lam (a 1 GB pointer chase beside streaming warps).")
@@ -822,12 +798,12 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
         ("div.full.f32", "sfu", "div_full_f32", "MUFU.RCP + 4 FMUL + FSETP/FSEL"),
         ("div.rn.f64", "fp64", "div_rn_f64", "MUFU.RCP64H + 7 DFMA + DMUL and a slow-path branch"),
     ]
-    half = derive_half(gpu.half_results)
+    half = derive_half(gpu.results('half'))
     if half:
         try:
-            half_where = gpu.half_results.resolve().relative_to(ROOT).as_posix()
+            half_where = gpu.results('half').resolve().relative_to(ROOT).as_posix()
         except ValueError:
-            half_where = gpu.half_results.as_posix()
+            half_where = gpu.results('half').as_posix()
         for k, f in half.items():
             v[k] = f.value   # set, not read: only the rules below mark them used
         rules += [

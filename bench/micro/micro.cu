@@ -661,24 +661,31 @@ __global__ void k_make_ring(unsigned long long* nodes, const unsigned* perm, siz
     }
 }
 
-template <int CACHE>  // 0: ld.global.ca (L1), 1: ld.global.cg (L2)
-__global__ void k_chase(unsigned long long start, int warm, int steps, unsigned long long* sink, long long* cycles) {
-    unsigned long long p = start;
-    for (int i = 0; i < warm; i++) {
-        if (CACHE == 0) asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p));
-        else asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p));
-    }
+// One step of a pointer chase: ld.global.ca (CACHE 0: through L1) or .cg (1: L2 only).
+template <int CACHE>
+__device__ __forceinline__ void chase_step(unsigned long long& p) {
+    if (CACHE == 0) asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p));
+    else asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p));
+}
+
+// `warm` steps, then `steps` timed ones (8 per loop pass); the cycles of the timed ones.
+template <int CACHE>
+__device__ __forceinline__ long long chase(unsigned long long& p, int warm, int steps) {
+    for (int i = 0; i < warm; i++) chase_step<CACHE>(p);
     long long t0 = clock64();
     for (int i = 0; i < steps; i += 8) {
 #pragma unroll
-        for (int u = 0; u < 8; u++) {
-            if (CACHE == 0) asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p));
-            else asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p));
-        }
+        for (int u = 0; u < 8; u++) chase_step<CACHE>(p);
     }
-    long long t1 = clock64();
+    return clock64() - t0;
+}
+
+template <int CACHE>  // 0: ld.global.ca (L1), 1: ld.global.cg (L2)
+__global__ void k_chase(unsigned long long start, int warm, int steps, unsigned long long* sink, long long* cycles) {
+    unsigned long long p = start;
+    long long t = chase<CACHE>(p, warm, steps);
     sink[0] = p;
-    cycles[0] = t1 - t0;
+    cycles[0] = t;
 }
 
 __global__ void k_read_flush(const float4* buf, size_t n, float* sink) {
@@ -698,21 +705,9 @@ __global__ void k_chase_lanes(const unsigned long long* starts, int lanes, int w
                               unsigned long long* sink, long long* cycles) {
     if ((int)threadIdx.x >= lanes) return;
     unsigned long long p = starts[threadIdx.x];
-    for (int i = 0; i < warm; i++) {
-        if (CACHE == 0) asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p));
-        else asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p));
-    }
-    long long t0 = clock64();
-    for (int i = 0; i < steps; i += 8) {
-#pragma unroll
-        for (int u = 0; u < 8; u++) {
-            if (CACHE == 0) asm volatile("ld.global.ca.u64 %0, [%0];" : "+l"(p));
-            else asm volatile("ld.global.cg.u64 %0, [%0];" : "+l"(p));
-        }
-    }
-    long long t1 = clock64();
+    long long t = chase<CACHE>(p, warm, steps);
     sink[threadIdx.x] = p;
-    if (threadIdx.x == 0) cycles[0] = t1 - t0;
+    if (threadIdx.x == 0) cycles[0] = t;
 }
 
 static void bench_lanes_lat(Ctx& c, char* big, size_t big_bytes, float4* flush, size_t flush_bytes) {

@@ -21,7 +21,6 @@ from engine.mechanisms import enabled
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, iteration_atom
 from engine.memory.control import control_dependences
 from engine.memory.costs import (
-    dram_waits,
     executions_per_warp,
     kernel_memory_summary,
     memory_cost_overrides,
@@ -53,7 +52,7 @@ from engine.units import MemorySpace
 
 __all__ = [
     "AccessInfo", "MemoryReport", "analyze_memory", "executions_per_warp",
-    "dram_waits", "format_affine", "kernel_memory_summary", "memory_cost_overrides", "memory_table", "retry_passes",
+    "format_affine", "kernel_memory_summary", "memory_cost_overrides", "memory_table", "retry_passes",
     "n_ma_by_instruction", "shared_layout",
 ]
 
@@ -429,21 +428,19 @@ def _share_between_instructions(accesses: list[AccessInfo],
         new_sectors = dict.fromkeys((m[0] for m in members), 0)
         all_sectors = dict.fromkeys((m[0] for m in members), 0)
         paired = dict.fromkeys((m[0] for m in members), 0)
+        # each member's sectors per iteration, once: t is also the next sample's 'before' and
+        # the previous one's 'after'
+        by_iteration: dict[int | None, dict[int, set[int]]] = {}
         for t in range(1, samples + 1) if atom is not None else (None,):
-            now = base if atom is None else {**base, atom: t}
             seen: set[int] = set()
             try:
                 near: set[int] = set()      # what the block reads one iteration before, now and after
                 if atom is not None:
-                    before = {**base, atom: t - 1}
-                    for _, form, instr, operand, width in members:
-                        seen |= _block_sectors(lanes, form, instr, operand, before, width)
+                    seen = set().union(*_sectors_at(by_iteration, lanes, members, base, atom, t - 1).values())
                     near |= seen
                     if kind == "load" and enabled("dram_fetch_pairs"):
-                        after = {**base, atom: t + 1}
-                        for _, form, instr, operand, width in members:
-                            near |= _block_sectors(lanes, form, instr, operand, after, width)
-                sectors_now = {m[0]: _block_sectors(lanes, m[1], m[2], m[3], now, m[4]) for m in members}
+                        near = near.union(*_sectors_at(by_iteration, lanes, members, base, atom, t + 1).values())
+                sectors_now = _sectors_at(by_iteration, lanes, members, base, atom, t)
                 for here in sectors_now.values():
                     near |= here
                 for position, _form, _instr, _operand, _width in members:
@@ -511,6 +508,16 @@ def _block_sectors(lanes: _LaneCache, form: Affine | None, instr: Instruction, o
     except LaneError:
         mask = None
     return block_sectors(addr, width, mask)
+
+
+def _sectors_at(memo: dict[int | None, dict[int, set[int]]], lanes: _LaneCache, members: list[tuple[Any, ...]],
+                base: dict[str, int], atom: str | None, t: int | None) -> dict[int, set[int]]:
+    """Each member's (position, form, instruction, operand, width) sectors of the block at
+    iteration ``t`` of loop ``atom`` (None: no loop), kept in ``memo``."""
+    if t not in memo:
+        ctx = base if atom is None else {**base, atom: t}
+        memo[t] = {m[0]: _block_sectors(lanes, m[1], m[2], m[3], ctx, m[4]) for m in members}
+    return memo[t]
 
 
 def _neighbour_distance(form: Affine, grid: tuple[int, int, int]) -> float:

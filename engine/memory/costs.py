@@ -87,8 +87,8 @@ def _retry_loop_cost(profile: Any, passes: tuple[float, float]) -> tuple[float, 
 
 
 def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | None = None,
-                          passes: Mapping[int, tuple[float, float]] | None = None
-                          ) -> dict[int, tuple[float, float]]:
+                          passes: Mapping[int, tuple[float, float]] | None = None,
+                          dram_waits: dict[int, float] | None = None) -> dict[int, tuple[float, float]]:
     """(λ, Λ) per analysed access for the Pipeline simulator.
 
     Global: each request's sectors are split between L1, L2 and DRAM and charged at the slowest
@@ -102,7 +102,11 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
     loads whose lanes share an address cost the measured LDC rate (``constant_uniform_lam``).
 
     Atomics that ptxas made into compare-and-swap retry loops cost their ``passes``
-    (:func:`retry_passes`)."""
+    (:func:`retry_passes`).
+
+    ``dram_waits``, when given, receives for each global access charged by cache level the share
+    of its warp requests that wait for DRAM (:func:`~engine.memory.hierarchy.dram_wait_share`),
+    where that share is above 0: the part of its Λ that grows when the GPU loads DRAM."""
     sm = sm or SmContext()
     out: dict[int, tuple[float, float]] = {
         index: _retry_loop_cost(profile, counts) for index, counts in (passes or {}).items()}
@@ -146,27 +150,9 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
             shares = level_shares(a, profile, sm)
             if shares is not None:
                 out[a.index] = global_access_cost(a, shares, profile, sm, profile.global_memory_lambdas(1.0))
-    return out
-
-
-def dram_waits(report: MemoryReport, profile: Any, sm: SmContext | None = None,
-               passes: Mapping[int, tuple[float, float]] | None = None) -> dict[int, float]:
-    """Per analysed global access that :func:`memory_cost_overrides` charges by cache level: the
-    share of its warp requests that wait for DRAM (:func:`~engine.memory.hierarchy.dram_wait_share`),
-    where that share is above 0. Atomics on one address (served by L2, in order) and retry loops
-    are not among them."""
-    sm = sm or SmContext()
-    pipeline = getattr(profile, "pipeline", None)
-    serial = pipeline.memory.get("atomic_same_address_cycles") if pipeline is not None else None
-    out: dict[int, float] = {}
-    for a in report.accesses:
-        if (a.index in (passes or {}) or a.space is not MemorySpace.GLOBAL or a.sectors_per_request is None
-                or (a.kind == "atomic" and a.uniform_address and enabled("atomic_serialisation") and serial)):
-            continue
-        shares = level_shares(a, profile, sm)
-        wait = dram_wait_share(a, shares, profile, sm) if shares is not None else 0.0
-        if wait > 0:
-            out[a.index] = wait
+                wait = dram_wait_share(a, shares, profile, sm) if dram_waits is not None else 0.0
+                if wait > 0:
+                    dram_waits[a.index] = wait   # type: ignore[index]
     return out
 
 

@@ -89,7 +89,7 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
     # Bytes: blocks of the first wave that read the same sector at once all wait for DRAM, but L2
     # merges their misses into one read of it: the bytes see no first-wave misses
     # (``SmContext.waves`` 0), the busy cycles do.
-    by_bytes = replace(sm, waves=0.0) if enabled("merged_misses") else sm
+    by_bytes = replace(sm, waves=0.0) if enabled("merged_misses") and sm.waves else sm
     for a in report.accesses:
         if a.space is not MemorySpace.GLOBAL:
             continue
@@ -97,7 +97,7 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         if shares is None:
             unanalysed += 1
             continue
-        moved_shares = level_shares(a, profile, by_bytes) or shares
+        moved_shares = shares if by_bytes is sm else level_shares(a, profile, by_bytes) or shares
         requests = float(executions.get(a.index, 0.0)) * warps_in_grid
         sector_bytes = requests * (a.sectors_per_request or 0.0) * SECTOR
         l1 += sector_bytes * moved_shares.l1

@@ -237,7 +237,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
     complete (an atomic's retry loop: the next instruction waits for its last pass); ``half``:
     :func:`packed_half_scale`; ``registers``: local accesses ptxas kept in registers
     (:func:`in_registers`), which issue their SASS weight of ALU moves; ``dram``: the share of
-    each global access's requests that wait for DRAM (``engine.memory.dram_waits``), kept where
+    each global access's requests that wait for DRAM (``memory_cost_overrides``), kept where
     its Λ is the memory model's (not a store's issue, not the user's figure)."""
     function = analysis.function
     units: list[Unit] = [Unit.ALU] if registers else []
@@ -575,15 +575,14 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     passes: dict[int, tuple[float, float]] = {}
     dram: dict[int, float] = {}
     if ov.memory_cost is None and memory is not None:
-        from engine.memory import analyze_memory, dram_waits, retry_passes
+        from engine.memory import analyze_memory, retry_passes
 
         sm = sm_context(analysis, profile, launch, module, resident)
         report = analyze_memory(analysis, launch, module) if memory is True else memory
         passes = retry_passes(report, sm, retried)
-        ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(analysis, profile, launch, module, report,
-                                                                      sm, passes))
-        if enabled("loaded_dram_latency"):
-            dram = dram_waits(report, profile, sm, passes)
+        ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(
+            analysis, profile, launch, module, report, sm, passes,
+            dram_waits=dram if enabled("loaded_dram_latency") else None))
     registers = in_registers(analysis, sass) if sass is not None and enabled("sass") else frozenset()
     weights = issue_weights(analysis, sass, registers) if sass is not None and enabled("sass") else {}
     instructions, subsystems = _instructions(analysis, profile, ov, weights, frozenset(passes),
@@ -643,17 +642,20 @@ def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
 
 def analysed_memory_cost(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
                          memory: Any = True, sm: Any = None,
-                         passes: Mapping[int, tuple[float, float]] | None = None) -> MemoryCost:
+                         passes: Mapping[int, tuple[float, float]] | None = None,
+                         dram_waits: dict[int, float] | None = None) -> MemoryCost:
     """A ``memory_cost`` from the memory-access analysis; unanalysed accesses keep the profile's.
     ``sm``: an ``engine.memory.hierarchy.SmContext`` (default: one block on a full GPU);
-    ``passes``: of the atomics the SASS makes into retry loops (``engine.memory.retry_passes``)."""
+    ``passes``: of the atomics the SASS makes into retry loops (``engine.memory.retry_passes``);
+    ``dram_waits``: filled with each global access's share of requests that wait for DRAM
+    (``memory_cost_overrides``)."""
     from engine.memory import analyze_memory, memory_cost_overrides
 
     report = analyze_memory(analysis, launch, module) if memory is True else memory
     # The analysis yields arbitrary reals; 1/8 cycle keeps exact simulated time cheap (few
     # distinct denominators) and is far below the accuracy of any of these figures.
     costs = {index: (_eighths(lam, minimum=Fraction(1, 8)), _eighths(Lam))
-             for index, (lam, Lam) in memory_cost_overrides(report, profile, sm, passes).items()}
+             for index, (lam, Lam) in memory_cost_overrides(report, profile, sm, passes, dram_waits).items()}
 
     def cost(index: int, instr: Any, cls: Any, base: Any) -> tuple[float, float]:
         return costs.get(index, (base.lam, base.Lam))

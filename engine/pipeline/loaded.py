@@ -41,7 +41,7 @@ class LoadedDram:
 
     bandwidth_share: float     # DRAM bytes / (simulated SM cycles x the GPU's peak bytes per cycle)
     extra_cycles: float        # cycles added to DRAM's latency (the curve at that share, less the queue)
-    simulations: int           # simulations run to find it (1-8)
+    simulations: int           # simulations the solve ran (1-8; a traced answer may take one more)
 
     def describe(self) -> str:
         text = f"DRAM at {100 * self.bandwidth_share:.0f} % of its peak bandwidth"
@@ -101,10 +101,14 @@ def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any
     cancellable as :func:`simulate` is. The second item is None where no share can be computed
     (no traffic figure, no measured curve, the mechanism off, a run stopped at its budget)."""
 
-    def run(x: float) -> SimulationResult:
-        return simulate(d.with_dram_delay(x), policy=policy, trace=trace, cycle_budget=cycle_budget)
+    def run(x: float, with_trace: bool = False) -> SimulationResult:
+        return simulate(d.with_dram_delay(x), policy=policy, trace=with_trace, cycle_budget=cycle_budget)
 
-    first = run(0.0)
+    def traced(sim: SimulationResult, x: float) -> SimulationResult:
+        # the solve's runs keep no trace (the live chart waits on them): the answer's run, once
+        return run(x, True) if trace and sim.trace is None else sim
+
+    first = run(0.0, trace)     # most launches need no second run: keep its trace
     curve = getattr(getattr(profile, "pipeline", None), "dram_loaded", ())
     peak = peak_dram_bytes_per_cycle(profile)
     if (not enabled("loaded_dram_latency") or not curve or peak is None or not dram_bytes or dram_bytes <= 0
@@ -140,7 +144,7 @@ def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any
     g_hi = gap(hi, sim)
     kept = 0
     if g_hi >= 0 or close(hi, g_hi):
-        return sim, LoadedDram(share_of(sim), hi, runs)
+        return traced(sim, hi), LoadedDram(share_of(sim), hi, runs)
     while runs < MAX_SIMULATIONS:
         x = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
         sim = run(x)
@@ -156,4 +160,4 @@ def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any
             hi, g_hi = x, g
             g_lo = g_lo / 2 if kept == -1 else g_lo
             kept = -1
-    return sim, LoadedDram(share_of(sim), x, runs)
+    return traced(sim, x), LoadedDram(share_of(sim), x, runs)

@@ -710,39 +710,50 @@ __global__ void k_chase_lanes(const unsigned long long* starts, int lanes, int w
     if (threadIdx.x == 0) cycles[0] = t;
 }
 
+// A latency case: a ring of `bytes` (nodes 128 bytes apart), chased through L1 (cache 0) or L2
+// only (1), after an L2 flush (cold) or `warm_steps` steps.
+struct ChaseCase {
+    const char* name;
+    size_t bytes;
+    int cache;
+    bool cold;
+    int warm_steps;
+    int steps;
+};
+
+const int RING_STRIDE = 128;  // bytes between the nodes of a chase ring
+
+// Link the first n nodes of `big` into one random cycle (k_make_ring; `d_perm` holds n indices on
+// the device). Returns the order, whose first node is where a chase starts.
+static std::vector<unsigned> make_ring(char* big, unsigned* d_perm, size_t n, std::mt19937& rng) {
+    std::vector<unsigned> perm(n);
+    std::iota(perm.begin(), perm.end(), 0u);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    CK(cudaMemcpy(d_perm, perm.data(), n * sizeof(unsigned), cudaMemcpyHostToDevice));
+    k_make_ring<<<1024, 256>>>((unsigned long long*)big, d_perm, n, RING_STRIDE / 8);
+    CKL();
+    return perm;
+}
+
 static void bench_lanes_lat(Ctx& c, char* big, size_t big_bytes, float4* flush, size_t flush_bytes) {
-    struct Case {
-        const char* name;
-        size_t bytes;
-        int cache;
-        bool cold;
-        int warm_steps;
-        int steps;
-    } cases[] = {
+    const ChaseCase cases[] = {
         {"l1", 16 << 10, 0, false, 256, 2048},
         {"l2", 8u << 20, 1, false, 0, 2048},
         {"dram_1GB", 1u << 30, 1, true, 0, 1024},
     };
-    const int stride = 128;
     unsigned* d_perm;
     unsigned long long* d_starts;
-    size_t max_nodes = big_bytes / stride;
-    CK(cudaMalloc(&d_perm, max_nodes * sizeof(unsigned)));
+    CK(cudaMalloc(&d_perm, big_bytes / RING_STRIDE * sizeof(unsigned)));
     CK(cudaMalloc(&d_starts, 32 * sizeof(unsigned long long)));
     std::mt19937 rng(424242);
-    for (const Case& cs : cases) {
-        size_t n = cs.bytes / stride;
-        std::vector<unsigned> perm(n);
-        std::iota(perm.begin(), perm.end(), 0u);
-        std::shuffle(perm.begin(), perm.end(), rng);
-        CK(cudaMemcpy(d_perm, perm.data(), n * sizeof(unsigned), cudaMemcpyHostToDevice));
-        k_make_ring<<<1024, 256>>>((unsigned long long*)big, d_perm, n, stride / 8);
-        CKL();
+    for (const ChaseCase& cs : cases) {
+        size_t n = cs.bytes / RING_STRIDE;
+        std::vector<unsigned> perm = make_ring(big, d_perm, n, rng);
         for (int lanes : {1, 2, 4, 8, 16, 32}) {
-            // each lane starts n/lanes nodes further along the ring: disjoint segments
+            // lane l starts l * n/32 nodes along the ring: disjoint segments
             std::vector<unsigned long long> starts(32);
             for (int l = 0; l < 32; l++)
-                starts[l] = (unsigned long long)(big + (size_t)perm[(size_t)l * (n / 32)] * stride);
+                starts[l] = (unsigned long long)(big + (size_t)perm[(size_t)l * (n / 32)] * RING_STRIDE);
             CK(cudaMemcpy(d_starts, starts.data(), 32 * sizeof(unsigned long long), cudaMemcpyHostToDevice));
             if (cs.cold) {
                 k_read_flush<<<c.sms * 4, 512>>>(flush, flush_bytes / 16, (float*)c.d_sink);
@@ -832,33 +843,18 @@ static void bench_lines_thr(Ctx& c) {
 }
 
 static void bench_global_lat(Ctx& c, char* big, size_t big_bytes, float4* flush, size_t flush_bytes) {
-    struct Case {
-        const char* name;
-        size_t bytes;
-        int cache;
-        bool cold;
-        int warm_steps;
-        int steps;
-    } cases[] = {
+    const ChaseCase cases[] = {
         {"l1", 16 << 10, 0, false, 256, 4096},
         {"l2", 8u << 20, 1, false, 65536, 4096},
         {"dram_128MB", 128u << 20, 1, true, 0, 2048},
         {"dram_1GB", 1u << 30, 1, true, 0, 2048},
     };
-    const int stride = 128;  // bytes between nodes
     unsigned* d_perm;
-    size_t max_nodes = big_bytes / stride;
-    CK(cudaMalloc(&d_perm, max_nodes * sizeof(unsigned)));
+    CK(cudaMalloc(&d_perm, big_bytes / RING_STRIDE * sizeof(unsigned)));
     std::mt19937 rng(12345);
-    for (const Case& cs : cases) {
-        size_t n = cs.bytes / stride;
-        std::vector<unsigned> perm(n);
-        std::iota(perm.begin(), perm.end(), 0u);
-        std::shuffle(perm.begin(), perm.end(), rng);
-        CK(cudaMemcpy(d_perm, perm.data(), n * sizeof(unsigned), cudaMemcpyHostToDevice));
-        k_make_ring<<<1024, 256>>>((unsigned long long*)big, d_perm, n, stride / 8);
-        CKL();
-        unsigned long long start = (unsigned long long)(big + (size_t)perm[0] * stride);
+    for (const ChaseCase& cs : cases) {
+        std::vector<unsigned> perm = make_ring(big, d_perm, cs.bytes / RING_STRIDE, rng);
+        unsigned long long start = (unsigned long long)(big + (size_t)perm[0] * RING_STRIDE);
         if (cs.cold) {
             k_read_flush<<<c.sms * 4, 512>>>(flush, flush_bytes / 16, (float*)c.d_sink);
             CKL();
@@ -932,19 +928,13 @@ __global__ void k_fill_noise(float4* buf, size_t n) {
 }
 
 static void bench_loaded(Ctx& c, char* big, size_t big_bytes) {
-    const int stride = 128;
-    size_t n_nodes = big_bytes / stride;
+    size_t n_nodes = big_bytes / RING_STRIDE;
     unsigned* d_perm;
     CK(cudaMalloc(&d_perm, n_nodes * sizeof(unsigned)));
-    std::vector<unsigned> perm(n_nodes);
-    std::iota(perm.begin(), perm.end(), 0u);
     std::mt19937 rng(777);
-    std::shuffle(perm.begin(), perm.end(), rng);
-    CK(cudaMemcpy(d_perm, perm.data(), n_nodes * sizeof(unsigned), cudaMemcpyHostToDevice));
-    k_make_ring<<<1024, 256>>>((unsigned long long*)big, d_perm, n_nodes, stride / 8);
-    CKL();
+    std::vector<unsigned> perm = make_ring(big, d_perm, n_nodes, rng);
     CK(cudaFree(d_perm));
-    unsigned long long start = (unsigned long long)(big + (size_t)perm[0] * stride);
+    unsigned long long start = (unsigned long long)(big + (size_t)perm[0] * RING_STRIDE);
     size_t stream_bytes = 512u << 20;
     float4* buf;
     CK(cudaMalloc(&buf, stream_bytes));

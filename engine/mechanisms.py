@@ -103,6 +103,14 @@ MECHANISMS: dict[str, str] = {
     "loaded_dram_latency": "a load that goes to DRAM waits what was measured at the share of peak DRAM "
                            "bandwidth the launch draws (the profile's [pipeline.dram_loaded] curve), "
                            "solved with the simulated time: a busier DRAM answers later",
+    "scattered_dram_load": "with loaded_dram_latency: the DRAM bytes a gather reads (one sector per 64-byte "
+                           "fetch) load DRAM as measured beside gathering warps (the profile's "
+                           "[pipeline.dram_loaded_scattered]: saturated at 61 % of the streaming peak on the "
+                           "H100, 54 % on the H200), the rest as beside streaming ones",
+    "launch_queue": "an SM starts its blocks one at a time, at the measured serial rate (the profile's "
+                    "block_lnch_ovh + warp_lnch_ovh per warp a scheduler gets): a grid of short blocks "
+                    "waits for its launches (without: each freed block slot starts its next block on "
+                    "its own)",
 }
 
 _DISABLED: ContextVar[frozenset[str]] = ContextVar("warpline_disabled_mechanisms", default=frozenset())

@@ -353,27 +353,32 @@ class Validator:
         pipeline = dict(data["pipeline"]) if isinstance(data["pipeline"], dict) else data["pipeline"]
         memory = pipeline.pop("memory", None) if isinstance(pipeline, dict) else None
         loaded = pipeline.pop("dram_loaded", None) if isinstance(pipeline, dict) else None
+        scattered = pipeline.pop("dram_loaded_scattered", None) if isinstance(pipeline, dict) else None
         line_latency = pipeline.pop("line_latency", None) if isinstance(pipeline, dict) else None
         self.check_table(pipeline, PIPELINE, "pipeline")
         if memory is not None:
             self.check_table(memory, PIPELINE_MEMORY, "pipeline.memory")
         if loaded is not None:
             self._validate_dram_loaded(loaded)
+        if scattered is not None:
+            self._validate_dram_loaded(scattered, "pipeline.dram_loaded_scattered")
         if line_latency is not None:
             self._validate_line_latency(line_latency)
         self._validate_instructions(data.get("instruction", []))
         self._validate_sources(data.get("sources", {}))
 
-    def _validate_dram_loaded(self, table: Any) -> None:
+    def _validate_dram_loaded(self, table: Any, section: str = "pipeline.dram_loaded") -> None:
         """A curve: as many extra latencies as shares, the shares rising from 0 and ending at 1
-        (the model reads it between its points), the latencies never falling."""
-        section = "pipeline.dram_loaded"
+        (the model reads it between its points; the scattered curve ends where scattered fetches
+        saturate DRAM, at most 1), the latencies never falling."""
         self.check_table(table, PIPELINE_DRAM_LOADED, section)
         shares, extra = table["bandwidth_share"], table["extra_Lam"]
         if len(shares) != len(extra):
             self.fail(f"has {len(extra)} values for {len(shares)} bandwidth shares", section, "extra_Lam")
-        if shares[0] != 0 or shares[-1] != 1 or any(b <= a for a, b in zip(shares, shares[1:], strict=False)):
-            self.fail("must rise strictly from 0 to 1, got " + shown(shares), section, "bandwidth_share")
+        end_ok = shares[-1] == 1 if section == "pipeline.dram_loaded" else 0 < shares[-1] <= 1
+        if shares[0] != 0 or not end_ok or any(b <= a for a, b in zip(shares, shares[1:], strict=False)):
+            ending = "1" if section == "pipeline.dram_loaded" else "at most 1"
+            self.fail(f"must rise strictly from 0 to {ending}, got " + shown(shares), section, "bandwidth_share")
         if any(b < a for a, b in zip(extra, extra[1:], strict=False)):
             self.fail("must not fall as the share rises, got " + shown(extra), section, "extra_Lam")
 

@@ -209,6 +209,9 @@ class PipelineParams:
     # DRAM latency under load: (share of peak DRAM bandwidth, cycles added to dram_Lam), the
     # shares rising from 0 to 1; empty when the profile has no measured curve
     dram_loaded: tuple[tuple[float, float], ...] = ()
+    # the same beside gathering warps (isolated sectors): shares of the *streaming* peak, rising
+    # from 0 to where scattered fetches saturate DRAM (below 1); empty when not measured
+    dram_loaded_scattered: tuple[tuple[float, float], ...] = ()
     # multi-line load latency: (lines, L1, L2, DRAM cycles over the one-line latency), lines rising
     # from 1; empty when the profile has no measured table
     line_latency: tuple[tuple[float, float, float, float], ...] = ()
@@ -816,13 +819,17 @@ def _build(data: dict[str, Any], name: str, path: Path | None) -> Profile:
     }
     pipe = dict(data["pipeline"])
     memory = {k: float(v) for k, v in pipe.pop("memory", {}).items() if k != "source"}
-    loaded = pipe.pop("dram_loaded", None)
-    curve = tuple(zip(map(float, loaded["bandwidth_share"]), map(float, loaded["extra_Lam"]), strict=True)) \
-        if loaded else ()
+    def curve_of(table: dict[str, Any] | None) -> tuple[tuple[float, float], ...]:
+        return tuple(zip(map(float, table["bandwidth_share"]), map(float, table["extra_Lam"]), strict=True)) \
+            if table else ()
+
+    curve = curve_of(pipe.pop("dram_loaded", None))
+    scattered = curve_of(pipe.pop("dram_loaded_scattered", None))
     table = pipe.pop("line_latency", None)
     lines = tuple(zip(*(map(float, table[k]) for k in ("lines", "l1_extra", "l2_extra", "dram_extra")),
                       strict=True)) if table else ()
-    pipeline = PipelineParams(memory=memory, dram_loaded=curve, line_latency=lines, **pipe)
+    pipeline = PipelineParams(memory=memory, dram_loaded=curve, dram_loaded_scattered=scattered,
+                              line_latency=lines, **pipe)
     manybsp = None
     if "manybsp" in data:
         body = dict(data["manybsp"])

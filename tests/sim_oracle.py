@@ -77,6 +77,7 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
     age = list(range(gamma))           # block slots, oldest first
     queue = list(range(gamma))         # block slots waiting for a block
     start_of = [d.block_launch_overhead] * gamma
+    launcher_free = Fraction(0)        # one block start at a time, block_launch_interval apart
     arrived = [0] * gamma
     bar_max = [Fraction(0)] * gamma
     finished = [0] * gamma
@@ -108,10 +109,14 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
             arrived[b] = 0
             bar_max[b] = Fraction(0)
             finished[b] = 0
+            start = start_of[b]
+            if d.block_launch_interval > 0:
+                start = max(start, launcher_free)
+                launcher_free = start + d.block_launch_interval
             for wi in range(wpb):
                 gid = next_block * wpb + wi
                 w = _Warp(gid=gid, program=programs[d.path_of_warp(wi)])
-                w.gap = start_of[b] + wi * d.warp_launch_overhead
+                w.gap = start + wi * d.warp_launch_overhead
                 issues[gid] = []
                 slots[b * wpb + wi] = w
             next_block += 1

@@ -297,3 +297,17 @@ def test_an_atomic_whose_old_value_nothing_reads_does_not_hold_the_warp() -> Non
     assert waited.Lam > waited.lam + 200
     cas = atomics(describe("atomic_cas_max/b256"))
     assert cas and all(x.Lam > x.lam for x in cas)
+
+
+def test_blocks_launch_at_the_profiles_serial_rate(mm) -> None:
+    # block_lnch_ovh + warp_lnch_ovh per warp of one scheduler: the fit that measured both
+    from engine.mechanisms import without
+
+    module, profile, launches = mm
+    launch = launches["case"]
+    d = describe_kernel(module, launch.kernel, profile, launch)
+    mb, device = profile.manybsp, profile.device
+    per_scheduler = -(-d.warps_per_block // device.schedulers_per_sm)
+    assert float(d.block_launch_interval) == pytest.approx(mb.block_lnch_ovh + mb.warp_lnch_ovh * per_scheduler)
+    with without(["launch_queue"]):
+        assert describe_kernel(module, launch.kernel, profile, launch).block_launch_interval == 0

@@ -109,6 +109,23 @@ def test_launch_overheads_delay_blocks() -> None:
     assert r.aggregates.stall_cycles["not_resident"] > 0
 
 
+def test_the_sm_starts_one_block_at_a_time() -> None:
+    # blocks of one 4-cycle instruction, 8 slots: alone each slot restarts its next block at
+    # once (one issue per cycle); the launcher starts one every 10 cycles: 39 intervals + 4
+    d = chain(1, blocks=40, resident_blocks=8)
+    assert simulate(d).cycles == 39 + 4
+    queued = d.with_changes(block_launch_interval=Fraction(10))
+    r = simulate(queued)
+    assert r.cycles == 39 * 10 + 4
+    starts = np.sort(r.trace.issues["issue"])
+    assert np.all(np.diff(starts) == 10)
+    # longer blocks than slots x interval: the queue costs only the staggered first wave
+    slow = chain(50, lam=Fraction(1, 8), blocks=16, resident_blocks=8, block_launch_interval=Fraction(10))
+    # (7 x 10 cycles, less the 7/8 cycle the unqueued wave's warps spent queueing at the ALU)
+    extra = simulate(slow).cycles - simulate(slow.with_changes(block_launch_interval=Fraction(0))).cycles
+    assert 69 <= extra <= 70
+
+
 def test_cycle_budget_stops_early_and_says_so() -> None:
     d = instruction_mix_kernel(4, 0.25, 1, 4, repetitions=1000)
     r = simulate(d, trace=False, cycle_budget=500)

@@ -370,6 +370,62 @@ def derive_loaded(results: Path) -> tuple[tuple[float, float], ...]:
     return tuple(curve)
 
 
+def _ncu_dram_per_sector_byte(path: Path) -> float:
+    """DRAM bytes read per 32-byte sector requested, from the ncu run of ``run_micro.sh
+    scattered`` (``dram__bytes_read.sum`` / (32 x ``lts__t_sectors_srcunit_tex_op_read.sum``)
+    of the k_loaded launches that had streaming warps; about 1.93: a 64-byte fetch per sector,
+    less the few the 50 MB L2 holds of the 512 MB buffer)."""
+    metrics: dict[str, dict[str, float]] = {}
+    with open(path, newline="") as handle:
+        for row in csv.DictReader(line for line in handle if line.startswith('"')):
+            if "k_loaded" in row.get("Kernel Name", ""):
+                value = float(row["Metric Value"].replace(",", ""))
+                metrics.setdefault(row["ID"], {})[row["Metric Name"]] = value
+    ratios = [m["dram__bytes_read.sum"] / (32 * m["lts__t_sectors_srcunit_tex_op_read.sum"])
+              for m in metrics.values() if m.get("lts__t_sectors_srcunit_tex_op_read.sum", 0) > 1e6]
+    if not ratios:
+        raise ValueError(f"{path}: no k_loaded launch with scattered traffic")
+    return sum(ratios) / len(ratios)
+
+
+def derive_scattered(results: Path, streaming: Path) -> tuple[tuple[float, float], ...]:
+    """DRAM latency beside gathering warps (``run_micro.sh scattered``): (DRAM bandwidth as a
+    share of the largest the *streaming* run reached, cycles over the idle latency) at each load,
+    the mean of both runs. DRAM bandwidth = sectors requested x the DRAM bytes per sector ncu
+    measured, sorted by bandwidth up to the first point where scattered fetches saturate DRAM
+    (well below the streaming peak). Never falling, as ``derive_loaded``. Empty when either
+    folder is absent."""
+    if not (results / "run1.csv").exists() or not (streaming / "run1.csv").exists():
+        return ()
+    per_sector = _ncu_dram_per_sector_byte(results / "ncu_run1.csv")
+    runs = [load_run(results / f"run{k}.csv") for k in (1, 2)]
+    stream_runs = [load_run(streaming / f"run{k}.csv") for k in (1, 2)]
+    stream_top = max(sum(_get(run, "loaded", name) for run in stream_runs) / 2
+                     for (bench, name, _) in stream_runs[0] if bench == "loaded" and name.startswith("dram_gbps_w"))
+    levels = [name.removeprefix("scattered_sector_gbps") for (bench, name, _) in runs[0]
+              if bench == "loaded" and name.startswith("scattered_sector_gbps")]
+    points = []
+    for level in levels:
+        gbps = sum(_get(run, "loaded", "scattered_sector_gbps" + level) for run in runs) / 2 * per_sector
+        latency = sum(_get(run, "loaded", "scattered_dram_latency" + level) for run in runs) / 2
+        points.append((gbps, latency))
+    points.sort()
+    idle = points[0][1]
+    top = max(gbps for gbps, _ in points)
+    curve: list[tuple[float, float]] = []
+    # up to the first point at the saturated bandwidth (within 1 %), as derive_loaded stops at
+    # its largest: beyond it more requests in flight only queue, at no higher bandwidth
+    points = points[:next(k for k, (gbps, _) in enumerate(points) if gbps >= 0.99 * top) + 1]
+    for gbps, latency in points:
+        extra = max(0.0, latency - idle, curve[-1][1] if curve else 0.0)
+        share = round(gbps / stream_top, 4)
+        if curve and share <= curve[-1][0]:
+            curve[-1] = (curve[-1][0], extra)      # the same bandwidth (to 4 digits): the larger wait
+        else:
+            curve.append((share, round(extra, 1)))
+    return tuple((u, round(x, 1)) for u, x in curve)
+
+
 EMPTY_KERNELS = Path(__file__).resolve().parents[2] / "samples" / "measured" / "h100-empty" / "ncu_empty.csv"
 
 
@@ -768,6 +824,20 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
         w(f'source = "measured: {loaded_where}/run{{1,2}}.csv (loaded,dram_gbps_w*; loaded,dram_latency_w*): '
           'share = bandwidth / the largest reached, extra = latency - the idle latency (0 streaming warps), '
           'mean of the two runs, up to the largest bandwidth"')
+        w("")
+    scattered = derive_scattered(gpu.results("scattered"), gpu.results("loaded"))
+    if scattered:
+        where = gpu.results("scattered").resolve().relative_to(ROOT).as_posix()
+        w("[pipeline.dram_loaded_scattered]")
+        w("# The same beside warps that gather (one random word per lane): DRAM saturates near")
+        w("# this curve's last share, far below the streaming peak; shares of the streaming peak.")
+        w(f"bandwidth_share = [{', '.join(_fmt(u) for u, _ in scattered)}]")
+        w(f"extra_Lam = [{', '.join(_fmt(x) for _, x in scattered)}]")
+        w(f'source = "measured: {where}/run{{1,2}}.csv (loaded,scattered_sector_gbps_*; '
+          'loaded,scattered_dram_latency_*) and ncu_run1.csv (dram__bytes_read.sum per sector requested): '
+          'share = sectors x DRAM bytes per sector / the largest streaming bandwidth of '
+          f'{loaded_where if loaded else "the loaded run"}/run{{1,2}}.csv, extra = latency - the idle latency, '
+          'mean of the two runs, never falling"')
         w("")
     w("# Per-instruction rules, each measured by its own chain (Λ) and its own 64-warp stream (λ).")
     rules = [

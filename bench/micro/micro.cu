@@ -876,9 +876,14 @@ static void bench_global_lat(Ctx& c, char* big, size_t big_bytes, float4* flush,
 // (ld.global.cg, as lat,ld_global_dram_1GB) while the first W warps of every other block stream
 // float4 reads (ld.global.cg) over 512 MB until the chase is done. Each W gives the chase's
 // latency and the bandwidth the streamers drew meanwhile: the latency a load sees at that load.
+// Scattered: the streamers instead read one float per lane at a pseudo-random index of the buffer
+// (ld.global.cg, each lane its own sector: 32 sectors per warp request), the access of a gather;
+// ``bytes`` then counts the 32-byte sectors requested, not the bytes DRAM delivered.
+template <bool Scattered>
 __global__ void __launch_bounds__(1024, 2) k_loaded(unsigned long long start, int steps, const float4* buf,
                                                     size_t n, int stream_warps, unsigned long long* bytes,
-                                                    volatile int* done, unsigned long long* sink, long long* cycles) {
+                                                    volatile int* done, unsigned long long* sink, long long* cycles,
+                                                    unsigned pause_ns) {
     const int warp = threadIdx.x / 32;
     if (blockIdx.x == 0) {
         if (threadIdx.x != 0) return;
@@ -903,18 +908,28 @@ __global__ void __launch_bounds__(1024, 2) k_loaded(unsigned long long start, in
     size_t i = ((size_t)(blockIdx.x - 1) * stream_warps * 32 + threadIdx.x) % n;
     float acc = 0;
     unsigned long long count = 0;
+    const float* words = (const float*)buf;
+    const size_t n_words = 4 * n;
+    unsigned h = (unsigned)i * 2654435761u + 12345u;
     while (true) {
 #pragma unroll
         for (int u = 0; u < 16; u++) {
-            float4 v = __ldcg(buf + i);
-            acc += v.x + v.y + v.z + v.w;
-            i += threads;
-            if (i >= n) i -= n;
+            if (Scattered) {
+                h = h * 1664525u + 1013904223u;   // per-lane LCG: independent random words
+                // n_words is a power of two (a 512 MB buffer): a mask, not a 64-bit division
+                acc += __ldcg(words + (((size_t)(h ^ (h >> 15)) * 2654435761ull) & (n_words - 1)));
+            } else {
+                float4 v = __ldcg(buf + i);
+                acc += v.x + v.y + v.z + v.w;
+                i += threads;
+                if (i >= n) i -= n;
+            }
         }
         count += 16;
+        if (pause_ns) __nanosleep(pause_ns);   // a lighter load: a pause after each 16 requests
         if (*done) break;
     }
-    atomicAdd(bytes, count * sizeof(float4));
+    atomicAdd(bytes, count * (Scattered ? 32 : sizeof(float4)));
     if (acc == 1.2345f) sink[1] = (unsigned long long)acc;
 }
 
@@ -927,6 +942,7 @@ __global__ void k_fill_noise(float4* buf, size_t n) {
     }
 }
 
+template <bool Scattered>
 static void bench_loaded(Ctx& c, char* big, size_t big_bytes) {
     size_t n_nodes = big_bytes / RING_STRIDE;
     unsigned* d_perm;
@@ -946,22 +962,34 @@ static void bench_loaded(Ctx& c, char* big, size_t big_bytes) {
     CK(cudaMalloc(&d_done, sizeof(int)));
     measure_clock_mhz(c);
     const int steps = 4096;
-    const int warps[] = {0, 1, 2, 4, 8, 16, 32};
-    for (int w : warps) {
+    // (streaming warps per block, pause in ns after each 16 requests): a scattered load saturates
+    // DRAM with one warp per block, so its lighter loads come from pauses
+    std::vector<std::pair<int, unsigned>> levels;
+    if (Scattered) {
+        levels = {{0, 0}, {1, 32000}, {1, 16000}, {1, 8000}, {1, 4000}, {1, 2000}, {1, 1000}, {1, 500},
+                  {1, 0}, {4, 0}, {16, 0}};
+    } else {
+        for (int w : {0, 1, 2, 4, 8, 16, 32}) levels.push_back({w, 0u});
+    }
+    for (auto [w, pause] : levels) {
         CK(cudaMemset(d_bytes, 0, sizeof(unsigned long long)));
         CK(cudaMemset(d_done, 0, sizeof(int)));
-        k_loaded<<<2 * c.sms, 1024>>>(start, steps, buf, stream_bytes / sizeof(float4), w, d_bytes, d_done,
-                                      (unsigned long long*)c.d_sink, c.d_cyc);
+        k_loaded<Scattered><<<2 * c.sms, 1024>>>(start, steps, buf, stream_bytes / sizeof(float4), w, d_bytes,
+                                                 d_done, (unsigned long long*)c.d_sink, c.d_cyc, pause);
         CKL();
         long long cyc[2];
         unsigned long long bytes;
         CK(cudaMemcpy(cyc, c.d_cyc, sizeof(cyc), cudaMemcpyDeviceToHost));
         CK(cudaMemcpy(&bytes, d_bytes, sizeof(bytes), cudaMemcpyDeviceToHost));
         char param[96];
-        snprintf(param, sizeof param, "%d streaming warps per block (%d per SM)", w, 2 * w);
-        row("loaded", "dram_latency_w" + std::to_string(w), param, (double)cyc[0] / steps, "cycles");
-        row("loaded", "dram_gbps_w" + std::to_string(w), param, bytes / (double)cyc[1], "GB/s");
-        row("loaded", "sm_mhz_w" + std::to_string(w), param, cyc[0] / (double)cyc[1] * 1e3, "MHz");
+        snprintf(param, sizeof param, "%d streaming warps per block (%d per SM) pause %u ns", w, 2 * w, pause);
+        // scattered: "sector_gbps" = 32-byte sectors requested per ns (what DRAM delivers per sector
+        // is the profile's business: 64 bytes for an isolated one); its rows name the pause too
+        const std::string tag = Scattered ? "scattered_" : "";
+        const std::string level = (Scattered ? "_p" + std::to_string(pause) : std::string()) + "_w" + std::to_string(w);
+        row("loaded", tag + "dram_latency" + level, param, (double)cyc[0] / steps, "cycles");
+        row("loaded", tag + (Scattered ? "sector_gbps" : "dram_gbps") + level, param, bytes / (double)cyc[1], "GB/s");
+        row("loaded", tag + "sm_mhz" + level, param, cyc[0] / (double)cyc[1] * 1e3, "MHz");
     }
     CK(cudaFree(buf));
     CK(cudaFree(d_bytes));
@@ -1248,7 +1276,7 @@ int main(int argc, char** argv) {
     if (want("local")) bench_local(c);
     if (want("bar")) bench_bar(c);
     if (want("mix")) bench_mix(c);
-    if (want("global") || want("bw") || want("loaded") || want("lanes")) {
+    if (want("global") || want("bw") || want("loaded") || want("scattered") || want("lanes")) {
         size_t big_bytes = 1u << 30, flush_bytes = 256u << 20;
         char* big;
         float4* flush;
@@ -1257,7 +1285,8 @@ int main(int argc, char** argv) {
         CK(cudaMemset(big, 0, big_bytes));
         CK(cudaMemset(flush, 0, flush_bytes));
         if (want("global")) bench_global_lat(c, big, big_bytes, flush, flush_bytes);
-        if (want("loaded")) bench_loaded(c, big, big_bytes);
+        if (want("loaded")) bench_loaded<false>(c, big, big_bytes);
+        if (want("loaded") || want("scattered")) bench_loaded<true>(c, big, big_bytes);
         if (want("lanes")) bench_lanes_lat(c, big, big_bytes, flush, flush_bytes);
         if (want("bw")) {
             measure_clock_mhz(c);

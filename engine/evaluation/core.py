@@ -458,7 +458,8 @@ class Evaluator:
             # budget is no limit at all
             cycle_budget = None
         sim, ev.loaded_dram = simulate_loaded(d, dram_bytes(ev.traffic), ev.profile, policy=ev.state.policy,
-                                              trace=trace, cycle_budget=cycle_budget)
+                                              trace=trace, cycle_budget=cycle_budget,
+                                              scattered_bytes=scattered_dram_bytes(ev.traffic))
         ev.simulation = sim
         if sim.note:
             ev.warnings.append(f"simulation {sim.note}")
@@ -496,7 +497,8 @@ class Evaluator:
         return ModelContext(description=description, resident_blocks=blocks, policy=ev.state.policy,
                             manybsp=ev.manybsp, simulation=simulation, profile=ev.profile,
                             issue_weights=ev.issue_weights, unroll=ev.unroll,
-                            sass_positions=ev.sass_positions, dram_bytes=dram_bytes(traffic))
+                            sass_positions=ev.sass_positions, dram_bytes=dram_bytes(traffic),
+                            scattered_dram_bytes=scattered_dram_bytes(traffic))
 
     def _predict(self, ev: Evaluation, wanted: Sequence[Any]) -> None:
         ctx = self._context(ev, ev.description, ev.resident_blocks, ev.simulation, ev.traffic)
@@ -561,6 +563,11 @@ class Evaluator:
 def dram_bytes(traffic: Any) -> float | None:
     """DRAM bytes read and written by the launch (``KernelTraffic``), None without it."""
     return None if traffic is None else traffic.dram_read_bytes + traffic.dram_write_bytes
+
+
+def scattered_dram_bytes(traffic: Any) -> float:
+    """The part of :func:`dram_bytes` that scattered fetches read (0 without a traffic figure)."""
+    return 0.0 if traffic is None else traffic.dram_scattered_bytes
 
 
 def _blocked(ev: Evaluation, model_id: str) -> str:

@@ -128,7 +128,8 @@ def _simulation(ctx: ModelContext) -> float:
 
     if ctx.simulation is not None:
         return float(ctx.simulation.cycles)
-    sim, _ = simulate_loaded(ctx.require_description(), ctx.dram_bytes, ctx.profile, policy=ctx.policy)
+    sim, _ = simulate_loaded(ctx.require_description(), ctx.dram_bytes, ctx.profile, policy=ctx.policy,
+                             scattered_bytes=ctx.scattered_dram_bytes)
     return float(sim.cycles)
 
 

@@ -44,6 +44,9 @@ class KernelTraffic:
     busy_cycles: dict[str, float] = field(default_factory=dict)   # level -> Σ cycles on one SM's share
     accesses: dict[int, AccessTraffic] = field(default_factory=dict)
     unanalysed: int = 0        # global accesses without a pattern (not counted above)
+    # of dram_read_bytes: what gathers (addresses not affine) fetch one sector per 64-byte DRAM
+    # read, which loads DRAM as scattered requests do ([pipeline.dram_loaded_scattered])
+    dram_scattered_bytes: float = 0.0
 
     @property
     def limiting_level(self) -> str | None:
@@ -74,6 +77,7 @@ class KernelTraffic:
     def as_dict(self) -> dict[str, Any]:
         return {"l1_bytes": self.l1_bytes, "l2_bytes": self.l2_bytes, "dram_read_bytes": self.dram_read_bytes,
                 "dram_write_bytes": self.dram_write_bytes, "l2_hit_rate": self.l2_hit_rate,
+                "dram_scattered_bytes": self.dram_scattered_bytes,
                 "limiting_level": self.limiting_level, "unanalysed_accesses": self.unanalysed}
 
 
@@ -82,7 +86,7 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
     """The launch's traffic. ``executions``: how often one warp runs each instruction index;
     ``warps_in_grid``: warps of the whole launch; ``sms``: SMs the busy cycles are spread over."""
     fallback = profile.global_memory_lambdas(1.0)
-    l1 = l2 = dram_read = dram_write = 0.0
+    l1 = l2 = dram_read = dram_write = scattered = 0.0
     busy = {"L1": 0.0, "L2": 0.0, "DRAM": 0.0}
     per_access: dict[int, AccessTraffic] = {}
     unanalysed = 0
@@ -102,9 +106,15 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         sector_bytes = requests * (a.sectors_per_request or 0.0) * SECTOR
         l1 += sector_bytes * moved_shares.l1
         l2 += sector_bytes * moved_shares.l2
-        moved = sector_bytes * moved_shares.dram * dram_fetch_factor(a)
+        factor = dram_fetch_factor(a)
+        moved = sector_bytes * moved_shares.dram * factor
         if a.kind == "load":
             dram_read += moved
+            if a.method != "affine":
+                # a gather (addresses not affine in the indices): a factor of 2 is a 64-byte
+                # read per sector, every fetch at a random place. Affine isolated sectors (a
+                # tile's halo column) walk DRAM rows in order and load it as streams do.
+                scattered += moved * min(1.0, factor - 1.0)
         else:
             # what L2 still holds dirty at the end is written after the kernel: L2 traffic now
             held = 1.0 - write_back_share(a, profile)
@@ -119,7 +129,7 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         miss = 1.0 - shares.l1
         per_access[a.index] = AccessTraffic(a.index, requests, shares.l1, shares.l2 / miss if miss > 0 else 0.0,
                                             moved, max(times, key=lambda level: times[level]))
-    return KernelTraffic(l1, l2, dram_read, dram_write, busy, per_access, unanalysed)
+    return KernelTraffic(l1, l2, dram_read, dram_write, busy, per_access, unanalysed, scattered)
 
 
 def traffic_rows(report: MemoryReport, traffic: KernelTraffic) -> list[dict[str, Any]]:

@@ -15,7 +15,8 @@ Semantics (``docs/pipeline.md`` has the long form; ``tests/sim_oracle.py`` resta
   instructions were issued in the current cycle;
 * a barrier is released at the latest completion of the barrier instruction over the block's
   warps; a block retires when every instruction of its warps has completed, and the next block
-  starts ``block_overhead`` later.
+  starts ``block_overhead`` later, and no sooner than ``P_BINT`` after the SM started the block
+  before it (the SM launches blocks one at a time; 0: no such limit).
 
 Cost (docs/pipeline.md, "Speed"): the work per issued instruction is a handful of bit operations,
 not a visit of the warps.
@@ -69,8 +70,8 @@ DONE = 3
 
 # parameter vector layout
 P_BLOCKS, P_WPB, P_GAMMA, P_IL, P_TICKS, P_GAP, P_BOVH, P_WOVH, P_POLICY, P_BUDGET, \
-    P_RECORD, P_NSUB, P_MAXDEPTH, P_NDONE = range(14)
-N_PARAMS = 14
+    P_RECORD, P_NSUB, P_MAXDEPTH, P_NDONE, P_BINT = range(15)
+N_PARAMS = 15
 
 # why a run stopped early (out[4])
 STOP_NONE = 0
@@ -224,6 +225,7 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, slots, dep_src,
     gap = params[P_GAP]
     bovh = params[P_BOVH]
     wovh = params[P_WOVH]
+    bint = params[P_BINT]  # the SM starts one block at a time: starts at least bint apart
     gto = params[P_POLICY] == 1
     budget = params[P_BUDGET]
     record = params[P_RECORD] != 0
@@ -300,6 +302,7 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, slots, dep_src,
         b_start[b] = bovh
         launch_q[b] = b
     pending = gamma
+    launcher_free = 0  # earliest start of the next block (the serial launch rate)
 
     t = 0
     next_wake = INF  # earliest wake of a slot that is not yet in elig (exact)
@@ -316,6 +319,10 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, slots, dep_src,
             b = launch_q[qi]
             if next_block < n_blocks:
                 start = b_start[b]
+                if bint > 0:
+                    if start < launcher_free:
+                        start = launcher_free
+                    launcher_free = start + bint
                 b_block[b] = next_block
                 b_finished[b] = 0
                 b_arrived[b] = 0

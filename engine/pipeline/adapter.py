@@ -614,11 +614,18 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     mb = profile.manybsp
     block_ovh = Fraction(0) if mb is None else to_fraction(mb.block_lnch_ovh, "block launch overhead")
     warp_ovh = Fraction(0) if mb is None else to_fraction(mb.warp_lnch_ovh, "warp launch overhead")
+    # the fit that measured both overheads: one block of a full wave every block_lnch_ovh +
+    # warp_lnch_ovh * (warps each scheduler gets) cycles
+    launch_interval = Fraction(0)
+    if enabled("launch_queue"):
+        per_scheduler = math.ceil(warps_per_block / max(1, device.schedulers_per_sm))
+        launch_interval = block_ovh + warp_ovh * per_scheduler
     return KernelDescription(
         instructions=instructions, subsystems=subsystems, paths=(path,),
         warps_per_block=warps_per_block, blocks=blocks, resident_blocks=resident, issue_limit=il,
         block_launch_overhead=block_ovh, warp_launch_overhead=warp_ovh,
-        name=analysis.function.name, notes=tuple(notes), extra_slots=builder.extra_slots,
+        block_launch_interval=launch_interval, name=analysis.function.name, notes=tuple(notes),
+        extra_slots=builder.extra_slots,
         counted_paths=counted, retry_passes=tuple(sorted((i, p[0]) for i, p in passes.items())))
 
 

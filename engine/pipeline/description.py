@@ -172,6 +172,9 @@ class KernelDescription:
     warp_issue_interval: Fraction = Fraction(1)
     block_launch_overhead: Fraction = Fraction(0)
     warp_launch_overhead: Fraction = Fraction(0)
+    # The SM starts its blocks one at a time: two block starts are at least this far apart
+    # (the measured serial launch rate; 0: no limit). A kernel of short blocks is bound by it.
+    block_launch_interval: Fraction = Fraction(0)
     name: str = "kernel"
     notes: tuple[str, ...] = field(default=())
     extra_slots: int = 0    # completion slots beyond the static instructions (renamed runs)
@@ -235,7 +238,8 @@ class KernelDescription:
     def ticks_per_cycle(self) -> int:
         """LCM of the denominators of every duration, so each becomes a whole number of ticks."""
         denominators = [self.warp_issue_interval.denominator, self.block_launch_overhead.denominator,
-                        self.warp_launch_overhead.denominator, _instruction_ticks(self.instructions)]
+                        self.warp_launch_overhead.denominator, self.block_launch_interval.denominator,
+                        _instruction_ticks(self.instructions)]
         ticks = 1
         for d in denominators:
             ticks = ticks * d // math.gcd(ticks, d)
@@ -271,7 +275,7 @@ class KernelDescription:
             raise SimulationError(f"issue limit {self.issue_limit} must be a positive integer or None")
         if self.warp_issue_interval <= 0:
             raise SimulationError("the warp issue interval must be positive")
-        if self.block_launch_overhead < 0 or self.warp_launch_overhead < 0:
+        if self.block_launch_overhead < 0 or self.warp_launch_overhead < 0 or self.block_launch_interval < 0:
             raise SimulationError("launch overheads cannot be negative")
         if not self.paths:
             raise SimulationError("no dynamic path is given")

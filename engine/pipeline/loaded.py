@@ -17,6 +17,11 @@ grows), so there is one solution, between 0 and its value at x = 0. T is far fro
 (flat while bandwidth binds, then rising with the latency), so the bracket is shrunk by regula
 falsi with the Illinois rule, to a hundredth of the load's latency: 2-8 simulations. A launch
 that barely uses DRAM (less than a cycle of extra latency) keeps its first simulation.
+
+Scattered fetches (a gather: one sector per 64-byte DRAM read) load DRAM far sooner: measured
+beside gathering warps (``[pipeline.dram_loaded_scattered]``), the H100's DRAM saturates at 61 %
+of the streaming peak, where the wait grows without bound. A launch whose DRAM reads are partly
+scattered reads both curves, weighted by the scattered share of its DRAM bytes.
 """
 
 from __future__ import annotations
@@ -42,16 +47,19 @@ class LoadedDram:
     bandwidth_share: float     # DRAM bytes / (simulated SM cycles x the GPU's peak bytes per cycle)
     extra_cycles: float        # cycles added to DRAM's latency (the curve at that share, less the queue)
     simulations: int           # simulations the solve ran (1-8; a traced answer may take one more)
+    scattered_share: float = 0.0   # of the DRAM bytes: scattered fetches (read on the scattered curve)
 
     def describe(self) -> str:
         text = f"DRAM at {100 * self.bandwidth_share:.0f} % of its peak bandwidth"
+        if self.scattered_share >= 0.05:
+            text += f" ({100 * self.scattered_share:.0f} % of its bytes scattered fetches)"
         if self.extra_cycles >= TOLERANCE_CYCLES:
             text += f": loads wait {self.extra_cycles:,.0f} cycles more (latency under load)"
         return text
 
     def to_json(self) -> dict[str, float | int]:
         return {"bandwidth_share": self.bandwidth_share, "extra_dram_latency_cycles": self.extra_cycles,
-                "simulations": self.simulations}
+                "simulations": self.simulations, "scattered_share": self.scattered_share}
 
 
 def extra_latency(curve: Sequence[tuple[float, float]], share: float) -> float:
@@ -94,10 +102,11 @@ def queue_cycles(d: KernelDescription, sim: SimulationResult) -> float:
 
 
 def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any, *, policy: str = "lrr",
-                    trace: bool = False, cycle_budget: float | None = None,
+                    trace: bool = False, cycle_budget: float | None = None, scattered_bytes: float = 0.0,
                     ) -> tuple[SimulationResult, LoadedDram | None]:
     """Simulate ``d`` with DRAM's latency at the load the launch puts on it. ``dram_bytes``: the
-    launch's DRAM bytes read and written (``KernelTraffic``). Every simulation is bounded and
+    launch's DRAM bytes read and written, ``scattered_bytes`` the part of them that scattered
+    fetches read (``KernelTraffic``). Every simulation is bounded and
     cancellable as :func:`simulate` is. The second item is None where no share can be computed
     (no traffic figure, no measured curve, the mechanism off, a run stopped at its budget)."""
 
@@ -115,16 +124,29 @@ def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any
             or first.cycles <= 0 or first.stopped_early or not any(ins.dram_wait > 0 for ins in d.instructions)):
         return first, None
 
+    scattered_curve = getattr(profile.pipeline, "dram_loaded_scattered", ())
+    mix = 0.0
+    if scattered_curve and enabled("scattered_dram_load"):
+        mix = min(1.0, max(0.0, scattered_bytes / dram_bytes))
+
     def share_of(sim: SimulationResult) -> float:
         return dram_bytes / (float(sim.cycles) * peak)
 
+    def measured(share: float) -> float:
+        if mix <= 0.0:
+            return extra_latency(curve, share)
+        return (1.0 - mix) * extra_latency(curve, share) + mix * extra_latency(scattered_curve, share)
+
     def gap(x: float, sim: SimulationResult) -> float:
         # the measured latency under load, less what the run gave: x and its own queue
-        return extra_latency(curve, share_of(sim)) - queue_cycles(d, sim) - x
+        return measured(share_of(sim)) - queue_cycles(d, sim) - x
+
+    def answer(sim: SimulationResult, x: float, runs: int) -> LoadedDram:
+        return LoadedDram(share_of(sim), x, runs, mix)
 
     upper = gap(0.0, first)
     if upper < TOLERANCE_CYCLES:
-        return first, LoadedDram(share_of(first), 0.0, 1)
+        return first, answer(first, 0.0, 1)
     # How close x must come: a hundredth of the latency a DRAM load then has, which moves a
     # latency-bound time by about a hundredth.
     idle = float(getattr(profile.pipeline, "memory", {}).get("dram_Lam", 0.0))
@@ -144,7 +166,7 @@ def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any
     g_hi = gap(hi, sim)
     kept = 0
     if g_hi >= 0 or close(hi, g_hi):
-        return traced(sim, hi), LoadedDram(share_of(sim), hi, runs)
+        return traced(sim, hi), answer(sim, hi, runs)
     while runs < MAX_SIMULATIONS:
         x = (lo * g_hi - hi * g_lo) / (g_hi - g_lo)
         sim = run(x)
@@ -160,4 +182,4 @@ def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any
             hi, g_hi = x, g
             g_lo = g_lo / 2 if kept == -1 else g_lo
             kept = -1
-    return traced(sim, x), LoadedDram(share_of(sim), x, runs)
+    return traced(sim, x), answer(sim, x, runs)

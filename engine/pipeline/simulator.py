@@ -324,6 +324,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     params[_core.P_GAP] = tk(d.warp_issue_interval)
     params[_core.P_BOVH] = tk(d.block_launch_overhead)
     params[_core.P_WOVH] = tk(d.warp_launch_overhead)
+    params[_core.P_BINT] = tk(d.block_launch_interval)
     params[_core.P_POLICY] = POLICIES[policy]
     params[_core.P_BUDGET] = budget
     params[_core.P_RECORD] = 1 if trace else 0

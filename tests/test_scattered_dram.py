@@ -1,0 +1,109 @@
+"""DRAM loaded by gathers (mechanism scattered_dram_load): the measured curve beside gathering
+warps in the profiles, which bytes count as scattered, and the latency solve reading both curves."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.errors import ProfileError
+from engine.evaluation import Evaluator, state_for
+from engine.inputs import resolve_inputs
+from engine.mechanisms import without
+from engine.pipeline.loaded import extra_latency, queue_cycles
+from engine.pipeline.simulator import simulate
+from engine.profiles import SHIPPED_DIR, load_profile, parse_profile
+
+ROOT = Path(__file__).resolve().parents[1]
+V2 = ROOT / "samples" / "v2"
+
+
+def _evaluate(family: str, config: str, profile: str = "h100", kernel: str | None = None):
+    inputs = resolve_inputs(V2 / "ptx" / f"{family}.sm_90.ptx", profile=profile, kernel=kernel,
+                            launch_file=V2 / f"{family}.launch.toml", config=config)
+    return Evaluator().evaluate(inputs, state_for(inputs), trace=False)
+
+
+@pytest.fixture(scope="module")
+def gather_low():
+    """A random gather at 16 warps per SM: latency-bound, DRAM at half its scattered limit."""
+    return _evaluate("gather", "gather_f32/rand-b256-smem100k")
+
+
+def test_profiles_carry_the_scattered_curve_derived_from_the_raw_runs() -> None:
+    sys.path.insert(0, str(ROOT / "bench" / "micro"))
+    try:
+        from make_profile import GPUS, _ncu_dram_per_sector_byte, derive_scattered
+    finally:
+        sys.path.pop(0)
+    for key, saturated in (("h100", 0.61), ("h200", 0.54)):
+        gpu = GPUS[key]
+        curve = load_profile(key).pipeline.dram_loaded_scattered
+        assert curve == derive_scattered(gpu.results("scattered"), gpu.results("loaded"))
+        # ncu: a 64-byte DRAM read per isolated sector, less the few L2 holds
+        assert 1.85 < _ncu_dram_per_sector_byte(gpu.results("scattered") / "ncu_run1.csv") < 2.0
+        shares = [u for u, _ in curve]
+        assert shares[0] == 0 and shares == sorted(shares)
+        assert shares[-1] == pytest.approx(saturated, abs=0.01)
+        # gathers wait longer than streams at the same bandwidth
+        streaming = load_profile(key).pipeline.dram_loaded
+        assert extra_latency(curve, 0.3) > extra_latency(streaming, 0.3) + 100
+
+
+def _with_scattered(shares: str, extra: str) -> str:
+    text = (SHIPPED_DIR / "h100.toml").read_text()
+    section = re.search(r"(?ms)^\[pipeline\.dram_loaded_scattered\]\n.*?\n\n", text)
+    assert section is not None
+    body = re.sub(r"(?m)^bandwidth_share = .*$", f"bandwidth_share = {shares}", section.group(0))
+    body = re.sub(r"(?m)^extra_Lam = .*$", f"extra_Lam = {extra}", body)
+    return text.replace(section.group(0), body)
+
+
+def test_a_scattered_curve_may_end_below_the_streaming_peak() -> None:
+    profile = parse_profile(_with_scattered("[0, 0.3, 0.6]", "[0, 100, 900]"), "ok.toml")
+    assert profile.pipeline.dram_loaded_scattered == ((0.0, 0.0), (0.3, 100.0), (0.6, 900.0))
+
+
+@pytest.mark.parametrize(("shares", "extra", "key", "phrase"), [
+    ("[0, 0.5, 1.2]", "[0, 1, 2]", "bandwidth_share", "<= 1"),
+    ("[0.1, 0.5]", "[0, 5]", "bandwidth_share", "at most 1"),
+    ("[0, 0.5]", "[0, 50, 20]", "extra_Lam", "3 values for 2"),
+    ("[0, 0.4, 0.5]", "[0, 50, 20]", "extra_Lam", "must not fall"),
+])
+def test_a_bad_scattered_curve_is_refused_with_its_key(shares, extra, key, phrase) -> None:
+    with pytest.raises(ProfileError) as info:
+        parse_profile(_with_scattered(shares, extra), "bad.toml")
+    assert info.value.key == f"pipeline.dram_loaded_scattered.{key}"
+    assert phrase in info.value.message
+
+
+def test_only_gathers_count_as_scattered_bytes(gather_low) -> None:
+    traffic = gather_low.traffic
+    # the gathered words are most of the reads; the index stream is not scattered
+    assert 0.7 * traffic.dram_read_bytes < traffic.dram_scattered_bytes < traffic.dram_read_bytes
+    assert _evaluate("gridstride", "gs_saxpy/g528-b256").traffic.dram_scattered_bytes == 0
+    # a tile's halo columns fetch isolated sectors too, but in address order: not scattered
+    tiled = _evaluate("stencil2d", "stencil2d_5pt_tiled/b32x8", kernel="stencil2d_5pt_tiled")
+    assert tiled.traffic.dram_scattered_bytes == 0
+
+
+def test_the_solve_reads_both_curves_by_the_scattered_share(gather_low) -> None:
+    loaded = gather_low.loaded_dram
+    pipeline = gather_low.profile.pipeline
+    mix = gather_low.traffic.dram_scattered_bytes / (gather_low.traffic.dram_read_bytes
+                                                     + gather_low.traffic.dram_write_bytes)
+    assert loaded is not None and loaded.scattered_share == pytest.approx(mix)
+    assert "scattered" in loaded.describe() and loaded.to_json()["scattered_share"] == pytest.approx(mix)
+    sim = simulate(gather_low.description.with_dram_delay(loaded.extra_cycles), trace=False)
+    measured = ((1 - mix) * extra_latency(pipeline.dram_loaded, loaded.bandwidth_share)
+                + mix * extra_latency(pipeline.dram_loaded_scattered, loaded.bandwidth_share))
+    gap = measured - queue_cycles(gather_low.description, sim) - loaded.extra_cycles
+    assert abs(gap) <= 0.01 * (pipeline.memory["dram_Lam"] + loaded.extra_cycles)
+    with without(["scattered_dram_load"]):
+        streaming = _evaluate("gather", "gather_f32/rand-b256-smem100k")
+    assert streaming.loaded_dram is not None and streaming.loaded_dram.scattered_share == 0
+    assert loaded.extra_cycles > streaming.loaded_dram.extra_cycles + 200
+    assert gather_low.models["pipeline"].sm_cycles > 1.2 * streaming.models["pipeline"].sm_cycles

@@ -107,6 +107,10 @@ MECHANISMS: dict[str, str] = {
                            "fetch) load DRAM as measured beside gathering warps (the profile's "
                            "[pipeline.dram_loaded_scattered]: saturated at 61 % of the streaming peak on the "
                            "H100, 54 % on the H200), the rest as beside streaming ones",
+    "block_turnaround": "a block slot starts its next block the measured turnaround after the block's last "
+                        "result (the profile's [pipeline.blocks]: about 300 cycles on the H100 and H200, one "
+                        "empty block per SM), not block_lnch_ovh, which is the SM-wide rate of launches "
+                        "(without: block_lnch_ovh)",
     "launch_queue": "an SM starts its blocks one at a time, at the measured serial rate (the profile's "
                     "block_lnch_ovh + warp_lnch_ovh per warp a scheduler gets): a grid of short blocks "
                     "waits for its launches (without: each freed block slot starts its next block on "

@@ -180,6 +180,13 @@ PIPELINE_DRAM_LOADED: dict[str, Field] = {
     "source": OPT_STR,
 }
 
+# A block slot's turnaround (``run_micro.sh turn``): cycles from a block's last result to the next
+# block's first warp on the same slot.
+PIPELINE_BLOCKS: dict[str, Field] = {
+    "block_turnaround": CYCLES,
+    "source": OPT_STR,
+}
+
 # Multi-line load latency (``run_micro.sh lanes``): cycles a warp load waits beyond its one-line
 # latency when its lanes touch ``lines`` different lines, per level.
 PIPELINE_LINE_LATENCY: dict[str, Field] = {
@@ -354,6 +361,7 @@ class Validator:
         memory = pipeline.pop("memory", None) if isinstance(pipeline, dict) else None
         loaded = pipeline.pop("dram_loaded", None) if isinstance(pipeline, dict) else None
         scattered = pipeline.pop("dram_loaded_scattered", None) if isinstance(pipeline, dict) else None
+        blocks = pipeline.pop("blocks", None) if isinstance(pipeline, dict) else None
         line_latency = pipeline.pop("line_latency", None) if isinstance(pipeline, dict) else None
         self.check_table(pipeline, PIPELINE, "pipeline")
         if memory is not None:
@@ -362,6 +370,8 @@ class Validator:
             self._validate_dram_loaded(loaded)
         if scattered is not None:
             self._validate_dram_loaded(scattered, "pipeline.dram_loaded_scattered")
+        if blocks is not None:
+            self.check_table(blocks, PIPELINE_BLOCKS, "pipeline.blocks")
         if line_latency is not None:
             self._validate_line_latency(line_latency)
         self._validate_instructions(data.get("instruction", []))

@@ -212,6 +212,9 @@ class PipelineParams:
     # the same beside gathering warps (isolated sectors): shares of the *streaming* peak, rising
     # from 0 to where scattered fetches saturate DRAM (below 1); empty when not measured
     dram_loaded_scattered: tuple[tuple[float, float], ...] = ()
+    # cycles from a block's last result to the next block's first warp on that slot of the SM
+    # ([pipeline.blocks]); None when not measured
+    block_turnaround: float | None = None
     # multi-line load latency: (lines, L1, L2, DRAM cycles over the one-line latency), lines rising
     # from 1; empty when the profile has no measured table
     line_latency: tuple[tuple[float, float, float, float], ...] = ()
@@ -825,11 +828,12 @@ def _build(data: dict[str, Any], name: str, path: Path | None) -> Profile:
 
     curve = curve_of(pipe.pop("dram_loaded", None))
     scattered = curve_of(pipe.pop("dram_loaded_scattered", None))
+    blocks = pipe.pop("blocks", None) or {}
     table = pipe.pop("line_latency", None)
     lines = tuple(zip(*(map(float, table[k]) for k in ("lines", "l1_extra", "l2_extra", "dram_extra")),
                       strict=True)) if table else ()
     pipeline = PipelineParams(memory=memory, dram_loaded=curve, dram_loaded_scattered=scattered,
-                              line_latency=lines, **pipe)
+                              block_turnaround=blocks.get("block_turnaround"), line_latency=lines, **pipe)
     manybsp = None
     if "manybsp" in data:
         body = dict(data["manybsp"])

@@ -311,3 +311,43 @@ def test_blocks_launch_at_the_profiles_serial_rate(mm) -> None:
     assert float(d.block_launch_interval) == pytest.approx(mb.block_lnch_ovh + mb.warp_lnch_ovh * per_scheduler)
     with without(["launch_queue"]):
         assert describe_kernel(module, launch.kernel, profile, launch).block_launch_interval == 0
+
+
+def test_a_freed_block_slot_restarts_after_the_measured_turnaround(mm) -> None:
+    # about 300 cycles per block when one empty block fits on the SM: twice the SM-wide rate
+    import sys
+
+    from engine.mechanisms import without
+
+    module, profile, launches = mm
+    launch = launches["case"]
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench" / "micro"))
+    try:
+        from make_profile import GPUS, derive_turnaround
+    finally:
+        sys.path.pop(0)
+    turnaround = profile.pipeline.block_turnaround
+    assert turnaround == derive_turnaround(GPUS["h100"].results("turn"), profile.manybsp.warp_lnch_ovh)
+    assert 250 < turnaround < 330 and turnaround > 1.5 * profile.manybsp.block_lnch_ovh
+    d = describe_kernel(module, launch.kernel, profile, launch)
+    assert float(d.block_launch_overhead) == pytest.approx(turnaround)
+    with without(["block_turnaround"]):
+        plain = describe_kernel(module, launch.kernel, profile, launch)
+    assert float(plain.block_launch_overhead) == pytest.approx(profile.manybsp.block_lnch_ovh)
+    # the SM-wide launch rate is the same either way
+    assert plain.block_launch_interval == d.block_launch_interval
+
+
+@pytest.mark.parametrize(("value", "phrase"), [("nan", "finite"), ("-5", ">= 0"), ('"slow"', "number")])
+def test_a_bad_block_turnaround_is_refused_with_its_key(value, phrase) -> None:
+    import re
+
+    from engine.errors import ProfileError
+    from engine.profiles import SHIPPED_DIR, parse_profile
+
+    text = re.sub(r"(?m)^block_turnaround = .*$", f"block_turnaround = {value}",
+                  (Path(SHIPPED_DIR) / "h100.toml").read_text())
+    with pytest.raises(ProfileError) as info:
+        parse_profile(text, "bad.toml")
+    assert info.value.key == "pipeline.blocks.block_turnaround"
+    assert phrase in info.value.message

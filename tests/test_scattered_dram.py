@@ -107,3 +107,4 @@ def test_the_solve_reads_both_curves_by_the_scattered_share(gather_low) -> None:
     assert streaming.loaded_dram is not None and streaming.loaded_dram.scattered_share == 0
     assert loaded.extra_cycles > streaming.loaded_dram.extra_cycles + 200
     assert gather_low.models["pipeline"].sm_cycles > 1.2 * streaming.models["pipeline"].sm_cycles
+

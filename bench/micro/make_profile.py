@@ -426,6 +426,18 @@ def derive_scattered(results: Path, streaming: Path) -> tuple[tuple[float, float
     return tuple((u, round(x, 1)) for u, x in curve)
 
 
+def derive_turnaround(results: Path, warp_lnch_ovh: float) -> float | None:
+    """Cycles from a block's end to the next block's first warp on the same slot of an SM
+    (``run_micro.sh turn``): one slot's time per empty 256-thread block when one block fits
+    (turn,empty_r1, mean of both runs), less the 7 x warp_lnch_ovh by which its 8 warps start
+    apart (the simulator adds those itself). None when the folder is absent."""
+    if not (results / "run1.csv").exists():
+        return None
+    runs = [load_run(results / f"run{k}.csv") for k in (1, 2)]
+    per_block = sum(_get(run, "turn", "empty_r1") for run in runs) / 2
+    return round(per_block - 7 * warp_lnch_ovh, 1)
+
+
 EMPTY_KERNELS = Path(__file__).resolve().parents[2] / "samples" / "measured" / "h100-empty" / "ncu_empty.csv"
 
 
@@ -824,6 +836,16 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
         w(f'source = "measured: {loaded_where}/run{{1,2}}.csv (loaded,dram_gbps_w*; loaded,dram_latency_w*): '
           'share = bandwidth / the largest reached, extra = latency - the idle latency (0 streaming warps), '
           'mean of the two runs, up to the largest bandwidth"')
+        w("")
+    turnaround = derive_turnaround(gpu.results("turn"), v["launch.warp_lnch_ovh"])
+    if turnaround is not None:
+        where = gpu.results("turn").resolve().relative_to(ROOT).as_posix()
+        w("[pipeline.blocks]")
+        w("# A block slot's turnaround: from a block's last result to the next block's first warp on")
+        w("# that slot (the serial launch rate, block_lnch_ovh of [manybsp], spaces starts SM-wide).")
+        w(f"block_turnaround = {_fmt(turnaround)}")
+        w(f'source = "measured: {where}/run{{1,2}}.csv (turn,empty_r1: one empty 256-thread block per SM, '
+          'cycles per block; mean of the two runs) less 7 x warp_lnch_ovh (its 8 warps start that far apart)"')
         w("")
     scattered = derive_scattered(gpu.results("scattered"), gpu.results("loaded"))
     if scattered:

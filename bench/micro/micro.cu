@@ -1145,6 +1145,83 @@ static void bench_launch(Ctx& c, double clock_mhz) {
     }
 }
 
+// Block turnaround: how long a block slot of an SM takes per block when few blocks fit (dynamic
+// shared memory cuts residency to r blocks of 256 threads). The slope of elapsed cycles over
+// blocks per SM, times r, is one slot's time per block: the body's own time plus the time from
+// one block's end to the next one's start on that slot. Bodies: nothing; one coalesced store per
+// thread; a copy (a DRAM load, then a store); a clock64 spin of 2,000 cycles.
+enum TurnBody { TURN_EMPTY, TURN_STORE, TURN_COPY, TURN_SPIN };
+
+template <int Body>
+__global__ void k_turn(float* out, const float* in, long long spin) {
+    extern __shared__ float reserved[];   // never touched: only cuts how many blocks fit
+    const size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (Body == TURN_STORE) out[i] = 1.0f;
+    if (Body == TURN_COPY) out[i] = in[i];
+    if (Body == TURN_SPIN) {
+        long long t0 = clock64();
+        while (clock64() - t0 < spin) {
+        }
+        if (threadIdx.x == 1024) reserved[0] = 0.f;   // never: keeps the declaration
+    }
+}
+
+template <int Body>
+static void bench_turn_body(Ctx& c, double clock_mhz, const char* name, float* big, size_t big_floats) {
+    const int nt = 256;
+    CK(cudaFuncSetAttribute(k_turn<Body>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    size_t window = 0;
+    for (int r : {1, 2, 4}) {
+        const size_t smem = r == 1 ? 200 * 1024 : r == 2 ? 100 * 1024 : 50 * 1024;
+        const int K = 4;
+        int per_sm[K] = {16, 32, 64, 128};
+        double xs[K], ys[K];
+        for (int k = 0; k < K; k++) {
+            const size_t blocks = (size_t)per_sm[k] * c.sms, n = blocks * nt;
+            std::vector<float> t;
+            for (int rep = 0; rep < 9; rep++) {
+                // input and output move through the 1 GB buffer, so a copy reads DRAM, not L2
+                if ((window + 2) * n > big_floats) window = 0;
+                float* out = big + window * n;
+                const float* in = big + (window + 1) * n;
+                window += 2;
+                CK(cudaEventRecord(e0));
+                k_turn<Body><<<blocks, nt, smem>>>(out, in, 2000);
+                CK(cudaEventRecord(e1));
+                CKL();
+                float ms;
+                CK(cudaEventElapsedTime(&ms, e0, e1));
+                t.push_back(ms);
+            }
+            std::sort(t.begin(), t.end());
+            xs[k] = per_sm[k];
+            ys[k] = t[t.size() / 2] * 1e-3 * clock_mhz * 1e6;  // cycles
+        }
+        double mx = 0, my = 0;
+        for (int k = 0; k < K; k++) mx += xs[k] / K, my += ys[k] / K;
+        double sxy = 0, sxx = 0;
+        for (int k = 0; k < K; k++) sxy += (xs[k] - mx) * (ys[k] - my), sxx += (xs[k] - mx) * (xs[k] - mx);
+        const double slope = sxy / sxx;   // cycles per block per SM
+        row("turn", std::string(name) + "_r" + std::to_string(r),
+            "256 threads " + std::to_string(r) + " blocks/SM (smem " + std::to_string(smem / 1024) + " KB) cycles per block per slot",
+            slope * r, "cycles");
+    }
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+}
+
+static void bench_turnaround(Ctx& c, double clock_mhz, char* big, size_t big_bytes) {
+    float* f = (float*)big;
+    const size_t n = big_bytes / sizeof(float);
+    bench_turn_body<TURN_EMPTY>(c, clock_mhz, "empty", f, n);
+    bench_turn_body<TURN_STORE>(c, clock_mhz, "store", f, n);
+    bench_turn_body<TURN_COPY>(c, clock_mhz, "copy", f, n);
+    bench_turn_body<TURN_SPIN>(c, clock_mhz, "spin2000", f, n);
+}
+
 // ------------------------------------------------------------------------------------------
 // Instruction mix (001 section 4.2): BETA fma.rn.f32 then one ex2.approx.ftz.f32, repeated.
 
@@ -1276,7 +1353,7 @@ int main(int argc, char** argv) {
     if (want("local")) bench_local(c);
     if (want("bar")) bench_bar(c);
     if (want("mix")) bench_mix(c);
-    if (want("global") || want("bw") || want("loaded") || want("scattered") || want("lanes")) {
+    if (want("global") || want("bw") || want("loaded") || want("scattered") || want("lanes") || want("turn")) {
         size_t big_bytes = 1u << 30, flush_bytes = 256u << 20;
         char* big;
         float4* flush;
@@ -1287,6 +1364,7 @@ int main(int argc, char** argv) {
         if (want("global")) bench_global_lat(c, big, big_bytes, flush, flush_bytes);
         if (want("loaded")) bench_loaded<false>(c, big, big_bytes);
         if (want("loaded") || want("scattered")) bench_loaded<true>(c, big, big_bytes);
+        if (want("turn")) bench_turnaround(c, measure_clock_mhz(c), big, big_bytes);
         if (want("lanes")) bench_lanes_lat(c, big, big_bytes, flush, flush_bytes);
         if (want("bw")) {
             measure_clock_mhz(c);

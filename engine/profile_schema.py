@@ -369,7 +369,7 @@ class Validator:
         if loaded is not None:
             self._validate_dram_loaded(loaded)
         if scattered is not None:
-            self._validate_dram_loaded(scattered, "pipeline.dram_loaded_scattered")
+            self._validate_dram_loaded(scattered, "pipeline.dram_loaded_scattered", ends_at_peak=False)
         if blocks is not None:
             self.check_table(blocks, PIPELINE_BLOCKS, "pipeline.blocks")
         if line_latency is not None:
@@ -377,17 +377,18 @@ class Validator:
         self._validate_instructions(data.get("instruction", []))
         self._validate_sources(data.get("sources", {}))
 
-    def _validate_dram_loaded(self, table: Any, section: str = "pipeline.dram_loaded") -> None:
+    def _validate_dram_loaded(self, table: Any, section: str = "pipeline.dram_loaded",
+                              ends_at_peak: bool = True) -> None:
         """A curve: as many extra latencies as shares, the shares rising from 0 and ending at 1
-        (the model reads it between its points; the scattered curve ends where scattered fetches
-        saturate DRAM, at most 1), the latencies never falling."""
+        (the model reads it between its points), the latencies never falling. A curve that does
+        not end at the peak (scattered fetches saturate DRAM below it) ends at most at 1."""
         self.check_table(table, PIPELINE_DRAM_LOADED, section)
         shares, extra = table["bandwidth_share"], table["extra_Lam"]
         if len(shares) != len(extra):
             self.fail(f"has {len(extra)} values for {len(shares)} bandwidth shares", section, "extra_Lam")
-        end_ok = shares[-1] == 1 if section == "pipeline.dram_loaded" else 0 < shares[-1] <= 1
+        end_ok = shares[-1] == 1 if ends_at_peak else 0 < shares[-1] <= 1
         if shares[0] != 0 or not end_ok or any(b <= a for a, b in zip(shares, shares[1:], strict=False)):
-            ending = "1" if section == "pipeline.dram_loaded" else "at most 1"
+            ending = "1" if ends_at_peak else "at most 1"
             self.fail(f"must rise strictly from 0 to {ending}, got " + shown(shares), section, "bandwidth_share")
         if any(b < a for a, b in zip(extra, extra[1:], strict=False)):
             self.fail("must not fall as the share rises, got " + shown(extra), section, "extra_Lam")

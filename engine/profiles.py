@@ -811,6 +811,12 @@ def _decode_error_line(message: str) -> int | None:
     return None
 
 
+def _curve(table: dict[str, Any] | None) -> tuple[tuple[float, float], ...]:
+    """A ``[pipeline.dram_loaded*]`` table as (share, extra cycles) points; empty without one."""
+    return tuple(zip(map(float, table["bandwidth_share"]), map(float, table["extra_Lam"]), strict=True)) \
+        if table else ()
+
+
 def _build(data: dict[str, Any], name: str, path: Path | None) -> Profile:
     dev = dict(data["device"])
     if "shared_memory_carveouts" in dev:
@@ -822,12 +828,8 @@ def _build(data: dict[str, Any], name: str, path: Path | None) -> Profile:
     }
     pipe = dict(data["pipeline"])
     memory = {k: float(v) for k, v in pipe.pop("memory", {}).items() if k != "source"}
-    def curve_of(table: dict[str, Any] | None) -> tuple[tuple[float, float], ...]:
-        return tuple(zip(map(float, table["bandwidth_share"]), map(float, table["extra_Lam"]), strict=True)) \
-            if table else ()
-
-    curve = curve_of(pipe.pop("dram_loaded", None))
-    scattered = curve_of(pipe.pop("dram_loaded_scattered", None))
+    curve = _curve(pipe.pop("dram_loaded", None))
+    scattered = _curve(pipe.pop("dram_loaded_scattered", None))
     blocks = pipe.pop("blocks", None) or {}
     table = pipe.pop("line_latency", None)
     lines = tuple(zip(*(map(float, table[k]) for k in ("lines", "l1_extra", "l2_extra", "dram_extra")),

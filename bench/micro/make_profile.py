@@ -825,21 +825,24 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
         w(f'source = "measured: {lanes_where}/run{{1,2}}.csv ({rows}): '
           'latency with n lanes - latency with 1, mean of the two runs, never falling"')
         w("")
+    def write_curve(curve: tuple[tuple[float, float], ...]) -> None:
+        w(f"bandwidth_share = [{', '.join(_fmt(u) for u, _ in curve)}]")
+        w(f"extra_Lam = [{', '.join(_fmt(x) for _, x in curve)}]")
+
     loaded = derive_loaded(gpu.results('loaded'))
     if loaded:
-        loaded_where = gpu.results('loaded').resolve().relative_to(ROOT).as_posix()
+        loaded_where = _relative(gpu.results('loaded'))
         w("[pipeline.dram_loaded]")
         w("# A load's DRAM latency while the other warps of the GPU draw a share of the peak DRAM")
         w("# bandwidth: cycles added to dram_Lam (a 1 GB pointer chase beside streaming warps).")
-        w(f"bandwidth_share = [{', '.join(_fmt(u) for u, _ in loaded)}]")
-        w(f"extra_Lam = [{', '.join(_fmt(x) for _, x in loaded)}]")
+        write_curve(loaded)
         w(f'source = "measured: {loaded_where}/run{{1,2}}.csv (loaded,dram_gbps_w*; loaded,dram_latency_w*): '
           'share = bandwidth / the largest reached, extra = latency - the idle latency (0 streaming warps), '
           'mean of the two runs, up to the largest bandwidth"')
         w("")
     turnaround = derive_turnaround(gpu.results("turn"), v["launch.warp_lnch_ovh"])
     if turnaround is not None:
-        where = gpu.results("turn").resolve().relative_to(ROOT).as_posix()
+        where = _relative(gpu.results("turn"))
         w("[pipeline.blocks]")
         w("# A block slot's turnaround: from a block's last result to the next block's first warp on")
         w("# that slot (the serial launch rate, block_lnch_ovh of [manybsp], spaces starts SM-wide).")
@@ -849,12 +852,11 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
         w("")
     scattered = derive_scattered(gpu.results("scattered"), gpu.results("loaded"))
     if scattered:
-        where = gpu.results("scattered").resolve().relative_to(ROOT).as_posix()
+        where = _relative(gpu.results("scattered"))
         w("[pipeline.dram_loaded_scattered]")
         w("# The same beside warps that gather (one random word per lane): DRAM saturates near")
         w("# this curve's last share, far below the streaming peak; shares of the streaming peak.")
-        w(f"bandwidth_share = [{', '.join(_fmt(u) for u, _ in scattered)}]")
-        w(f"extra_Lam = [{', '.join(_fmt(x) for _, x in scattered)}]")
+        write_curve(scattered)
         w(f'source = "measured: {where}/run{{1,2}}.csv (loaded,scattered_sector_gbps_*; '
           'loaded,scattered_dram_latency_*) and ncu_run1.csv (dram__bytes_read.sum per sector requested): '
           'share = sectors x DRAM bytes per sector / the largest streaming bandwidth of '

@@ -1110,6 +1110,32 @@ static void bench_bar(Ctx& c) {
 
 __global__ void k_empty() {}
 
+// The median over `reps` runs of `launch()` (events around each), in SM cycles at `clock_mhz`.
+template <class Launch>
+static double median_cycles(int reps, double clock_mhz, cudaEvent_t e0, cudaEvent_t e1, Launch launch) {
+    std::vector<float> t;
+    for (int rep = 0; rep < reps; rep++) {
+        CK(cudaEventRecord(e0));
+        launch();
+        CK(cudaEventRecord(e1));
+        CKL();
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2] * 1e-3 * clock_mhz * 1e6;
+}
+
+// Least-squares slope of ys over xs (k points): the per-unit cost, free of a fixed launch cost.
+static double fitted_slope(const double* xs, const double* ys, int k) {
+    double mx = 0, my = 0;
+    for (int i = 0; i < k; i++) mx += xs[i] / k, my += ys[i] / k;
+    double sxy = 0, sxx = 0;
+    for (int i = 0; i < k; i++) sxy += (xs[i] - mx) * (ys[i] - my), sxx += (xs[i] - mx) * (xs[i] - mx);
+    return sxy / sxx;
+}
+
 static void bench_launch(Ctx& c, double clock_mhz) {
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
@@ -1121,25 +1147,10 @@ static void bench_launch(Ctx& c, double clock_mhz) {
         int waves[K] = {16, 32, 64, 128, 256};
         double xs[K], ys[K];
         for (int k = 0; k < K; k++) {
-            std::vector<float> t;
-            for (int rep = 0; rep < 15; rep++) {
-                CK(cudaEventRecord(e0));
-                k_empty<<<wave * waves[k], nt>>>();
-                CK(cudaEventRecord(e1));
-                CKL();
-                float ms;
-                CK(cudaEventElapsedTime(&ms, e0, e1));
-                t.push_back(ms);
-            }
-            std::sort(t.begin(), t.end());
             xs[k] = waves[k];
-            ys[k] = t[t.size() / 2] * 1e-3 * clock_mhz * 1e6;  // cycles
+            ys[k] = median_cycles(15, clock_mhz, e0, e1, [&] { k_empty<<<wave * waves[k], nt>>>(); });
         }
-        double mx = 0, my = 0;
-        for (int k = 0; k < K; k++) mx += xs[k] / K, my += ys[k] / K;
-        double sxy = 0, sxx = 0;
-        for (int k = 0; k < K; k++) sxy += (xs[k] - mx) * (ys[k] - my), sxx += (xs[k] - mx) * (xs[k] - mx);
-        double slope = sxy / sxx;
+        const double slope = fitted_slope(xs, ys, K);
         row("launch", "wave", std::to_string(nt) + " threads x " + std::to_string(per_sm) + " blocks/SM", slope,
             "cycles/wave");
     }
@@ -1181,30 +1192,17 @@ static void bench_turn_body(Ctx& c, double clock_mhz, const char* name, float* b
         double xs[K], ys[K];
         for (int k = 0; k < K; k++) {
             const size_t blocks = (size_t)per_sm[k] * c.sms, n = blocks * nt;
-            std::vector<float> t;
-            for (int rep = 0; rep < 9; rep++) {
+            xs[k] = per_sm[k];
+            ys[k] = median_cycles(9, clock_mhz, e0, e1, [&] {
                 // input and output move through the 1 GB buffer, so a copy reads DRAM, not L2
                 if ((window + 2) * n > big_floats) window = 0;
                 float* out = big + window * n;
                 const float* in = big + (window + 1) * n;
                 window += 2;
-                CK(cudaEventRecord(e0));
                 k_turn<Body><<<blocks, nt, smem>>>(out, in, 2000);
-                CK(cudaEventRecord(e1));
-                CKL();
-                float ms;
-                CK(cudaEventElapsedTime(&ms, e0, e1));
-                t.push_back(ms);
-            }
-            std::sort(t.begin(), t.end());
-            xs[k] = per_sm[k];
-            ys[k] = t[t.size() / 2] * 1e-3 * clock_mhz * 1e6;  // cycles
+            });
         }
-        double mx = 0, my = 0;
-        for (int k = 0; k < K; k++) mx += xs[k] / K, my += ys[k] / K;
-        double sxy = 0, sxx = 0;
-        for (int k = 0; k < K; k++) sxy += (xs[k] - mx) * (ys[k] - my), sxx += (xs[k] - mx) * (xs[k] - mx);
-        const double slope = sxy / sxx;   // cycles per block per SM
+        const double slope = fitted_slope(xs, ys, K);   // cycles per block per SM
         row("turn", std::string(name) + "_r" + std::to_string(r),
             "256 threads " + std::to_string(r) + " blocks/SM (smem " + std::to_string(smem / 1024) + " KB) cycles per block per slot",
             slope * r, "cycles");

@@ -614,17 +614,16 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     mb = profile.manybsp
     block_ovh = Fraction(0) if mb is None else to_fraction(mb.block_lnch_ovh, "block launch overhead")
     warp_ovh = Fraction(0) if mb is None else to_fraction(mb.warp_lnch_ovh, "warp launch overhead")
-    serial_ovh = block_ovh
-    # the fit that measured both overheads: one block of a full wave every block_lnch_ovh +
-    # warp_lnch_ovh * (warps each scheduler gets) cycles
+    # The SM-wide launch rate, from the fit that measured both overheads: one block of a full
+    # wave every block_lnch_ovh + warp_lnch_ovh * (warps each scheduler gets) cycles.
     launch_interval = Fraction(0)
-    turnaround = profile.pipeline.block_turnaround
-    if turnaround is not None and enabled("block_turnaround"):
-        # a slot restarts later than the SM-wide launch rate spaces blocks (measured alone)
-        block_ovh = to_fraction(turnaround, "block turnaround")
     if enabled("launch_queue"):
         per_scheduler = math.ceil(warps_per_block / max(1, device.schedulers_per_sm))
-        launch_interval = serial_ovh + warp_ovh * per_scheduler
+        launch_interval = block_ovh + warp_ovh * per_scheduler
+    turnaround = profile.pipeline.block_turnaround
+    if turnaround is not None and enabled("block_turnaround"):
+        # a freed slot's own restart, measured with one block per SM: about twice that rate
+        block_ovh = to_fraction(turnaround, "block turnaround")
     return KernelDescription(
         instructions=instructions, subsystems=subsystems, paths=(path,),
         warps_per_block=warps_per_block, blocks=blocks, resident_blocks=resident, issue_limit=il,

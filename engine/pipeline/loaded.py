@@ -20,8 +20,9 @@ that barely uses DRAM (less than a cycle of extra latency) keeps its first simul
 
 Scattered fetches (a gather: one sector per 64-byte DRAM read) load DRAM far sooner: measured
 beside gathering warps (``[pipeline.dram_loaded_scattered]``), the H100's DRAM saturates at 61 %
-of the streaming peak, where the wait grows without bound. A launch whose DRAM reads are partly
-scattered reads both curves, weighted by the scattered share of its DRAM bytes.
+of the streaming peak, with loads waiting 2,150 cycles more there (the curve ends at that
+saturation; more requests in flight only queue). A launch whose DRAM reads are partly scattered
+reads both curves, weighted by the scattered share of its DRAM bytes.
 """
 
 from __future__ import annotations

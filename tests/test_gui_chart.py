@@ -72,7 +72,20 @@ def test_stall_names_and_selects_the_instruction_it_waits_on(window, qtbot):
     view = window.gantt.view
     trace = view.trace
     memory = STALL_CAUSES.index("memory_dependency")
-    stall_row = int(np.flatnonzero(trace.stalls["cause"] == memory)[0])
+    lanes = view.layout_data.lanes
+
+    def drawn_on_top(row: int) -> bool:
+        # a collapsed group shows the first of its lanes with a bar at a point: the stall
+        # clicked must be the one drawn there
+        k = next((k for k, ln in enumerate(lanes) if ln.source == "stalls" and row in ln.row), None)
+        if k is None:
+            return False
+        b = int(np.flatnonzero(lanes[k].row == row)[0])
+        x = float((lanes[k].x0[b] + lanes[k].x1[b]) / 2)
+        view.plot.getViewBox().setXRange(lanes[k].x0[b] - 2, lanes[k].x1[b] + 2, padding=0)
+        return view._hit(view.scene_point(x, lanes[k].y + lanes[k].height / 2)) == (k, b)
+
+    stall_row = next(int(r) for r in np.flatnonzero(trace.stalls["cause"] == memory) if drawn_on_top(int(r)))
     rec = trace.stalls[stall_row]
     waited = view.waited_instruction(stall_row)
     # its warp's first issue once the stall is over (other waits may come in between)

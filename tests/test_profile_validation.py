@@ -26,6 +26,7 @@ from engine.profile_schema import (
     INSTRUCTION,
     MANYBSP,
     PIPELINE,
+    PIPELINE_BLOCKS,
     PIPELINE_DRAM_LOADED,
     PIPELINE_LINE_LATENCY,
     PIPELINE_MEMORY,
@@ -49,7 +50,8 @@ source = "test"
 """
 BASE = (SHIPPED_DIR / "h100.toml").read_text() + RULE
 SPECS = {"device": DEVICE, "manybsp": MANYBSP, "pipeline": PIPELINE, "pipeline.memory": PIPELINE_MEMORY,
-         "pipeline.dram_loaded": PIPELINE_DRAM_LOADED, "pipeline.line_latency": PIPELINE_LINE_LATENCY,
+         "pipeline.dram_loaded": PIPELINE_DRAM_LOADED, "pipeline.dram_loaded_scattered": PIPELINE_DRAM_LOADED,
+         "pipeline.line_latency": PIPELINE_LINE_LATENCY, "pipeline.blocks": PIPELINE_BLOCKS,
          "instruction": INSTRUCTION}
 
 

@@ -358,22 +358,19 @@ class Validator:
         if "pipeline" not in data:
             self.fail("the [pipeline] section is missing", None, None)
         pipeline = dict(data["pipeline"]) if isinstance(data["pipeline"], dict) else data["pipeline"]
-        memory = pipeline.pop("memory", None) if isinstance(pipeline, dict) else None
-        loaded = pipeline.pop("dram_loaded", None) if isinstance(pipeline, dict) else None
-        scattered = pipeline.pop("dram_loaded_scattered", None) if isinstance(pipeline, dict) else None
-        blocks = pipeline.pop("blocks", None) if isinstance(pipeline, dict) else None
-        line_latency = pipeline.pop("line_latency", None) if isinstance(pipeline, dict) else None
+        # the [pipeline.*] sub-tables, each with its own check, after [pipeline]'s own keys
+        subtables = {
+            "memory": lambda t: self.check_table(t, PIPELINE_MEMORY, "pipeline.memory"),
+            "dram_loaded": self._validate_dram_loaded,
+            "dram_loaded_scattered": lambda t: self._validate_dram_loaded(
+                t, "pipeline.dram_loaded_scattered", ends_at_peak=False),
+            "blocks": lambda t: self.check_table(t, PIPELINE_BLOCKS, "pipeline.blocks"),
+            "line_latency": self._validate_line_latency,
+        }
+        found = {key: pipeline.pop(key) for key in subtables if isinstance(pipeline, dict) and key in pipeline}
         self.check_table(pipeline, PIPELINE, "pipeline")
-        if memory is not None:
-            self.check_table(memory, PIPELINE_MEMORY, "pipeline.memory")
-        if loaded is not None:
-            self._validate_dram_loaded(loaded)
-        if scattered is not None:
-            self._validate_dram_loaded(scattered, "pipeline.dram_loaded_scattered", ends_at_peak=False)
-        if blocks is not None:
-            self.check_table(blocks, PIPELINE_BLOCKS, "pipeline.blocks")
-        if line_latency is not None:
-            self._validate_line_latency(line_latency)
+        for key, table in found.items():
+            subtables[key](table)
         self._validate_instructions(data.get("instruction", []))
         self._validate_sources(data.get("sources", {}))
 

@@ -17,6 +17,7 @@ from engine.pipeline.loaded import extra_latency, peak_dram_bytes_per_cycle, que
 from engine.pipeline.simulator import simulate
 from engine.profiles import SHIPPED_DIR, load_profile, parse_profile
 from engine.state import with_cell_edit
+from tests.micro_script import make_profile_module
 
 ROOT = Path(__file__).resolve().parents[1]
 V2 = ROOT / "samples" / "v2"
@@ -37,12 +38,8 @@ def saxpy():
 # ---- the profiles ---------------------------------------------------------------------------------
 
 def test_profiles_carry_the_measured_curve_of_their_own_gpu() -> None:
-    import sys
-    sys.path.insert(0, str(ROOT / "bench" / "micro"))
-    try:
-        from make_profile import GPUS, derive_loaded
-    finally:
-        sys.path.pop(0)
+    script = make_profile_module()
+    GPUS, derive_loaded = script.GPUS, script.derive_loaded
     for key in ("h100", "h200"):
         curve = load_profile(key).pipeline.dram_loaded
         assert curve == derive_loaded(GPUS[key].results("loaded"))

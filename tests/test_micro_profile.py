@@ -8,16 +8,14 @@ must be exactly what ``bench/micro/make_profile.py`` writes from those files.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
 from engine.profiles import load_profile
+from tests.micro_script import make_profile_module
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPT = ROOT / "bench" / "micro" / "make_profile.py"
 TOLERANCE_PCT = 5.0
 
 # Figures whose two runs differ by more than 5%, with the reason. Strict xfail: when a new
@@ -31,15 +29,7 @@ KNOWN_VARIABLE = {
 }
 
 
-def _make_profile():
-    spec = importlib.util.spec_from_file_location("make_profile", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("make_profile", module)
-    spec.loader.exec_module(module)
-    return module
-
-
-MP = _make_profile()
+MP = make_profile_module()
 FIGURES = MP.derive(MP.DEFAULT_RESULTS) | MP.derive_half(MP.GPUS["h100"].results("half"))  # packed half: a later run
 USED = MP.used_figures(FIGURES, MP.DEFAULT_RESULTS)
 

@@ -315,17 +315,13 @@ def test_blocks_launch_at_the_profiles_serial_rate(mm) -> None:
 
 def test_a_freed_block_slot_restarts_after_the_measured_turnaround(mm) -> None:
     # about 300 cycles per block when one empty block fits on the SM: twice the SM-wide rate
-    import sys
-
     from engine.mechanisms import without
+    from tests.micro_script import make_profile_module
 
     module, profile, launches = mm
     launch = launches["case"]
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench" / "micro"))
-    try:
-        from make_profile import GPUS, derive_turnaround
-    finally:
-        sys.path.pop(0)
+    script = make_profile_module()
+    GPUS, derive_turnaround = script.GPUS, script.derive_turnaround
     turnaround = profile.pipeline.block_turnaround
     assert turnaround == derive_turnaround(GPUS["h100"].results("turn"), profile.manybsp.warp_lnch_ovh)
     assert 250 < turnaround < 330 and turnaround > 1.5 * profile.manybsp.block_lnch_ovh

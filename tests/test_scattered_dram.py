@@ -4,7 +4,6 @@ warps in the profiles, which bytes count as scattered, and the latency solve rea
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ from engine.mechanisms import without
 from engine.pipeline.loaded import extra_latency, queue_cycles
 from engine.pipeline.simulator import simulate
 from engine.profiles import SHIPPED_DIR, load_profile, parse_profile
+from tests.micro_script import make_profile_module
 
 ROOT = Path(__file__).resolve().parents[1]
 V2 = ROOT / "samples" / "v2"
@@ -34,11 +34,9 @@ def gather_low():
 
 
 def test_profiles_carry_the_scattered_curve_derived_from_the_raw_runs() -> None:
-    sys.path.insert(0, str(ROOT / "bench" / "micro"))
-    try:
-        from make_profile import GPUS, _ncu_dram_per_sector_byte, derive_scattered
-    finally:
-        sys.path.pop(0)
+    script = make_profile_module()
+    GPUS, derive_scattered = script.GPUS, script.derive_scattered
+    _ncu_dram_per_sector_byte = script._ncu_dram_per_sector_byte
     for key, saturated in (("h100", 0.61), ("h200", 0.54)):
         gpu = GPUS[key]
         curve = load_profile(key).pipeline.dram_loaded_scattered

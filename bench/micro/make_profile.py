@@ -811,58 +811,59 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
       f'constant_divergent_cycles {constant_where}; constant_uniform_lam {uniform_where}{local_source}'
       f'{writeback_source}"')
     w("")
+    def section(title: str, comments: list[str], body: list[str], source: str) -> None:
+        # a measured [pipeline.*] table: what it is, its figures, where they come from
+        w(f"[{title}]")
+        for line in comments:
+            w(f"# {line}")
+        for line in body:
+            w(line)
+        w(f'source = "measured: {source}"')
+        w("")
+
+    def curve_lines(curve: tuple[tuple[float, float], ...]) -> list[str]:
+        return [f"bandwidth_share = [{', '.join(_fmt(u) for u, _ in curve)}]",
+                f"extra_Lam = [{', '.join(_fmt(x) for _, x in curve)}]"]
+
     lines = derive_lines(gpu.results('lanes'))
     if lines:
-        w("[pipeline.line_latency]")
-        w("# A warp load whose lanes touch several lines waits for the last of them: cycles added to the")
-        w("# one-line latency of the level that serves them (one warp alone, each lane chasing its own")
-        w("# segment of a ring: 16 KB in L1, 8 MB in L2, 1 GB in DRAM).")
-        w(f"lines = [{', '.join(str(n) for n, *_ in lines)}]")
-        for k, level in enumerate(("l1", "l2", "dram"), start=1):
-            w(f"{level}_extra = [{', '.join(_fmt(row[k]) for row in lines)}]")
-        rows = "lat,ld_global_{l1,l2,dram_1GB}_lanes*"
-        lanes_where = _relative(gpu.results("lanes"))
-        w(f'source = "measured: {lanes_where}/run{{1,2}}.csv ({rows}): '
-          'latency with n lanes - latency with 1, mean of the two runs, never falling"')
-        w("")
-    def write_curve(curve: tuple[tuple[float, float], ...]) -> None:
-        w(f"bandwidth_share = [{', '.join(_fmt(u) for u, _ in curve)}]")
-        w(f"extra_Lam = [{', '.join(_fmt(x) for _, x in curve)}]")
-
-    loaded = derive_loaded(gpu.results('loaded'))
+        section("pipeline.line_latency", [
+            "A warp load whose lanes touch several lines waits for the last of them: cycles added to the",
+            "one-line latency of the level that serves them (one warp alone, each lane chasing its own",
+            "segment of a ring: 16 KB in L1, 8 MB in L2, 1 GB in DRAM)."],
+            [f"lines = [{', '.join(str(n) for n, *_ in lines)}]"]
+            + [f"{level}_extra = [{', '.join(_fmt(row[k]) for row in lines)}]"
+               for k, level in enumerate(("l1", "l2", "dram"), start=1)],
+            f"{_relative(gpu.results('lanes'))}/run{{1,2}}.csv (lat,ld_global_{{l1,l2,dram_1GB}}_lanes*): "
+            "latency with n lanes - latency with 1, mean of the two runs, never falling")
+    loaded_where = _relative(gpu.results("loaded"))
+    loaded = derive_loaded(gpu.results("loaded"))
     if loaded:
-        loaded_where = _relative(gpu.results('loaded'))
-        w("[pipeline.dram_loaded]")
-        w("# A load's DRAM latency while the other warps of the GPU draw a share of the peak DRAM")
-        w("# bandwidth: cycles added to dram_Lam (a 1 GB pointer chase beside streaming warps).")
-        write_curve(loaded)
-        w(f'source = "measured: {loaded_where}/run{{1,2}}.csv (loaded,dram_gbps_w*; loaded,dram_latency_w*): '
-          'share = bandwidth / the largest reached, extra = latency - the idle latency (0 streaming warps), '
-          'mean of the two runs, up to the largest bandwidth"')
-        w("")
+        section("pipeline.dram_loaded", [
+            "A load's DRAM latency while the other warps of the GPU draw a share of the peak DRAM",
+            "bandwidth: cycles added to dram_Lam (a 1 GB pointer chase beside streaming warps)."],
+            curve_lines(loaded),
+            f"{loaded_where}/run{{1,2}}.csv (loaded,dram_gbps_w*; loaded,dram_latency_w*): "
+            "share = bandwidth / the largest reached, extra = latency - the idle latency (0 streaming warps), "
+            "mean of the two runs, up to the largest bandwidth")
     turnaround = derive_turnaround(gpu.results("turn"), v["launch.warp_lnch_ovh"])
     if turnaround is not None:
-        where = _relative(gpu.results("turn"))
-        w("[pipeline.blocks]")
-        w("# A block slot's turnaround: from a block's last result to the next block's first warp on")
-        w("# that slot (the serial launch rate, block_lnch_ovh of [manybsp], spaces starts SM-wide).")
-        w(f"block_turnaround = {_fmt(turnaround)}")
-        w(f'source = "measured: {where}/run{{1,2}}.csv (turn,empty_r1: one empty 256-thread block per SM, '
-          'cycles per block; mean of the two runs) less 7 x warp_lnch_ovh (its 8 warps start that far apart)"')
-        w("")
+        section("pipeline.blocks", [
+            "A block slot's turnaround: from a block's last result to the next block's first warp on",
+            "that slot (the serial launch rate, block_lnch_ovh of [manybsp], spaces starts SM-wide)."],
+            [f"block_turnaround = {_fmt(turnaround)}"],
+            f"{_relative(gpu.results('turn'))}/run{{1,2}}.csv (turn,empty_r1: one empty 256-thread block per SM, "
+            "cycles per block; mean of the two runs) less 7 x warp_lnch_ovh (its 8 warps start that far apart)")
     scattered = derive_scattered(gpu.results("scattered"), gpu.results("loaded"))
     if scattered:
-        where = _relative(gpu.results("scattered"))
-        w("[pipeline.dram_loaded_scattered]")
-        w("# The same beside warps that gather (one random word per lane): DRAM saturates near")
-        w("# this curve's last share, far below the streaming peak; shares of the streaming peak.")
-        write_curve(scattered)
-        w(f'source = "measured: {where}/run{{1,2}}.csv (loaded,scattered_sector_gbps_*; '
-          'loaded,scattered_dram_latency_*) and ncu_run1.csv (dram__bytes_read.sum per sector requested): '
-          'share = sectors x DRAM bytes per sector / the largest streaming bandwidth of '
-          f'{loaded_where if loaded else "the loaded run"}/run{{1,2}}.csv, extra = latency - the idle latency, '
-          'mean of the two runs, never falling"')
-        w("")
+        section("pipeline.dram_loaded_scattered", [
+            "The same beside warps that gather (one random word per lane): DRAM saturates near",
+            "this curve's last share, far below the streaming peak; shares of the streaming peak."],
+            curve_lines(scattered),
+            f"{_relative(gpu.results('scattered'))}/run{{1,2}}.csv (loaded,scattered_sector_gbps_*; "
+            "loaded,scattered_dram_latency_*) and ncu_run1.csv (dram__bytes_read.sum per sector requested): "
+            "share = sectors x DRAM bytes per sector / the largest streaming bandwidth of "
+            f"{loaded_where}/run{{1,2}}.csv, extra = latency - the idle latency, mean of the two runs, never falling")
     w("# Per-instruction rules, each measured by its own chain (Λ) and its own 64-warp stream (λ).")
     rules = [
         ("add.*.f32", "alu", "add_f32", "FADD"),

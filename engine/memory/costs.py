@@ -150,9 +150,8 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
             shares = level_shares(a, profile, sm)
             if shares is not None:
                 out[a.index] = global_access_cost(a, shares, profile, sm, profile.global_memory_lambdas(1.0))
-                wait = dram_wait_share(a, shares, profile, sm) if dram_waits is not None else 0.0
-                if wait > 0:
-                    dram_waits[a.index] = wait   # type: ignore[index]
+                if dram_waits is not None and (wait := dram_wait_share(a, shares, profile, sm)) > 0:
+                    dram_waits[a.index] = wait
     return out
 
 

@@ -620,14 +620,14 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     if enabled("launch_queue"):
         per_scheduler = math.ceil(warps_per_block / max(1, device.schedulers_per_sm))
         launch_interval = block_ovh + warp_ovh * per_scheduler
+    # a freed slot's own restart, measured with one block per SM: about twice that rate
     turnaround = profile.pipeline.block_turnaround
-    if turnaround is not None and enabled("block_turnaround"):
-        # a freed slot's own restart, measured with one block per SM: about twice that rate
-        block_ovh = to_fraction(turnaround, "block turnaround")
+    restart = to_fraction(turnaround, "block turnaround") \
+        if turnaround is not None and enabled("block_turnaround") else block_ovh
     return KernelDescription(
         instructions=instructions, subsystems=subsystems, paths=(path,),
         warps_per_block=warps_per_block, blocks=blocks, resident_blocks=resident, issue_limit=il,
-        block_launch_overhead=block_ovh, warp_launch_overhead=warp_ovh,
+        block_launch_overhead=restart, warp_launch_overhead=warp_ovh,
         block_launch_interval=launch_interval, name=analysis.function.name, notes=tuple(notes),
         extra_slots=builder.extra_slots,
         counted_paths=counted, retry_passes=tuple(sorted((i, p[0]) for i, p in passes.items())))

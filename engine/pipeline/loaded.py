@@ -134,8 +134,7 @@ def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any
         return dram_bytes / (float(sim.cycles) * peak)
 
     def measured(share: float) -> float:
-        if mix <= 0.0:
-            return extra_latency(curve, share)
+        # mix 0 (or no scattered curve) reads the streaming curve alone, to the last bit
         return (1.0 - mix) * extra_latency(curve, share) + mix * extra_latency(scattered_curve, share)
 
     def gap(x: float, sim: SimulationResult) -> float:

@@ -11,6 +11,14 @@ other processes on a loaded machine is not counted; wall figures are printed bes
 size runs ``--repeat`` times and the median is kept, since a shared machine's speed wanders; the
 load average before and after is printed so that figures can be compared.
 
+Memory is warmed first. On a virtual machine the first touch of fresh memory is slow (about
+2 ms per MB on our CI VM, against 0.05 ms once the guest holds the pages), and a traced run of 2 M
+instructions writes 100 MB of trace rows, so a cold process measures the host's page allocation,
+not the simulator. The window runs simulation after simulation in one process and pays this once;
+the first (cold) run of the largest traced size is printed beside the warm figures. The 50 M
+run lifts the instruction budget (``Limits(None)``): with the default budget the simulator would
+sample whole waves and extrapolate, which measures the sampling, not the simulator.
+
 Run: ``.venv/bin/python bench/bench_simulator.py [--synthetic] [--quick] [--repeat N]``.
 """
 
@@ -30,7 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.pipeline.description import KernelDescription  # noqa: E402
 from engine.pipeline.examples import tiled_mm_kernel  # noqa: E402
-from engine.pipeline.simulator import simulate  # noqa: E402
+from engine.pipeline.simulator import Limits, limits, simulate  # noqa: E402
 
 TARGET = 10e6  # warp instructions per second
 
@@ -85,6 +93,9 @@ def main() -> int:
     simulate(d.with_changes(blocks=1), trace=True)  # compile / load the cached machine code
 
     sizes = [8, 16, 32] if args.quick else [16, 32, 64]
+    wall, cpu, n = timed(d.with_changes(blocks=sizes[-1]), trace=True)
+    print(f"first traced run of {sizes[-1]} blocks (cold memory, not counted): {wall:.3f} s wall, "
+          f"{n / cpu / 1e6:.2f} M instr/s (cpu)")
     print(f"\nmedian of {args.repeat} runs    blocks   warp instrs     wall s    cpu s   M instr/s (wall, cpu)")
     print("with trace")
     rates = []
@@ -112,16 +123,18 @@ def main() -> int:
         target = 50_000_000
         big = d.with_changes(blocks=max(1, target // per_block))
         rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        wall, cpu, n = timed(big, trace=False)
+        with limits(Limits(None)):       # every block simulated, none extrapolated
+            wall, cpu, n = timed(big, trace=False)
         rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
         print(f"\n50 M run, trace-free: {n:,d} warp instructions in {wall:.1f} s wall / {cpu:.1f} s cpu "
               f"({n / cpu / 1e6:.2f} M/s); peak RSS {rss0 / 1024:.0f} -> {rss1 / 1024:.0f} MiB")
 
-    best = max(rates)
+    typical = statistics.median(rates)
     spread = max(rates) / min(rates)
-    print(f"\nlinear in work: rate spread across sizes {spread:.2f}x; best {best / 1e6:.2f} M instr/s (cpu)")
-    print(("PASS" if best >= TARGET else "BELOW TARGET") + f": target {TARGET / 1e6:.0f} M warp instructions/s "
-          "(traced, cpu)")
+    print(f"\nlinear in work: rate spread across sizes {spread:.2f}x; median {typical / 1e6:.2f}, "
+          f"slowest {min(rates) / 1e6:.2f} M instr/s (cpu)")
+    print(("PASS" if typical >= TARGET else "BELOW TARGET") + f": target {TARGET / 1e6:.0f} M warp instructions/s "
+          "(traced, cpu, median over the sizes)")
     print(f"{load()} (after)")
     return 0
 

@@ -874,15 +874,23 @@ static void bench_global_lat(Ctx& c, char* big, size_t big_bytes, float4* flush,
 
 // DRAM latency under load: one thread of block 0 chases a 1 GB ring of 128-byte-apart nodes
 // (ld.global.cg, as lat,ld_global_dram_1GB) while the first W warps of every other block stream
-// float4 reads (ld.global.cg) over 512 MB until the chase is done. Each W gives the chase's
-// latency and the bandwidth the streamers drew meanwhile: the latency a load sees at that load.
-// Scattered: the streamers instead read one float per lane at a pseudo-random index of the buffer
-// (ld.global.cg, each lane its own sector: 32 sectors per warp request), the access of a gather;
-// ``bytes`` then counts the 32-byte sectors requested, not the bytes DRAM delivered.
-template <bool Scattered>
+// over 512 MB until the chase is done. Each W gives the chase's latency and the bandwidth the
+// streamers drew meanwhile: the latency a load sees at that load. What the streamers do:
+//   STREAM_READ  float4 reads (ld.global.cg)
+//   SCATTERED    one float per lane at a pseudo-random index (each lane its own sector: 32 sectors
+//                per warp request), the access of a gather; ``bytes`` then counts the 32-byte
+//                sectors requested, not the bytes DRAM delivered
+//   STREAM_COPY  a float4 read and a float4 write to a second 512 MB buffer (half the bytes written)
+//   STREAM_RRW   two float4 reads and one float4 write (a third written, as y = a x + y)
+//   STREAM_WRITE float4 writes only
+// The mixed modes tell how writes sharing DRAM change the latency a read sees at a bandwidth.
+enum LoadedMode { STREAM_READ = 0, SCATTERED = 1, STREAM_COPY = 2, STREAM_RRW = 3, STREAM_WRITE = 4 };
+
+template <int Mode>
 __global__ void __launch_bounds__(1024, 2) k_loaded(unsigned long long start, int steps, const float4* buf,
-                                                    size_t n, int stream_warps, unsigned long long* bytes,
-                                                    volatile int* done, unsigned long long* sink, long long* cycles,
+                                                    float4* out, size_t n, int stream_warps,
+                                                    unsigned long long* bytes, volatile int* done,
+                                                    unsigned long long* sink, long long* cycles,
                                                     unsigned pause_ns) {
     const int warp = threadIdx.x / 32;
     if (blockIdx.x == 0) {
@@ -906,6 +914,7 @@ __global__ void __launch_bounds__(1024, 2) k_loaded(unsigned long long start, in
     if (warp >= stream_warps) return;
     const size_t threads = (size_t)(gridDim.x - 1) * stream_warps * 32;
     size_t i = ((size_t)(blockIdx.x - 1) * stream_warps * 32 + threadIdx.x) % n;
+    const size_t half = n / 2;
     float acc = 0;
     unsigned long long count = 0;
     const float* words = (const float*)buf;
@@ -914,13 +923,24 @@ __global__ void __launch_bounds__(1024, 2) k_loaded(unsigned long long start, in
     while (true) {
 #pragma unroll
         for (int u = 0; u < 16; u++) {
-            if (Scattered) {
+            if (Mode == SCATTERED) {
                 h = h * 1664525u + 1013904223u;   // per-lane LCG: independent random words
                 // n_words is a power of two (a 512 MB buffer): a mask, not a 64-bit division
                 acc += __ldcg(words + (((size_t)(h ^ (h >> 15)) * 2654435761ull) & (n_words - 1)));
             } else {
-                float4 v = __ldcg(buf + i);
-                acc += v.x + v.y + v.z + v.w;
+                if (Mode == STREAM_READ) {
+                    float4 v = __ldcg(buf + i);
+                    acc += v.x + v.y + v.z + v.w;
+                } else if (Mode == STREAM_COPY) {
+                    float4 v = __ldcg(buf + i);
+                    __stcg(out + i, make_float4(v.x * 1.5f, v.y, v.z, v.w));
+                } else if (Mode == STREAM_RRW) {
+                    const size_t j = i + half < n ? i + half : i + half - n;
+                    float4 a = __ldcg(buf + i), b = __ldcg(buf + j);
+                    __stcg(out + i, make_float4(a.x + b.x, a.y + b.y, a.z + b.z, a.w + b.w));
+                } else {
+                    __stcg(out + i, make_float4((float)i, (float)count, 1.0f, 2.0f));
+                }
                 i += threads;
                 if (i >= n) i -= n;
             }
@@ -929,7 +949,8 @@ __global__ void __launch_bounds__(1024, 2) k_loaded(unsigned long long start, in
         if (pause_ns) __nanosleep(pause_ns);   // a lighter load: a pause after each 16 requests
         if (*done) break;
     }
-    atomicAdd(bytes, count * (Scattered ? 32 : sizeof(float4)));
+    const unsigned long long per = Mode == SCATTERED ? 32 : Mode == STREAM_COPY ? 32 : Mode == STREAM_RRW ? 48 : 16;
+    atomicAdd(bytes, count * per);
     if (acc == 1.2345f) sink[1] = (unsigned long long)acc;
 }
 
@@ -942,8 +963,9 @@ __global__ void k_fill_noise(float4* buf, size_t n) {
     }
 }
 
-template <bool Scattered>
+template <int Mode>
 static void bench_loaded(Ctx& c, char* big, size_t big_bytes) {
+    constexpr bool Scattered = Mode == SCATTERED;
     size_t n_nodes = big_bytes / RING_STRIDE;
     unsigned* d_perm;
     CK(cudaMalloc(&d_perm, n_nodes * sizeof(unsigned)));
@@ -956,6 +978,8 @@ static void bench_loaded(Ctx& c, char* big, size_t big_bytes) {
     CK(cudaMalloc(&buf, stream_bytes));
     k_fill_noise<<<1024, 256>>>(buf, stream_bytes / sizeof(float4));
     CKL();
+    float4* out = nullptr;     // the written buffer of the mixed modes
+    if (Mode >= STREAM_COPY) CK(cudaMalloc(&out, stream_bytes));
     unsigned long long* d_bytes;
     int* d_done;
     CK(cudaMalloc(&d_bytes, sizeof(unsigned long long)));
@@ -974,8 +998,8 @@ static void bench_loaded(Ctx& c, char* big, size_t big_bytes) {
     for (auto [w, pause] : levels) {
         CK(cudaMemset(d_bytes, 0, sizeof(unsigned long long)));
         CK(cudaMemset(d_done, 0, sizeof(int)));
-        k_loaded<Scattered><<<2 * c.sms, 1024>>>(start, steps, buf, stream_bytes / sizeof(float4), w, d_bytes,
-                                                 d_done, (unsigned long long*)c.d_sink, c.d_cyc, pause);
+        k_loaded<Mode><<<2 * c.sms, 1024>>>(start, steps, buf, out, stream_bytes / sizeof(float4), w, d_bytes,
+                                            d_done, (unsigned long long*)c.d_sink, c.d_cyc, pause);
         CKL();
         long long cyc[2];
         unsigned long long bytes;
@@ -985,13 +1009,15 @@ static void bench_loaded(Ctx& c, char* big, size_t big_bytes) {
         snprintf(param, sizeof param, "%d streaming warps per block (%d per SM) pause %u ns", w, 2 * w, pause);
         // scattered: "sector_gbps" = 32-byte sectors requested per ns (what DRAM delivers per sector
         // is the profile's business: 64 bytes for an isolated one); its rows name the pause too
-        const std::string tag = Scattered ? "scattered_" : "";
+        const char* tags[] = {"", "scattered_", "copy_", "rrw_", "write_"};
+        const std::string tag = tags[Mode];
         const std::string level = (Scattered ? "_p" + std::to_string(pause) : std::string()) + "_w" + std::to_string(w);
         row("loaded", tag + "dram_latency" + level, param, (double)cyc[0] / steps, "cycles");
         row("loaded", tag + (Scattered ? "sector_gbps" : "dram_gbps") + level, param, bytes / (double)cyc[1], "GB/s");
         row("loaded", tag + "sm_mhz" + level, param, cyc[0] / (double)cyc[1] * 1e3, "MHz");
     }
     CK(cudaFree(buf));
+    if (out) CK(cudaFree(out));
     CK(cudaFree(d_bytes));
     CK(cudaFree(d_done));
 }
@@ -1351,7 +1377,8 @@ int main(int argc, char** argv) {
     if (want("local")) bench_local(c);
     if (want("bar")) bench_bar(c);
     if (want("mix")) bench_mix(c);
-    if (want("global") || want("bw") || want("loaded") || want("scattered") || want("lanes") || want("turn")) {
+    if (want("global") || want("bw") || want("loaded") || want("scattered") || want("mixed") || want("lanes") ||
+        want("turn")) {
         size_t big_bytes = 1u << 30, flush_bytes = 256u << 20;
         char* big;
         float4* flush;
@@ -1360,8 +1387,13 @@ int main(int argc, char** argv) {
         CK(cudaMemset(big, 0, big_bytes));
         CK(cudaMemset(flush, 0, flush_bytes));
         if (want("global")) bench_global_lat(c, big, big_bytes, flush, flush_bytes);
-        if (want("loaded")) bench_loaded<false>(c, big, big_bytes);
-        if (want("loaded") || want("scattered")) bench_loaded<true>(c, big, big_bytes);
+        if (want("loaded") || want("mixed")) bench_loaded<STREAM_READ>(c, big, big_bytes);
+        if (want("loaded") || want("scattered")) bench_loaded<SCATTERED>(c, big, big_bytes);
+        if (want("mixed")) {
+            bench_loaded<STREAM_COPY>(c, big, big_bytes);
+            bench_loaded<STREAM_RRW>(c, big, big_bytes);
+            bench_loaded<STREAM_WRITE>(c, big, big_bytes);
+        }
         if (want("turn")) bench_turnaround(c, measure_clock_mhz(c), big, big_bytes);
         if (want("lanes")) bench_lanes_lat(c, big, big_bytes, flush, flush_bytes);
         if (want("bw")) {

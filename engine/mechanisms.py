@@ -115,6 +115,10 @@ MECHANISMS: dict[str, str] = {
                     "block_lnch_ovh + warp_lnch_ovh per warp a scheduler gets): a grid of short blocks "
                     "waits for its launches (without: each freed block slot starts its next block on "
                     "its own)",
+    "mixed_dram_load": "with loaded_dram_latency: a launch that writes part of its DRAM bytes reads the "
+                       "curve measured beside streams that write that share (the profile's "
+                       "[[pipeline.dram_loaded_mixed]]: a third and a half written): at the same bandwidth "
+                       "its loads wait longer, and DRAM saturates sooner, than beside reads alone",
 }
 
 _DISABLED: ContextVar[frozenset[str]] = ContextVar("warpline_disabled_mechanisms", default=frozenset())

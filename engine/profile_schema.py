@@ -180,6 +180,11 @@ PIPELINE_DRAM_LOADED: dict[str, Field] = {
     "source": OPT_STR,
 }
 
+# One [[pipeline.dram_loaded_mixed]] table: the curve beside streams that write this share of
+# their DRAM bytes (``run_micro.sh mixed``); shares of the reading streams' peak, ending below it.
+PIPELINE_DRAM_LOADED_MIXED: dict[str, Field] = {**PIPELINE_DRAM_LOADED,
+                                                "write_share": _f("num", True, 0, 1, positive=True)}
+
 # A block slot's turnaround (``run_micro.sh turn``): cycles from a block's last result to the next
 # block's first warp on the same slot.
 PIPELINE_BLOCKS: dict[str, Field] = {
@@ -364,6 +369,7 @@ class Validator:
             "dram_loaded": self._validate_dram_loaded,
             "dram_loaded_scattered": lambda t: self._validate_dram_loaded(
                 t, "pipeline.dram_loaded_scattered", ends_at_peak=False),
+            "dram_loaded_mixed": self._validate_dram_loaded_mixed,
             "blocks": lambda t: self.check_table(t, PIPELINE_BLOCKS, "pipeline.blocks"),
             "line_latency": self._validate_line_latency,
         }
@@ -374,21 +380,38 @@ class Validator:
         self._validate_instructions(data.get("instruction", []))
         self._validate_sources(data.get("sources", {}))
 
+    def _validate_dram_loaded_mixed(self, tables: Any) -> None:
+        """Curves beside writing streams: each a curve that ends at most at the peak, with the
+        share of the bytes written in (0, 1], no share twice."""
+        section = "pipeline.dram_loaded_mixed"
+        if not isinstance(tables, list):
+            self.fail("must be an array of tables: write [[pipeline.dram_loaded_mixed]]", None, section)
+        seen: set[float] = set()
+        for i, table in enumerate(tables):
+            self._validate_dram_loaded(table, section, ends_at_peak=False, occurrence=i,
+                                       spec=PIPELINE_DRAM_LOADED_MIXED)
+            share = table["write_share"]     # > 0: a curve of reads alone is [pipeline.dram_loaded]
+            if share in seen:
+                self.fail(f"write_share {shown(share)} appears twice", section, "write_share", i)
+            seen.add(share)
+
     def _validate_dram_loaded(self, table: Any, section: str = "pipeline.dram_loaded",
-                              ends_at_peak: bool = True) -> None:
+                              ends_at_peak: bool = True, occurrence: int = 0,
+                              spec: dict[str, Field] = PIPELINE_DRAM_LOADED) -> None:
         """A curve: as many extra latencies as shares, the shares rising from 0 and ending at 1
         (the model reads it between its points), the latencies never falling. A curve that does
         not end at the peak (scattered fetches saturate DRAM below it) ends at most at 1."""
-        self.check_table(table, PIPELINE_DRAM_LOADED, section)
+        self.check_table(table, spec, section, occurrence)
         shares, extra = table["bandwidth_share"], table["extra_Lam"]
         if len(shares) != len(extra):
-            self.fail(f"has {len(extra)} values for {len(shares)} bandwidth shares", section, "extra_Lam")
+            self.fail(f"has {len(extra)} values for {len(shares)} bandwidth shares", section, "extra_Lam", occurrence)
         end_ok = shares[-1] == 1 if ends_at_peak else 0 < shares[-1] <= 1
         if shares[0] != 0 or not end_ok or any(b <= a for a, b in zip(shares, shares[1:], strict=False)):
             ending = "1" if ends_at_peak else "at most 1"
-            self.fail(f"must rise strictly from 0 to {ending}, got " + shown(shares), section, "bandwidth_share")
+            self.fail(f"must rise strictly from 0 to {ending}, got " + shown(shares), section, "bandwidth_share",
+                      occurrence)
         if any(b < a for a, b in zip(extra, extra[1:], strict=False)):
-            self.fail("must not fall as the share rises, got " + shown(extra), section, "extra_Lam")
+            self.fail("must not fall as the share rises, got " + shown(extra), section, "extra_Lam", occurrence)
 
     def _validate_line_latency(self, table: Any) -> None:
         """As many extra latencies per level as line counts; the counts rise from 1."""

@@ -212,6 +212,9 @@ class PipelineParams:
     # the same beside gathering warps (isolated sectors): shares of the *streaming* peak, rising
     # from 0 to where scattered fetches saturate DRAM (below 1); empty when not measured
     dram_loaded_scattered: tuple[tuple[float, float], ...] = ()
+    # the same beside streams that write part of their bytes: (share written, curve) by rising
+    # share written, each curve in shares of the reading streams' peak; empty when not measured
+    dram_loaded_mixed: tuple[tuple[float, tuple[tuple[float, float], ...]], ...] = ()
     # cycles from a block's last result to the next block's first warp on that slot of the SM
     # ([pipeline.blocks]); None when not measured
     block_turnaround: float | None = None
@@ -830,11 +833,13 @@ def _build(data: dict[str, Any], name: str, path: Path | None) -> Profile:
     memory = {k: float(v) for k, v in pipe.pop("memory", {}).items() if k != "source"}
     curve = _curve(pipe.pop("dram_loaded", None))
     scattered = _curve(pipe.pop("dram_loaded_scattered", None))
+    mixed = tuple(sorted((float(t["write_share"]), _curve(t)) for t in pipe.pop("dram_loaded_mixed", [])))
     blocks = pipe.pop("blocks", None) or {}
     table = pipe.pop("line_latency", None)
     lines = tuple(zip(*(map(float, table[k]) for k in ("lines", "l1_extra", "l2_extra", "dram_extra")),
                       strict=True)) if table else ()
     pipeline = PipelineParams(memory=memory, dram_loaded=curve, dram_loaded_scattered=scattered,
+                              dram_loaded_mixed=mixed,
                               block_turnaround=blocks.get("block_turnaround"), line_latency=lines, **pipe)
     manybsp = None
     if "manybsp" in data:

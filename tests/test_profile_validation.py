@@ -28,6 +28,7 @@ from engine.profile_schema import (
     PIPELINE,
     PIPELINE_BLOCKS,
     PIPELINE_DRAM_LOADED,
+    PIPELINE_DRAM_LOADED_MIXED,
     PIPELINE_LINE_LATENCY,
     PIPELINE_MEMORY,
     UNIT,
@@ -51,6 +52,7 @@ source = "test"
 BASE = (SHIPPED_DIR / "h100.toml").read_text() + RULE
 SPECS = {"device": DEVICE, "manybsp": MANYBSP, "pipeline": PIPELINE, "pipeline.memory": PIPELINE_MEMORY,
          "pipeline.dram_loaded": PIPELINE_DRAM_LOADED, "pipeline.dram_loaded_scattered": PIPELINE_DRAM_LOADED,
+         "pipeline.dram_loaded_mixed": PIPELINE_DRAM_LOADED_MIXED,
          "pipeline.line_latency": PIPELINE_LINE_LATENCY, "pipeline.blocks": PIPELINE_BLOCKS,
          "instruction": INSTRUCTION}
 
@@ -66,7 +68,7 @@ def _numeric_keys() -> list[tuple[str, str, int]]:
                 walk(value, f"{section}.{key}" if section else key)
             elif isinstance(value, list) and value and isinstance(value[0], dict):
                 for n, item in enumerate(value):
-                    walk(item, key, n)
+                    walk(item, f"{section}.{key}" if section else key, n)
             elif isinstance(value, (int, float, list)) and not isinstance(value, bool) and section:
                 if not isinstance(value, list) or all(isinstance(v, int) for v in value):
                     out.append((section, key, occurrence))

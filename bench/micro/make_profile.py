@@ -344,30 +344,56 @@ def _relative(path: Path) -> str:
         return path.as_posix()
 
 
-def derive_loaded(results: Path) -> tuple[tuple[float, float], ...]:
-    """DRAM latency under load (``run_micro.sh loaded``): (share of the largest bandwidth the
-    streams reached, cycles over the idle latency) at each number of streaming warps, the mean of
-    both runs, up to the point of largest bandwidth. Beyond it the streams only queue (the
-    bandwidth falls while the latency grows with the requests in flight): no share is left to
-    read there. A point below the idle latency counts as 0 and the curve never falls, so noise
-    cannot make a busier DRAM look faster. Empty when the folder is absent."""
-    if not (results / "run1.csv").exists():
-        return ()
-    runs = [load_run(results / f"run{k}.csv") for k in (1, 2)]
-    points: list[tuple[float, float]] = []
-    warps = sorted(int(name.removeprefix("dram_gbps_w")) for (bench, name, _) in runs[0]
-                   if bench == "loaded" and name.startswith("dram_gbps_w"))
-    for w in warps:
-        gbps = sum(_get(run, "loaded", f"dram_gbps_w{w}") for run in runs) / 2
-        latency = sum(_get(run, "loaded", f"dram_latency_w{w}") for run in runs) / 2
-        points.append((gbps, latency))
+def _loaded_points(runs: list, prefix: str = "") -> list[tuple[float, float]]:
+    """(GB/s, cycles) of the chase beside each number of streaming warps of a ``k_loaded`` mode
+    (``prefix``: '' streaming reads, 'copy_', 'rrw_'), the mean of both runs, by warps."""
+    warps = sorted(int(name.removeprefix(prefix + "dram_gbps_w")) for (bench, name, _) in runs[0]
+                   if bench == "loaded" and name.startswith(prefix + "dram_gbps_w"))
+    return [(sum(_get(run, "loaded", f"{prefix}dram_gbps_w{w}") for run in runs) / 2,
+             sum(_get(run, "loaded", f"{prefix}dram_latency_w{w}") for run in runs) / 2) for w in warps]
+
+
+def _rising_curve(points: list[tuple[float, float]], reference: float) -> tuple[tuple[float, float], ...]:
+    """(bandwidth / ``reference``, cycles over the first point's latency) up to the point of
+    largest bandwidth. Beyond it the streams only queue (the bandwidth falls while the latency
+    grows with the requests in flight): no share is left to read there. A point below the idle
+    latency counts as 0 and the curve never falls, so noise cannot make a busier DRAM look faster."""
     top = max(range(len(points)), key=lambda k: points[k][0])
     idle = points[0][1]
     curve: list[tuple[float, float]] = []
     for gbps, latency in points[:top + 1]:
         extra = max(0.0, latency - idle, curve[-1][1] if curve else 0.0)
-        curve.append((round(gbps / points[top][0], 3), round(extra, 1)))
+        curve.append((round(gbps / reference, 3), round(extra, 1)))
     return tuple(curve)
+
+
+def derive_loaded(results: Path) -> tuple[tuple[float, float], ...]:
+    """DRAM latency under load (``run_micro.sh loaded``): (share of the largest bandwidth the
+    streams reached, cycles over the idle latency) at each number of streaming warps, the mean of
+    both runs, up to the point of largest bandwidth. Empty when the folder is absent."""
+    if not (results / "run1.csv").exists():
+        return ()
+    points = _loaded_points([load_run(results / f"run{k}.csv") for k in (1, 2)])
+    return _rising_curve(points, max(gbps for gbps, _ in points))
+
+
+# k_loaded's mixed modes (``run_micro.sh mixed``): row prefix -> the share of the DRAM bytes written
+MIXED_MODES = {"rrw_": 1 / 3, "copy_": 1 / 2}
+
+
+def derive_mixed(results: Path) -> tuple[tuple[float, tuple[tuple[float, float], ...]], ...]:
+    """DRAM latency beside streams that also write (``run_micro.sh mixed``): for each mode, the
+    share of its bytes written and its curve, (bandwidth as a share of the largest the *reading*
+    streams of the same run reached, cycles over the idle latency), as :func:`derive_loaded`.
+    Mixed traffic saturates DRAM below the reading peak, so the curves end below 1. The
+    write-only mode is not used: its first level already saturates DRAM (the stores need no
+    answer, so one warp keeps enough of them in flight). Empty when the folder is absent."""
+    if not (results / "run1.csv").exists():
+        return ()
+    runs = [load_run(results / f"run{k}.csv") for k in (1, 2)]
+    reference = max(gbps for gbps, _ in _loaded_points(runs))
+    return tuple((share, _rising_curve(_loaded_points(runs, prefix), reference))
+                 for prefix, share in sorted(MIXED_MODES.items(), key=lambda kv: kv[1]))
 
 
 def _ncu_dram_per_sector_byte(path: Path) -> float:
@@ -454,8 +480,8 @@ class Gpu:
     bandwidth_words: str
 
     def results(self, run: str) -> Path:
-        """The raw results of a later device call of this GPU: ``half``, ``local``, ``loaded``
-        (``run_micro.sh`` subsets), ``tensor``, ``lanes`` and ``writeback`` (``store_wb.cu``)."""
+        """The raw results of a later device call of this GPU: ``half``, ``local``, ``loaded``,
+        ``mixed`` (``run_micro.sh`` subsets), ``tensor``, ``lanes`` and ``writeback`` (``store_wb.cu``)."""
         return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-{run}"
 
     @property
@@ -811,9 +837,10 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
       f'constant_divergent_cycles {constant_where}; constant_uniform_lam {uniform_where}{local_source}'
       f'{writeback_source}"')
     w("")
-    def section(title: str, comments: list[str], body: list[str], source: str) -> None:
-        # a measured [pipeline.*] table: what it is, its figures, where they come from
-        w(f"[{title}]")
+    def section(title: str, comments: list[str], body: list[str], source: str, repeated: bool = False) -> None:
+        # a measured [pipeline.*] table (or one of an array of them): what it is, its figures,
+        # where they come from
+        w(f"[[{title}]]" if repeated else f"[{title}]")
         for line in comments:
             w(f"# {line}")
         for line in body:
@@ -864,6 +891,18 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
             "loaded,scattered_dram_latency_*) and ncu_run1.csv (dram__bytes_read.sum per sector requested): "
             "share = sectors x DRAM bytes per sector / the largest streaming bandwidth of "
             f"{loaded_where}/run{{1,2}}.csv, extra = latency - the idle latency, mean of the two runs, never falling")
+    mixed_where = _relative(gpu.results("mixed"))
+    for k, (write_share, curve) in enumerate(derive_mixed(gpu.results("mixed"))):
+        prefix = next(p for p, share in MIXED_MODES.items() if share == write_share)
+        section("pipeline.dram_loaded_mixed", [
+            "The same beside streams of which this share of the DRAM bytes is written: at a bandwidth,",
+            "reads wait longer, and DRAM saturates lower, than beside reads alone; shares of the",
+            "reading streams' peak of the same run.",
+        ] if k == 0 else [f"... with {_fmt(round(write_share, 3))} of the bytes written"],
+            [f"write_share = {_fmt(round(write_share, 4))}"] + curve_lines(curve),
+            f"{mixed_where}/run{{1,2}}.csv (loaded,{prefix}dram_gbps_w*; loaded,{prefix}dram_latency_w*): "
+            f"share = bandwidth / the largest of loaded,dram_gbps_w* of the same runs, extra = latency - the "
+            "idle latency, mean of the two runs, up to the largest bandwidth, never falling", repeated=True)
     w("# Per-instruction rules, each measured by its own chain (Λ) and its own 64-warp stream (λ).")
     rules = [
         ("add.*.f32", "alu", "add_f32", "FADD"),

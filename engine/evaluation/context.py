@@ -32,6 +32,7 @@ class ModelContext:
     sass_positions: dict[int, tuple[int, ...]] = field(default_factory=dict)  # SASS copies' addresses
     dram_bytes: float | None = None   # the launch's DRAM bytes at this occupancy (loaded DRAM latency)
     scattered_dram_bytes: float = 0.0  # of those, what scattered fetches read
+    written_dram_bytes: float = 0.0    # of those, what is written
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def shared(self, key: str, compute: Any) -> Any:

@@ -459,7 +459,8 @@ class Evaluator:
             cycle_budget = None
         sim, ev.loaded_dram = simulate_loaded(d, dram_bytes(ev.traffic), ev.profile, policy=ev.state.policy,
                                               trace=trace, cycle_budget=cycle_budget,
-                                              scattered_bytes=scattered_dram_bytes(ev.traffic))
+                                              scattered_bytes=scattered_dram_bytes(ev.traffic),
+                                              written_bytes=written_dram_bytes(ev.traffic))
         ev.simulation = sim
         if sim.note:
             ev.warnings.append(f"simulation {sim.note}")
@@ -498,7 +499,8 @@ class Evaluator:
                             manybsp=ev.manybsp, simulation=simulation, profile=ev.profile,
                             issue_weights=ev.issue_weights, unroll=ev.unroll,
                             sass_positions=ev.sass_positions, dram_bytes=dram_bytes(traffic),
-                            scattered_dram_bytes=scattered_dram_bytes(traffic))
+                            scattered_dram_bytes=scattered_dram_bytes(traffic),
+                            written_dram_bytes=written_dram_bytes(traffic))
 
     def _predict(self, ev: Evaluation, wanted: Sequence[Any]) -> None:
         ctx = self._context(ev, ev.description, ev.resident_blocks, ev.simulation, ev.traffic)
@@ -568,6 +570,11 @@ def dram_bytes(traffic: Any) -> float | None:
 def scattered_dram_bytes(traffic: Any) -> float:
     """The part of :func:`dram_bytes` that scattered fetches read (0 without a traffic figure)."""
     return 0.0 if traffic is None else traffic.dram_scattered_bytes
+
+
+def written_dram_bytes(traffic: Any) -> float:
+    """The part of :func:`dram_bytes` written (0 without a traffic figure)."""
+    return 0.0 if traffic is None else traffic.dram_write_bytes
 
 
 def _blocked(ev: Evaluation, model_id: str) -> str:

@@ -129,7 +129,7 @@ def _simulation(ctx: ModelContext) -> float:
     if ctx.simulation is not None:
         return float(ctx.simulation.cycles)
     sim, _ = simulate_loaded(ctx.require_description(), ctx.dram_bytes, ctx.profile, policy=ctx.policy,
-                             scattered_bytes=ctx.scattered_dram_bytes)
+                             scattered_bytes=ctx.scattered_dram_bytes, written_bytes=ctx.written_dram_bytes)
     return float(sim.cycles)
 
 

@@ -23,11 +23,18 @@ beside gathering warps (``[pipeline.dram_loaded_scattered]``), the H100's DRAM s
 of the streaming peak, with loads waiting 2,150 cycles more there (the curve ends at that
 saturation; more requests in flight only queue). A launch whose DRAM reads are partly scattered
 reads both curves, weighted by the scattered share of its DRAM bytes.
+
+Writes load DRAM sooner too: beside streams that write a third of their bytes (y = a·x + y) or
+half (a copy), a read waits longer at the same bandwidth than beside reads alone (H100 at 2.2 TB/s:
++130 cycles beside reads, +330 beside a third written, +510 beside half), and DRAM saturates
+lower (3.6, 3.1 and 2.9 TB/s). ``[[pipeline.dram_loaded_mixed]]`` holds those curves; a launch's
+streaming part reads them at its share of bytes written, straight between the neighbouring
+measured shares (0: the reading curve), and at the largest measured share beyond it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,18 +56,25 @@ class LoadedDram:
     extra_cycles: float        # cycles added to DRAM's latency (the curve at that share, less the queue)
     simulations: int           # simulations the solve ran (1-8; a traced answer may take one more)
     scattered_share: float = 0.0   # of the DRAM bytes: scattered fetches (read on the scattered curve)
+    written_share: float = 0.0     # of the DRAM bytes: written (the curves beside writing streams)
 
     def describe(self) -> str:
         text = f"DRAM at {100 * self.bandwidth_share:.0f} % of its peak bandwidth"
+        parts = []
         if self.scattered_share >= 0.05:
-            text += f" ({100 * self.scattered_share:.0f} % of its bytes scattered fetches)"
+            parts.append(f"{100 * self.scattered_share:.0f} % of its bytes scattered fetches")
+        if self.written_share >= 0.05:
+            parts.append(f"{100 * self.written_share:.0f} % written")
+        if parts:
+            text += f" ({'; '.join(parts)})"
         if self.extra_cycles >= TOLERANCE_CYCLES:
             text += f": loads wait {self.extra_cycles:,.0f} cycles more (latency under load)"
         return text
 
     def to_json(self) -> dict[str, float | int]:
         return {"bandwidth_share": self.bandwidth_share, "extra_dram_latency_cycles": self.extra_cycles,
-                "simulations": self.simulations, "scattered_share": self.scattered_share}
+                "simulations": self.simulations, "scattered_share": self.scattered_share,
+                "written_share": self.written_share}
 
 
 def extra_latency(curve: Sequence[tuple[float, float]], share: float) -> float:
@@ -73,6 +87,22 @@ def extra_latency(curve: Sequence[tuple[float, float]], share: float) -> float:
         if share <= u1:
             return x0 + (x1 - x0) * (share - u0) / (u1 - u0)
     return curve[-1][1]
+
+
+def curve_for_writes(reading: Sequence[tuple[float, float]],
+                     mixed: Sequence[tuple[float, Sequence[tuple[float, float]]]],
+                     written: float) -> Callable[[float], float]:
+    """The extra latency at a bandwidth share beside streams that write ``written`` of their
+    bytes: the reading curve at 0, each measured mixed curve at its share written, straight
+    lines between neighbours, the last measured curve beyond it."""
+    anchors = [(0.0, reading), *mixed]
+    written = min(max(written, 0.0), 1.0)
+    for (w0, c0), (w1, c1) in zip(anchors, anchors[1:], strict=False):
+        if written <= w1:
+            t = (written - w0) / (w1 - w0)
+            return lambda share: (1.0 - t) * extra_latency(c0, share) + t * extra_latency(c1, share)
+    last = anchors[-1][1]
+    return lambda share: extra_latency(last, share)
 
 
 def peak_dram_bytes_per_cycle(profile: Any) -> float | None:
@@ -104,10 +134,10 @@ def queue_cycles(d: KernelDescription, sim: SimulationResult) -> float:
 
 def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any, *, policy: str = "lrr",
                     trace: bool = False, cycle_budget: float | None = None, scattered_bytes: float = 0.0,
-                    ) -> tuple[SimulationResult, LoadedDram | None]:
+                    written_bytes: float = 0.0) -> tuple[SimulationResult, LoadedDram | None]:
     """Simulate ``d`` with DRAM's latency at the load the launch puts on it. ``dram_bytes``: the
     launch's DRAM bytes read and written, ``scattered_bytes`` the part of them that scattered
-    fetches read (``KernelTraffic``). Every simulation is bounded and
+    fetches read, ``written_bytes`` the part written (``KernelTraffic``). Every simulation is bounded and
     cancellable as :func:`simulate` is. The second item is None where no share can be computed
     (no traffic figure, no measured curve, the mechanism off, a run stopped at its budget)."""
 
@@ -130,19 +160,26 @@ def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any
     if scattered_curve and enabled("scattered_dram_load"):
         mix = min(1.0, max(0.0, scattered_bytes / dram_bytes))
 
+    written = 0.0
+    mixed_curves = getattr(profile.pipeline, "dram_loaded_mixed", ())
+    if mixed_curves and enabled("mixed_dram_load"):
+        written = min(1.0, max(0.0, written_bytes / dram_bytes))
+    streaming = curve_for_writes(curve, mixed_curves, written) if written > 0 else \
+        (lambda share: extra_latency(curve, share))
+
     def share_of(sim: SimulationResult) -> float:
         return dram_bytes / (float(sim.cycles) * peak)
 
     def measured(share: float) -> float:
         # mix 0 (or no scattered curve) reads the streaming curve alone, to the last bit
-        return (1.0 - mix) * extra_latency(curve, share) + mix * extra_latency(scattered_curve, share)
+        return (1.0 - mix) * streaming(share) + mix * extra_latency(scattered_curve, share)
 
     def gap(x: float, sim: SimulationResult) -> float:
         # the measured latency under load, less what the run gave: x and its own queue
         return measured(share_of(sim)) - queue_cycles(d, sim) - x
 
     def answer(sim: SimulationResult, x: float, runs: int) -> LoadedDram:
-        return LoadedDram(share_of(sim), x, runs, mix)
+        return LoadedDram(share_of(sim), x, runs, mix, written)
 
     upper = gap(0.0, first)
     if upper < TOLERANCE_CYCLES:

@@ -115,6 +115,10 @@ MECHANISMS: dict[str, str] = {
                     "block_lnch_ovh + warp_lnch_ovh per warp a scheduler gets): a grid of short blocks "
                     "waits for its launches (without: each freed block slot starts its next block on "
                     "its own)",
+    "warp_branches": "a branch whose guard depends on the thread index goes, for each warp, the way all "
+                     "its lanes go, so the warps of a block may run different paths (warp 0 alone "
+                     "reduces the partial sums; only the first row of a tile loads its top halo); a "
+                     "warp whose lanes differ runs the body, as every warp did without",
     "mixed_dram_load": "with loaded_dram_latency: a launch that writes part of its DRAM bytes reads the "
                        "curve measured beside streams that write that share (the profile's "
                        "[[pipeline.dram_loaded_mixed]]: a third and a half written): at the same bandwidth "

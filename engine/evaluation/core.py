@@ -29,6 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from engine.analysis import KernelAnalysis, analyze_kernel
 from engine.errors import WarplineError
 from engine.evaluation.context import ModelContext
@@ -442,7 +444,9 @@ class Evaluator:
             if why not in ev.warnings:      # once, however many occupancies the sweep asks for
                 ev.warnings.append(why)
             return None
-        counts = base.dynamic_counts(0)
+        # per instruction, the most any warp of a block runs it: where warps run different paths
+        # (warp_branches) the memory model's own per-lane activity already shares the bytes out
+        counts = np.maximum.reduce([base.dynamic_counts(p) for p in range(len(base.paths))])
         sm = sm_context(ev.analysis, ev.profile, launch, inputs.module, resident)
         traffic = kernel_traffic(ev.memory, ev.profile, sm, {i: float(n) for i, n in enumerate(counts)},
                                  launch.n_blocks * base.warps_per_block, min(device.sm_count, launch.n_blocks))

@@ -24,6 +24,7 @@ from fractions import Fraction
 from typing import Any
 
 from engine.analysis import KernelAnalysis, LaunchValues, UniformEvaluator, analyze_kernel
+from engine.analysis.warp_branches import WarpBranches
 from engine.errors import ModelError, SimulationError, WarplineError
 from engine.mechanisms import enabled
 from engine.pipeline.description import (
@@ -309,8 +310,14 @@ class _PathBuilder:
                  latencies: list[float] | None = None, dropped: frozenset[int] = frozenset(),
                  unroll: Mapping[str, int] | None = None,
                  deps: Sequence[tuple[int, ...]] | None = None, sm_count: int | None = None,
-                 sass_positions: Mapping[int, tuple[int, ...]] | None = None) -> None:
+                 sass_positions: Mapping[int, tuple[int, ...]] | None = None,
+                 warp: int | None = None, warp_branches: WarpBranches | None = None) -> None:
         self.a = analysis
+        # the warp of the block whose path this is, and the per-warp outcomes of branches whose
+        # guard depends on the thread index (None: every warp walks the one path)
+        self.warp = warp
+        self.warp_branches = warp_branches
+        self.warp_decided: set[int] = set()   # branches this walk decided for its warp
         # where ptxas put each instruction's copies in its SASS: the order blocks issue in
         self.sass_positions = sass_positions
         # At most one block per SM: per-thread trip counts take their slowest warp's, not the mean.
@@ -529,6 +536,12 @@ class _PathBuilder:
                 value = None
             if value is not None and value.known:
                 return taken if bool(value.value) != instr.guard_negated else fall
+        if p is None and instr.guard and self.warp is not None and self.warp_branches is not None:
+            ways = self.warp_branches.outcomes(index)
+            way = ways[self.warp] if self.warp < len(ways) else None
+            if way is not None:        # every lane of this warp goes one way
+                self.warp_decided.add(index)
+                return taken if way else fall
         if p is None:
             p = 0.5
         if 0.0 < p < 1.0 and self._chance:
@@ -592,19 +605,48 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     dropped = frozenset(i for i, w in weights.items() if w <= 0)
     unroll = sass.unroll if sass is not None and enabled("sass") else None
     order = sass.positions if sass is not None and enabled("sass") and enabled("sass_order") else None
-    builder = _PathBuilder(analysis, launch, ov, latencies, dropped, unroll, [x.deps for x in instructions],
-                           device.sm_count, order)
-    path = builder.build()
+    deps = [x.deps for x in instructions]
+    branches = WarpBranches(analysis.function, analysis.defuse, LaunchValues.from_launch(launch)) \
+        if enabled("warp_branches") else None
+
+    def walk(warp: int | None, mean_counts: bool = False) -> tuple[_PathBuilder, tuple[PathNode, ...]]:
+        if mean_counts:       # trip counts at the mean over warps: no renaming, no SASS order
+            builder = _PathBuilder(analysis, launch, ov, latencies, dropped, unroll,
+                                   warp=warp, warp_branches=branches)
+        else:
+            builder = _PathBuilder(analysis, launch, ov, latencies, dropped, unroll, deps, device.sm_count,
+                                   order, warp=warp, warp_branches=branches)
+        return builder, builder.build()
+
+    walks = [walk(0 if branches is not None else None)]
+    representatives = [walks[0][0].warp]
+    warp_path = None
+    decided = sorted(walks[0][0].warp_decided)
+    if decided and branches is not None:
+        # warps that go different ways at the thread-dependent branches run different paths:
+        # one walk per distinct set of ways (its first warp walks it), each warp mapped to its own.
+        # A branch that only a later walk meets is decided for that walk's first warp.
+        ways = [tuple(branches.outcomes(i)[w] for i in decided) for w in range(branches.warps)]
+        first: dict[tuple[bool | None, ...], int] = {}
+        for w, key in enumerate(ways):
+            first.setdefault(key, w)
+        if len(first) > 1:
+            representatives = list(first.values())
+            walks += [walk(w) for w in representatives[1:]]
+            position = {key: k for k, key in enumerate(first)}
+            warp_path = tuple(position[key] for key in ways)
+    builders = [b for b, _ in walks]
+    path = walks[0][1]
     counted = None
-    if builder.used_slowest:
+    if any(b.used_slowest for b in builders):
         # simulated at the slowest warp's trip counts, counted (instructions, bytes) at the mean:
-        # the same walk at the mean counts (its notes are the ones above; renaming changes no count)
-        counted = (_PathBuilder(analysis, launch, ov, latencies, dropped, unroll).build(),)
+        # the same walks at the mean counts (their notes are the ones above; renaming changes no count)
+        counted = tuple(walk(w, mean_counts=True)[1] for w in representatives)
     if not _executes(list(path)):
         raise ModelError(f"kernel {analysis.function.name}: the path this launch takes executes nothing")
     warps_per_block = math.ceil(launch.threads_per_block / device.warp_size)
     blocks = math.ceil(launch.n_blocks / device.sm_count)
-    notes = list(builder.notes) + notes
+    notes = list(dict.fromkeys(n for b in builders for n in b.notes)) + notes
     if resident < 1:
         raise SimulationError(f"kernel {analysis.function.name} does not fit on an SM of "
                               f"{profile.name} (occupancy 0 blocks)")
@@ -625,11 +667,11 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     restart = to_fraction(turnaround, "block turnaround") \
         if turnaround is not None and enabled("block_turnaround") else block_ovh
     return KernelDescription(
-        instructions=instructions, subsystems=subsystems, paths=(path,),
-        warps_per_block=warps_per_block, blocks=blocks, resident_blocks=resident, issue_limit=il,
+        instructions=instructions, subsystems=subsystems, paths=tuple(p for _, p in walks),
+        warp_path=warp_path, warps_per_block=warps_per_block, blocks=blocks, resident_blocks=resident, issue_limit=il,
         block_launch_overhead=restart, warp_launch_overhead=warp_ovh,
         block_launch_interval=launch_interval, name=analysis.function.name, notes=tuple(notes),
-        extra_slots=builder.extra_slots,
+        extra_slots=max(b.extra_slots for b in builders),
         counted_paths=counted, retry_passes=tuple(sorted((i, p[0]) for i, p in passes.items())))
 
 

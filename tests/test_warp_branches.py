@@ -1,0 +1,102 @@
+"""Branches whose guard depends on the thread index (mechanism warp_branches): each warp goes the
+way all its lanes go, so the warps of a block may run different paths."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine.analysis.values import LaunchValues
+from engine.analysis.warp_branches import WarpBranches
+from engine.evaluation import Evaluator, state_for
+from engine.inputs import resolve_inputs
+from engine.mechanisms import without
+
+V2 = Path(__file__).resolve().parents[1] / "samples" / "v2"
+
+
+def _inputs(family: str, config: str, kernel: str | None = None):
+    return resolve_inputs(V2 / "ptx" / f"{family}.sm_90.ptx", profile="h100", kernel=kernel,
+                          launch_file=V2 / f"{family}.launch.toml", config=config)
+
+
+def _evaluate(family: str, config: str, kernel: str | None = None):
+    inputs = _inputs(family, config, kernel)
+    return Evaluator().evaluate(inputs, state_for(inputs), trace=False)
+
+
+@pytest.fixture(scope="module")
+def tiled():
+    """A 32 x 8 tile with a one-point halo: warp 0 (threadIdx.y == 0) loads the top row, warp 7
+    the bottom one, every warp's lanes 0 and 31 the side columns."""
+    return _evaluate("stencil2d", "stencil2d_5pt_tiled/b32x8", "stencil2d_5pt_tiled")
+
+
+def _guarded_branches(inputs) -> dict[int, tuple[bool | None, ...]]:
+    from engine.analysis import analyze_kernel
+
+    analysis = analyze_kernel(inputs.function)
+    branches = WarpBranches(analysis.function, analysis.defuse, LaunchValues.from_launch(inputs.launch))
+    return {i: branches.outcomes(i) for i, ins in enumerate(inputs.function.instructions)
+            if ins.opcode == "bra" and ins.guard}
+
+
+def test_each_warp_goes_the_way_of_its_lanes() -> None:
+    ways = list(_guarded_branches(_inputs("stencil2d", "stencil2d_5pt_tiled/b32x8", "stencil2d_5pt_tiled"))
+                .values())
+    assert all(len(w) == 8 for w in ways)
+    # the top halo's branch: warp 0 alone runs the body (skips the branch), the others all skip it
+    assert (False, True, True, True, True, True, True, True) in ways
+    assert (True, True, True, True, True, True, True, False) in ways
+    # the side columns: lane 0 (or 31) of every warp, the others not: divergent in every warp
+    assert sum(all(x is None for x in w) for w in ways) >= 2
+
+
+def test_a_guard_on_the_block_index_is_undecided_for_every_warp() -> None:
+    # stencil2d_5pt's bounds test reads blockIdx: no warp can be decided from its thread index
+    ways = _guarded_branches(_inputs("stencil2d", "stencil2d_5pt/b32x8", "stencil2d_5pt"))
+    assert ways and all(all(x is None for x in w) for w in ways.values())
+
+
+def test_warps_with_different_ways_run_different_paths(tiled) -> None:
+    d = tiled.description
+    assert d.warp_path == (0, 1, 1, 1, 1, 1, 1, 2)
+    counts = [d.instructions_per_warp(p) for p in range(len(d.paths))]
+    # the inner rows load no top or bottom halo
+    assert counts[1] < counts[0] and counts[1] < counts[2]
+
+
+def test_a_one_dimensional_block_decides_warp_zero_alone() -> None:
+    """``if (warp == 0)`` (threadIdx.x >> 5): only the first warp reduces the warps' totals."""
+    d = _evaluate("reduction", "reduce_warp_shfl/g528-b256").description
+    assert d.warp_path is not None and d.warp_path[0] == 0 and set(d.warp_path[1:]) == {1}
+    assert d.instructions_per_warp(0) > d.instructions_per_warp(1)
+
+
+def test_without_the_mechanism_every_warp_runs_one_path_and_the_bytes_do_not_change(tiled) -> None:
+    with without(["warp_branches"]):
+        off = _evaluate("stencil2d", "stencil2d_5pt_tiled/b32x8", "stencil2d_5pt_tiled")
+    assert len(off.description.paths) == 1 and off.description.warp_path is None
+    # the longest path is the one every warp walked without: the memory model's counts are kept
+    assert tiled.traffic.dram_read_bytes == pytest.approx(off.traffic.dram_read_bytes)
+    assert tiled.traffic.dram_write_bytes == pytest.approx(off.traffic.dram_write_bytes)
+    # the inner rows no longer wait for two halo loads each
+    assert tiled.models["pipeline"].sm_cycles < 0.9 * off.models["pipeline"].sm_cycles
+
+
+def test_the_outcomes_are_bounded_and_cached() -> None:
+    inputs = _inputs("stencil2d", "stencil2d_5pt_tiled/b32x8", "stencil2d_5pt_tiled")
+    from engine.analysis import analyze_kernel
+
+    analysis = analyze_kernel(inputs.function)
+    branches = WarpBranches(analysis.function, analysis.defuse, LaunchValues.from_launch(inputs.launch))
+    index = next(i for i, ins in enumerate(inputs.function.instructions) if ins.opcode == "bra" and ins.guard)
+    first = branches.outcomes(index)
+    assert branches.outcomes(index) is first
+    # no block size: nothing to decide
+    none = WarpBranches(analysis.function, analysis.defuse, LaunchValues())
+    assert none.outcomes(index) == ()
+    # a block beyond CUDA's 1,024 threads is not evaluated thread by thread
+    big = WarpBranches(analysis.function, analysis.defuse, LaunchValues(block=(2048, 1, 1), grid=(1, 1, 1)))
+    assert big.outcomes(index) == ()

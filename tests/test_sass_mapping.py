@@ -345,3 +345,23 @@ def test_a_shared_float_atomic_is_a_retry_loop_counted_with_its_ptx_loop(tmp_pat
     counts = [0] * (max(m.weights) + 1)
     counts[atom] = 1
     assert m.executed(counts, {atom: 3.0}) - m.executed(counts) == pytest.approx(2 * m.retry_body[atom])
+
+
+@needs_tools
+def test_a_shuffle_fallback_that_rejoins_is_not_taken_for_a_loop(tmp_path, monkeypatch) -> None:
+    """scan_partials inlines a five-step warp scan twice in its loop. ptxas places the second
+    copy's fallback (a warp not converged) after the kernel's EXIT and jumps back from it: a
+    backward jump whose target the path to it does not pass. Taken for a loop, it made the span
+    from the rejoin point the loop's home, and the first copy's shuffles weighed 0."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "samples" / "v2" / "ptx" / "scan.sm_90.ptx"
+    text = path.read_text()
+    kernel = next(f.name for f in parse_ptx(text, "scan.ptx").functions if "scan_partials" in f.name)
+    m = _map(text, kernel, tmp_path, monkeypatch)
+    body = parse_ptx(text, "scan.ptx").kernel(kernel).instructions
+    shuffles = [i.index for i in body if i.opcode == "shfl"]
+    assert len(shuffles) == 10
+    # one SHFL per PTX shuffle in each copy (the fallback's copies stay outside the loop's home)
+    assert [m.weights[i] for i in shuffles] == [1.0] * 10
+    assert list(m.unroll.values()) == [1]

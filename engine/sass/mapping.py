@@ -165,10 +165,11 @@ def _unconditional(s: SassInstruction) -> bool:
     return not s.predicate and "," not in s.operands
 
 
-def _reachable(code: list[SassInstruction]) -> list[bool]:
+def _reachable(code: list[SassInstruction], avoid: int | None = None) -> list[bool]:
     """Instructions reached from the entry by falling through and jumping, not by ``CALL``: the
     rest are subroutines ptxas appends (the slow paths of division, square root, reciprocal).
-    With an indirect jump the targets are unknown and everything counts as reached."""
+    With an indirect jump the targets are unknown and everything counts as reached. ``avoid``: a
+    position the walk may not pass (what is still reached does not need it)."""
     n = len(code)
     if any(s.base in ("BRX", "JMX") for s in code):
         return [True] * n
@@ -176,7 +177,7 @@ def _reachable(code: list[SassInstruction]) -> list[bool]:
     stack = [0] if n else []
     while stack:
         p = stack.pop()
-        if p >= n or seen[p]:
+        if p >= n or seen[p] or p == avoid:
             continue
         seen[p] = True
         s = code[p]
@@ -186,6 +187,25 @@ def _reachable(code: list[SassInstruction]) -> list[bool]:
         if not ends:
             stack.append(p + 1)
     return seen
+
+
+def _back_edges(code: list[SassInstruction], live: list[bool]) -> list[Span]:
+    """The SASS loops: (target, jump) of each live backward jump whose target every path to the
+    jump passes. ptxas also jumps backwards out of code it placed after the kernel's ``EXIT``
+    (the fallback of a warp-wide shuffle when the warp is not converged rejoins the code after
+    the fast path): that is no loop, and taking it for one would make the span from the rejoin
+    point to the fallback's end the home of the enclosing PTX loop. Only a span holding an
+    instruction that ends the fall-through is checked: a plain loop body cannot hide such a path."""
+    spans = []
+    for p, s in enumerate(code):
+        if not (live[p] and s.is_jump and s.target is not None and s.target <= p):
+            continue
+        t = s.target
+        if any((c.is_jump and _unconditional(c)) or (c.base in ("EXIT", "RET") and not c.predicate)
+               for c in code[t:p]) and _reachable(code, avoid=t)[p]:
+            continue            # reached without passing its target: a rejoin, not a loop
+        spans.append((t, p))
+    return spans
 
 
 def _live_positions(code: list[SassInstruction], blocks: list[int]) -> tuple[list[bool], int, int]:
@@ -380,8 +400,7 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
     n = len(code)
     blocks = _blocks(code)
     live, subroutine, cold = _live_positions(code, blocks)
-    sass_spans = [(s.target, p) for p, s in enumerate(code)
-                  if live[p] and s.is_jump and s.target is not None and s.target <= p]
+    sass_spans = _back_edges(code, live)
     inner = _loops(sass_spans, n)
     depth = {span: sum(1 for o in sass_spans if o[0] <= span[0] and span[1] <= o[1]) for span in sass_spans}
     raw = _owners(code, kernel, module, rewritten)

@@ -9,7 +9,9 @@
   that is not a loop exit goes the way its uniform predicate says when the launch's argument
   values decide it; otherwise it has a taken probability p (default 0.5): one such branch in a
   loop body splits the loop by expected counts (round(p·N) iterations take it), elsewhere the
-  more likely side is followed (a tie falls through);
+  more likely side is followed (a tie falls through); a guard that depends on the thread index
+  goes, per warp, the way all its lanes go (``warp_branches``): warps that go different ways walk
+  different paths, and ``KernelDescription.warp_path`` maps each warp of a block to its own;
 * launch: warps per block, the busiest SM's share of the blocks (ceil(blocks / SMs)), resident
   blocks from the occupancy rules (overridable), the profile's issue limit and launch overheads.
 """

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <numeric>
 #include <random>
 #include <string>
@@ -848,6 +849,9 @@ static void bench_global_lat(Ctx& c, char* big, size_t big_bytes, float4* flush,
         {"l2", 8u << 20, 1, false, 65536, 4096},
         {"dram_128MB", 128u << 20, 1, true, 0, 2048},
         {"dram_1GB", 1u << 30, 1, true, 0, 2048},
+        // the same through L1 (ld.global.ca, a plain ld.global): what an L1 miss adds
+        {"l2_ca", 8u << 20, 0, false, 65536, 4096},
+        {"dram_1GB_ca", 1u << 30, 0, true, 0, 2048},
     };
     unsigned* d_perm;
     CK(cudaMalloc(&d_perm, big_bytes / RING_STRIDE * sizeof(unsigned)));
@@ -1203,15 +1207,17 @@ __global__ void k_turn(float* out, const float* in, long long spin) {
     }
 }
 
+// ``nt`` threads a block at ``rs`` blocks per SM; rows ``<name>_r<r>`` for 256 threads, else
+// ``<name>_t<nt>_r<r>``.
 template <int Body>
-static void bench_turn_body(Ctx& c, double clock_mhz, const char* name, float* big, size_t big_floats) {
-    const int nt = 256;
+static void bench_turn_body(Ctx& c, double clock_mhz, const char* name, float* big, size_t big_floats,
+                            int nt = 256, std::initializer_list<int> rs = {1, 2, 4}) {
     CK(cudaFuncSetAttribute(k_turn<Body>, cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
     size_t window = 0;
-    for (int r : {1, 2, 4}) {
+    for (int r : rs) {
         const size_t smem = r == 1 ? 200 * 1024 : r == 2 ? 100 * 1024 : 50 * 1024;
         const int K = 4;
         int per_sm[K] = {16, 32, 64, 128};
@@ -1229,8 +1235,9 @@ static void bench_turn_body(Ctx& c, double clock_mhz, const char* name, float* b
             });
         }
         const double slope = fitted_slope(xs, ys, K);   // cycles per block per SM
-        row("turn", std::string(name) + "_r" + std::to_string(r),
-            "256 threads " + std::to_string(r) + " blocks/SM (smem " + std::to_string(smem / 1024) + " KB) cycles per block per slot",
+        const std::string threads = nt == 256 ? "" : "_t" + std::to_string(nt);
+        row("turn", std::string(name) + threads + "_r" + std::to_string(r),
+            std::to_string(nt) + " threads " + std::to_string(r) + " blocks/SM (smem " + std::to_string(smem / 1024) + " KB) cycles per block per slot",
             slope * r, "cycles");
     }
     CK(cudaEventDestroy(e0));
@@ -1244,6 +1251,15 @@ static void bench_turnaround(Ctx& c, double clock_mhz, char* big, size_t big_byt
     bench_turn_body<TURN_STORE>(c, clock_mhz, "store", f, n);
     bench_turn_body<TURN_COPY>(c, clock_mhz, "copy", f, n);
     bench_turn_body<TURN_SPIN>(c, clock_mhz, "spin2000", f, n);
+}
+
+// A copy's block at one block per SM with 2 to 32 warps: whether a block's DRAM wait grows with
+// the loads its SM (and every other) issues at once.
+static void bench_turn_warps(Ctx& c, double clock_mhz, char* big, size_t big_bytes) {
+    float* f = (float*)big;
+    const size_t n = big_bytes / sizeof(float);
+    for (int nt : {64, 128, 512, 1024}) bench_turn_body<TURN_COPY>(c, clock_mhz, "copy", f, n, nt, {1});
+    bench_turn_body<TURN_EMPTY>(c, clock_mhz, "empty", f, n, 1024, {1});
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1378,7 +1394,7 @@ int main(int argc, char** argv) {
     if (want("bar")) bench_bar(c);
     if (want("mix")) bench_mix(c);
     if (want("global") || want("bw") || want("loaded") || want("scattered") || want("mixed") || want("lanes") ||
-        want("turn")) {
+        want("turn") || want("turnwarps")) {
         size_t big_bytes = 1u << 30, flush_bytes = 256u << 20;
         char* big;
         float4* flush;
@@ -1395,6 +1411,7 @@ int main(int argc, char** argv) {
             bench_loaded<STREAM_WRITE>(c, big, big_bytes);
         }
         if (want("turn")) bench_turnaround(c, measure_clock_mhz(c), big, big_bytes);
+        if (want("turnwarps")) bench_turn_warps(c, measure_clock_mhz(c), big, big_bytes);
         if (want("lanes")) bench_lanes_lat(c, big, big_bytes, flush, flush_bytes);
         if (want("bw")) {
             measure_clock_mhz(c);

@@ -100,3 +100,20 @@ def test_the_outcomes_are_bounded_and_cached() -> None:
     # a block beyond CUDA's 1,024 threads is not evaluated thread by thread
     big = WarpBranches(analysis.function, analysis.defuse, LaunchValues(block=(2048, 1, 1), grid=(1, 1, 1)))
     assert big.outcomes(index) == ()
+
+
+def test_a_rebuild_of_the_same_launch_reuses_the_outcomes() -> None:
+    """A live edit rebuilds the description: the per-thread evaluation is not run again."""
+    from engine.analysis import analyze_kernel
+    from engine.analysis.warp_branches import warp_branches_for
+
+    inputs = _inputs("stencil2d", "stencil2d_5pt_tiled/b32x8", "stencil2d_5pt_tiled")
+    analysis = analyze_kernel(inputs.function)
+    values = LaunchValues.from_launch(inputs.launch)
+    first = warp_branches_for(analysis, values)
+    assert warp_branches_for(analysis, LaunchValues.from_launch(inputs.launch)) is first
+    # another block size is another launch
+    other = LaunchValues(args=values.args, block=(32, 4, 1), grid=values.grid)
+    assert warp_branches_for(analysis, other) is not first
+    # another analysis of the same kernel (a reopened file) is not mistaken for this one
+    assert warp_branches_for(analyze_kernel(inputs.function), values) is not first

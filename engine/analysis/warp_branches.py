@@ -13,6 +13,8 @@ for every warp after one evaluation.
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from engine.analysis.values import _AXES, LaunchValues, UniformEvaluator, Value
@@ -20,6 +22,7 @@ from engine.errors import WarplineError
 
 WARP = 32
 MAX_THREADS = 1024           # a block's threads at most (CUDA's limit): the evaluations are bounded
+CACHE_SIZE = 16              # launches whose outcomes are kept (a live edit rebuilds the same one)
 
 
 class ThreadEvaluator(UniformEvaluator):
@@ -98,3 +101,32 @@ class WarpBranches:
             result.append(next(iter(ways)) if ways is not None and len(ways) == 1 else None)
         self._outcomes[index] = tuple(result)
         return self._outcomes[index]
+
+
+_CACHE: OrderedDict[tuple, tuple[Any, WarpBranches]] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+
+
+def _launch_key(values: LaunchValues) -> tuple:
+    def items(mapping: Any) -> tuple:
+        return tuple(sorted(((str(k), v) for k, v in (mapping or {}).items()), key=lambda kv: kv[0]))
+
+    return (values.block, values.grid, items(values.args), items(values.data), items(values.trip_overrides))
+
+
+def warp_branches_for(analysis: Any, values: LaunchValues) -> WarpBranches:
+    """The :class:`WarpBranches` of a kernel's analysis at a launch, kept for the next calls: a
+    latency edit rebuilds the description with the same analysis and launch, and evaluating every
+    thread of a 1,024-thread block again would cost it tens of milliseconds."""
+    key = (id(analysis), _launch_key(values))
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None and hit[0] is analysis:
+            _CACHE.move_to_end(key)
+            return hit[1]
+    branches = WarpBranches(analysis.function, analysis.defuse, values)
+    with _CACHE_LOCK:
+        _CACHE[key] = (analysis, branches)      # the analysis is held: its id cannot be reused
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return branches

@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from engine.analysis import KernelAnalysis, LaunchValues, UniformEvaluator, analyze_kernel
-from engine.analysis.warp_branches import WarpBranches
+from engine.analysis.warp_branches import WarpBranches, warp_branches_for
 from engine.errors import ModelError, SimulationError, WarplineError
 from engine.mechanisms import enabled
 from engine.pipeline.description import (
@@ -608,8 +608,7 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     unroll = sass.unroll if sass is not None and enabled("sass") else None
     order = sass.positions if sass is not None and enabled("sass") and enabled("sass_order") else None
     deps = [x.deps for x in instructions]
-    branches = WarpBranches(analysis.function, analysis.defuse, LaunchValues.from_launch(launch)) \
-        if enabled("warp_branches") else None
+    branches = warp_branches_for(analysis, LaunchValues.from_launch(launch)) if enabled("warp_branches") else None
 
     def walk(warp: int | None, mean_counts: bool = False) -> tuple[_PathBuilder, tuple[PathNode, ...]]:
         if mean_counts:       # trip counts at the mean over warps: no renaming, no SASS order

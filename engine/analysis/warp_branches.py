@@ -17,12 +17,13 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from engine.analysis.values import _AXES, LaunchValues, UniformEvaluator, Value
+from engine.analysis.values import LaunchValues, UniformEvaluator, Value
 from engine.errors import WarplineError
 
 WARP = 32
 MAX_THREADS = 1024           # a block's threads at most (CUDA's limit): the evaluations are bounded
 CACHE_SIZE = 16              # launches whose outcomes are kept (a live edit rebuilds the same one)
+AXES = {"x": 0, "y": 1, "z": 2}
 
 
 class ThreadEvaluator(UniformEvaluator):
@@ -36,8 +37,8 @@ class ThreadEvaluator(UniformEvaluator):
 
     def _special(self, name: str) -> Value:
         base, _, axis = name.lstrip("%").partition(".")
-        if base == "tid" and axis in _AXES:
-            return Value(self.tid[_AXES[axis]], name)
+        if base == "tid" and axis in AXES:
+            return Value(self.tid[AXES[axis]], name)
         if base == "laneid" and not axis:
             return Value(self.lane, name)
         return super()._special(name)

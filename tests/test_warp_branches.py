@@ -117,3 +117,23 @@ def test_a_rebuild_of_the_same_launch_reuses_the_outcomes() -> None:
     assert warp_branches_for(analysis, other) is not first
     # another analysis of the same kernel (a reopened file) is not mistaken for this one
     assert warp_branches_for(analyze_kernel(inputs.function), values) is not first
+
+
+def test_a_single_wave_launch_counts_every_path_at_the_mean() -> None:
+    """One block per SM: the simulated paths take the slowest warp's per-thread trip counts, and
+    a counted (mean) path is walked for each warp path, so both tuples line up."""
+    # 100 blocks of 256 threads over 3 x 25,600 + 5,000 elements: the first 5,000 threads go round
+    # the grid-stride loop 4 times, the others 3
+    inputs = resolve_inputs(V2 / "ptx" / "reduction.sm_90.ptx", profile="h100", grid=(100, 1, 1),
+                            launch_file=V2 / "reduction.launch.toml", config="reduce_warp_shfl/g528-b256",
+                            args={2: 3 * 25600 + 5000})
+    d = Evaluator().evaluate(inputs, state_for(inputs), trace=False).description
+    assert d.warp_path is not None and len(d.paths) == len(set(d.warp_path)) >= 2
+    assert d.counted_paths is not None and len(d.counted_paths) == len(d.paths)
+    # the simulated paths run the slowest warp's 4 passes, the counted ones the mean's 3 (ptxas
+    # unrolls the loop, so the two may issue as many instructions)
+    counted = d.with_changes(paths=d.counted_paths, counted_paths=None)
+    for path in range(len(d.paths)):
+        assert d.instructions_per_warp(path) >= counted.instructions_per_warp(path)
+    assert d.instructions_per_warp(0) > d.instructions_per_warp(1)    # warp 0's second shuffle tree
+    d.validate()

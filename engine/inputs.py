@@ -199,7 +199,13 @@ def resolve_inputs(
     # parameter, or a name the kernel does not have, would otherwise be ignored without a word).
     where = launch_source if launch_source and launch_source != "command line" else "launch"
     merged_args = check_arguments(base.args, function.params, function.name, f"{where}: argument")
-    merged_args.update(check_arguments(args or {}, function.params, function.name, "--arg"))
+    given = check_arguments(args or {}, function.params, function.name, "--arg")
+    # a given argument replaces the launch's for the same parameter, however each names it
+    # (index 2, "2" or the parameter's name): both kept, the lookup would find the launch's first
+    replaced = {parameter_index(key, function.params, function.name) for key in given}
+    merged_args = {key: value for key, value in merged_args.items()
+                   if parameter_index(key, function.params, function.name) not in replaced}
+    merged_args.update(given)
     merged_trips = dict(base.trip_overrides)
     merged_trips.update(trips or {})
     for key in data or {}:

@@ -246,3 +246,20 @@ def test_manybsp_rho_rules():
     assert manybsp_rho({**base, "reg_per_thread": 8, "shmem_per_block": 16384}) == 3
     with pytest.raises(LaunchError, match="n_reg"):
         manybsp_rho({k: v for k, v in base.items() if k != "n_reg"})
+
+
+@pytest.mark.parametrize("key", [2, "2", "_Z16reduce_warp_shflPKfPfi_param_2"])
+def test_a_given_argument_replaces_the_launch_files_however_it_is_named(key):
+    """The launch file names the count "2"; a caller's 2, "2" or parameter name replaces it (both
+    kept, the lookup by index found the launch file's first and the caller's value was lost)."""
+    from pathlib import Path
+
+    from engine.analysis import LaunchValues
+    from engine.inputs import resolve_inputs
+
+    v2 = Path(__file__).resolve().parents[1] / "samples" / "v2"
+    inputs = resolve_inputs(v2 / "ptx" / "reduction.sm_90.ptx", profile="h100", args={key: 81800},
+                            launch_file=v2 / "reduction.launch.toml", config="reduce_warp_shfl/g528-b256")
+    assert list(inputs.launch.args.values()) == [81800]
+    params = inputs.function.params
+    assert LaunchValues.from_launch(inputs.launch).argument(2, params[2].name) == 81800

@@ -119,6 +119,11 @@ MECHANISMS: dict[str, str] = {
                      "its lanes go, so the warps of a block may run different paths (warp 0 alone "
                      "reduces the partial sums; only the first row of a tile loads its top halo); a "
                      "warp whose lanes differ runs the body, as every warp did without",
+    "atomic_units": "global atomics issue to L2's atomic units, a subsystem of their own, instead of the "
+                    "SM's memory pipe: the loads of other warps do not queue behind them (the GPU keeps "
+                    "a warp's atomics in flight and drains them at its exit; ncu shows the wait as "
+                    "'drain', not as a busy memory pipe); one whose old value the warp reads still waits "
+                    "for it",
     "mixed_dram_load": "with loaded_dram_latency: a launch that writes part of its DRAM bytes reads the "
                        "curve measured beside streams that write that share (the profile's "
                        "[[pipeline.dram_loaded_mixed]]: a third and a half written): at the same bandwidth "

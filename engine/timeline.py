@@ -52,7 +52,7 @@ SUBSYSTEM_LABELS: dict[str, str] = {
     "alu": "ALU (int/FP32)", "fp32": "ALU (int/FP32)", "int": "ALU (int/FP32)",
     "comp": "compute", "fp64": "FP64", "dpu": "FP64", "sfu": "SFU", "ldst": "LDST / memory",
     "mem": "memory", "memory": "memory", "tensor": "tensor", "control": "control",
-    "barrier": "barrier", "bar": "barrier",
+    "barrier": "barrier", "bar": "barrier", "l2_atomic": "L2 atomics",
 }
 _STATE_SPACES = {"global", "shared", "local", "const", "param", "tex"}
 

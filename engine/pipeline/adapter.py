@@ -46,6 +46,9 @@ from engine.units import MemorySpace, Unit
 # (instruction index, instruction, classification, profile cost) -> (λ, Λ)
 MemoryCost = Callable[[int, Any, Any, Any], tuple[float, float]]
 
+# The subsystem of global atomics (mechanism atomic_units): L2's atomic units, not the SM's pipe.
+L2_ATOMIC_SUBSYSTEM = "l2_atomic"
+
 
 @dataclass
 class PipelineOverrides:
@@ -248,6 +251,15 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
         if cls.unit not in units:
             units.append(cls.unit)
     units.sort(key=lambda u: list(Unit).index(u))
+    names = [u.value for u in units]
+
+    def to_atomic_units(i: int, cls: Any) -> bool:
+        # a global atomic: L2's atomic units run it (ptxas's own retry loops, for atomics the
+        # hardware lacks, keep each pass on the memory pipe, as a load)
+        return cls.is_atomic and cls.space is MemorySpace.GLOBAL and i not in blocking and enabled("atomic_units")
+
+    if any(to_atomic_units(i, cls) for i, cls in enumerate(analysis.classifications)):
+        names.append(L2_ATOMIC_SUBSYSTEM)
     deps: dict[int, set[int]] = {}
     for edge in analysis.defuse.edges:
         deps.setdefault(edge.consumer, set()).add(edge.producer)
@@ -287,12 +299,13 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
         Lam, dram_wait = (Lam, dram_wait) if o_Lam is None else (o_Lam, 0.0)
         where = f"instruction {i} ({instr.text.strip()})"
         out.append(StaticInstruction(
-            name=instr.text.strip() or instr.full_opcode, unit=units.index(unit),
+            name=instr.text.strip() or instr.full_opcode,
+            unit=names.index(L2_ATOMIC_SUBSYSTEM) if to_atomic_units(i, cls) else units.index(unit),
             lam=to_fraction(lam, f"λ of {where}"), Lam=to_fraction(Lam, f"Λ of {where}"),
             memory=memory, barrier=cls.is_barrier, deps=tuple(sorted(deps.get(i, ()))),
             dram_wait=dram_wait if memory else 0.0,
             slots=max(weights.get(i, 1.0), 0.0) if enabled("sass_issue_slots") else 1.0))
-    return tuple(out), tuple(u.value for u in units)
+    return tuple(out), tuple(names)
 
 
 # ---- dynamic path ------------------------------------------------------------------------------------

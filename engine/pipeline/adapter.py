@@ -254,9 +254,10 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
     names = [u.value for u in units]
 
     def to_atomic_units(i: int, cls: Any) -> bool:
-        # a global atomic: L2's atomic units run it (ptxas's own retry loops, for atomics the
-        # hardware lacks, keep each pass on the memory pipe, as a load)
-        return cls.is_atomic and cls.space is MemorySpace.GLOBAL and i not in blocking and enabled("atomic_units")
+        # a global atomic (or a generic one, which the memory model takes as global): L2's atomic
+        # units run it (ptxas's own retry loops, for atomics the hardware lacks, keep each pass
+        # on the memory pipe, as a load)
+        return cls.is_atomic and cls.is_global_memory and i not in blocking and enabled("atomic_units")
 
     if any(to_atomic_units(i, cls) for i, cls in enumerate(analysis.classifications)):
         names.append(L2_ATOMIC_SUBSYSTEM)

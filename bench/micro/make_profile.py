@@ -377,8 +377,9 @@ def derive_loaded(results: Path) -> tuple[tuple[float, float], ...]:
     return _rising_curve(points, max(gbps for gbps, _ in points))
 
 
-# k_loaded's mixed modes (``run_micro.sh mixed``): row prefix -> the share of the DRAM bytes written
-MIXED_MODES = {"rrw_": 1 / 3, "copy_": 1 / 2}
+# k_loaded's mixed modes (``run_micro.sh mixed``): (row prefix, share of the DRAM bytes written),
+# by rising share
+MIXED_MODES = (("rrw_", 1 / 3), ("copy_", 1 / 2))
 
 
 def derive_mixed(results: Path) -> tuple[tuple[float, tuple[tuple[float, float], ...]], ...]:
@@ -392,8 +393,7 @@ def derive_mixed(results: Path) -> tuple[tuple[float, tuple[tuple[float, float],
         return ()
     runs = [load_run(results / f"run{k}.csv") for k in (1, 2)]
     reference = max(gbps for gbps, _ in _loaded_points(runs))
-    return tuple((share, _rising_curve(_loaded_points(runs, prefix), reference))
-                 for prefix, share in sorted(MIXED_MODES.items(), key=lambda kv: kv[1]))
+    return tuple((share, _rising_curve(_loaded_points(runs, prefix), reference)) for prefix, share in MIXED_MODES)
 
 
 def _ncu_dram_per_sector_byte(path: Path) -> float:
@@ -425,9 +425,7 @@ def derive_scattered(results: Path, streaming: Path) -> tuple[tuple[float, float
         return ()
     per_sector = _ncu_dram_per_sector_byte(results / "ncu_run1.csv")
     runs = [load_run(results / f"run{k}.csv") for k in (1, 2)]
-    stream_runs = [load_run(streaming / f"run{k}.csv") for k in (1, 2)]
-    stream_top = max(sum(_get(run, "loaded", name) for run in stream_runs) / 2
-                     for (bench, name, _) in stream_runs[0] if bench == "loaded" and name.startswith("dram_gbps_w"))
+    stream_top = max(gbps for gbps, _ in _loaded_points([load_run(streaming / f"run{k}.csv") for k in (1, 2)]))
     levels = [name.removeprefix("scattered_sector_gbps") for (bench, name, _) in runs[0]
               if bench == "loaded" and name.startswith("scattered_sector_gbps")]
     points = []
@@ -887,8 +885,8 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
             "share = sectors x DRAM bytes per sector / the largest streaming bandwidth of "
             f"{loaded_where}/run{{1,2}}.csv, extra = latency - the idle latency, mean of the two runs, never falling")
     mixed_where = _relative(gpu.results("mixed"))
-    for k, (write_share, curve) in enumerate(derive_mixed(gpu.results("mixed"))):
-        prefix = next(p for p, share in MIXED_MODES.items() if share == write_share)
+    for k, ((prefix, _), (write_share, curve)) in enumerate(zip(MIXED_MODES, derive_mixed(gpu.results("mixed")),
+                                                                strict=False)):
         section("pipeline.dram_loaded_mixed", [
             "The same beside streams of which this share of the DRAM bytes is written: at a bandwidth,",
             "reads wait longer, and DRAM saturates lower, than beside reads alone; shares of the",

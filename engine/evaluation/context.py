@@ -19,7 +19,7 @@ class ModelContext:
     ``manybsp``: the Many-BSP result of the state (None when that model could not be built).
     ``simulation``: the state's own simulation when it is already done (the timeline's), reused
     rather than run again; None at the other points of an occupancy sweep, whose simulation solves
-    its own DRAM load from ``dram_bytes``."""
+    its own DRAM load from ``traffic``."""
 
     description: KernelDescription | None
     resident_blocks: int
@@ -30,9 +30,7 @@ class ModelContext:
     issue_weights: dict[int, float] = field(default_factory=dict)   # SASS weight per instruction index
     unroll: dict[str, int] = field(default_factory=dict)            # SASS: "first-last" loop -> factor
     sass_positions: dict[int, tuple[int, ...]] = field(default_factory=dict)  # SASS copies' addresses
-    dram_bytes: float | None = None   # the launch's DRAM bytes at this occupancy (loaded DRAM latency)
-    scattered_dram_bytes: float = 0.0  # of those, what scattered fetches read
-    written_dram_bytes: float = 0.0    # of those, what is written
+    traffic: Any = None   # the launch's KernelTraffic at this occupancy (its DRAM load: loaded latency)
     _memo: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def shared(self, key: str, compute: Any) -> Any:

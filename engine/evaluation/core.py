@@ -64,7 +64,7 @@ from engine.pipeline.adapter import (
     sm_context,
 )
 from engine.pipeline.description import KernelDescription, to_fraction
-from engine.pipeline.loaded import simulate_loaded
+from engine.pipeline.loaded import simulate_with_traffic
 from engine.pipeline.simulator import (
     DEFAULT_MAX_WARP_INSTRUCTIONS,
     Limits,
@@ -461,10 +461,8 @@ class Evaluator:
             # further than the simulator's 64-bit clock counts (1e308): no run gets there, so the
             # budget is no limit at all
             cycle_budget = None
-        sim, ev.loaded_dram = simulate_loaded(d, dram_bytes(ev.traffic), ev.profile, policy=ev.state.policy,
-                                              trace=trace, cycle_budget=cycle_budget,
-                                              scattered_bytes=scattered_dram_bytes(ev.traffic),
-                                              written_bytes=written_dram_bytes(ev.traffic))
+        sim, ev.loaded_dram = simulate_with_traffic(d, ev.traffic, ev.profile, policy=ev.state.policy,
+                                                    trace=trace, cycle_budget=cycle_budget)
         ev.simulation = sim
         if sim.note:
             ev.warnings.append(f"simulation {sim.note}")
@@ -502,9 +500,7 @@ class Evaluator:
         return ModelContext(description=description, resident_blocks=blocks, policy=ev.state.policy,
                             manybsp=ev.manybsp, simulation=simulation, profile=ev.profile,
                             issue_weights=ev.issue_weights, unroll=ev.unroll,
-                            sass_positions=ev.sass_positions, dram_bytes=dram_bytes(traffic),
-                            scattered_dram_bytes=scattered_dram_bytes(traffic),
-                            written_dram_bytes=written_dram_bytes(traffic))
+                            sass_positions=ev.sass_positions, traffic=traffic)
 
     def _predict(self, ev: Evaluation, wanted: Sequence[Any]) -> None:
         ctx = self._context(ev, ev.description, ev.resident_blocks, ev.simulation, ev.traffic)
@@ -564,21 +560,6 @@ class Evaluator:
                     sweep.errors.setdefault(spec.id, result.error)
             progress((k + 1) / max(1, len(chosen)))
         return sweep
-
-
-def dram_bytes(traffic: Any) -> float | None:
-    """DRAM bytes read and written by the launch (``KernelTraffic``), None without it."""
-    return None if traffic is None else traffic.dram_read_bytes + traffic.dram_write_bytes
-
-
-def scattered_dram_bytes(traffic: Any) -> float:
-    """The part of :func:`dram_bytes` that scattered fetches read (0 without a traffic figure)."""
-    return 0.0 if traffic is None else traffic.dram_scattered_bytes
-
-
-def written_dram_bytes(traffic: Any) -> float:
-    """The part of :func:`dram_bytes` written (0 without a traffic figure)."""
-    return 0.0 if traffic is None else traffic.dram_write_bytes
 
 
 def _blocked(ev: Evaluation, model_id: str) -> str:

@@ -124,12 +124,11 @@ def _manybsp_star(ctx: ModelContext) -> float:
 
 
 def _simulation(ctx: ModelContext) -> float:
-    from engine.pipeline.loaded import simulate_loaded
+    from engine.pipeline.loaded import simulate_with_traffic
 
     if ctx.simulation is not None:
         return float(ctx.simulation.cycles)
-    sim, _ = simulate_loaded(ctx.require_description(), ctx.dram_bytes, ctx.profile, policy=ctx.policy,
-                             scattered_bytes=ctx.scattered_dram_bytes, written_bytes=ctx.written_dram_bytes)
+    sim, _ = simulate_with_traffic(ctx.require_description(), ctx.traffic, ctx.profile, policy=ctx.policy)
     return float(sim.cycles)
 
 

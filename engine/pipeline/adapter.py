@@ -252,14 +252,13 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             units.append(cls.unit)
     units.sort(key=lambda u: list(Unit).index(u))
     names = [u.value for u in units]
-
-    def to_atomic_units(i: int, cls: Any) -> bool:
-        # a global atomic (or a generic one, which the memory model takes as global): L2's atomic
-        # units run it (ptxas's own retry loops, for atomics the hardware lacks, keep each pass
-        # on the memory pipe, as a load)
-        return cls.is_atomic and cls.is_global_memory and i not in blocking and enabled("atomic_units")
-
-    if any(to_atomic_units(i, cls) for i, cls in enumerate(analysis.classifications)):
+    # global atomics (and generic ones, which the memory model takes as global): L2's atomic units
+    # run them (ptxas's own retry loops, for atomics the hardware lacks, keep each pass on the
+    # memory pipe, as a load)
+    to_atomic_units = frozenset(
+        i for i, cls in enumerate(analysis.classifications)
+        if cls.is_atomic and cls.is_global_memory and i not in blocking) if enabled("atomic_units") else frozenset()
+    if to_atomic_units:
         names.append(L2_ATOMIC_SUBSYSTEM)
     deps: dict[int, set[int]] = {}
     for edge in analysis.defuse.edges:
@@ -301,7 +300,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
         where = f"instruction {i} ({instr.text.strip()})"
         out.append(StaticInstruction(
             name=instr.text.strip() or instr.full_opcode,
-            unit=names.index(L2_ATOMIC_SUBSYSTEM) if to_atomic_units(i, cls) else units.index(unit),
+            unit=names.index(L2_ATOMIC_SUBSYSTEM) if i in to_atomic_units else units.index(unit),
             lam=to_fraction(lam, f"λ of {where}"), Lam=to_fraction(Lam, f"Λ of {where}"),
             memory=memory, barrier=cls.is_barrier, deps=tuple(sorted(deps.get(i, ()))),
             dram_wait=dram_wait if memory else 0.0,

@@ -164,8 +164,8 @@ def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any
     mixed_curves = getattr(profile.pipeline, "dram_loaded_mixed", ())
     if mixed_curves and enabled("mixed_dram_load"):
         written = min(1.0, max(0.0, written_bytes / dram_bytes))
-    streaming = curve_for_writes(curve, mixed_curves, written) if written > 0 else \
-        (lambda share: extra_latency(curve, share))
+    # nothing written (or the mechanism off) reads the reading curve alone, to the last bit
+    streaming = curve_for_writes(curve, mixed_curves, written)
 
     def share_of(sim: SimulationResult) -> float:
         return dram_bytes / (float(sim.cycles) * peak)
@@ -220,3 +220,16 @@ def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any
             g_lo = g_lo / 2 if kept == -1 else g_lo
             kept = -1
     return traced(sim, x), answer(sim, x, runs)
+
+
+def simulate_with_traffic(d: KernelDescription, traffic: Any, profile: Any, *, policy: str = "lrr",
+                          trace: bool = False, cycle_budget: float | None = None,
+                          ) -> tuple[SimulationResult, LoadedDram | None]:
+    """:func:`simulate_loaded` with the launch's DRAM figures read from its ``KernelTraffic``
+    (bytes read and written, the part scattered fetches read, the part written); None: no
+    traffic figure, so no DRAM load either."""
+    if traffic is None:
+        return simulate_loaded(d, None, profile, policy=policy, trace=trace, cycle_budget=cycle_budget)
+    return simulate_loaded(d, traffic.dram_read_bytes + traffic.dram_write_bytes, profile, policy=policy,
+                           trace=trace, cycle_budget=cycle_budget, scattered_bytes=traffic.dram_scattered_bytes,
+                           written_bytes=traffic.dram_write_bytes)

@@ -4,8 +4,4 @@
 # throughput of such loads in L1 and L2 (run_micro.sh linethr; later calls).
 # Run from the repo root through the device tool:  OUT=$OUT bash tools/device/measure_round5.sh
 set -uo pipefail
-OUT=${OUT:-out}
-mkdir -p "$OUT/micro"
-OUT="$OUT/micro" bash bench/micro/run_micro.sh linethr > "$OUT/micro/stdout.txt" 2>&1; echo "micro exit $?"
-tail -20 "$OUT/micro/stdout.txt"
-tar czf "$OUT/micro.tgz" -C "$OUT" micro && rm -rf "$OUT/micro"
+bash tools/device/micro_subset.sh linethr 20

@@ -5,10 +5,7 @@
 # Run from the repo root through the device tool:  OUT=$OUT bash tools/device/measure_round6.sh
 set -uo pipefail
 OUT=${OUT:-out}
-mkdir -p "$OUT/micro"
-OUT="$OUT/micro" bash bench/micro/run_micro.sh scattered > "$OUT/micro/stdout.txt" 2>&1; echo "micro exit $?"
-tail -30 "$OUT/micro/stdout.txt"
-tar czf "$OUT/micro.tgz" -C "$OUT" micro && rm -rf "$OUT/micro"
+bash tools/device/micro_subset.sh scattered 30
 # What DRAM delivers for those sectors: the same run under ncu (DRAM bytes read and the time of
 # each k_loaded launch; --clock-control none keeps the clocks of the timed runs)
 mkdir -p "$OUT/ncu"

@@ -4,8 +4,4 @@
 # one store per thread, a copy, a 2,000-cycle spin.
 # Run from the repo root through the device tool:  OUT=$OUT bash tools/device/measure_round7.sh
 set -uo pipefail
-OUT=${OUT:-out}
-mkdir -p "$OUT/micro"
-OUT="$OUT/micro" bash bench/micro/run_micro.sh turn > "$OUT/micro/stdout.txt" 2>&1; echo "micro exit $?"
-tail -16 "$OUT/micro/stdout.txt"
-tar czf "$OUT/micro.tgz" -C "$OUT" micro && rm -rf "$OUT/micro"
+bash tools/device/micro_subset.sh turn 16

@@ -64,6 +64,8 @@ SUITES = {
     "v1": Suite("v1", SAMPLES, {"h100": DEFAULT_RUNS}),
     "v2": Suite("v2", SAMPLES / "v2", {"h100": (MEASURED / "v2-h100",), "h200": (MEASURED / "v2-h200",)},
                 SAMPLES / "v2" / "SPLIT.toml"),
+    "v2x": Suite("v2x", SAMPLES / "v2x", {"h100": (MEASURED / "v2x-h100",), "h200": (MEASURED / "v2x-h200",)},
+                 SAMPLES / "v2x" / "SPLIT.toml"),
 }
 
 

@@ -3,10 +3,10 @@
 #   tools/device/suite_v2/gen_ptx.sh [family ...]      (default: every samples/v2/*.cu)
 # Writes samples/v2/ptx/<family>.sm_90.ptx (nvcc -ptx -arch=sm_90 -lineinfo -O3, '.file' paths
 # relative to samples/v2/ptx/) and samples/v2/ptx/<family>.sm_90.ptxas.txt (ptxas -v, timing
-# lines dropped). Idempotent.
+# lines dropped). Idempotent. SUITE=v2x works on samples/v2x/ (the tuning supplement) instead.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
-src="$here/samples/v2"
+src="$here/samples/${SUITE:-v2}"
 out="$src/ptx"
 NVCC="${NVCC:-nvcc}"
 PTXAS="${PTXAS:-ptxas}"

@@ -8,6 +8,7 @@
 #   bash tools/device/suite_v2/measure.sh --micro    # first bench/micro/run_micro.sh into
 #                                                    # $OUT/micro-<gpu>/micro.tar.gz, then the suite
 #
+# SUITE=v2x measures the tuning supplement (samples/v2x/, suite_spec_v2x.py) instead of suite v2.
 # SUITE_BUDGET_S (default 330) bounds the whole script: every ncu process gets a timeout that
 # ends it before that many seconds have passed since the script started (run_suite.py).
 # Files back from $OUT: $OUT/<gpu>/suite_v2.tar.gz, $OUT/<gpu>/summary.txt, and with --micro
@@ -15,6 +16,7 @@
 set -uo pipefail
 START=$(date +%s)
 BUDGET=${SUITE_BUDGET_S:-330}
+SUITE=${SUITE:-v2}
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 cd "$ROOT"
 OUT=${OUT:-$ROOT/out}
@@ -25,7 +27,7 @@ SHORT=$(printf '%s' "$GPU_RAW" | grep -oiE 'h100|h200|a100|l40s?|b200' | head -1
 DEST="$OUT/$GPU"
 WORK=$(mktemp -d /tmp/suite_v2.XXXXXX)
 mkdir -p "$DEST"
-echo "gpu: $GPU_RAW -> $DEST; work $WORK; budget $BUDGET s"
+echo "suite $SUITE on gpu: $GPU_RAW -> $DEST; work $WORK; budget $BUDGET s"
 
 {
   echo "date_utc: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -56,7 +58,7 @@ if ! nvcc -O2 -std=c++17 -arch=sm_90 -o "$WORK/suite_v2" tools/device/suite_v2/d
   tar -czf "$DEST/suite_v2.tar.gz" -C "$WORK" --exclude=./suite_v2 .
   exit 1
 fi
-python3 tools/device/suite_v2/gen_suite.py manifest --out "$WORK/manifest.txt" >> "$WORK/build.log" 2>&1 \
+python3 tools/device/suite_v2/gen_suite.py --suite "$SUITE" manifest --out "$WORK/manifest.txt" >> "$WORK/build.log" 2>&1 \
   || { cat "$WORK/build.log"; tar -czf "$DEST/suite_v2.tar.gz" -C "$WORK" --exclude=./suite_v2 .; exit 1; }
 echo "build + manifest: $(( $(date +%s) - t0 )) s"
 

@@ -124,6 +124,9 @@ MECHANISMS: dict[str, str] = {
                     "a warp's atomics in flight and drains them at its exit; ncu shows the wait as "
                     "'drain', not as a busy memory pipe); one whose old value the warp reads still waits "
                     "for it",
+    "texel_addresses": "a 1D texture fetch at an integer index (tex1Dfetch) reads base + index x texel "
+                       "bytes through the L1/texture cache, analysed as a global load of those addresses; "
+                       "without: texture fetches have no address and cost a coalesced global load",
     "mixed_dram_load": "with loaded_dram_latency: a launch that writes part of its DRAM bytes reads the "
                        "curve measured beside streams that write that share (the profile's "
                        "[[pipeline.dram_loaded_mixed]]: a third and a half written): at the same bandwidth "

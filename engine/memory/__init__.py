@@ -47,6 +47,7 @@ from engine.memory.patterns import (
     thread_indices,
 )
 from engine.memory.report import AccessInfo, MemoryReport, memory_table
+from engine.memory.texels import TexelFetch, texel_fetch, used_registers
 from engine.ptx.model import Instruction, Module, Operand
 from engine.units import MemorySpace
 
@@ -147,13 +148,23 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
     footprints: list[tuple[int, Affine | None, Instruction, Operand, int]] = []
     grid_ranges: dict[int, AddressRange] = {}     # by position in accesses: over the whole grid
     atom_ranges = _atom_ranges(extents, values)
+    texture_reads: frozenset[str] | None = None    # registers read anywhere, at the first texture fetch
     for instr in function.instructions:
         c = analysis.classifications[instr.index]
         fragment = fragment_of(instr) if enabled("matrix_fragments") else None
-        if (instr.opcode not in _OPCODES and fragment is None) or not (c.is_load or c.is_store or c.is_atomic):
+        texel: TexelFetch | None = None
+        if c.space is MemorySpace.TEXTURE:
+            if texture_reads is None:
+                texture_reads = used_registers(function)
+            texel = texel_fetch(instr, texture_reads)
+        if (instr.opcode not in _OPCODES and fragment is None and texel is None) or not (
+                c.is_load or c.is_store or c.is_atomic):
             continue
         operand = _address_operand(instr)
         raw = evaluator.address(instr, operand) if operand is not None else Unknown("no address operand")
+        if texel is not None and isinstance(raw, Affine):
+            index = evaluator.register(texel.index_register, instr.index)
+            raw = raw + index.scale(texel.texel_bytes) if isinstance(index, Affine) else index
         form = raw if isinstance(raw, Affine) else None
         if c.space is MemorySpace.CONST and c.is_load:
             if producers is None:
@@ -164,11 +175,12 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
             accesses.append(_local_access(instr, c, form, lanes, analysis, local_frame, values,
                                           _samples(extents, layout, form)))
             continue
-        space = _space(instr, analysis, form, layout)
+        space = MemorySpace.GLOBAL if texel is not None else _space(instr, analysis, form, layout)
         if space is None:
             continue
         kind = "atomic" if c.is_atomic else "load" if c.is_load else "store"
-        info = AccessInfo(instr.index, instr.location.line, instr.text.strip(), space, c.width_bytes,
+        width = texel.texel_bytes if texel is not None else c.width_bytes
+        info = AccessInfo(instr.index, instr.location.line, instr.text.strip(), space, width,
                           format_affine(form) if form is not None else None,
                           raw.reason if isinstance(raw, Unknown) else None, kind)
         if lanes is None or operand is None:
@@ -185,13 +197,15 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
                 sets = [affine_addresses(form, lanes.threads, ctx) for ctx, _ in ctxs]
                 info = _with(info, method="affine")
             else:
+                if texel is not None:
+                    lanes.texels[instr.index] = texel
                 try:
-                    sets = [lanes.get(ctx).address(instr, operand) for ctx, _ in ctxs]
+                    sets = [lanes.addresses(ctx, instr, operand) for ctx, _ in ctxs]
                 except RecurrenceTooLong:
                     # a long loop's last iteration stands for 1/n of it: sampled at the last step run
                     ctxs = [({a: min(v, MAX_RECURRENCE) if a.startswith("i(") else v for a, v in ctx.items()}, w)
                             for ctx, w in ctxs]
-                    sets = [lanes.get(ctx).address(instr, operand) for ctx, _ in ctxs]
+                    sets = [lanes.addresses(ctx, instr, operand) for ctx, _ in ctxs]
                 info = _with(info, method="lanes", non_affine=info.unknown_reason, unknown_reason=None)
         except LaneError as error:
             accesses.append(_with(info, unknown_reason=str(error)))
@@ -199,7 +213,6 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         except RecursionError:  # pathological def-use chains: give up on this access only
             accesses.append(_with(info, unknown_reason="the address computation is too deeply nested"))
             continue
-        width = c.width_bytes
         if fragment is not None:
             try:
                 sets = _fragment_sets(fragment, instr, sets, [ctx for ctx, _ in ctxs], lanes)
@@ -214,7 +227,7 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
             info = _with(info, neighbour_distance_share=_neighbour_distance(form, values.grid))
         if space is MemorySpace.GLOBAL:
             # divide by the sharing factor below: 1 / Π(1 − overlap with the next block)
-            shared_by /= _neighbour_overlap(lanes, form, instr, operand, ctxs, c.width_bytes, values.grid)
+            shared_by /= _neighbour_overlap(lanes, form, instr, operand, ctxs, width, values.grid)
         uniform = form is not None and not any(
             atom.split(".")[0].lstrip("%") in _PER_THREAD_ATOMS for atom, _ in form.terms)
         accesses.append(_pattern(_with(info, mask_note=mask_note, uniform_address=uniform and fragment is None),
@@ -499,7 +512,7 @@ def _neighbour_overlap(lanes: _LaneCache, form: Affine | None, instr: Instructio
 def _block_sectors(lanes: _LaneCache, form: Affine | None, instr: Instruction, operand: Operand,
                    context: dict[str, int], width: int) -> set[int]:
     addr = (affine_addresses(form, lanes.threads, context) if form is not None
-            else lanes.get(context).address(instr, operand))
+            else lanes.addresses(context, instr, operand))
     fragment = fragment_of(instr) if enabled("matrix_fragments") else None
     if fragment is not None:      # ``form`` is the fragment's address: its pieces are the accesses
         addr = _fragment_sets(fragment, instr, [addr], [context], lanes)[0]
@@ -555,6 +568,16 @@ class _LaneCache:
         self.last = {iteration_atom(loop): t.value - 1 for loop in analysis.loops
                      if (t := analysis.trip_counts.get(loop.key)) is not None and t.value}
         self._cache: dict[tuple[bool, tuple[tuple[str, int], ...]], LaneEvaluator] = {}
+        self.texels: dict[int, TexelFetch] = {}    # instruction index -> what its texture fetch reads
+
+    def addresses(self, context: dict[str, int], instr: Instruction, operand: Operand) -> Any:
+        """Each thread's byte address of ``instr`` in ``context`` (a texel fetch's: base + index x bytes)."""
+        ev = self.get(context)
+        base = ev.address(instr, operand)
+        texel = self.texels.get(instr.index)
+        if texel is None:
+            return base
+        return base + texel.texel_bytes * ev.register(texel.index_register, instr.index)
 
     def get(self, context: dict[str, int], strict: bool = False) -> LaneEvaluator:
         """The evaluator of a context; ``strict`` ones (for active lanes) refuse unknown arguments."""

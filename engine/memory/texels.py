@@ -1,0 +1,60 @@
+"""1D texture fetches over linear memory, read as the global loads they are.
+
+``tex1Dfetch`` compiles to ``tex.1d.v4.<type>.s32 {d0..d3}, [texture, {index}]``: the texel at an
+integer index of a buffer bound to the texture object. On sm_70 and later textures and global loads
+share the L1/texture cache, so such a fetch moves the sectors a global load of the same addresses
+would: ``texture base + index x bytes per texel``, which the affine and per-lane evaluators can
+compute (the texture handle is a kernel parameter, the index an ordinary register). Filtered,
+2D/3D and float-coordinate fetches stay unanalysed (their addresses depend on the texture's
+layout, which the PTX does not say).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.mechanisms import enabled
+from engine.ptx.model import Function, Instruction
+
+_COMPONENT_BYTES = {"f32": 4, "s32": 4, "u32": 4, "f16": 2, "f64": 8}
+
+
+@dataclass(frozen=True)
+class TexelFetch:
+    index_register: str   # the integer texel index
+    texel_bytes: int      # bytes of one texel: the components the kernel reads, at their type's size
+
+
+def used_registers(function: Function) -> frozenset[str]:
+    """Registers some instruction of ``function`` reads (to tell the texel's components in use)."""
+    used: set[str] = set()
+    for instr in function.instructions:
+        operands = instr.operands[1:] if instr.operands and instr.opcode not in ("st", "red") else instr.operands
+        stack = list(operands)
+        while stack:
+            op = stack.pop()
+            if op.name:
+                used.add(op.name)
+            if op.base is not None:
+                stack.append(op.base)
+            stack.extend(op.elements)
+    return frozenset(used)
+
+
+def texel_fetch(instr: Instruction, used: frozenset[str]) -> TexelFetch | None:
+    """What a ``tex.1d`` fetch with an integer coordinate reads, or None for any other instruction."""
+    if not enabled("texel_addresses") or instr.opcode != "tex" or "1d" not in instr.modifiers:
+        return None
+    types = [m for m in instr.modifiers if m in _COMPONENT_BYTES]
+    if len(types) != 2 or types[1] not in ("s32", "u32") or len(instr.operands) < 2:
+        return None   # a float coordinate: a sampled (filtered or normalised) texture
+    destination, address = instr.operands[0], instr.operands[1]
+    if address.kind != "address" or len(address.elements) != 1 or len(address.elements[0].elements) != 1:
+        return None
+    index = address.elements[0].elements[0]
+    if index.kind != "register" or not index.name:
+        return None
+    components = destination.elements or (destination,)
+    read = [k for k, op in enumerate(components) if op.name in used]
+    count = (max(read) + 1) if read else 1
+    return TexelFetch(index.name, _COMPONENT_BYTES[types[0]] * count)

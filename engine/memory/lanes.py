@@ -119,6 +119,8 @@ class LaneEvaluator:
         ``before`` where it executed none (None: the first definition's value)."""
         result = before
         for d in defs:
+            if self._never_runs(d, at):
+                continue
             evaluator = self._after_loops(d, at, register)
             value = evaluator._definition(d, register)
             result = value if result is None else np.where(evaluator.active(d), value, result)
@@ -211,6 +213,18 @@ class LaneEvaluator:
         if found is None or f"param{found[0]}" not in self.pointers:
             return None
         return f"param{found[0]}", found[1]
+
+    def _never_runs(self, d: int, at: int) -> bool:
+        """Whether ``d`` sits in a loop (not holding ``at``) that the launch runs zero times: an
+        unrolled loop's remainder when the count divides evenly leaves its registers as they were."""
+        at_block = self.cfg.block_of(at).index
+        loop = self.cfg.loop_of(self.cfg.block_of(d))
+        while loop is not None and at_block not in loop.body:
+            trip = self.affine.analysis.trip_counts.get(loop.key)
+            if trip is not None and trip.value == 0:
+                return True
+            loop = self.cfg.loop_by_header(loop.parent) if loop.parent is not None else None
+        return False
 
     def _after_loops(self, d: int, at: int, register: str) -> LaneEvaluator:
         """This evaluator, or one at the last iteration of the loops holding ``d`` but not ``at``."""

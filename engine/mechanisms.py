@@ -124,6 +124,16 @@ MECHANISMS: dict[str, str] = {
                     "a warp's atomics in flight and drains them at its exit; ncu shows the wait as "
                     "'drain', not as a busy memory pipe); one whose old value the warp reads still waits "
                     "for it",
+    "spread_samples": "the sampled interior iterations of a loop lie spread over it (one per residue of "
+                      "the address's alignment period) instead of at its start, so that lanes leaving it "
+                      "are averaged over the whole loop",
+    "l1_banks": "an L1-hit request takes a wavefront per distinct word its busiest data bank serves, and "
+                "a quarter cycle per line for its tags (lanes spread over the banks); without: a "
+                "wavefront per line, as when every lane's word is in the same bank",
+    "lane_loop_exits": "in a loop whose test differs between lanes (a thread per CSR row), a lane that has "
+                       "left it is inactive in the iterations the warp still runs for its other lanes, "
+                       "so those requests touch fewer sectors; without: every lane that entered the loop "
+                       "counts in every iteration",
     "texel_addresses": "a 1D texture fetch at an integer index (tex1Dfetch) reads base + index x texel "
                        "bytes through the L1/texture cache, analysed as a global load of those addresses; "
                        "without: texture fetches have no address and cost a coalesced global load",

@@ -154,6 +154,7 @@ PIPELINE_MEMORY: dict[str, Field] = {
     "l2_lam": RATE,
     "l2_Lam": CYCLES,
     "l1_lam": RATE,                         # one 128-byte L1-hit wavefront per SM
+    "l1_line_lam": RATE,                    # per line of an L1-hit request whose lanes use 32 banks (tag rate)
     "l1_Lam": CYCLES,                       # L1 hit latency
     "shared_lam": RATE,
     "shared_Lam": CYCLES,

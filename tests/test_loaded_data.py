@@ -12,6 +12,7 @@ from engine.analysis import analyze_kernel
 from engine.analysis.loaded_data import LoadedData, parse_loaded_data
 from engine.errors import LaunchError
 from engine.launch import Launch, load_launch_file
+from engine.mechanisms import without
 from engine.memory import analyze_memory
 from engine.ptx import parse_ptx
 
@@ -78,6 +79,7 @@ def _report(kernel: str, data: dict) -> list:
     ("linear:16", LoadedData("linear", 16, 0)),
     ("linear:0.5:-3", LoadedData("linear", 0.5, -3)),
     ("constant:7", LoadedData("constant", 7)),
+    ("offsets:4:28", LoadedData("offsets", 4, 28)),
 ])
 def test_patterns_parse(text, expected):
     assert parse_loaded_data(text) == expected
@@ -85,7 +87,8 @@ def test_patterns_parse(text, expected):
 
 
 @pytest.mark.parametrize("text", ["", "sorted:1", "random:3", "random:5:2", "linear:inf", "linear:1e300",
-                                  "constant:1.5", "linear:a", 7])
+                                  "constant:1.5", "linear:a", 7, "offsets:5:2", "offsets:-1:3", "offsets:1.5:3",
+                                  "offsets:4"])
 def test_bad_patterns_are_refused(text):
     with pytest.raises(LaunchError):
         parse_loaded_data(text)
@@ -97,6 +100,19 @@ def test_values_follow_the_pattern():
     rand = LoadedData("random", 10, 20).values(element, element * 4)
     assert ((rand >= 10) & (rand < 20)).all()
     assert (rand == LoadedData("random", 10, 20).values(element, element * 4)).all()   # equal addresses agree
+
+
+def test_offsets_are_segment_starts_with_lengths_in_range():
+    data = LoadedData("offsets", 4, 28)
+    element = np.arange(5000)
+    starts = data.values(element, element * 4)
+    lengths = np.diff(starts)
+    assert starts[0] == 0 and lengths.min() >= 4 and lengths.max() <= 28
+    assert 15 < lengths.mean() < 17 and len(set(lengths.tolist())) == 25    # uniform over 4..28
+    # any element directly, the same value as in a run from 0; the lengths repeat after a period
+    far = np.array([123_456, 5 * (1 << 20) + 7])
+    assert data.values(far, far)[0] == data.values(np.arange(123_457), None)[-1]
+    assert np.diff(data.values(far[1] + np.arange(2), None))[0] == lengths[7]
 
 
 def test_sorted_indices_make_a_gather_coalesced():
@@ -114,6 +130,59 @@ def test_declared_row_starts_decide_which_lanes_run():
     # without a declaration the branch on loaded data cannot be told: every lane is taken
     (_, _, x) = _report("row", {})
     assert x.active_lanes == 32 and x.mask_note
+
+
+# one thread per segment: p from starts[t] while p < starts[t + 1], reading x[p] (bottom-tested)
+SEGMENTS = """
+.version 8.0
+.target sm_90
+.address_size 64
+.visible .entry seg(.param .u64 seg_starts, .param .u64 seg_x)
+{
+  .reg .pred %p<4>; .reg .b32 %r<12>; .reg .b64 %rd<12>; .reg .f32 %f<4>;
+  ld.param.u64 %rd1, [seg_starts];
+  ld.param.u64 %rd2, [seg_x];
+  cvta.to.global.u64 %rd3, %rd1;
+  cvta.to.global.u64 %rd4, %rd2;
+  mov.u32 %r1, %ctaid.x;
+  mov.u32 %r2, %ntid.x;
+  mov.u32 %r3, %tid.x;
+  mad.lo.s32 %r4, %r1, %r2, %r3;
+  mul.wide.s32 %rd5, %r4, 4;
+  add.s64 %rd6, %rd3, %rd5;
+  ld.global.nc.u32 %r5, [%rd6];
+  ld.global.nc.u32 %r6, [%rd6+4];
+  setp.ge.s32 %p1, %r5, %r6;
+  @%p1 bra $L_done;
+  mov.u32 %r7, %r5;
+$L_loop:
+  mul.wide.s32 %rd7, %r7, 4;
+  add.s64 %rd8, %rd4, %rd7;
+  ld.global.nc.f32 %f1, [%rd8];
+  add.s32 %r7, %r7, 1;
+  setp.lt.s32 %p2, %r7, %r6;
+  @%p2 bra $L_loop;
+$L_done:
+  ret;
+}
+"""
+
+
+def test_lanes_that_left_a_per_thread_loop_do_not_load_in_its_later_iterations():
+    module = parse_ptx(SEGMENTS)
+    launch = Launch(grid=(64, 1, 1), block=(128, 1, 1), data={0: "offsets:4:28"})
+
+    def walk():
+        return analyze_memory(analyze_kernel(module.kernel("seg"), launch, module), launch, module).accesses[2]
+
+    # the warp runs its longest segment (about 27 of 4..28); a lane whose own one ended drops out,
+    # so on average (4 + 28) / 2 / 27 of the lanes load
+    x = walk()
+    assert x.mask_note is None and 15 < x.active_lanes < 23
+    assert x.sectors_per_request < 26
+    with without(["lane_loop_exits"]):
+        x = walk()
+    assert x.active_lanes == 32 and x.sectors_per_request > 30
 
 
 def test_launch_files_read_and_check_the_data_table(tmp_path):

@@ -65,9 +65,15 @@ def load_run(path: Path) -> dict[tuple[str, str, str], float]:
     """``{(bench, name, param): value}`` of one run's CSV."""
     rows: dict[tuple[str, str, str], float] = {}
     with open(path, newline="") as handle:
-        for row in csv.DictReader(handle):
+        reader = csv.reader(handle)
+        next(reader, None)   # bench,name,param,value,unit
+        for row in reader:
+            if len(row) < 5:
+                continue
+            # a param written with commas in it (linediag of 2026-11-25) spans several fields
+            bench, name, param, value = row[0], row[1], ",".join(row[2:-2]), row[-2]
             try:
-                rows[(row["bench"], row["name"], row["param"])] = float(row["value"])
+                rows[(bench, name, param)] = float(value)
             except ValueError:
                 continue  # env rows whose value is text
     return rows
@@ -337,6 +343,16 @@ def derive_lines(results: Path) -> list[tuple[int, float, float, float]]:
     return table
 
 
+def derive_l1_line_lam(results: Path) -> Figure | None:
+    """SM cycles per line of an L1-hit warp load whose lanes touch 32 lines in 32 different banks
+    (``run_micro.sh linediag``: cpi,ld_global_l1_diag_lines32 / 32), per run; None when absent."""
+    if not (results / "run1.csv").exists():
+        return None
+    values = [_get(load_run(results / f"run{k}.csv"), "cpi", "ld_global_l1_diag_lines32") / 32 for k in (1, 2)]
+    return Figure("l1_line_lam", values[0], values[1], "lam",
+                  "cpi,ld_global_l1_diag_lines32 / 32 (lanes over 32 lines in 32 banks)")
+
+
 def _relative(path: Path) -> str:
     try:
         return path.resolve().relative_to(ROOT).as_posix()
@@ -477,10 +493,11 @@ class Gpu:
     bandwidth_gbps: int
     bandwidth_words: str
 
-    def results(self, run: str) -> Path:
+    def results(self, run: str, date: str = "2026-11-24") -> Path:
         """The raw results of a later device call of this GPU: ``half``, ``local``, ``loaded``,
-        ``mixed`` (``run_micro.sh`` subsets), ``tensor``, ``lanes`` and ``writeback`` (``store_wb.cu``)."""
-        return ROOT / "bench" / "micro" / "results" / f"{self.key}-2026-11-24-{run}"
+        ``mixed`` (``run_micro.sh`` subsets), ``tensor``, ``lanes`` and ``writeback`` (``store_wb.cu``)
+        of 2026-11-24; ``linediag`` and ``storescatter`` (``store_scatter.cu``) of 2026-11-25."""
+        return ROOT / "bench" / "micro" / "results" / f"{self.key}-{date}-{run}"
 
     @property
     def empty_kernels(self) -> Path:
@@ -784,6 +801,14 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w("# L1 hit: Λ = pointer chase in 16 KB (ld.global.ca, warm); λ per 128-byte wavefront at the rate of")
     w("# the shared-memory data path, which L1 shares.")
     w(f"l1_lam = {_fmt(v['l1.lam'])}")
+    line_lam = derive_l1_line_lam(gpu.results("linediag", "2026-11-25"))
+    line_lam_source = ""
+    if line_lam is not None:
+        line_lam_source = (f"; l1_line_lam measured: {_relative(gpu.results('linediag', '2026-11-25'))}"
+                           f"/run{{1,2}}.csv ({line_lam.what}); mean of the two runs")
+        w("# ... per line of a request whose lanes fall in 32 different banks (its tag lookups): a request")
+        w("# costs the larger of its busiest bank's words x l1_lam and its lines x this")
+        w(f"l1_line_lam = {_fmt(line_lam.value)}")
     w(f"l1_Lam = {_fmt(v['l1.Lam'])}")
     w(f"shared_lam = {_fmt(v['ld_shared.lam'])}")
     w(f"shared_Lam = {_fmt(v['ld_shared.Lam'])}")
@@ -828,7 +853,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
       f'{atomic_where}; atomic_same_address_request_cycles {request_where}; '
       f'atomic_distinct_lane_lam {distinct_where}; '
       f'constant_divergent_cycles {constant_where}; constant_uniform_lam {uniform_where}{local_source}'
-      f'{writeback_source}"')
+      f'{writeback_source}{line_lam_source}"')
     w("")
     def section(title: str, comments: list[str], body: list[str], source: str, repeated: bool = False) -> None:
         # a measured [pipeline.*] table (or one of an array of them): what it is, its figures,

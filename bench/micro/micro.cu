@@ -787,13 +787,16 @@ static void bench_lanes_lat(Ctx& c, char* big, size_t big_bytes, float4* flush, 
 
 // Throughput of warp loads whose lanes touch `lines` different 128-byte lines (lane l reads word
 // l / lines of line l % lines): 2 blocks x 1024 threads per SM, each warp issuing independent
-// loads of its block's 4 KB (ld.global.ca: L1 hits after the first pass; .cg: L2 hits). The
-// figure is SM cycles per warp request; over `lines` it is the cost of one line of a request.
-template <int CACHE>
+// loads of its block's 4 KB (ld.global.ca: L1 hits after the first pass; .cg: L2 hits; .nc: the
+// read-only path). The figure is SM cycles per warp request; over `lines` it is the cost of one
+// line of a request. DIAG: lane l reads word l of line l % lines instead, so the lanes fall in 32
+// different banks however many lines they touch (in the first layout `lines` lanes, each of
+// another line, share every bank they use).
+template <int CACHE, int DIAG = 0>
 __global__ void __launch_bounds__(THR_THREADS, 2)
     k_lines_thr(const float* buf, int lines, int iters, int zero, float* sink, BlockRec* rec) {
     const int lane = threadIdx.x & 31;
-    const float* base = buf + (size_t)blockIdx.x * 1024 + (lane % lines) * 32 + lane / lines;
+    const float* base = buf + (size_t)blockIdx.x * 1024 + (lane % lines) * 32 + (DIAG ? lane : lane / lines);
     float acc = 0.f;
     __syncthreads();
     long long t0 = clock64();
@@ -804,7 +807,8 @@ __global__ void __launch_bounds__(THR_THREADS, 2)
             // the same words every time; `zero` (0 at run time) keeps ptxas from merging the loads
             const float* p = base + ((i * 8 + u) & zero);
             if (CACHE == 0) asm volatile("ld.global.ca.f32 %0, [%1];" : "=f"(v) : "l"(p));
-            else asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p));
+            else if (CACHE == 1) asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p));
+            else asm volatile("ld.global.nc.f32 %0, [%1];" : "=f"(v) : "l"(p));
             acc += v;
         }
     }
@@ -837,6 +841,37 @@ static void bench_lines_thr(Ctx& c) {
             snprintf(name, sizeof name, "ld_global_%s_lines%d", cache ? "l2" : "l1", lines);
             snprintf(param, sizeof param, "%s; lanes over %d lines; 64 warps/SM", cache ? "ld.global.cg" : "ld.global.ca",
                      lines);
+            row("cpi", name, param, (span[1] - span[0]) / requests, "cycles/warp-request/SM");
+        }
+    }
+    CK(cudaFree(buf));
+}
+
+// The same loads with the lanes spread over 32 banks (DIAG): whether a request's cost follows
+// its lines or the most lines that share one bank. ld.global.ca and ld.global.nc, L1 hits.
+static void bench_lines_diag(Ctx& c) {
+    const int blocks = 2 * c.sms;
+    float* buf;
+    CK(cudaMalloc(&buf, (size_t)blocks * 4096));
+    CK(cudaMemset(buf, 0, (size_t)blocks * 4096));
+    for (int nc = 0; nc < 2; nc++) {
+        for (int lines : {1, 2, 4, 8, 16, 32}) {
+            const int T1 = 16, T2 = 48;
+            double span[2], bps = 0;
+            int its[2] = {T1, T2};
+            for (int k = 0; k < 2; k++) {
+                for (int rep = 0; rep < 2; rep++) {
+                    if (nc == 0) k_lines_thr<0, 1><<<blocks, THR_THREADS>>>(buf, lines, its[k], 0, (float*)c.d_sink, c.d_rec);
+                    else k_lines_thr<2, 1><<<blocks, THR_THREADS>>>(buf, lines, its[k], 0, (float*)c.d_sink, c.d_rec);
+                    CKL();
+                }
+                span[k] = sm_span(c, blocks, &bps);
+            }
+            double requests = bps * (THR_THREADS / 32) * (double)(T2 - T1) * 8;
+            char name[64], param[112];
+            snprintf(name, sizeof name, "ld_global_%s_diag_lines%d", nc ? "nc" : "l1", lines);
+            snprintf(param, sizeof param, "%s; lanes over %d lines in 32 banks; 64 warps/SM",
+                     nc ? "ld.global.nc" : "ld.global.ca", lines);
             row("cpi", name, param, (span[1] - span[0]) / requests, "cycles/warp-request/SM");
         }
     }
@@ -1383,6 +1418,10 @@ int main(int argc, char** argv) {
     if (want("linethr")) {
         measure_clock_mhz(c);
         bench_lines_thr(c);
+    }
+    if (want("linediag")) {
+        measure_clock_mhz(c);
+        bench_lines_diag(c);
     }
     if (want("tensor")) {
         measure_clock_mhz(c);

@@ -10,6 +10,11 @@ pointer argument, what the integers it points to are:
 ``linear:SLOPE[:OFFSET]``
     element ``e`` holds ``floor(SLOPE·e + OFFSET)``: sorted indices that cover their range evenly
     (``linear:1``), CSR row starts with a mean of 16 non-zeros per row (``linear:16``);
+``offsets:LO:HI``
+    the starts of consecutive segments (CSR row pointers) whose lengths are independent uniform
+    integers in ``[LO, HI]``: element ``e`` holds the sum of the lengths before it. The lengths
+    repeat every 2^20 segments, so that any element's value is known from one table of prefix
+    sums (a warp's or a block's rows see no difference);
 ``constant:V``
     every element is ``V``.
 
@@ -19,6 +24,7 @@ decide which lanes run a branch (a CSR row's lanes ``p < rowptr[r + 1]``).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,7 +34,7 @@ import numpy as np
 
 from engine.errors import LaunchError
 
-KINDS = ("random", "linear", "constant")
+KINDS = ("random", "linear", "offsets", "constant")
 # Lane enumeration gives each pointer argument without a value its own 2^40-aligned window, so
 # the high bits of an address name the buffer (and different arrays never share a sector).
 BUFFER_SHIFT = 40
@@ -37,8 +43,8 @@ _LIMIT = float(1 << 62)     # values beyond this would overflow the 64-bit lane 
 
 @dataclass(frozen=True)
 class LoadedData:
-    """One buffer's integers: ``kind`` and its two numbers (``random``: lo, hi; ``linear``:
-    slope, offset; ``constant``: the value, 0)."""
+    """One buffer's integers: ``kind`` and its two numbers (``random``, ``offsets``: lo, hi;
+    ``linear``: slope, offset; ``constant``: the value, 0)."""
 
     kind: str
     a: float
@@ -59,7 +65,26 @@ class LoadedData:
             return np.full(element.shape, int(self.a), dtype=np.int64)
         if self.kind == "linear":
             return np.floor(self.a * element.astype(np.float64) + self.b).astype(np.int64)
+        if self.kind == "offsets":
+            starts = _segment_starts(int(self.a), int(self.b))
+            periods, within = np.divmod(element.astype(np.int64), OFFSETS_PERIOD)
+            return periods * starts[-1] + starts[within]
         return int(self.a) + scrambled(address, int(self.b) - int(self.a))
+
+
+OFFSETS_PERIOD = 1 << 20     # segments after which an ``offsets`` pattern's lengths repeat
+
+
+@functools.lru_cache(maxsize=8)
+def _segment_starts(lo: int, hi: int) -> np.ndarray:
+    """Prefix sums of one period of segment lengths uniform in [lo, hi] (OFFSETS_PERIOD + 1
+    values, the last the period's total). Seeded by the segment's index, not by an address, so
+    the same buffer read through another pointer gives the same segments."""
+    lengths = lo + scrambled(np.arange(OFFSETS_PERIOD, dtype=np.int64), hi - lo + 1)
+    starts = np.zeros(OFFSETS_PERIOD + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    starts.flags.writeable = False
+    return starts
 
 
 def pointer_base(index: int) -> int:
@@ -90,16 +115,18 @@ def scrambled(address: np.ndarray, span: int) -> np.ndarray:
 
 
 def parse_loaded_data(text: object) -> LoadedData:
-    """``random:LO:HI``, ``linear:SLOPE[:OFFSET]`` or ``constant:V``; LaunchError otherwise."""
+    """``random:LO:HI``, ``linear:SLOPE[:OFFSET]``, ``offsets:LO:HI`` or ``constant:V``; LaunchError
+    otherwise."""
     if not isinstance(text, str):
         raise LaunchError(f"a data pattern is written as text such as 'random:0:1000', got {text!r}")
     kind, _, rest = text.strip().partition(":")
     parts = rest.split(":") if rest else []
     if kind not in KINDS:
         raise LaunchError(f"data pattern {text!r}: the kind must be one of {', '.join(KINDS)}")
-    expected = {"random": (2,), "linear": (1, 2), "constant": (1,)}[kind]
+    expected = {"random": (2,), "linear": (1, 2), "offsets": (2,), "constant": (1,)}[kind]
     if len(parts) not in expected:
-        forms = {"random": "random:LO:HI", "linear": "linear:SLOPE[:OFFSET]", "constant": "constant:V"}
+        forms = {"random": "random:LO:HI", "linear": "linear:SLOPE[:OFFSET]", "offsets": "offsets:LO:HI",
+                 "constant": "constant:V"}
         raise LaunchError(f"data pattern {text!r}: write it as {forms[kind]}")
     numbers: list[float] = []
     for part in parts:
@@ -110,8 +137,10 @@ def parse_loaded_data(text: object) -> LoadedData:
         if not math.isfinite(value) or abs(value) > _LIMIT:
             raise LaunchError(f"data pattern {text!r}: {part!r} is not a finite number of at most 2^62")
         numbers.append(value)
-    if kind in ("random", "constant") and not all(x.is_integer() for x in numbers):
+    if kind in ("random", "offsets", "constant") and not all(x.is_integer() for x in numbers):
         raise LaunchError(f"data pattern {text!r}: {kind} takes integers")
     if kind == "random" and numbers[1] <= numbers[0]:
         raise LaunchError(f"data pattern {text!r}: HI must be above LO")
+    if kind == "offsets" and not 0 <= numbers[0] <= numbers[1]:
+        raise LaunchError(f"data pattern {text!r}: segment lengths need 0 <= LO <= HI")
     return LoadedData(kind, numbers[0], numbers[1] if len(numbers) > 1 else 0.0)

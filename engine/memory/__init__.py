@@ -567,7 +567,7 @@ class _LaneCache:
         self.dependences = control_dependences(analysis.cfg)
         self.last = {iteration_atom(loop): t.value - 1 for loop in analysis.loops
                      if (t := analysis.trip_counts.get(loop.key)) is not None and t.value}
-        self._cache: dict[tuple[bool, tuple[tuple[str, int], ...]], LaneEvaluator] = {}
+        self._cache: dict[tuple[Any, ...], LaneEvaluator] = {}
         self.texels: dict[int, TexelFetch] = {}    # instruction index -> what its texture fetch reads
 
     def addresses(self, context: dict[str, int], instr: Instruction, operand: Operand) -> Any:
@@ -613,6 +613,7 @@ def _pattern(info: AccessInfo, sets: list[Any], masks: list[Any], weights: list[
     return _with(info, warps_sampled=g.warps, active_lanes=g.active_lanes, sectors_per_request=g.sectors_mean,
                  sectors_max=g.sectors_max, lines_per_request=g.lines_mean, lines_max=g.lines_max,
                  efficiency=g.efficiency, dram_ratio=g.block_reuse / shared_by, block_miss=g.block_reuse,
+                 l1_bank_degree=g.bank_degree_mean,
                  l1_cached=_l1_cached(info), issue_share=g.issue_share)
 
 

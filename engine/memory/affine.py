@@ -174,11 +174,18 @@ class AddressEvaluator:
         # evaluated outside this induction (a pointer derived from it: p1 = p + s) may be met again
         # here without a real self-dependence: evaluate them afresh.
         outer, self._active = self._active, set()
+        # Definitions inside the loop evaluated before, from a point where this induction was not
+        # being examined (a latch's test read right after the update), were kept as values of
+        # iteration i; here they must be taken afresh relative to the placeholder, or the update
+        # would not look like one (the result would depend on what was asked first).
+        memo = self._memo
+        self._memo = {key: form for key, form in memo.items() if cfg.block_of(key[0]).index not in loop.body}
         try:
             updates = [self.definition(d, register) for d in inside]
         finally:
             del self._phis[(register, defs)]
             self._active = outer
+            self._memo = memo
         steps: set[Affine] = set()
         for update in updates:
             if isinstance(update, Unknown):

@@ -175,10 +175,31 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
         # writes and atomics reach L2 a line at a time, however few of its bytes they change
         through_l2 = max(through_l2, lines * l2_lam_sm)
     return {
-        "L1": lines * l1_lam,
+        "L1": l1_request_cycles(access, memory, l1_lam),
         "L2": through_l2,
         "DRAM": sectors * dram_fetch_factor(access) * shares.dram / SECTORS_PER_LINE * dram_lam_sm,
     }
+
+
+# Wavefronts an L1 request over several lines takes at least, however its words spread over the
+# banks: the linediag benchmark cannot see below 2.7 cycles per request (its own issue rate), and a
+# coalesced read straddling two lines costs two (suite v2's tuning stencils, as the one-per-line
+# model had it), so only requests over more lines than this are charged by their banks and tags.
+L1_MIN_WAVEFRONTS = 2.0
+
+
+def l1_request_cycles(access: AccessInfo, memory: Any, l1_lam: float) -> float:
+    """Cycles one warp request keeps L1 busy. Its data banks serve one 4-byte word each per
+    wavefront, so a request takes as many wavefronts as the most distinct words one bank must
+    serve; its tag stage looks up ``l1_line_lam`` cycles' worth per line (measured: lanes over
+    16 or 32 lines in 32 banks cost a quarter of lanes over as many lines in one bank), and a
+    request over two lines or more takes at least ``L1_MIN_WAVEFRONTS``. Without the measured tag
+    rate, or with mechanism ``l1_banks`` off, every line is a wavefront (the one-bank case)."""
+    lines = max(1.0, access.lines_per_request or 1.0)
+    line_lam = memory.get("l1_line_lam")
+    if line_lam is None or access.l1_bank_degree is None or not enabled("l1_banks"):
+        return lines * l1_lam
+    return max(access.l1_bank_degree * l1_lam, min(lines, L1_MIN_WAVEFRONTS) * l1_lam, lines * float(line_lam))
 
 
 def dram_fetch_factor(access: AccessInfo) -> float:

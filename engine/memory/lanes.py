@@ -11,6 +11,8 @@ work here too. Loaded values stay unknown: they are data, not arithmetic.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from engine.analysis.classify import TYPE_BYTES
@@ -52,7 +54,7 @@ class LaneEvaluator:
                  dependences: dict[int, list[Dependence]] | None = None,
                  last_iterations: dict[str, int] | None = None,
                  pointers: frozenset[str] = frozenset(), strict: bool = False,
-                 family: dict[tuple[bool, tuple[tuple[str, int], ...]], LaneEvaluator] | None = None) -> None:
+                 family: dict[tuple[Any, ...], LaneEvaluator] | None = None, lane_exits: bool = True) -> None:
         self.affine = affine
         self.function = affine.function
         self.cfg = affine.analysis.cfg
@@ -67,6 +69,9 @@ class LaneEvaluator:
         # a pointer, enter an address.
         self.pointers = pointers
         self.strict = strict
+        # Whether lanes that left a loop drop out of its later iterations (``_still_looping``);
+        # False for the evaluators that decide it, so that deciding iteration t never needs t - 2
+        self.lane_exits = lane_exits
         # While the address of a declared data load is computed, pointers may enter it even when
         # strict: the declared values depend on the element read, not on where the buffer is.
         self._reading_data = False
@@ -239,17 +244,20 @@ class LaneEvaluator:
             loop = self.cfg.loop_by_header(loop.parent) if loop.parent is not None else None
         return self._sibling(changes)
 
-    def _sibling(self, changes: dict[str, int]) -> LaneEvaluator:
+    def _sibling(self, changes: dict[str, int], lane_exits: bool | None = None) -> LaneEvaluator:
         """The evaluator of this context with some atoms changed (self when none change); shared
-        through ``family`` when given, so that every access and context reuses its values."""
-        if all(self.context.get(a) == v for a, v in changes.items()):
+        through ``family`` when given, so that every access and context reuses its values.
+        ``lane_exits``: whether the sibling's active lanes drop those that left a loop (default:
+        as this one's)."""
+        exits = self.lane_exits if lane_exits is None else lane_exits
+        if exits == self.lane_exits and all(self.context.get(a) == v for a, v in changes.items()):
             return self
         context = {**self.context, **changes}
-        key = (self.strict, tuple(sorted(context.items())))
+        key = (self.strict, tuple(sorted(context.items()))) + (() if exits else ("no lane exits",))
         if key not in self._family:
             self._family[key] = LaneEvaluator(self.affine, self.values, self.threads, context, self.layout,
                                               self.dependences, self.last_iterations, self.pointers,
-                                              self.strict, self._family)
+                                              self.strict, self._family, exits)
         return self._family[key]
 
     # ------------------------------------------------------------------ active lanes
@@ -280,8 +288,34 @@ class LaneEvaluator:
                 mask |= runs if dep.loop_test else runs & self._takes(dep.block, dep.successor)
         finally:
             self._exec_active.discard(block)
+        if self.lane_exits and enabled("lane_loop_exits"):
+            staying = self._still_looping(block)
+            if staying is not None:
+                mask = mask & staying
         self._exec[block] = mask
         return mask
+
+    def _still_looping(self, block: int) -> np.ndarray | None:
+        """Lanes that have not yet left the loops holding ``block`` at this context's iterations
+        (None: no loop says so). A lane goes round a bottom-tested loop again while its latch
+        branch goes back to the header, so at iteration t > 0 it runs the body when its test
+        held at iteration t - 1 (a thread's CSR row shorter than the warp's longest ends
+        early). Counted loops are monotone: a lane that leaves does not come back."""
+        staying = None
+        loop = self.cfg.loop_of(self.cfg.blocks[block])
+        while loop is not None:
+            atom = iteration_atom(loop)
+            t = self.context.get(atom)
+            if t and len(loop.latches) == 1:
+                try:
+                    went_back = self._sibling({atom: t - 1}, lane_exits=False)._takes(loop.latches[0],
+                                                                                      loop.header_block)
+                except (LaneError, RecursionError):
+                    went_back = None       # the test is not computable per lane: taken as uniform
+                if went_back is not None:
+                    staying = went_back if staying is None else staying & went_back
+            loop = self.cfg.loop_by_header(loop.parent) if loop.parent is not None else None
+        return staying
 
     def _takes(self, block: int, successor: int) -> np.ndarray:
         """Lanes whose branch at the end of ``block`` goes to ``successor``."""

@@ -42,6 +42,7 @@ class GlobalStats:
     block_reuse: float         # distinct sectors of the whole block / Σ sectors of its warps
     active_lanes: float        # mean active lanes per issued request
     issue_share: float = 1.0   # share of the sampled warps with an active lane (they issue a request)
+    bank_degree_mean: float = 1.0   # most distinct words in one bank per request (L1's data banks)
 
 
 @dataclass(frozen=True)
@@ -69,15 +70,22 @@ Sample = tuple[int, float]  # (value of a uniform atom, how many values it stand
 
 
 def spread(n: int | None, interior: int = INTERIOR) -> tuple[Sample, ...]:
-    """Samples of an index running over ``range(n)``: up to ``interior`` consecutive interior
-    values (1, 2, ...) sharing the weight of the ``n - 2`` interior ones, so that alignments
-    that repeat with the index are averaged, then the two ends (where guards and clamps
-    differ); 0 and 1 when ``n`` is unknown."""
+    """Samples of an index running over ``range(n)``: up to ``interior`` interior values sharing
+    the weight of the ``n - 2`` interior ones, then the two ends (where guards and clamps
+    differ); 0 and 1 when ``n`` is unknown. The interior values take every residue 1..k modulo
+    k once, so that alignments that repeat with the index are averaged, and with
+    ``spread_samples`` they lie spread over the interior (the j-th near its (j-1)/(k-1) point)
+    rather than at its start, so that what changes along a loop (lanes that have left it) is
+    averaged too."""
     if n is None:
         return ((0, 1.0), (1, 1.0))
     if n >= 3:
         k = max(1, min(n - 2, interior))
-        return (*((v, (n - 2) / k) for v in range(1, k + 1)), (0, 1.0), (n - 1, 1.0))
+        values = list(range(1, k + 1))
+        if k > 1 and n - 2 > k and enabled("spread_samples"):
+            # residue j, placed at or below the j-th of k evenly spaced points of 1..n-2
+            values = [j + k * max(0, int((1 + (j - 1) * (n - 3) / (k - 1) - j) // k)) for j in values]
+        return (*((v, (n - 2) / k) for v in values), (0, 1.0), (n - 1, 1.0))
     return tuple((v, 1.0) for v in range(max(n, 1)))
 
 
@@ -167,7 +175,7 @@ def global_stats(address_sets: list[np.ndarray], width: int, masks: list[np.ndar
     """Sectors/lines per warp request over every warp of each address set (one set = the
     addresses of all threads of a block in one context; ``masks`` its active threads,
     ``weights`` how many blocks/iterations it stands for). None when no lane is active."""
-    cols: list[np.ndarray] = []  # per issued warp: weight, sectors, lines, useful bytes, lanes
+    cols: list[np.ndarray] = []  # per issued warp: weight, sectors, lines, useful bytes, lanes, bank degree
     reuse: list[tuple[float, float]] = []
     width = max(width, 1)
     sampled = 0.0
@@ -186,8 +194,9 @@ def global_stats(address_sets: list[np.ndarray], width: int, masks: list[np.ndar
         first = np.r_[True, warps[1:] != warps[:-1]]
         gaps = np.where(first, width, np.minimum(np.diff(starts, prepend=0), width))
         useful = np.bincount(warps, weights=gaps, minlength=len(issued))
+        degrees = _bank_degrees(lanes, index, width, len(issued))
         cols.append(np.stack([np.full(len(issued), w), sectors, np.bincount(line_warps, minlength=len(issued)),
-                              useful, active], axis=1))
+                              useful, active, degrees], axis=1))
         reuse.append((w, len(np.unique((lanes[:, None] + _offsets(width, SECTOR)) // SECTOR)) / sectors.sum()))
     if not cols:
         return None
@@ -208,6 +217,7 @@ def global_stats(address_sets: list[np.ndarray], width: int, masks: list[np.ndar
         block_reuse=float(np.average([r for _, r in reuse], weights=[w for w, _ in reuse])),
         active_lanes=mean(4),
         issue_share=float(wt.sum() / sampled) if sampled else 1.0,
+        bank_degree_mean=mean(5),
     )
 
 

@@ -46,6 +46,9 @@ class AccessInfo:
     # Bytes of the 128-byte lines the loads of this access's loop touch in one iteration of one
     # block: the working set L1 must hold for the reuse above to hit.
     block_footprint_bytes: float | None = None
+    # Global loads: the most distinct 4-byte words one L1 bank serves per request (mean over the
+    # sampled warps): an L1 hit takes that many wavefronts however few lines it touches.
+    l1_bank_degree: float | None = None
     bank_conflict_degree: int | None = None     # max over sampled warps (1 = conflict-free)
     bank_conflict_mean: float | None = None
     active_lanes: float | None = None           # mean active lanes per issued request

@@ -162,7 +162,7 @@ def data_pattern(fam: spec.Family, buffer: str) -> str | None:
     facts of the generated data, so that gathers through them are analysed on what they read."""
     for csr in fam.csr:
         if buffer == f"{csr.name}_rowptr":
-            return f"linear:{_toml_value((csr.minnz + csr.maxnz) / 2)}"   # row starts, mean row length apart
+            return f"offsets:{csr.minnz}:{csr.maxnz}"   # row starts, lengths uniform in [minnz, maxnz]
         if buffer == f"{csr.name}_col":
             return f"random:0:{csr.ncols}"
     buf = next((b for b in fam.buffers if b.name == buffer), None)

@@ -124,6 +124,11 @@ MECHANISMS: dict[str, str] = {
                     "a warp's atomics in flight and drains them at its exit; ncu shows the wait as "
                     "'drain', not as a busy memory pipe); one whose old value the warp reads still waits "
                     "for it",
+    "scattered_stores": "a store or atomic whose lanes land on data-dependent sectors of their own costs, per "
+                        "lane, the DRAM fill and write-back bytes and the SM cycles measured for random "
+                        "4-byte stores / atomic adds at its buffer's footprint (past L2: a 32-byte fill and "
+                        "write-back each, at a third of the streaming bandwidth); without: a sector written "
+                        "once per store at the streaming rate",
     "spread_samples": "the sampled interior iterations of a loop lie spread over it (one per residue of "
                       "the address's alignment period) instead of at its start, so that lanes leaving it "
                       "are averaged over the whole loop",

@@ -203,6 +203,18 @@ PIPELINE_LINE_LATENCY: dict[str, Field] = {
     "source": OPT_STR,
 }
 
+# Stores / atomic adds at random 4-byte slots (``store_scatter.cu``): per footprint, DRAM bytes
+# read and written per store and SM cycles per store with every SM issuing.
+SCATTERED_OPERATIONS = ("store", "red")
+PIPELINE_SCATTERED_STORES: dict[str, Field] = {
+    "operation": _f("str", True, None),
+    "footprint_mib": _f("num_list", True, 0, 1e9, True),
+    "read_bytes": _f("num_list", True, 0, 1e4),
+    "write_bytes": _f("num_list", True, 0, 1e4),
+    "sm_cycles": _f("num_list", True, 0, MAX_CYCLES),
+    "source": OPT_STR,
+}
+
 INSTRUCTION: dict[str, Field] = {
     "pattern": _f("str", True, None),
     "unit": OPT_STR,
@@ -373,6 +385,7 @@ class Validator:
             "dram_loaded_mixed": self._validate_dram_loaded_mixed,
             "blocks": lambda t: self.check_table(t, PIPELINE_BLOCKS, "pipeline.blocks"),
             "line_latency": self._validate_line_latency,
+            "scattered_stores": self._validate_scattered_stores,
         }
         found = {key: pipeline.pop(key) for key in subtables if isinstance(pipeline, dict) and key in pipeline}
         self.check_table(pipeline, PIPELINE, "pipeline")
@@ -413,6 +426,28 @@ class Validator:
                       occurrence)
         if any(b < a for a, b in zip(extra, extra[1:], strict=False)):
             self.fail("must not fall as the share rises, got " + shown(extra), section, "extra_Lam", occurrence)
+
+    def _validate_scattered_stores(self, tables: Any) -> None:
+        """One table per operation (store, red): as many figures as footprints, the footprints
+        rising strictly from above 0."""
+        section = "pipeline.scattered_stores"
+        if not isinstance(tables, list):
+            self.fail("must be an array of tables: write [[pipeline.scattered_stores]]", None, section)
+        seen: set[str] = set()
+        for i, table in enumerate(tables):
+            self.check_table(table, PIPELINE_SCATTERED_STORES, section, i)
+            operation = table["operation"]
+            if operation not in SCATTERED_OPERATIONS or operation in seen:
+                why = "appears twice" if operation in seen else f"must be one of {', '.join(SCATTERED_OPERATIONS)}"
+                self.fail(f"{shown(operation)} {why}", section, "operation", i)
+            seen.add(operation)
+            footprints = table["footprint_mib"]
+            if not footprints or footprints[0] <= 0 or any(b <= a for a, b in zip(footprints, footprints[1:],
+                                                                                 strict=False)):
+                self.fail("must rise strictly from above 0, got " + shown(footprints), section, "footprint_mib", i)
+            for key in ("read_bytes", "write_bytes", "sm_cycles"):
+                if len(table[key]) != len(footprints):
+                    self.fail(f"has {len(table[key])} values for {len(footprints)} footprints", section, key, i)
 
     def _validate_line_latency(self, table: Any) -> None:
         """As many extra latencies per level as line counts; the counts rise from 1."""

@@ -221,6 +221,10 @@ class PipelineParams:
     # multi-line load latency: (lines, L1, L2, DRAM cycles over the one-line latency), lines rising
     # from 1; empty when the profile has no measured table
     line_latency: tuple[tuple[float, float, float, float], ...] = ()
+    # stores / atomic adds at random slots ([[pipeline.scattered_stores]]): operation ("store",
+    # "red") -> (footprint MiB, DRAM bytes read and written per store, SM cycles per store) rows,
+    # footprints rising; empty when not measured
+    scattered_stores: Mapping[str, tuple[tuple[float, float, float, float], ...]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -838,9 +842,12 @@ def _build(data: dict[str, Any], name: str, path: Path | None) -> Profile:
     table = pipe.pop("line_latency", None)
     lines = tuple(zip(*(map(float, table[k]) for k in ("lines", "l1_extra", "l2_extra", "dram_extra")),
                       strict=True)) if table else ()
+    stores = {str(t["operation"]): tuple(zip(*(map(float, t[k]) for k in ("footprint_mib", "read_bytes", "write_bytes",
+                                                                          "sm_cycles")), strict=True))
+              for t in pipe.pop("scattered_stores", [])}
     pipeline = PipelineParams(memory=memory, dram_loaded=curve, dram_loaded_scattered=scattered,
-                              dram_loaded_mixed=mixed,
-                              block_turnaround=blocks.get("block_turnaround"), line_latency=lines, **pipe)
+                              dram_loaded_mixed=mixed, block_turnaround=blocks.get("block_turnaround"),
+                              line_latency=lines, scattered_stores=stores, **pipe)
     manybsp = None
     if "manybsp" in data:
         body = dict(data["manybsp"])

@@ -31,6 +31,7 @@ from engine.profile_schema import (
     PIPELINE_DRAM_LOADED_MIXED,
     PIPELINE_LINE_LATENCY,
     PIPELINE_MEMORY,
+    PIPELINE_SCATTERED_STORES,
     UNIT,
     find_line,
 )
@@ -54,7 +55,7 @@ SPECS = {"device": DEVICE, "manybsp": MANYBSP, "pipeline": PIPELINE, "pipeline.m
          "pipeline.dram_loaded": PIPELINE_DRAM_LOADED, "pipeline.dram_loaded_scattered": PIPELINE_DRAM_LOADED,
          "pipeline.dram_loaded_mixed": PIPELINE_DRAM_LOADED_MIXED,
          "pipeline.line_latency": PIPELINE_LINE_LATENCY, "pipeline.blocks": PIPELINE_BLOCKS,
-         "instruction": INSTRUCTION}
+         "pipeline.scattered_stores": PIPELINE_SCATTERED_STORES, "instruction": INSTRUCTION}
 
 
 def _numeric_keys() -> list[tuple[str, str, int]]:

@@ -343,6 +343,37 @@ def derive_lines(results: Path) -> list[tuple[int, float, float, float]]:
     return table
 
 
+# store_scatter.cu's kernels: the [[pipeline.scattered_stores]] operation each one measures
+SCATTER_KERNELS = (("store", "k_scatter_store"), ("red", "k_scatter_red"))
+
+
+def derive_scattered_stores(results: Path) -> tuple[tuple[str, tuple[tuple[float, float, float, float], ...]], ...]:
+    """Stores and atomic adds at random 4-byte slots (``store_scatter.cu`` under ncu): per
+    operation, per footprint (MiB, one store per slot on average), the DRAM bytes read and written
+    per store and the SM cycles per store with every SM issuing (ncu cycles x SMs / stores), mean
+    of the two runs. Empty when the folder is absent."""
+    if not (results / "launches.csv").exists():
+        return ()
+    launches = list(csv.DictReader((results / "launches.csv").open()))
+    runs = []
+    for run in (1, 2):
+        lines = [line for line in (results / f"ncu_run{run}.csv").read_text().splitlines() if line.startswith('"')]
+        metrics: dict[int, dict[str, float]] = {}
+        for row in csv.DictReader(lines):
+            metrics.setdefault(int(row["ID"]), {})[row["Metric Name"]] = float(row["Metric Value"].replace(",", ""))
+        runs.append(metrics)
+    out = []
+    for operation, kernel in SCATTER_KERNELS:
+        rows = []
+        for launch in (x for x in launches if x["kernel"] == kernel):
+            stores = float(launch["stores"])
+            per = [(m["dram__bytes_read.sum"] / stores, m["dram__bytes_write.sum"] / stores,
+                    m["gpc__cycles_elapsed.max"] * SM_COUNT / stores) for m in (r[int(launch["launch"])] for r in runs)]
+            rows.append((float(launch["mb"]), *(round((a + b) / 2, 2) for a, b in zip(*per, strict=True))))
+        out.append((operation, tuple(rows)))
+    return tuple(out)
+
+
 def derive_l1_line_lam(results: Path) -> Figure | None:
     """SM cycles per line of an L1-hit warp load whose lanes touch 32 lines in 32 different banks
     (``run_micro.sh linediag``: cpi,ld_global_l1_diag_lines32 / 32), per run; None when absent."""
@@ -909,6 +940,22 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
             "loaded,scattered_dram_latency_*) and ncu_run1.csv (dram__bytes_read.sum per sector requested): "
             "share = sectors x DRAM bytes per sector / the largest streaming bandwidth of "
             f"{loaded_where}/run{{1,2}}.csv, extra = latency - the idle latency, mean of the two runs, never falling")
+    scatter_where = _relative(gpu.results("storescatter", "2026-11-25"))
+    for k, (operation, rows) in enumerate(derive_scattered_stores(gpu.results("storescatter", "2026-11-25"))):
+        section("pipeline.scattered_stores", [
+            "Stores (and atomic adds) at random 4-byte slots of a buffer of this footprint, one per slot",
+            "on average: DRAM bytes read (sector fills) and written per store during the kernel, and SM",
+            "cycles per store with every SM issuing. Past L2's capacity nearly every store costs a",
+            "32-byte fill and a 32-byte write-back, at a third of the streaming bandwidth.",
+        ] if k == 0 else [f"... {operation}: atomic adds that return nothing (RED)"],
+            [f'operation = "{operation}"',
+             f"footprint_mib = [{', '.join(_fmt(r[0]) for r in rows)}]",
+             f"read_bytes = [{', '.join(_fmt(r[1]) for r in rows)}]",
+             f"write_bytes = [{', '.join(_fmt(r[2]) for r in rows)}]",
+             f"sm_cycles = [{', '.join(_fmt(r[3]) for r in rows)}]"],
+            f"{scatter_where}/ncu_run{{1,2}}.csv ({dict(SCATTER_KERNELS)[operation]}: dram__bytes_read.sum and "
+            "dram__bytes_write.sum / stores; gpc__cycles_elapsed.max x SMs / stores), launches.csv; mean of the "
+            "two runs", repeated=True)
     mixed_where = _relative(gpu.results("mixed"))
     for k, ((prefix, _), (write_share, curve)) in enumerate(zip(MIXED_MODES, derive_mixed(gpu.results("mixed")),
                                                                 strict=False)):

@@ -145,6 +145,45 @@ def write_back_share(access: AccessInfo, profile: Any) -> float:
     return max(0.0, written - held) / written
 
 
+# A store whose lanes touch at least this share of a sector each is scattered (one lane per sector)
+SCATTERED_SECTORS_PER_LANE = 0.75
+MIB = float(1 << 20)
+
+
+@dataclass(frozen=True)
+class ScatteredStore:
+    """What one lane of a scattered store or atomic costs (``[[pipeline.scattered_stores]]`` at
+    its buffer's footprint): DRAM bytes read and written during the kernel, SM cycles with every
+    SM issuing."""
+
+    read_bytes: float
+    write_bytes: float
+    sm_cycles: float
+
+
+def scattered_store(access: AccessInfo, profile: Any) -> ScatteredStore | None:
+    """The measured cost per lane of a store or atomic whose lanes land on data-dependent sectors
+    of their own (an index scatter, a hashed histogram), read at the footprint of the buffer it
+    writes; None for other accesses, without a measured table, or with mechanism
+    ``scattered_stores`` off. The table was measured with one store per 4-byte slot on average."""
+    if access.kind not in ("store", "atomic") or access.method != "lanes" or access.uniform_address:
+        return None
+    table = getattr(profile.pipeline, "scattered_stores", {}).get("store" if access.kind == "store" else "red")
+    lanes = access.active_lanes or 0.0
+    footprint = access.buffer_footprint_bytes
+    if not table or not enabled("scattered_stores") or lanes <= 0 or not footprint \
+            or (access.sectors_per_request or 0.0) < SCATTERED_SECTORS_PER_LANE * lanes:
+        return None
+    mib = footprint / MIB
+    if mib <= table[0][0]:
+        return ScatteredStore(*table[0][1:])
+    for low, high in zip(table, table[1:], strict=False):
+        if mib <= high[0]:
+            f = (mib - low[0]) / (high[0] - low[0])
+            return ScatteredStore(*(a + (b - a) * f for a, b in zip(low[1:], high[1:], strict=True)))
+    return ScatteredStore(*table[-1][1:])
+
+
 def _rate(memory: dict[str, float], key: str, fallback: float) -> float:
     value = memory.get(key)
     return float(value) if value is not None else fallback
@@ -174,10 +213,15 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
     elif access.kind != "load":
         # writes and atomics reach L2 a line at a time, however few of its bytes they change
         through_l2 = max(through_l2, lines * l2_lam_sm)
+    dram = sectors * dram_fetch_factor(access) * shares.dram / SECTORS_PER_LINE * dram_lam_sm
+    scattered = scattered_store(access, profile)
+    if scattered is not None:
+        # measured with every SM issuing: fewer busy SMs share DRAM's random-access rate
+        dram = max(dram, (access.active_lanes or 0.0) * scattered.sm_cycles * share)
     return {
         "L1": l1_request_cycles(access, memory, l1_lam),
         "L2": through_l2,
-        "DRAM": sectors * dram_fetch_factor(access) * shares.dram / SECTORS_PER_LINE * dram_lam_sm,
+        "DRAM": dram,
     }
 
 

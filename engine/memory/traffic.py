@@ -15,7 +15,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.mechanisms import enabled
-from engine.memory.hierarchy import SmContext, dram_fetch_factor, level_shares, level_times, write_back_share
+from engine.memory.hierarchy import (
+    SmContext,
+    dram_fetch_factor,
+    level_shares,
+    level_times,
+    scattered_store,
+    write_back_share,
+)
 from engine.memory.patterns import SECTOR
 from engine.memory.report import MemoryReport, pattern_note
 from engine.units import MemorySpace
@@ -108,7 +115,22 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         l2 += sector_bytes * moved_shares.l2
         factor = dram_fetch_factor(a)
         moved = sector_bytes * moved_shares.dram * factor
-        if a.kind == "load":
+        scattered_lane = scattered_store(a, profile)
+        if scattered_lane is not None:
+            # each lane's sector fill and write-back as measured at this footprint: random
+            # single-sector traffic, which loads DRAM as gathers do. The table has one store per
+            # slot; with more (a histogram's many adds to few bins) the buffer's compulsory bytes
+            # are shared by as many stores
+            lanes = requests * (a.active_lanes or 0.0)
+            slots = (a.buffer_footprint_bytes or 0.0) / max(a.width_bytes, 1)
+            lanes_per_slot = min(1.0, slots / lanes) if lanes > 0 else 1.0
+            read = lanes * scattered_lane.read_bytes * lanes_per_slot
+            written = lanes * scattered_lane.write_bytes * lanes_per_slot
+            moved = read + written
+            dram_read += read
+            dram_write += written
+            scattered += moved
+        elif a.kind == "load":
             dram_read += moved
             if a.method != "affine":
                 # a gather (addresses not affine in the indices): a factor of 2 is a 64-byte

@@ -1,0 +1,105 @@
+"""Stores and atomics at data-dependent slots (mechanism scattered_stores): the measured table in
+the profiles, which accesses it applies to, and the DRAM bytes it gives a random scatter."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from engine.analysis import analyze_kernel
+from engine.errors import ProfileError
+from engine.launch import load_launch_file
+from engine.mechanisms import without
+from engine.memory import analyze_memory
+from engine.memory.hierarchy import SmContext, scattered_store
+from engine.memory.traffic import kernel_traffic
+from engine.profiles import SHIPPED_DIR, load_profile, parse_profile
+from engine.ptx import load_ptx
+from engine.validation import SUITES, load_measurements
+from tests.micro_script import make_profile_module
+
+V2X = Path(__file__).resolve().parents[1] / "samples" / "v2x"
+
+
+def test_profiles_carry_the_tables_derived_from_the_raw_ncu_runs():
+    script = make_profile_module()
+    for gpu in ("h100", "h200"):
+        derived = dict(script.derive_scattered_stores(script.GPUS[gpu].results("storescatter", "2026-11-25")))
+        assert load_profile(gpu).pipeline.scattered_stores == derived
+        footprints, read, written, cycles = zip(*derived["store"], strict=True)
+        # past L2 (50 / 60 MB) nearly every store fills a sector and writes it back
+        assert read[-1] > 29 and written[-1] > 30 and cycles[-1] > 2.5 * cycles[0]
+        assert read[0] < 5 and footprints == tuple(sorted(footprints))
+
+
+def _store(kernel: str, config: str, kind: str):
+    launch = load_launch_file(V2X / "scatterx.launch.toml").get(f"{kernel}/{config}")
+    module = load_ptx(V2X / "ptx" / "scatterx.sm_90.ptx")
+    analysis = analyze_kernel(module.kernel(launch.kernel), launch, module)
+    report = analyze_memory(analysis, launch, module)
+    return launch, report, next(a for a in report.accesses if a.kind == kind)
+
+
+def test_it_applies_to_scattered_stores_and_atomics_only_at_their_footprint():
+    profile = load_profile("h100")
+    _, _, store = _store("scatter_random", "b256", "store")
+    cost = scattered_store(store, profile)
+    row = {r[0]: r[1:] for r in profile.pipeline.scattered_stores["store"]}[64.0]
+    assert cost is not None and (cost.read_bytes, cost.write_bytes) == pytest.approx(row[:2], rel=0.02)
+    _, _, red = _store("scatter_add_random", "b256", "atomic")
+    assert scattered_store(red, profile) is not None
+    _, _, coalesced = _store("transpose_tiled", "b32x8", "store")      # affine: not scattered
+    assert scattered_store(coalesced, profile) is None
+    with without(["scattered_stores"]):
+        assert scattered_store(store, profile) is None
+
+
+def test_a_random_scatter_moves_the_dram_bytes_measured():
+    profile = load_profile("h100")
+    launch, report, _ = _store("scatter_random", "b256", "store")
+    measured = load_measurements(SUITES["v2x"].runs["h100"])["scatterx/scatter_random/b256"]
+    dram = measured.metric("dram__bytes_read.sum") + measured.metric("dram__bytes_write.sum")
+    warps = 8 * launch.grid[0]
+
+    def total() -> float:
+        traffic = kernel_traffic(report, profile, SmContext(), {a.index: 1.0 for a in report.accesses}, warps, 132)
+        return traffic.dram_read_bytes + traffic.dram_write_bytes
+
+    assert total() == pytest.approx(dram, rel=0.1)
+    with without(["scattered_stores"]):
+        assert total() < 0.5 * dram
+
+
+def test_many_stores_per_slot_share_the_compulsory_bytes():
+    profile = load_profile("h100")
+    launch, report, store = _store("scatter_random", "b256", "store")
+    small = dataclasses.replace(store, buffer_footprint_bytes=store.buffer_footprint_bytes / 16)
+    one = kernel_traffic(dataclasses.replace(report, accesses=[store]), profile, SmContext(), {store.index: 1.0},
+                         8 * launch.grid[0], 132)
+    many = kernel_traffic(dataclasses.replace(report, accesses=[small]), profile, SmContext(), {store.index: 1.0},
+                          8 * launch.grid[0], 132)
+    # 16 stores per slot in a 4 MiB buffer: its table row, shared by 16 stores each
+    row = profile.pipeline.scattered_stores["store"][0]
+    stores = 8 * launch.grid[0] * store.active_lanes
+    assert many.dram_read_bytes == pytest.approx(stores * row[1] / 16, rel=0.05)
+    assert one.dram_read_bytes > 10 * many.dram_read_bytes
+
+
+@pytest.mark.parametrize("change, phrase", [
+    ('operation = "store"', "must be one of store, red"),
+    ("footprint_mib = [4, 8, 16, 24, 32, 40, 48, 64, 96, 128, 256]", "must rise strictly"),
+    ("sm_cycles = [", "values for 11 footprints"),
+])
+def test_bad_tables_are_refused(change, phrase):
+    text = (SHIPPED_DIR / "h100.toml").read_text()
+    bad = {
+        'operation = "store"': text.replace('operation = "red"', 'operation = "write"'),
+        "footprint_mib = [4, 8, 16, 24, 32, 40, 48, 64, 96, 128, 256]": text.replace(
+            "footprint_mib = [4, 8, 16, 24, 32, 40, 48, 64, 96, 128, 256]",
+            "footprint_mib = [4, 8, 16, 24, 32, 40, 48, 64, 64, 128, 256]", 1),
+        "sm_cycles = [": text.replace("sm_cycles = [", "sm_cycles = [1, ", 1),
+    }[change]
+    with pytest.raises(ProfileError, match=phrase):
+        parse_profile(bad, "bad.toml")

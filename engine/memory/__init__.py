@@ -206,7 +206,8 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
                     ctxs = [({a: min(v, MAX_RECURRENCE) if a.startswith("i(") else v for a, v in ctx.items()}, w)
                             for ctx, w in ctxs]
                     sets = [lanes.addresses(ctx, instr, operand) for ctx, _ in ctxs]
-                info = _with(info, method="lanes", non_affine=info.unknown_reason, unknown_reason=None)
+                info = _with(info, method="lanes", non_affine=info.unknown_reason, unknown_reason=None,
+                             data_dependent=isinstance(raw, Unknown) and raw.from_data)
         except LaneError as error:
             accesses.append(_with(info, unknown_reason=str(error)))
             continue

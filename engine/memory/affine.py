@@ -74,9 +74,11 @@ class Affine:
 
 @dataclass(frozen=True)
 class Unknown:
-    """Not an affine function of the atoms; ``reason`` says which instruction breaks it."""
+    """Not an affine function of the atoms; ``reason`` says which instruction breaks it, and
+    ``from_data`` whether that is a load of data (an index read from memory)."""
 
     reason: str
+    from_data: bool = False
 
 
 Form = Affine | Unknown
@@ -330,7 +332,7 @@ class AddressEvaluator:
     def _load(self, instr: Instruction) -> Form:
         line = instr.location.line
         if "param" not in instr.modifiers:
-            return Unknown(f"the address depends on data loaded by {instr.full_opcode} at line {line}")
+            return Unknown(f"the address depends on data loaded by {instr.full_opcode} at line {line}", True)
         addr = next((o for o in instr.operands if o.kind == "address"), None)
         base = addr.base if addr is not None else None
         if addr is None or base is None or base.kind != "symbol" or base.name not in self._params:

@@ -166,7 +166,7 @@ def scattered_store(access: AccessInfo, profile: Any) -> ScatteredStore | None:
     of their own (an index scatter, a hashed histogram), read at the footprint of the buffer it
     writes; None for other accesses, without a measured table, or with mechanism
     ``scattered_stores`` off. The table was measured with one store per 4-byte slot on average."""
-    if access.kind not in ("store", "atomic") or access.method != "lanes" or access.uniform_address:
+    if access.kind not in ("store", "atomic") or not access.data_dependent or access.uniform_address:
         return None
     table = getattr(profile.pipeline, "scattered_stores", {}).get("store" if access.kind == "store" else "red")
     lanes = access.active_lanes or 0.0

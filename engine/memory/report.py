@@ -29,6 +29,8 @@ class AccessInfo:
     # (``non_affine`` says so); "": no pattern (``unknown_reason``).
     method: str = ""
     non_affine: str | None = None
+    # the address is computed from data the kernel loads (a gather's or a scatter's index)
+    data_dependent: bool = False
     warps_sampled: int = 0
     sectors_per_request: float | None = None    # mean 32-byte sectors per warp request
     sectors_max: int | None = None

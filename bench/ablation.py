@@ -1,7 +1,7 @@
-"""What each modelling mechanism contributes: suite v2 (and v1) simulator and Many-BSP* MAPE with
-everything on, then with one mechanism switched off at a time, on the H100 and the H200.
+"""What each modelling mechanism contributes: suite v2 (and v1, v2x) simulator and Many-BSP* MAPE
+with everything on, then with one mechanism switched off at a time, on the H100 and the H200.
 
-    .venv/bin/python bench/ablation.py [--out bench/results/ablation.json] [--gpus h100 h200]
+    .venv/bin/python bench/ablation.py [--out bench/results/ablation.json] [--gpus h100 h200] [--v1] [--v2x]
 
 Prints one table per GPU (all launches, tuning part, held-out part) and writes the figures as JSON.
 It runs the same code as ``validate --suite v2 --without NAME`` (about a minute per line).
@@ -30,13 +30,14 @@ def measure(profile: str, suite: str, removed: str | None) -> dict[str, float | 
     with without([removed] if removed else []):
         result = run_validation(profile, suite=suite)
         within = result.sass_instructions_within(10.0)
+    split = suite in ("v2", "v2x")
     return {
         "all": result.mape(MODEL),
-        "tuning": result.mape(MODEL, result.part(False)) if suite == "v2" else None,
-        "held_out": result.mape(MODEL, result.part(True)) if suite == "v2" else None,
+        "tuning": result.mape(MODEL, result.part(False)) if split else None,
+        "held_out": result.mape(MODEL, result.part(True)) if split else None,
         "manybsp_star": result.mape(STAR),
-        "manybsp_star_tuning": result.mape(STAR, result.part(False)) if suite == "v2" else None,
-        "manybsp_star_held_out": result.mape(STAR, result.part(True)) if suite == "v2" else None,
+        "manybsp_star_tuning": result.mape(STAR, result.part(False)) if split else None,
+        "manybsp_star_held_out": result.mape(STAR, result.part(True)) if split else None,
         "sass_instructions_within_10pct": within[0], "launches": within[1],
     }
 
@@ -69,10 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gpus", nargs="*", default=["h100", "h200"])
     parser.add_argument("--mechanisms", nargs="*", default=[m for m in MECHANISMS if enabled(m)])
     parser.add_argument("--v1", action="store_true", help="also suite v1 (H100 only)")
+    parser.add_argument("--v2x", action="store_true", help="also suite v2x, the tuning supplement (every GPU)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "ablation.json")
     ns = parser.parse_args(argv)
     figures: dict[str, dict[str, dict[str, float | None]]] = {}
-    runs = [(gpu, "v2") for gpu in ns.gpus] + ([("h100", "v1")] if ns.v1 else [])
+    runs = ([(gpu, "v2") for gpu in ns.gpus] + ([("h100", "v1")] if ns.v1 else [])
+            + ([(gpu, "v2x") for gpu in ns.gpus] if ns.v2x else []))
     for gpu, suite in runs:
         key = f"{suite}-{gpu}"
         figures[key] = {}

@@ -23,7 +23,7 @@ Launch file format::
     [launch.trip]                         # trip counts by loop header label
     "$L__BB0_2" = 2
     [launch.data]                         # integers a pointer argument points to (by index or name)
-    "1" = "random:0:1048576"              # random:LO:HI, linear:SLOPE[:OFFSET], constant:V
+    "1" = "random:0:1048576"              # random:LO:HI, linear:SLOPE[:OFFSET], offsets:LO:HI, constant:V
 """
 
 from __future__ import annotations

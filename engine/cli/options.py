@@ -140,7 +140,8 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
                         help="loop trip count override by header label (repeatable)")
     parser.add_argument("--data", action="append", default=[], metavar="POINTER=PATTERN",
                         help="what the integers a pointer argument points to are, for gathers through "
-                             "them: random:LO:HI, linear:SLOPE[:OFFSET] or constant:V (repeatable)")
+                             "them: random:LO:HI, linear:SLOPE[:OFFSET], offsets:LO:HI (CSR row starts "
+                             "with lengths in [LO, HI]) or constant:V (repeatable)")
     parser.add_argument("--no-ptxas", action="store_true", help="estimate registers instead of running ptxas")
     parser.add_argument("--max-warp-instructions", type=positive_int, default=DEFAULT_MAX_WARP_INSTRUCTIONS,
                         metavar="N", help="budget of one simulation: above it whole waves are sampled and "

@@ -818,32 +818,39 @@ __global__ void __launch_bounds__(THR_THREADS, 2)
     if (threadIdx.x == 0) rec[blockIdx.x] = BlockRec{smid(), 0, t0, t1};
 }
 
+// One k_lines_thr variant at 1..32 lines: SM cycles per warp request, one row per line count.
+// `launch(lines, iters)` starts the variant's grid; the rows are named `name`<lines>.
+template <typename Launch>
+static void lines_series(Ctx& c, int blocks, const char* name, const char* what, Launch launch) {
+    for (int lines : {1, 2, 4, 8, 16, 32}) {
+        const int T1 = 16, T2 = 48;
+        double span[2], bps = 0;
+        int its[2] = {T1, T2};
+        for (int k = 0; k < 2; k++) {
+            for (int rep = 0; rep < 2; rep++) {
+                launch(lines, its[k]);
+                CKL();
+            }
+            span[k] = sm_span(c, blocks, &bps);
+        }
+        double requests = bps * (THR_THREADS / 32) * (double)(T2 - T1) * 8;
+        char row_name[64], param[112];
+        snprintf(row_name, sizeof row_name, "%s%d", name, lines);
+        snprintf(param, sizeof param, what, lines);
+        row("cpi", row_name, param, (span[1] - span[0]) / requests, "cycles/warp-request/SM");
+    }
+}
+
 static void bench_lines_thr(Ctx& c) {
     const int blocks = 2 * c.sms;
     float* buf;
     CK(cudaMalloc(&buf, (size_t)blocks * 4096));
     CK(cudaMemset(buf, 0, (size_t)blocks * 4096));
-    for (int cache = 0; cache < 2; cache++) {
-        for (int lines : {1, 2, 4, 8, 16, 32}) {
-            const int T1 = 16, T2 = 48;
-            double span[2], bps = 0;
-            int its[2] = {T1, T2};
-            for (int k = 0; k < 2; k++) {
-                for (int rep = 0; rep < 2; rep++) {
-                    if (cache == 0) k_lines_thr<0><<<blocks, THR_THREADS>>>(buf, lines, its[k], 0, (float*)c.d_sink, c.d_rec);
-                    else k_lines_thr<1><<<blocks, THR_THREADS>>>(buf, lines, its[k], 0, (float*)c.d_sink, c.d_rec);
-                    CKL();
-                }
-                span[k] = sm_span(c, blocks, &bps);
-            }
-            double requests = bps * (THR_THREADS / 32) * (double)(T2 - T1) * 8;
-            char name[64], param[96];
-            snprintf(name, sizeof name, "ld_global_%s_lines%d", cache ? "l2" : "l1", lines);
-            snprintf(param, sizeof param, "%s; lanes over %d lines; 64 warps/SM", cache ? "ld.global.cg" : "ld.global.ca",
-                     lines);
-            row("cpi", name, param, (span[1] - span[0]) / requests, "cycles/warp-request/SM");
-        }
-    }
+    float* sink = (float*)c.d_sink;
+    lines_series(c, blocks, "ld_global_l1_lines", "ld.global.ca; lanes over %d lines; 64 warps/SM",
+                 [&](int lines, int iters) { k_lines_thr<0><<<blocks, THR_THREADS>>>(buf, lines, iters, 0, sink, c.d_rec); });
+    lines_series(c, blocks, "ld_global_l2_lines", "ld.global.cg; lanes over %d lines; 64 warps/SM",
+                 [&](int lines, int iters) { k_lines_thr<1><<<blocks, THR_THREADS>>>(buf, lines, iters, 0, sink, c.d_rec); });
     CK(cudaFree(buf));
 }
 
@@ -854,27 +861,11 @@ static void bench_lines_diag(Ctx& c) {
     float* buf;
     CK(cudaMalloc(&buf, (size_t)blocks * 4096));
     CK(cudaMemset(buf, 0, (size_t)blocks * 4096));
-    for (int nc = 0; nc < 2; nc++) {
-        for (int lines : {1, 2, 4, 8, 16, 32}) {
-            const int T1 = 16, T2 = 48;
-            double span[2], bps = 0;
-            int its[2] = {T1, T2};
-            for (int k = 0; k < 2; k++) {
-                for (int rep = 0; rep < 2; rep++) {
-                    if (nc == 0) k_lines_thr<0, 1><<<blocks, THR_THREADS>>>(buf, lines, its[k], 0, (float*)c.d_sink, c.d_rec);
-                    else k_lines_thr<2, 1><<<blocks, THR_THREADS>>>(buf, lines, its[k], 0, (float*)c.d_sink, c.d_rec);
-                    CKL();
-                }
-                span[k] = sm_span(c, blocks, &bps);
-            }
-            double requests = bps * (THR_THREADS / 32) * (double)(T2 - T1) * 8;
-            char name[64], param[112];
-            snprintf(name, sizeof name, "ld_global_%s_diag_lines%d", nc ? "nc" : "l1", lines);
-            snprintf(param, sizeof param, "%s; lanes over %d lines in 32 banks; 64 warps/SM",
-                     nc ? "ld.global.nc" : "ld.global.ca", lines);
-            row("cpi", name, param, (span[1] - span[0]) / requests, "cycles/warp-request/SM");
-        }
-    }
+    float* sink = (float*)c.d_sink;
+    lines_series(c, blocks, "ld_global_l1_diag_lines", "ld.global.ca; lanes over %d lines in 32 banks; 64 warps/SM",
+                 [&](int lines, int iters) { k_lines_thr<0, 1><<<blocks, THR_THREADS>>>(buf, lines, iters, 0, sink, c.d_rec); });
+    lines_series(c, blocks, "ld_global_nc_diag_lines", "ld.global.nc; lanes over %d lines in 32 banks; 64 warps/SM",
+                 [&](int lines, int iters) { k_lines_thr<2, 1><<<blocks, THR_THREADS>>>(buf, lines, iters, 0, sink, c.d_rec); });
     CK(cudaFree(buf));
 }
 

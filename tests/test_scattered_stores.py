@@ -14,6 +14,7 @@ from engine.launch import load_launch_file
 from engine.mechanisms import without
 from engine.memory import analyze_memory
 from engine.memory.hierarchy import SmContext, scattered_store
+from engine.memory.report import pattern_note
 from engine.memory.traffic import kernel_traffic
 from engine.profiles import SHIPPED_DIR, load_profile, parse_profile
 from engine.ptx import load_ptx
@@ -50,6 +51,7 @@ def test_it_applies_to_scattered_stores_and_atomics_only_at_their_footprint():
     assert cost is not None and (cost.read_bytes, cost.write_bytes) == pytest.approx(row[:2], rel=0.02)
     _, _, red = _store("scatter_add_random", "b256", "atomic")
     assert scattered_store(red, profile) is not None
+    assert "data-dependent slots" in pattern_note(store) and "data-dependent" in pattern_note(red)
     _, _, coalesced = _store("transpose_tiled", "b32x8", "store")      # affine: not scattered
     assert scattered_store(coalesced, profile) is None
     with without(["scattered_stores"]):

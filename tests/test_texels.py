@@ -11,6 +11,7 @@ from engine.analysis import analyze_kernel
 from engine.launch import load_launch_file
 from engine.mechanisms import without
 from engine.memory import analyze_memory
+from engine.memory.report import pattern_note
 from engine.memory.texels import texel_fetch, used_registers
 from engine.ptx import load_ptx, parse_ptx
 from engine.units import MemorySpace
@@ -64,6 +65,7 @@ def test_streaming_fetch_is_a_coalesced_global_read_of_the_texture_buffer() -> N
     assert len(tex) == 1 and tex[0].space is MemorySpace.GLOBAL and tex[0].kind == "load"
     assert tex[0].method == "affine" and tex[0].width_bytes == 4
     assert tex[0].sectors_per_request == pytest.approx(4.0)      # 32 lanes x 4 bytes: 4 sectors
+    assert pattern_note(tex[0]).startswith("1D texture fetch")
     with without(["texel_addresses"]):
         assert not [a for a in _report("tex1d_scale", "b256").accesses if a.text.startswith("tex.")]
 

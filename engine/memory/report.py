@@ -105,7 +105,12 @@ def pattern_note(a: AccessInfo) -> str:
         how = f"estimated ({a.non_affine})"
     else:
         how = f"not affine ({a.non_affine}): lanes evaluated" if a.non_affine else None
-    return "; ".join(filter(None, (a.unknown_reason, how, a.mask_note)))
+    what = None
+    if a.text.startswith("tex.") and a.space is MemorySpace.GLOBAL:
+        what = "1D texture fetch: read as texture base + index x texel bytes through L1"
+    elif a.data_dependent and a.kind in ("store", "atomic"):
+        what = "at data-dependent slots (a scatter): DRAM fills and write-backs as measured at the buffer's footprint"
+    return "; ".join(filter(None, (a.unknown_reason, what, how, a.mask_note)))
 
 
 def memory_table(report: MemoryReport) -> list[dict[str, Any]]:

@@ -259,6 +259,11 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         "interior values (an affine address's alignment period), weighted by what they stand for",
         *sorted(notes),
     ]
+    if lanes is not None:
+        # The evaluators refer to the cache that holds them (a cycle holding every lane array of
+        # the kernel): empty it now rather than leave megabytes to the cyclic collector, which a
+        # long run (a validation suite, an ablation) otherwise outgrows by gigabytes.
+        lanes.release()
     return MemoryReport(function.name, values.block, accesses, assumptions)
 
 
@@ -570,6 +575,10 @@ class _LaneCache:
                      if (t := analysis.trip_counts.get(loop.key)) is not None and t.value}
         self._cache: dict[tuple[Any, ...], LaneEvaluator] = {}
         self.texels: dict[int, TexelFetch] = {}    # instruction index -> what its texture fetch reads
+
+    def release(self) -> None:
+        """Drop every evaluator (and the per-lane values they hold) once the analysis is done."""
+        self._cache.clear()
 
     def addresses(self, context: dict[str, int], instr: Instruction, operand: Operand) -> Any:
         """Each thread's byte address of ``instr`` in ``context`` (a texel fetch's: base + index x bytes)."""

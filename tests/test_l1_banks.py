@@ -88,3 +88,24 @@ def test_affine_forms_do_not_depend_on_what_was_asked_first():
     asked.register(register, reader.index)
     assert asked.register(register, update.index - 1) == fresh
     assert "i(" in str(fresh)     # an induction variable of the loop
+
+
+def test_the_lane_evaluators_are_freed_when_the_analysis_ends():
+    # they refer to the cache that holds them; left to the cyclic collector, a validation run
+    # kept every per-lane array of every kernel (an ablation grew by gigabytes)
+    import gc
+
+    from engine.memory import analyze_memory
+    from engine.memory.lanes import LaneEvaluator
+
+    launch = load_launch_file(ROOT / "samples/v2x/segments.launch.toml").get("seg_sum_thread/b256")
+    module = load_ptx(ROOT / "samples/v2x/ptx/segments.sm_90.ptx")
+    analysis = analyze_kernel(module.kernel(launch.kernel), launch, module)
+    gc.collect()
+    gc.disable()
+    try:
+        report = analyze_memory(analysis, launch, module)
+        alive = sum(1 for o in gc.get_objects() if isinstance(o, LaneEvaluator))
+    finally:
+        gc.enable()
+    assert report.accesses and alive == 0

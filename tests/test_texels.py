@@ -12,7 +12,7 @@ from engine.launch import load_launch_file
 from engine.mechanisms import without
 from engine.memory import analyze_memory
 from engine.memory.report import pattern_note
-from engine.memory.texels import texel_fetch, used_registers
+from engine.memory.texels import texel_fetch
 from engine.ptx import load_ptx, parse_ptx
 from engine.units import MemorySpace
 
@@ -43,7 +43,7 @@ KERNEL = """
 
 def test_texel_bytes_follow_the_components_read_and_only_integer_1d_fetches_count() -> None:
     function = parse_ptx(KERNEL).kernel("k")
-    used = used_registers(function)
+    used = analyze_kernel(function).defuse
     texs = [i for i in function.instructions if i.opcode == "tex"]
     first, second, float_coord, two_d = (texel_fetch(i, used) for i in texs)
     assert first is not None and first.index_register == "%r1" and first.texel_bytes == 4     # x only

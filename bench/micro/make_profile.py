@@ -282,13 +282,22 @@ def writeback_points(results: Path, run: int) -> dict[str, list[tuple[float, flo
     """Per kernel of ``store_wb.cu`` (k_store, k_update, k_copy): (bytes stored, DRAM bytes
     written) of each launch in ncu run ``run`` of ``results``."""
     launches = list(csv.DictReader((results / "launches.csv").open()))
-    lines = (results / f"ncu_run{run}.csv").read_text().splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
-    written = {int(r["ID"]): float(r["Metric Value"].replace(",", ""))
-               for r in csv.DictReader(lines[start:]) if r["Metric Name"] == "dram__bytes_write.sum"}
+    metrics = _ncu_metrics(results / f"ncu_run{run}.csv")
     out: dict[str, list[tuple[float, float]]] = {}
     for launch in launches:
-        out.setdefault(launch["kernel"], []).append((float(launch["mb"]) * 2**20, written[int(launch["launch"])]))
+        out.setdefault(launch["kernel"], []).append(
+            (float(launch["mb"]) * 2**20, metrics[int(launch["launch"])]["dram__bytes_write.sum"]))
+    return out
+
+
+def _ncu_metrics(path: Path) -> dict[int, dict[str, float]]:
+    """Per ncu launch ID, its metrics, from an ``ncu --csv`` run whose program also printed its
+    own lines (the launch list) before ncu's table."""
+    lines = path.read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"'))
+    out: dict[int, dict[str, float]] = {}
+    for row in csv.DictReader(lines[start:]):
+        out.setdefault(int(row["ID"]), {})[row["Metric Name"]] = float(row["Metric Value"].replace(",", ""))
     return out
 
 
@@ -355,13 +364,7 @@ def derive_scattered_stores(results: Path) -> tuple[tuple[str, tuple[tuple[float
     if not (results / "launches.csv").exists():
         return ()
     launches = list(csv.DictReader((results / "launches.csv").open()))
-    runs = []
-    for run in (1, 2):
-        lines = [line for line in (results / f"ncu_run{run}.csv").read_text().splitlines() if line.startswith('"')]
-        metrics: dict[int, dict[str, float]] = {}
-        for row in csv.DictReader(lines):
-            metrics.setdefault(int(row["ID"]), {})[row["Metric Name"]] = float(row["Metric Value"].replace(",", ""))
-        runs.append(metrics)
+    runs = [_ncu_metrics(results / f"ncu_run{run}.csv") for run in (1, 2)]
     out = []
     for operation, kernel in SCATTER_KERNELS:
         rows = []

@@ -841,31 +841,26 @@ static void lines_series(Ctx& c, int blocks, const char* name, const char* what,
     }
 }
 
-static void bench_lines_thr(Ctx& c) {
+// linethr (DIAG = false): ld.global.ca (L1 hits) and .cg (L2 hits), each line's lanes in the same
+// banks. linediag (DIAG = true): the lanes spread over 32 banks, whether a request's cost follows
+// its lines or the most lines that share one bank; ld.global.ca and ld.global.nc, L1 hits.
+static void bench_lines(Ctx& c, bool diag) {
     const int blocks = 2 * c.sms;
     float* buf;
     CK(cudaMalloc(&buf, (size_t)blocks * 4096));
     CK(cudaMemset(buf, 0, (size_t)blocks * 4096));
     float* sink = (float*)c.d_sink;
-    lines_series(c, blocks, "ld_global_l1_lines", "ld.global.ca; lanes over %d lines; 64 warps/SM",
-                 [&](int lines, int iters) { k_lines_thr<0><<<blocks, THR_THREADS>>>(buf, lines, iters, 0, sink, c.d_rec); });
-    lines_series(c, blocks, "ld_global_l2_lines", "ld.global.cg; lanes over %d lines; 64 warps/SM",
-                 [&](int lines, int iters) { k_lines_thr<1><<<blocks, THR_THREADS>>>(buf, lines, iters, 0, sink, c.d_rec); });
-    CK(cudaFree(buf));
-}
-
-// The same loads with the lanes spread over 32 banks (DIAG): whether a request's cost follows
-// its lines or the most lines that share one bank. ld.global.ca and ld.global.nc, L1 hits.
-static void bench_lines_diag(Ctx& c) {
-    const int blocks = 2 * c.sms;
-    float* buf;
-    CK(cudaMalloc(&buf, (size_t)blocks * 4096));
-    CK(cudaMemset(buf, 0, (size_t)blocks * 4096));
-    float* sink = (float*)c.d_sink;
-    lines_series(c, blocks, "ld_global_l1_diag_lines", "ld.global.ca; lanes over %d lines in 32 banks; 64 warps/SM",
-                 [&](int lines, int iters) { k_lines_thr<0, 1><<<blocks, THR_THREADS>>>(buf, lines, iters, 0, sink, c.d_rec); });
-    lines_series(c, blocks, "ld_global_nc_diag_lines", "ld.global.nc; lanes over %d lines in 32 banks; 64 warps/SM",
-                 [&](int lines, int iters) { k_lines_thr<2, 1><<<blocks, THR_THREADS>>>(buf, lines, iters, 0, sink, c.d_rec); });
+    if (!diag) {
+        lines_series(c, blocks, "ld_global_l1_lines", "ld.global.ca; lanes over %d lines; 64 warps/SM",
+                     [&](int lines, int iters) { k_lines_thr<0><<<blocks, THR_THREADS>>>(buf, lines, iters, 0, sink, c.d_rec); });
+        lines_series(c, blocks, "ld_global_l2_lines", "ld.global.cg; lanes over %d lines; 64 warps/SM",
+                     [&](int lines, int iters) { k_lines_thr<1><<<blocks, THR_THREADS>>>(buf, lines, iters, 0, sink, c.d_rec); });
+    } else {
+        lines_series(c, blocks, "ld_global_l1_diag_lines", "ld.global.ca; lanes over %d lines in 32 banks; 64 warps/SM",
+                     [&](int lines, int iters) { k_lines_thr<0, 1><<<blocks, THR_THREADS>>>(buf, lines, iters, 0, sink, c.d_rec); });
+        lines_series(c, blocks, "ld_global_nc_diag_lines", "ld.global.nc; lanes over %d lines in 32 banks; 64 warps/SM",
+                     [&](int lines, int iters) { k_lines_thr<2, 1><<<blocks, THR_THREADS>>>(buf, lines, iters, 0, sink, c.d_rec); });
+    }
     CK(cudaFree(buf));
 }
 
@@ -1408,11 +1403,11 @@ int main(int argc, char** argv) {
     }
     if (want("linethr")) {
         measure_clock_mhz(c);
-        bench_lines_thr(c);
+        bench_lines(c, false);
     }
     if (want("linediag")) {
         measure_clock_mhz(c);
-        bench_lines_diag(c);
+        bench_lines(c, true);
     }
     if (want("tensor")) {
         measure_clock_mhz(c);

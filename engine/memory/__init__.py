@@ -47,7 +47,7 @@ from engine.memory.patterns import (
     thread_indices,
 )
 from engine.memory.report import AccessInfo, MemoryReport, memory_table
-from engine.memory.texels import TexelFetch, texel_fetch, used_registers
+from engine.memory.texels import TexelFetch, texel_fetch
 from engine.ptx.model import Instruction, Module, Operand
 from engine.units import MemorySpace
 
@@ -148,15 +148,12 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
     footprints: list[tuple[int, Affine | None, Instruction, Operand, int]] = []
     grid_ranges: dict[int, AddressRange] = {}     # by position in accesses: over the whole grid
     atom_ranges = _atom_ranges(extents, values)
-    texture_reads: frozenset[str] | None = None    # registers read anywhere, at the first texture fetch
     for instr in function.instructions:
         c = analysis.classifications[instr.index]
         fragment = fragment_of(instr) if enabled("matrix_fragments") else None
-        texel: TexelFetch | None = None
-        if c.space is MemorySpace.TEXTURE:
-            if texture_reads is None:
-                texture_reads = used_registers(function)
-            texel = texel_fetch(instr, texture_reads)
+        texel = texel_fetch(instr, analysis.defuse) if c.space is MemorySpace.TEXTURE else None
+        if texel is not None and lanes is not None:
+            lanes.texels[instr.index] = texel
         if (instr.opcode not in _OPCODES and fragment is None and texel is None) or not (
                 c.is_load or c.is_store or c.is_atomic):
             continue
@@ -197,8 +194,6 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
                 sets = [affine_addresses(form, lanes.threads, ctx) for ctx, _ in ctxs]
                 info = _with(info, method="affine")
             else:
-                if texel is not None:
-                    lanes.texels[instr.index] = texel
                 try:
                     sets = [lanes.addresses(ctx, instr, operand) for ctx, _ in ctxs]
                 except RecurrenceTooLong:

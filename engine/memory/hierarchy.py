@@ -32,6 +32,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from engine.mechanisms import enabled
 from engine.memory.patterns import LINE, SECTOR
 from engine.memory.report import AccessInfo
@@ -174,14 +176,9 @@ def scattered_store(access: AccessInfo, profile: Any) -> ScatteredStore | None:
     if not table or not enabled("scattered_stores") or lanes <= 0 or not footprint \
             or (access.sectors_per_request or 0.0) < SCATTERED_SECTORS_PER_LANE * lanes:
         return None
-    mib = footprint / MIB
-    if mib <= table[0][0]:
-        return ScatteredStore(*table[0][1:])
-    for low, high in zip(table, table[1:], strict=False):
-        if mib <= high[0]:
-            f = (mib - low[0]) / (high[0] - low[0])
-            return ScatteredStore(*(a + (b - a) * f for a, b in zip(low[1:], high[1:], strict=True)))
-    return ScatteredStore(*table[-1][1:])
+    # straight between the measured footprints, held at the first and last beyond them
+    footprints, *columns = zip(*table, strict=True)
+    return ScatteredStore(*(float(np.interp(footprint / MIB, footprints, column)) for column in columns))
 
 
 def _rate(memory: dict[str, float], key: str, fallback: float) -> float:

@@ -11,10 +11,12 @@ work here too. Loaded values stay unknown: they are data, not arithmetic.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
+from engine.analysis.cfg import Loop
 from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.lane_arith import COMPARE, LaneError, int64, integer_result
 from engine.analysis.loaded_data import LoadedData, declared_buffer, scrambled
@@ -219,29 +221,28 @@ class LaneEvaluator:
             return None
         return f"param{found[0]}", found[1]
 
+    def _loops_left(self, d: int, at: int) -> Iterator[Loop]:
+        """The loops holding ``d`` but not ``at``, innermost first."""
+        at_block = self.cfg.block_of(at).index
+        loop = self.cfg.loop_of(self.cfg.block_of(d))
+        while loop is not None and at_block not in loop.body:
+            yield loop
+            loop = self.cfg.loop_by_header(loop.parent) if loop.parent is not None else None
+
     def _never_runs(self, d: int, at: int) -> bool:
         """Whether ``d`` sits in a loop (not holding ``at``) that the launch runs zero times: an
         unrolled loop's remainder when the count divides evenly leaves its registers as they were."""
-        at_block = self.cfg.block_of(at).index
-        loop = self.cfg.loop_of(self.cfg.block_of(d))
-        while loop is not None and at_block not in loop.body:
-            trip = self.affine.analysis.trip_counts.get(loop.key)
-            if trip is not None and trip.value == 0:
-                return True
-            loop = self.cfg.loop_by_header(loop.parent) if loop.parent is not None else None
-        return False
+        trips = self.affine.analysis.trip_counts
+        return any((t := trips.get(loop.key)) is not None and t.value == 0 for loop in self._loops_left(d, at))
 
     def _after_loops(self, d: int, at: int, register: str) -> LaneEvaluator:
         """This evaluator, or one at the last iteration of the loops holding ``d`` but not ``at``."""
-        at_block = self.cfg.block_of(at).index
         changes: dict[str, int] = {}
-        loop = self.cfg.loop_of(self.cfg.block_of(d))
-        while loop is not None and at_block not in loop.body:
+        for loop in self._loops_left(d, at):
             atom = iteration_atom(loop)
             if atom not in self.last_iterations:
                 raise LaneError(f"{register} after loop {loop.key} needs that loop's trip count")
             changes[atom] = self.last_iterations[atom]
-            loop = self.cfg.loop_by_header(loop.parent) if loop.parent is not None else None
         return self._sibling(changes)
 
     def _sibling(self, changes: dict[str, int], lane_exits: bool | None = None) -> LaneEvaluator:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from engine.analysis.defuse import DefUseGraph
 from engine.mechanisms import enabled
-from engine.ptx.model import Function, Instruction
+from engine.ptx.model import Instruction
 
 _COMPONENT_BYTES = {"f32": 4, "s32": 4, "u32": 4, "f16": 2, "f64": 8}
 
@@ -25,24 +26,9 @@ class TexelFetch:
     texel_bytes: int      # bytes of one texel: the components the kernel reads, at their type's size
 
 
-def used_registers(function: Function) -> frozenset[str]:
-    """Registers some instruction of ``function`` reads (to tell the texel's components in use)."""
-    used: set[str] = set()
-    for instr in function.instructions:
-        operands = instr.operands[1:] if instr.operands and instr.opcode not in ("st", "red") else instr.operands
-        stack = list(operands)
-        while stack:
-            op = stack.pop()
-            if op.name:
-                used.add(op.name)
-            if op.base is not None:
-                stack.append(op.base)
-            stack.extend(op.elements)
-    return frozenset(used)
-
-
-def texel_fetch(instr: Instruction, used: frozenset[str]) -> TexelFetch | None:
-    """What a ``tex.1d`` fetch with an integer coordinate reads, or None for any other instruction."""
+def texel_fetch(instr: Instruction, defuse: DefUseGraph) -> TexelFetch | None:
+    """What a ``tex.1d`` fetch with an integer coordinate reads, or None for any other instruction.
+    The texel's components in use are the destinations some consumer of the fetch reads."""
     if not enabled("texel_addresses") or instr.opcode != "tex" or "1d" not in instr.modifiers:
         return None
     types = [m for m in instr.modifiers if m in _COMPONENT_BYTES]
@@ -55,6 +41,7 @@ def texel_fetch(instr: Instruction, used: frozenset[str]) -> TexelFetch | None:
     if index.kind != "register" or not index.name:
         return None
     components = destination.elements or (destination,)
+    used = {r for c in defuse.consumers(instr.index) for r in defuse.function.instructions[c].srcs}
     read = [k for k, op in enumerate(components) if op.name in used]
     count = (max(read) + 1) if read else 1
     return TexelFetch(index.name, _COMPONENT_BYTES[types[0]] * count)

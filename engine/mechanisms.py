@@ -14,6 +14,9 @@ from contextvars import ContextVar
 from engine.errors import WarplineError
 
 MECHANISMS: dict[str, str] = {
+    "execution": "the sampled warps are executed (engine.execution) and their requests replayed through "
+                 "simulated caches (engine.caches): access patterns, paths and hit levels come from the "
+                 "run; without: from the static analysis and its rules",
     "schedule": "each basic block issues in a latency-driven order (loads ahead of their uses), as ptxas "
                 "schedules it, instead of the order the PTX was written in",
     "l1": "L1 serves the sectors a block touched just before (memory-level model); without it they are "

@@ -34,6 +34,7 @@ import numpy as np
 from engine.analysis import KernelAnalysis, analyze_kernel
 from engine.errors import WarplineError
 from engine.evaluation.context import ModelContext
+from engine.execution import ExecutionCancelled, cancellable
 from engine.evaluation.figures import CycleFigures, ModelResult
 from engine.evaluation.manybsp_at import occupancy_overrides
 from engine.evaluation.registry import (
@@ -237,10 +238,10 @@ class Evaluator:
         """
         bounds = Limits(max_warp_instructions, time_budget_s, cancel)
         try:
-            with limits(bounds):
+            with limits(bounds), cancellable(cancel):
                 return self._evaluate(inputs, state, sweep, sweep_blocks, sweep_warps, only, trace,
                                       cycle_budget, cancel, progress, on_part)
-        except SimulationCancelled:
+        except (SimulationCancelled, ExecutionCancelled):
             raise Cancelled() from None
 
     def _evaluate(self, inputs: KernelInputs, state: WorkbenchState | None, sweep: bool,
@@ -447,7 +448,7 @@ class Evaluator:
         # per instruction, the most any warp of a block runs it: where warps run different paths
         # (warp_branches) the memory model's own per-lane activity already shares the bytes out
         counts = np.maximum.reduce([base.dynamic_counts(p) for p in range(len(base.paths))])
-        sm = sm_context(ev.analysis, ev.profile, launch, inputs.module, resident)
+        sm = sm_context(ev.analysis, ev.profile, launch, inputs.module, resident, ev.memory)
         traffic = kernel_traffic(ev.memory, ev.profile, sm, {i: float(n) for i, n in enumerate(counts)},
                                  launch.n_blocks * base.warps_per_block, min(device.sm_count, launch.n_blocks))
         _bounded(self._traffic_cache, self.CACHE_LIMIT)

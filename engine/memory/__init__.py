@@ -46,6 +46,8 @@ from engine.memory.patterns import (
     spread,
     thread_indices,
 )
+from engine.execution import current_cancel, execute_launch
+from engine.memory.executed import with_execution
 from engine.memory.report import AccessInfo, MemoryReport, memory_table
 from engine.memory.texels import TexelFetch, texel_fetch
 from engine.ptx.model import Instruction, Module, Operand
@@ -259,7 +261,10 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         # the kernel): empty it now rather than leave megabytes to the cyclic collector, which a
         # long run (a validation suite, an ablation) otherwise outgrows by gigabytes.
         lanes.release()
-    return MemoryReport(function.name, values.block, accesses, assumptions)
+    report = MemoryReport(function.name, values.block, accesses, assumptions)
+    if enabled("execution") and values.block is not None and values.grid is not None:
+        report = with_execution(report, execute_launch(analysis, launch, module, cancel=current_cancel()))
+    return report
 
 
 def _fragment_sets(fragment: Fragment, instr: Instruction, bases: list[np.ndarray],

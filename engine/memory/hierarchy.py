@@ -29,7 +29,7 @@ line waits behind its others.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -69,6 +69,9 @@ class SmContext:
     # Blocks of one wave that read the same data miss together; only later waves find it in L2.
     waves: float = 0.0
     warps_per_block: int = 1             # the warps that contend for a block's shared data
+    # the cache simulation of the sampled requests at this occupancy (engine.caches
+    # SimulatedLevels): where present, every executed access's level shares come from it
+    simulated: Any = field(default=None, compare=False, hash=False)
 
 
 def l1_data_bytes(profile: Any, sm: SmContext) -> float:
@@ -79,8 +82,24 @@ def l1_data_bytes(profile: Any, sm: SmContext) -> float:
     return max(float(total - used), 0.0)
 
 
+def simulated(access: AccessInfo, sm: SmContext | None) -> Any:
+    """The cache simulation that covers ``access`` (None: the pattern rules below apply)."""
+    sim = sm.simulated if sm is not None else None
+    if sim is None or not access.executed or sim.shares(access.index) is None:
+        return None
+    return sim
+
+
 def level_shares(access: AccessInfo, profile: Any, sm: SmContext) -> LevelShares | None:
     """Where the access's sectors come from; None without a pattern."""
+    sim = simulated(access, sm)
+    if sim is not None:
+        l1, l2, dram = sim.shares(access.index)
+        if access.kind == "store":
+            # stores write through to L2; what reaches DRAM during the kernel is what L2 cannot keep
+            l1, dram = 0.0, sim.written_share
+            l2 = 1.0 - dram
+        return LevelShares(l1=l1, l2=l2, dram=dram)
     if access.dram_ratio is None or access.sectors_per_request is None:
         return None
     dram = min(max(access.dram_ratio, 0.0), 1.0)
@@ -210,8 +229,8 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
     elif access.kind != "load":
         # writes and atomics reach L2 a line at a time, however few of its bytes they change
         through_l2 = max(through_l2, lines * l2_lam_sm)
-    dram = sectors * dram_fetch_factor(access) * shares.dram / SECTORS_PER_LINE * dram_lam_sm
-    scattered = scattered_store(access, profile)
+    dram = sectors * dram_fetch_factor(access, sm) * shares.dram / SECTORS_PER_LINE * dram_lam_sm
+    scattered = scattered_store(access, profile) if simulated(access, sm) is None else None
     if scattered is not None:
         # measured with every SM issuing: fewer busy SMs share DRAM's random-access rate
         dram = max(dram, (access.active_lanes or 0.0) * scattered.sm_cycles * share)
@@ -243,7 +262,7 @@ def l1_request_cycles(access: AccessInfo, memory: Any, l1_lam: float) -> float:
     return max(access.l1_bank_degree * l1_lam, min(lines, L1_MIN_WAVEFRONTS) * l1_lam, lines * float(line_lam))
 
 
-def dram_fetch_factor(access: AccessInfo) -> float:
+def dram_fetch_factor(access: AccessInfo, sm: SmContext | None = None) -> float:
     """DRAM sectors read per requested sector: DRAM is read 64 bytes at a time, so a load that
     wants one sector of a line fetches two (a random gather moves twice its bytes); requests of
     two or more sectors per line fetch what they ask for, and so does a walk whose block goes on
@@ -251,6 +270,9 @@ def dram_fetch_factor(access: AccessInfo) -> float:
     write the sectors they change, and first read those they leave partly unwritten
     (``fill_share``)."""
     sectors = access.sectors_per_request or 0.0
+    sim = simulated(access, sm)
+    if sim is not None:
+        return sim.fetch_factor(access.index) if access.kind != "store" else 1.0
     if access.kind == "store":
         return 1.0 + access.fill_share      # a partly written sector is read before it is written
     if access.kind != "load" or sectors <= 0 or not enabled("dram_fetch_64b"):

@@ -85,6 +85,8 @@ class AccessInfo:
     paired_share: float | None = None
     kernel_written_bytes: float | None = None
     kernel_read_only_bytes: float | None = None
+    # the pattern fields above come from running the sampled warps (engine.execution)
+    executed: bool = False
 
 
 @dataclass
@@ -93,6 +95,8 @@ class MemoryReport:
     block: tuple[int, int, int] | None
     accesses: list[AccessInfo]
     assumptions: list[str] = field(default_factory=list)
+    # the run of the sampled warps behind the executed patterns (engine.execution.Execution)
+    execution: Any = None
 
     def by_index(self) -> dict[int, AccessInfo]:
         return {a.index: a for a in self.accesses}

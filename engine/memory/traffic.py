@@ -21,6 +21,7 @@ from engine.memory.hierarchy import (
     level_shares,
     level_times,
     scattered_store,
+    simulated,
     write_back_share,
 )
 from engine.memory.patterns import SECTOR
@@ -113,9 +114,10 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         sector_bytes = requests * (a.sectors_per_request or 0.0) * SECTOR
         l1 += sector_bytes * moved_shares.l1
         l2 += sector_bytes * moved_shares.l2
-        factor = dram_fetch_factor(a)
+        factor = dram_fetch_factor(a, sm)
         moved = sector_bytes * moved_shares.dram * factor
-        scattered_lane = scattered_store(a, profile)
+        sim = simulated(a, sm)
+        scattered_lane = scattered_store(a, profile) if sim is None else None
         if scattered_lane is not None:
             # each lane's sector fill and write-back as measured at this footprint: random
             # single-sector traffic, which loads DRAM as gathers do. The table has one store per
@@ -137,6 +139,10 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
                 # read per sector, every fetch at a random place. Affine isolated sectors (a
                 # tile's halo column) walk DRAM rows in order and load it as streams do.
                 scattered += moved * min(1.0, factor - 1.0)
+        elif sim is not None:
+            # the simulated share of the dirty bytes that reach DRAM while the kernel runs
+            dram_write += moved
+            l2 += sector_bytes * (1.0 - moved_shares.dram)
         else:
             # what L2 still holds dirty at the end is written after the kernel: L2 traffic now
             held = 1.0 - write_back_share(a, profile)
@@ -151,6 +157,10 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         miss = 1.0 - shares.l1
         per_access[a.index] = AccessTraffic(a.index, requests, shares.l1, shares.l2 / miss if miss > 0 else 0.0,
                                             moved, max(times, key=lambda level: times[level]))
+    sim_levels = sm.simulated
+    if sim_levels is not None and sim_levels.caches.fill_bytes:
+        # partly written sectors L2 reads from DRAM before writing them back
+        dram_read += sim_levels.caches.fill_bytes * sim_levels.traffic.scale * sim_levels.written_share
     return KernelTraffic(l1, l2, dram_read, dram_write, busy, per_access, unanalysed, scattered)
 
 

@@ -29,6 +29,7 @@ from engine.analysis import KernelAnalysis, LaunchValues, UniformEvaluator, anal
 from engine.analysis.warp_branches import WarpBranches, warp_branches_for
 from engine.errors import ModelError, SimulationError, WarplineError
 from engine.mechanisms import enabled
+from engine.pipeline.traced import block_paths
 from engine.pipeline.description import (
     KernelDescription,
     Loop,
@@ -602,11 +603,12 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     retried = frozenset(sass.retry_body) if sass is not None and enabled("sass") else frozenset()
     passes: dict[int, tuple[float, float]] = {}
     dram: dict[int, float] = {}
+    report: Any = memory if memory is not True else None
     if ov.memory_cost is None and memory is not None:
         from engine.memory import analyze_memory, retry_passes
 
-        sm = sm_context(analysis, profile, launch, module, resident)
         report = analyze_memory(analysis, launch, module) if memory is True else memory
+        sm = sm_context(analysis, profile, launch, module, resident, report)
         passes = retry_passes(report, sm, retried)
         ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(
             analysis, profile, launch, module, report, sm, passes,
@@ -632,6 +634,19 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
                                    order, warp=warp, warp_branches=branches)
         return builder, builder.build()
 
+    execution = getattr(report, "execution", None)
+    if execution is not None and execution.ok and enabled("execution") and not ov.trip_counts \
+            and not getattr(launch, "trip_overrides", None) \
+            and not ov.branch_probability:
+        # the paths the sampled warps ran: one block's warps, each its own path
+        def builder_for(warp: int | None) -> _PathBuilder:
+            return _PathBuilder(analysis, launch, ov, latencies, dropped, unroll, deps, device.sm_count, order)
+
+        single_wave = 0 < launch.n_blocks <= device.sm_count
+        traced, traced_warps, extra, _ = block_paths(execution, builder_for, single_wave)
+        if any(_executes(list(p)) for p in traced):
+            return _finish(analysis, profile, launch, resident, ov, instructions, subsystems, traced, traced_warps,
+                           extra, None, notes, passes)
     walks = [walk(0 if branches is not None else None)]
     representatives = [walks[0][0].warp]
     warp_path = None
@@ -658,9 +673,19 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         counted = tuple(walk(w, mean_counts=True)[1] for w in representatives)
     if not _executes(list(path)):
         raise ModelError(f"kernel {analysis.function.name}: the path this launch takes executes nothing")
+    notes = list(dict.fromkeys(n for b in builders for n in b.notes)) + notes
+    return _finish(analysis, profile, launch, resident, ov, instructions, subsystems, [p for _, p in walks],
+                   warp_path, max(b.extra_slots for b in builders), counted, notes, passes)
+
+
+def _finish(analysis: KernelAnalysis, profile: Any, launch: Any, resident: int, ov: PipelineOverrides,
+            instructions: Any, subsystems: Any, paths: Sequence[tuple[PathNode, ...]],
+            warp_path: tuple[int, ...] | None, extra_slots: int, counted: Any, notes: list[str],
+            passes: Mapping[int, tuple[float, float]]) -> KernelDescription:
+    """The description around the paths: blocks, occupancy, issue limit and launch overheads."""
+    device = profile.device
     warps_per_block = math.ceil(launch.threads_per_block / device.warp_size)
     blocks = math.ceil(launch.n_blocks / device.sm_count)
-    notes = list(dict.fromkeys(n for b in builders for n in b.notes)) + notes
     if resident < 1:
         raise SimulationError(f"kernel {analysis.function.name} does not fit on an SM of "
                               f"{profile.name} (occupancy 0 blocks)")
@@ -681,16 +706,19 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     restart = to_fraction(turnaround, "block turnaround") \
         if turnaround is not None and enabled("block_turnaround") else block_ovh
     return KernelDescription(
-        instructions=instructions, subsystems=subsystems, paths=tuple(p for _, p in walks),
+        instructions=instructions, subsystems=subsystems, paths=tuple(paths),
         warp_path=warp_path, warps_per_block=warps_per_block, blocks=blocks, resident_blocks=resident, issue_limit=il,
         block_launch_overhead=restart, warp_launch_overhead=warp_ovh,
         block_launch_interval=launch_interval, name=analysis.function.name, notes=tuple(notes),
-        extra_slots=max(b.extra_slots for b in builders),
+        extra_slots=extra_slots,
         counted_paths=counted, retry_passes=tuple(sorted((i, p[0]) for i, p in passes.items())))
 
 
-def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any, resident: int) -> Any:
-    """The launch on one SM as the memory-level model sees it."""
+def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any, resident: int,
+               report: Any = None) -> Any:
+    """The launch on one SM as the memory-level model sees it; with the memory ``report`` of an
+    executed launch, its requests replayed through the caches at this occupancy."""
+    from engine.caches import simulated_levels
     from engine.memory.hierarchy import SmContext
 
     smem = launch.smem_dynamic
@@ -700,7 +728,10 @@ def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
         # static shared memory is in the declarations: no need to run ptxas for it
         smem += kernel_resources(module, analysis.function.name, use_ptxas=False).static_shared_bytes
     sms = profile.device.sm_count or 1
-    return SmContext(resident_blocks=max(1, min(resident, math.ceil(launch.n_blocks / sms))),
+    per_sm = max(1, min(resident, math.ceil(launch.n_blocks / sms)))
+    execution = getattr(report, "execution", None)
+    levels = simulated_levels(execution, profile, per_sm, smem) if execution is not None else None
+    return SmContext(resident_blocks=per_sm, simulated=levels,
                      waves=launch.n_blocks / (sms * max(1, resident)),
                      shared_bytes_per_block=smem,
                      warps_per_block=math.ceil(launch.threads_per_block / profile.device.warp_size),

@@ -1,0 +1,161 @@
+"""Functional execution of sampled warps: the paths, masks and addresses a launch really has.
+
+:func:`execute_launch` runs the kernel's PTX (:mod:`engine.execution.machine`) on every lane of
+a sample of its blocks (:mod:`engine.execution.sampling`) over a synthetic memory image made from
+the launch (:mod:`engine.execution.image`), and returns an :class:`Execution`: each sampled
+warp's dynamic path (the basic blocks it entered, in order), how often each instruction ran,
+per memory instruction its requests (sectors, lines, bank wavefronts, active lanes), and the
+requests in issue order for the cache simulation (:mod:`engine.caches`).
+
+The run is bounded (lane-instructions, steps, seconds) and cancellable. When it cannot run (an
+argument without a value decides a branch, a call, the budget) the :class:`Execution` says why
+(``stopped``) and the models fall back to the static analysis, listing that as an assumption.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from engine.analysis import KernelAnalysis
+from engine.analysis.values import LaunchValues
+from engine.execution.machine import Budget, Machine, RunStopped
+from engine.execution.recorder import AccessStats
+from engine.execution.sampling import Sample, choose_blocks
+
+__all__ = ["Budget", "Execution", "ExecutionCancelled", "RunStopped", "cancellable", "current_cancel",
+           "execute_launch"]
+
+
+class ExecutionCancelled(Exception):
+    """The caller cancelled the run (nothing of it is kept)."""
+
+_CANCEL: ContextVar[Callable[[], bool] | None] = ContextVar("warpline_execution_cancel", default=None)
+
+
+@contextmanager
+def cancellable(cancel: Callable[[], bool] | None) -> Iterator[None]:
+    """Runs started in the body stop (as "cancelled") as soon as ``cancel()`` is true."""
+    token = _CANCEL.set(cancel)
+    try:
+        yield
+    finally:
+        _CANCEL.reset(token)
+
+
+def current_cancel() -> Callable[[], bool] | None:
+    return _CANCEL.get()
+
+MAX_LANES = 32768                 # lanes one run holds at most (1024 warps)
+TARGET_LANE_INSTRUCTIONS = 1.5e8  # the sample is sized so the run does about this much work
+UNKNOWN_TRIPS = 16                # iterations assumed per loop without a count, to size the sample
+
+
+@dataclass
+class Execution:
+    """What a run of the sampled blocks found. ``stopped`` is None when it ran to the end."""
+
+    kernel: str
+    sample: Sample | None
+    warps_per_block: int
+    stopped: str | None = None
+    paths: list[np.ndarray] = field(default_factory=list)        # per executed warp: entered blocks
+    executed: np.ndarray | None = None                           # warp executions per instruction
+    access: dict[int, AccessStats] = field(default_factory=dict)
+    log: dict[str, np.ndarray] = field(default_factory=dict)
+    log_complete: bool = True
+    lane_instructions: int = 0
+    seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    grid: tuple[int, int, int] | None = None
+    memo: dict[str, Any] = field(default_factory=dict)   # what later stages derive from the run
+
+    @property
+    def ok(self) -> bool:
+        return self.stopped is None and self.sample is not None
+
+    def block_warps(self, block: int) -> range:
+        return range(block * self.warps_per_block, (block + 1) * self.warps_per_block)
+
+    def summary(self) -> str:
+        if not self.ok:
+            return f"not executed: {self.stopped}"
+        assert self.sample is not None
+        return (f"executed {self.sample.describe()}; {self.lane_instructions:,} lane-instructions in "
+                f"{self.seconds:.2f} s")
+
+
+def estimated_instructions(analysis: KernelAnalysis) -> float:
+    """Instructions one thread runs, from the static trip counts (unknown loops: a few passes)."""
+    cfg = analysis.cfg
+    per_block = []
+    for block in cfg.blocks:
+        factor = 1.0
+        loop = cfg.loop_of(block.index)
+        while loop is not None:
+            trip = analysis.trip_counts.get(loop.key)
+            count = trip.value if trip is not None and trip.value is not None else UNKNOWN_TRIPS
+            factor *= max(1, count)
+            loop = cfg.loop_by_header(loop.parent) if loop.parent is not None else None
+        per_block.append(factor * (block.end - block.start))
+    return max(1.0, float(sum(per_block)))
+
+
+def execute_launch(analysis: KernelAnalysis, launch: Any, module: Any = None,
+                   cancel: Callable[[], bool] | None = None, max_lanes: int = MAX_LANES,
+                   seconds: float = 20.0) -> Execution:
+    """Run the sampled blocks of ``launch`` (a :class:`engine.launch.Launch`)."""
+    function = analysis.function
+    values = LaunchValues.from_launch(launch)
+    if values.block is None or values.grid is None:
+        return Execution(function.name, None, 1, stopped="the launch gives no grid and block size")
+    threads = values.block[0] * values.block[1] * values.block[2]
+    warps_per_block = -(-threads // 32)
+    per_thread = estimated_instructions(analysis)
+    lanes = int(min(max_lanes, TARGET_LANE_INSTRUCTIONS / per_thread))
+    max_blocks = max(1, lanes // (warps_per_block * 32))
+    dynamic = int(getattr(launch, "smem_dynamic", 0) or 0)
+    started = time.perf_counter()
+    attempt = 0
+    while True:
+        sample = choose_blocks(values.grid, max_blocks)
+        budget = Budget(lane_instructions=int(4 * TARGET_LANE_INSTRUCTIONS), seconds=seconds, cancel=cancel,
+                        steps=400_000)
+        try:
+            machine = Machine(function, module, analysis.cfg, values, list(sample.ctaid), dynamic, budget)
+            machine.run()
+        except RunStopped as stop:
+            text = str(stop)
+            if text == "cancelled":
+                raise ExecutionCancelled() from None
+            if "budget" in text and attempt == 0 and max_blocks > 1:
+                attempt += 1
+                max_blocks = max(1, max_blocks // 8)
+                continue
+            return Execution(function.name, sample, warps_per_block, stopped=text,
+                             seconds=time.perf_counter() - started)
+        break
+    rec = machine.recorder
+    execution = Execution(
+        function.name, sample, warps_per_block, paths=rec.paths(machine.n_warps), executed=rec.executed,
+        access=rec.access, log=rec.log.arrays(), log_complete=not rec.log_full,
+        lane_instructions=machine.lane_instructions, seconds=time.perf_counter() - started, grid=values.grid)
+    if rec.log_full:
+        execution.notes.append("the cache simulation saw the first part of the sampled requests only "
+                               f"({rec.max_entries:,} line accesses)")
+    if attempt:
+        execution.notes.append("the first sample was over the run's budget; a smaller one was executed")
+    return execution
+
+
+def mean_per_warp(execution: Execution) -> float:
+    if execution.executed is None or not execution.paths:
+        return math.nan
+    return float(execution.executed.sum()) / len(execution.paths)

@@ -1,0 +1,95 @@
+"""Which blocks a run executes, and what each stands for.
+
+Executing every block of a grid is the GPU's job, not ours; a run executes a sample sized to a
+budget of lane-instructions and states what it stands for:
+
+* **the window**: consecutive blocks in launch order from the middle of the grid. They run
+  concurrently, as the blocks of one wave do, so the caches see the reuse between neighbouring
+  blocks; the window's first half only warms the caches (the blocks launched just before a block
+  are what its L2 hits come from), its second half is *measured*: the cache hit levels and the
+  DRAM bytes per block are taken from it.
+* **the row before**: for a 2-D or 3-D grid, the same blocks one grid row (or plane) earlier,
+  simulated in the caches before the window, so that a block finds in L2 what the row above it
+  read (a stencil's halo, a GEMM's shared panel) when that row's data still fits.
+* **spread blocks**: a few blocks evenly over the whole grid (first and last included) that only
+  contribute their paths: loops whose trip counts or branches depend on the block index are
+  averaged over the grid, not over the window.
+
+A grid small enough is executed whole: then every block is measured and nothing is extrapolated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+WINDOW = "window"
+BEFORE = "before"
+SPREAD = "spread"
+SPREAD_BLOCKS = 8          # blocks spread over the grid for the paths
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The executed blocks in execution order: their linear launch number, ``ctaid``, role, and
+    whether the cache statistics are measured on them."""
+
+    linear: tuple[int, ...]
+    ctaid: tuple[tuple[int, int, int], ...]
+    role: tuple[str, ...]
+    measured: tuple[bool, ...]
+    grid_blocks: int
+    whole: bool
+
+    @property
+    def blocks(self) -> int:
+        return len(self.linear)
+
+    def describe(self) -> str:
+        if self.whole:
+            return f"all {self.grid_blocks:,} blocks"
+        window = sum(r == WINDOW for r in self.role)
+        measured = sum(self.measured)
+        before = sum(r == BEFORE for r in self.role)
+        spread = sum(r == SPREAD for r in self.role)
+        parts = [f"{window} consecutive blocks from the middle of the grid ({measured} measured after "
+                 f"{window - measured} that warm the caches)"]
+        if before:
+            parts.append(f"the {before} blocks one grid row or plane before them")
+        if spread:
+            parts.append(f"{spread} blocks spread over the grid for the paths")
+        return f"{sum((window, before, spread)):,} of {self.grid_blocks:,} blocks: " + ", ".join(parts)
+
+
+def _ctaid(linear: int, grid: tuple[int, int, int]) -> tuple[int, int, int]:
+    return (linear % grid[0], linear // grid[0] % grid[1], linear // (grid[0] * grid[1]))
+
+
+def choose_blocks(grid: tuple[int, int, int], max_blocks: int) -> Sample:
+    """The sample of at most ``max_blocks`` blocks (at least one) for a launch of ``grid``."""
+    total = grid[0] * grid[1] * grid[2]
+    max_blocks = max(1, max_blocks)
+    if total <= max_blocks:
+        linear = tuple(range(total))
+        return Sample(linear, tuple(_ctaid(b, grid) for b in linear), (WINDOW,) * total, (True,) * total,
+                      total, True)
+    spread_n = min(SPREAD_BLOCKS, max(0, max_blocks // 8))
+    rest = max_blocks - spread_n
+    row = grid[0] if grid[1] > 1 else grid[0] * grid[1] if grid[2] > 1 else 0
+    use_before = row > 0 and rest >= 4
+    window_n = max(1, rest // 2 if use_before else rest)
+    start = max(0, min(total - window_n, total // 2 - window_n // 2))
+    if use_before and start - row < 0:
+        start = min(total - window_n, row)
+        use_before = start - row >= 0
+    window = list(range(start, start + window_n))
+    before = [b - row for b in window] if use_before else []
+    taken = set(window) | set(before)
+    spread = [int(b) for b in np.unique(np.linspace(0, total - 1, spread_n).round().astype(np.int64))
+              if int(b) not in taken] if spread_n else []
+    half = window_n // 2
+    linear = tuple(before + window + spread)
+    role = (BEFORE,) * len(before) + (WINDOW,) * len(window) + (SPREAD,) * len(spread)
+    measured = (False,) * len(before) + tuple(k >= half for k in range(len(window))) + (False,) * len(spread)
+    return Sample(linear, tuple(_ctaid(b, grid) for b in linear), role, measured, total, False)

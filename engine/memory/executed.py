@@ -1,0 +1,62 @@
+"""The memory report with what the run of the sampled warps measured.
+
+The static analysis (affine forms, lane enumeration) describes each access from the code; the
+run (:mod:`engine.execution`) executed it. Where the run computed an access's addresses, its
+requests replace the static patterns: sectors and lines per request, active lanes, the share of
+warp executions that issue a request, bank wavefronts and distinct constant addresses. The
+static fields stay for what only they describe (the affine form shown in the Memory tab) and
+for accesses the run could not follow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from engine.execution import Execution
+from engine.memory.report import AccessInfo, MemoryReport
+from engine.units import MemorySpace
+
+
+def _executed(info: AccessInfo, execution: Execution) -> AccessInfo:
+    stats = execution.access.get(info.index)
+    if stats is None or stats.requests <= 0:
+        return info
+    if stats.unknown_lanes and stats.unknown_lanes >= stats.active_lanes:
+        return info                      # mostly unknown addresses: the static view stays
+    n = float(stats.requests)
+    issue_share = stats.requests / stats.warp_executions if stats.warp_executions else 1.0
+    common = dict(warps_sampled=stats.requests, active_lanes=stats.active_lanes / n,
+                  issue_share=min(1.0, issue_share), executed=True,
+                  unknown_reason=None, method=info.method or "executed")
+    if info.space is MemorySpace.SHARED:
+        return replace(info, bank_conflict_degree=stats.wavefronts_max, bank_conflict_mean=stats.wavefronts / n,
+                       **common)
+    if info.space is MemorySpace.CONST:
+        return replace(info, distinct_addresses=stats.distinct / n, **common)
+    sectors = stats.sectors / n
+    useful = stats.active_lanes / n * max(1, stats.width)
+    return replace(info, sectors_per_request=sectors, sectors_max=stats.sectors_max,
+                   lines_per_request=stats.lines / n, lines_max=stats.lines_max,
+                   efficiency=min(1.0, useful / (sectors * 32.0)) if sectors else None,
+                   l1_bank_degree=stats.wavefronts / n,
+                   dram_ratio=info.dram_ratio if info.dram_ratio is not None else 1.0,
+                   block_miss=info.block_miss if info.block_miss is not None else 1.0,
+                   l1_cached=info.l1_cached or (info.kind == "load" and not any(
+                       part in ("cg", "cv", "volatile") for part in info.text.split(None, 1)[0].split("."))),
+                   **common)
+
+
+def with_execution(report: MemoryReport, execution: Execution) -> MemoryReport:
+    """``report`` with the executed requests in place of the static patterns, and the run attached."""
+    if not execution.ok:
+        report.assumptions.append(f"the sampled warps were not executed ({execution.stopped}): access "
+                                  "patterns, paths and hit levels come from the static analysis")
+        return replace(report, execution=execution)
+    accesses = [_executed(a, execution) for a in report.accesses]
+    assumptions = [a for a in report.assumptions if not a.startswith(("sampled:", "an address computed from",
+                                                                       "active lanes follow"))]
+    assumptions.insert(0, f"access patterns, paths and cache hits come from running the kernel: "
+                          f"{execution.summary()}")
+    assumptions.append("data the launch does not describe: floating-point values uniform in [0, 1), "
+                       "integers unknown (an address or branch that needs one falls back to the static analysis)")
+    return replace(report, accesses=accesses, assumptions=assumptions, execution=execution)

@@ -1,0 +1,147 @@
+"""Dynamic paths from the run of the sampled warps (:mod:`engine.execution`).
+
+A warp's run is the sequence of basic blocks it entered. This module turns one into the
+simulator's path tree: each block issues in the scheduled order the static path walker gives it
+(:class:`engine.pipeline.adapter._PathBuilder`), a loop's iterations that entered the same blocks
+become one counted :class:`Loop` node (an unrolled straight body keeps ptxas's unrolling), and a
+loop whose iterations vary is kept as its runs of equal iterations; past ``MAX_VARIANT_RUNS`` runs,
+equal iterations are gathered (their counts kept, their order not), as a data-dependent branch's
+two sides are.
+
+:func:`block_paths` picks the block the simulated SM runs: the executed block whose warps ran the
+number of instructions nearest the mean over the sample (one block per SM: the largest, since
+that SM sets the time), and gives each of its warps its own path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from engine.analysis.cfg import Loop as CfgLoop
+from engine.pipeline.description import Loop, PathNode, Run
+
+MAX_VARIANT_RUNS = 16
+
+
+def _signature(nodes: Sequence[PathNode]) -> tuple:
+    out: list = []
+    for node in nodes:
+        if isinstance(node, Run):
+            out.append(node.instructions)
+        else:
+            out.append((node.count, _signature(node.body)))
+    return tuple(out)
+
+
+class TracedPath:
+    """Builds one warp's path tree from its entered blocks, with ``builder``'s issue orders."""
+
+    def __init__(self, builder: Any) -> None:
+        self.builder = builder
+        self.cfg = builder.cfg
+        self.loops = {loop.header_block: loop for loop in self.cfg.loops}
+        self.runs: dict[int, Run | None] = {}
+        self.seq: list[int] = []
+        self.pos = 0
+
+    def _run(self, block: int) -> Run | None:
+        if block not in self.runs:
+            b = self.cfg.blocks[block]
+            order = tuple(i for i in self.builder._issue_order(b.start, b.end) if i not in self.builder.dropped)
+            self.runs[block] = Run(order) if order else None
+        return self.runs[block]
+
+    def build(self, sequence: np.ndarray) -> tuple[PathNode, ...]:
+        self.seq = [int(b) for b in sequence]
+        self.pos = 0
+        nodes: list[PathNode] = []
+        while self.pos < len(self.seq):
+            nodes.extend(self._region(None))
+        return tuple(nodes)
+
+    def _region(self, loop: CfgLoop | None) -> list[PathNode]:
+        """Nodes until the sequence leaves ``loop`` or comes back to its header."""
+        nodes: list[PathNode] = []
+        first = True
+        while self.pos < len(self.seq):
+            b = self.seq[self.pos]
+            if loop is not None and (b not in loop.body or (b == loop.header_block and not first)):
+                break
+            first = False
+            inner = self.loops.get(b)
+            if inner is not None and (loop is None or inner.header_block != loop.header_block):
+                nodes.extend(self._loop(inner))
+                continue
+            run = self._run(b)
+            if run is not None:
+                nodes.append(run)
+            self.pos += 1
+        return nodes
+
+    def _loop(self, loop: CfgLoop) -> list[PathNode]:
+        iterations: list[list[PathNode]] = []
+        while self.pos < len(self.seq) and self.seq[self.pos] == loop.header_block:
+            iterations.append(self._region(loop))
+        return self._compress(loop, iterations)
+
+    def _compress(self, loop: CfgLoop, iterations: list[list[PathNode]]) -> list[PathNode]:
+        groups: list[tuple[tuple, list[PathNode], int]] = []
+        for body in iterations:
+            sig = _signature(body)
+            if groups and groups[-1][0] == sig:
+                groups[-1] = (sig, groups[-1][1], groups[-1][2] + 1)
+            else:
+                groups.append((sig, body, 1))
+        if len(groups) > MAX_VARIANT_RUNS:
+            gathered: dict[tuple, tuple[list[PathNode], int]] = {}
+            for sig, body, count in groups:
+                held = gathered.get(sig)
+                gathered[sig] = (body, count + (held[1] if held else 0))
+            groups = [(sig, body, count) for sig, (body, count) in gathered.items()]
+        out: list[PathNode] = []
+        for _, body, count in groups:
+            if not body:
+                continue
+            if all(isinstance(n, Run) for n in body):
+                out.extend(self.builder._unrolled(loop, body, count))
+            else:
+                out.append(Loop(tuple(body), count))
+        return out
+
+
+def block_totals(execution: Any, block_sizes: np.ndarray) -> np.ndarray:
+    """Warp-instructions each executed block ran (every warp's entered blocks' sizes)."""
+    per_warp = np.array([int(block_sizes[p].sum()) if len(p) else 0 for p in execution.paths], dtype=np.int64)
+    return per_warp.reshape(-1, execution.warps_per_block).sum(axis=1)
+
+
+def representative_block(execution: Any, block_sizes: np.ndarray, single_wave: bool) -> int:
+    totals = block_totals(execution, block_sizes)
+    if single_wave:
+        return int(np.argmax(totals))
+    return int(np.argmin(np.abs(totals - totals.mean())))
+
+
+def block_paths(execution: Any, builder_for: Any, single_wave: bool
+                ) -> tuple[list[tuple[PathNode, ...]], tuple[int, ...] | None, int, int]:
+    """(distinct paths, the path of each warp of the block (None: all the same), completion slots
+    the unrolled copies use, the executed block they come from)."""
+    cfg = builder_for(None).cfg
+    sizes = np.array([b.end - b.start for b in cfg.blocks], dtype=np.int64)
+    chosen = representative_block(execution, sizes, single_wave)
+    paths: list[tuple[PathNode, ...]] = []
+    index: dict[tuple, int] = {}
+    warp_path = []
+    builder = builder_for(None)
+    tracer = TracedPath(builder)
+    for w in execution.block_warps(chosen):
+        nodes = tracer.build(execution.paths[w])
+        sig = _signature(nodes)
+        if sig not in index:
+            index[sig] = len(paths)
+            paths.append(nodes)
+        warp_path.append(index[sig])
+    return paths, (tuple(warp_path) if len(paths) > 1 else None), builder.extra_slots, chosen

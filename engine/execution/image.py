@@ -27,9 +27,6 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
-from numba.core import types as nb_types
-from numba.typed import Dict as NumbaDict
 
 from engine.analysis.loaded_data import BUFFER_SHIFT, LoadedData, scrambled
 from engine.analysis.values import LaunchValues
@@ -58,44 +55,55 @@ def _align(offset: int, align: int) -> int:
     return -(-offset // max(1, align)) * max(1, align)
 
 
-@njit(cache=True, nogil=True)
-def _overlay_patch(table, addr, width, bits, known):      # pragma: no cover - compiled
-    """Bytes stored during the run replace the default ones (``table``: byte address -> byte, -1
-    for a byte stored unknown). A value whose every byte was stored known is known."""
-    for i in range(addr.shape[0]):
-        value = bits[i]
-        every = True
-        unknown = False
+class _Overlay:
+    """Bytes stored to global memory during the run: stores append (cheap), a load from a buffer
+    that was stored to merges the appended bytes once (the last store to a byte wins)."""
+
+    def __init__(self) -> None:
+        self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []   # byte address, byte, known
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.values = np.zeros(0, dtype=np.uint8)
+        self.known = np.zeros(0, dtype=bool)
+
+    def store(self, addr: np.ndarray, width: int, bits: np.ndarray, known: np.ndarray) -> None:
+        k = np.arange(width, dtype=np.int64)
+        keys = (addr.astype(np.int64)[:, None] + k[None, :]).ravel()
+        values = ((bits.astype(np.uint64)[:, None] >> (8 * k[None, :]).astype(np.uint64)) & np.uint64(0xFF))
+        self.chunks.append((keys, values.astype(np.uint8).ravel(), np.repeat(known, width)))
+
+    def _merge(self) -> None:
+        if not self.chunks:
+            return
+        keys = np.concatenate([self.keys] + [c[0] for c in self.chunks])
+        values = np.concatenate([self.values] + [c[1] for c in self.chunks])
+        known = np.concatenate([self.known] + [c[2] for c in self.chunks])
+        self.chunks = []
+        # the last store to each byte wins: unique over the reversed order keeps the last
+        rev_keys, first = np.unique(keys[::-1], return_index=True)
+        last = len(keys) - 1 - first
+        self.keys, self.values, self.known = rev_keys, values[last], known[last]
+
+    def patch(self, addr: np.ndarray, width: int, bits: np.ndarray, known: np.ndarray) -> None:
+        """Replace the default bytes of each lane's value by the stored ones."""
+        self._merge()
+        if not len(self.keys):
+            return
+        every = np.ones(len(addr), dtype=bool)
+        unknown = np.zeros(len(addr), dtype=bool)
+        base = addr.astype(np.int64)
         for k in range(width):
-            key = addr[i] + k
-            if key in table:
-                b = table[key]
-                if b < 0:
-                    unknown = True
-                else:
-                    shift = np.uint64(8 * k)
-                    value = (value & ~(np.uint64(0xFF) << shift)) | (np.uint64(b) << shift)
-            else:
-                every = False
-        bits[i] = value
-        if unknown:
-            known[i] = False
-        elif every:
-            known[i] = True
-
-
-@njit(cache=True, nogil=True)
-def _overlay_store(table, addr, width, bits, known):      # pragma: no cover - compiled
-    for i in range(addr.shape[0]):
-        for k in range(width):
-            if known[i]:
-                table[addr[i] + k] = np.int64((bits[i] >> np.uint64(8 * k)) & np.uint64(0xFF))
-            else:
-                table[addr[i] + k] = np.int64(-1)
-
-
-def _new_table() -> NumbaDict:
-    return NumbaDict.empty(key_type=nb_types.int64, value_type=nb_types.int64)
+            pos = np.searchsorted(self.keys, base + k)
+            found = (pos < len(self.keys)) & (self.keys[np.minimum(pos, len(self.keys) - 1)] == base + k)
+            every &= found
+            if not found.any():
+                continue
+            hit = np.flatnonzero(found)
+            shift = np.uint64(8 * k)
+            byte = self.values[pos[hit]].astype(np.uint64)
+            bits[hit] = (bits[hit] & ~(np.uint64(0xFF) << shift)) | (byte << shift)
+            unknown[hit] |= ~self.known[pos[hit]]
+        known[every] = True
+        known[unknown] = False
 
 
 def _initializer_bytes(variable: Variable) -> np.ndarray | None:
@@ -141,7 +149,7 @@ class MemoryImage:
         self.shared_known = np.zeros_like(self.shared, dtype=bool)
         self.local = np.zeros((max(lanes, 1), max(self.local_size, 1)), dtype=np.uint8)
         self.local_known = np.zeros_like(self.local, dtype=bool)
-        self.table = _new_table()
+        self.overlay = _Overlay()
         self.written: set[int] = set()                   # windows stored to during the run
 
     # ------------------------------------------------------------------ layout
@@ -241,7 +249,7 @@ class MemoryImage:
             b, k = self._default(int(w), addr[lanes], width, type_name)
             bits[lanes], known[lanes] = b, k
         if self.written and np.isin(window, list(self.written)).any():
-            _overlay_patch(self.table, addr.astype(np.int64), width, bits, known)
+            self.overlay.patch(addr, width, bits, known)
         return bits, known
 
     def _default(self, window: int, addr: np.ndarray, width: int, type_name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -279,7 +287,7 @@ class MemoryImage:
             return
         windows = np.unique((addr >> np.uint64(BUFFER_SHIFT)).astype(np.int64)).tolist()
         self.written.update(int(w) for w in windows)
-        _overlay_store(self.table, addr.astype(np.int64), width, bits.astype(np.uint64), known.astype(np.bool_))
+        self.overlay.store(addr, width, bits, known)
 
     # ------------------------------------------------------------------ shared and local
     def load_block(self, space: str, row: np.ndarray, offset: np.ndarray, width: int

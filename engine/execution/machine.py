@@ -56,6 +56,14 @@ class Budget:
     cancel: Callable[[], bool] | None = None
 
 
+def _warps_of(lanes: np.ndarray) -> int:
+    """Distinct warps among sorted lane numbers."""
+    if not len(lanes):
+        return 0
+    w = lanes >> 5
+    return 1 + int(np.count_nonzero(w[1:] != w[:-1]))
+
+
 def _types(modifiers: tuple[str, ...]) -> list[str]:
     return [m for m in modifiers if is_type(m)]
 
@@ -138,8 +146,6 @@ class Machine:
         self.steps = 0
         self.started = time.perf_counter()
         self.read_registers = {r for ins in self.body for r in ins.srcs}
-        self.handlers: dict[str, Callable[[Instruction, np.ndarray], None]] = {}
-        self._install_handlers()
 
     # ------------------------------------------------------------------ set-up
     def _registers(self) -> dict[str, int]:
@@ -153,25 +159,6 @@ class Machine:
             for r in (*ins.dests, *ins.srcs):
                 names.setdefault(r, len(names))
         return names
-
-    def _install_handlers(self) -> None:
-        h = self.handlers
-        for op in _BINARY:
-            h[op] = self._binary
-        for op in _UNARY:
-            h[op] = self._unary
-        h.update({
-            "mad": self._mad, "fma": self._mad, "mad24": self._mad24, "mul24": self._mul24, "sad": self._sad,
-            "mov": self._mov, "cvt": self._cvt, "cvta": self._cvta, "setp": self._setp, "set": self._set,
-            "selp": self._selp, "slct": self._slct, "bfe": self._bfe, "bfi": self._bfi, "prmt": self._prmt,
-            "lop3": self._lop3, "shf": self._shf, "testp": self._testp,
-            "addc": self._carry_op, "subc": self._carry_op, "madc": self._carry_op,
-            "ld": self._load, "ldu": self._load, "st": self._store, "atom": self._atomic, "red": self._atomic,
-            "cp": self._copy, "tex": self._texture, "tld4": self._unknown_result, "suld": self._unknown_result,
-            "sust": self._no_op, "shfl": self._shuffle, "vote": self._vote, "activemask": self._activemask,
-            "redux": self._redux, "elect": self._elect, "mbarrier": self._mbarrier,
-            "ldmatrix": self._ldmatrix, "stmatrix": self._no_op,
-        })
 
     # ------------------------------------------------------------------ run
     def run(self) -> None:
@@ -290,19 +277,19 @@ class Machine:
         if len(unknown):
             for reg in ins.dests:
                 self._poison(reg, unknown, f"whether line {ins.location.line} runs is unknown")
-        handler = self.handlers.get(ins.opcode)
+        handler = _HANDLERS.get(ins.opcode)
         if handler is None:
             full = ins.full_opcode
             if ins.opcode in _NO_OPS or any(full.startswith(p) for p in _NO_OPS):
                 return
-            handler = self._unknown_result
+            handler = Machine._unknown_result
         if ins.opcode in ("ld", "ldu", "st", "atom", "red", "cp", "tex", "ldmatrix"):
-            handler(ins, run)                       # memory: record even when no lane runs it
+            handler(self, ins, run)                 # memory: record even when no lane runs it
             return
         if not len(run):
             return
         try:
-            handler(ins, run)
+            handler(self, ins, run)
         except arith.Unsupported as error:
             self._unknown_result(ins, run, f"{ins.full_opcode} is not modelled ({error})")
 
@@ -901,7 +888,7 @@ class Machine:
         dest, address_op = ins.operands[0], ins.operands[1]
         elements, t, width = self._elements(ins, dest)
         total = width * len(elements)
-        reached = len(np.unique(lanes >> 5)) if len(lanes) else 0
+        reached = _warps_of(lanes)
         space, address, known = self._access(ins, address_op, lanes)
         if space == "param":
             bits_all = [self.image.load_param(address.astype(np.int64) + k * width, width) for k in range(len(elements))]
@@ -945,7 +932,7 @@ class Machine:
     def _store(self, ins: Instruction, lanes: np.ndarray) -> None:
         address_op, data = ins.operands[0], ins.operands[1]
         elements, t, width = self._elements(ins, data)
-        reached = len(np.unique(lanes >> 5)) if len(lanes) else 0
+        reached = _warps_of(lanes)
         space, address, known = self._access(ins, address_op, lanes)
         self._record_with(ins, address_op, space, "store", width * len(elements), lanes, address, known, reached)
         for k, element in enumerate(elements):
@@ -983,7 +970,7 @@ class Machine:
         width = max(1, BITS.get(t, 32) // 8)
         op = next((m for m in ins.modifiers if m in ("add", "min", "max", "inc", "dec", "cas", "exch", "and", "or",
                                                        "xor")), "add")
-        reached = len(np.unique(lanes >> 5)) if len(lanes) else 0
+        reached = _warps_of(lanes)
         space, address, known = self._access(ins, address_op, lanes)
         self._record_with(ins, address_op, space, "atomic", width, lanes, address, known, reached)
         if not len(lanes):
@@ -1084,7 +1071,7 @@ class Machine:
             return
         dst_op, src_op, size_op = ins.operands[0], ins.operands[1], ins.operands[2]
         size = int(size_op.value or 16) if size_op.kind == "immediate" else 16
-        reached = len(np.unique(lanes >> 5)) if len(lanes) else 0
+        reached = _warps_of(lanes)
         run = lanes
         src, known_src = self._address(src_op, run)
         dst, known_dst = self._address(dst_op, run)
@@ -1108,7 +1095,7 @@ class Machine:
         dest, coords = ins.operands[0], ins.operands[1]
         elements = list(dest.elements) if dest.kind == "vector" else [dest]
         used = [e for e in elements if e.kind == "register" and e.name in self.read_registers]
-        reached = len(np.unique(lanes >> 5)) if len(lanes) else 0
+        reached = _warps_of(lanes)
         geometry = next((m for m in ins.modifiers if m in ("1d", "2d", "3d", "a1d", "a2d", "cube", "acube",
                                                            "2dms", "a2dms")), "")
         types = _types(ins.modifiers)
@@ -1141,10 +1128,27 @@ class Machine:
         the fragments it returns are data the run does not follow."""
         dest, address_op = ins.operands[0], ins.operands[1]
         count = next((int(m[1]) for m in ins.modifiers if m in ("x1", "x2", "x4")), 1)
-        reached = len(np.unique(lanes >> 5)) if len(lanes) else 0
+        reached = _warps_of(lanes)
         rows = lanes[(lanes & 31) < 8 * count]
         space, address, known = self._access(ins, address_op, rows)
         self._record_with(ins, address_op, "shared", "load", 16, rows, address, known, reached)
         for e in (dest.elements if dest.kind == "vector" else [dest]):
             if e.kind == "register":
                 self._poison(e.name, lanes, "matrix fragments are not followed by the run")
+
+
+# opcode -> handler (unbound: a machine holding bound methods of itself would be a reference cycle
+# that keeps its lane arrays alive until the cyclic collector runs)
+_HANDLERS: dict[str, Callable[[Machine, Instruction, np.ndarray], None]] = {
+    **dict.fromkeys(_BINARY, Machine._binary), **dict.fromkeys(_UNARY, Machine._unary),
+    "mad": Machine._mad, "fma": Machine._mad, "mad24": Machine._mad24, "mul24": Machine._mul24,
+    "sad": Machine._sad, "mov": Machine._mov, "cvt": Machine._cvt, "cvta": Machine._cvta, "setp": Machine._setp,
+    "set": Machine._set, "selp": Machine._selp, "slct": Machine._slct, "bfe": Machine._bfe, "bfi": Machine._bfi,
+    "prmt": Machine._prmt, "lop3": Machine._lop3, "shf": Machine._shf, "testp": Machine._testp,
+    "addc": Machine._carry_op, "subc": Machine._carry_op, "madc": Machine._carry_op,
+    "ld": Machine._load, "ldu": Machine._load, "st": Machine._store, "atom": Machine._atomic,
+    "red": Machine._atomic, "cp": Machine._copy, "tex": Machine._texture, "tld4": Machine._unknown_result,
+    "suld": Machine._unknown_result, "sust": Machine._no_op, "shfl": Machine._shuffle, "vote": Machine._vote,
+    "activemask": Machine._activemask, "redux": Machine._redux, "elect": Machine._elect,
+    "mbarrier": Machine._mbarrier, "ldmatrix": Machine._ldmatrix, "stmatrix": Machine._no_op,
+}

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.execution.requests import distinct_addresses, global_requests, shared_wavefronts
+from engine.execution.requests import warp_requests
 
 # Request kinds of the cache log
 LOAD_CACHED = 0        # a load L1 may keep (ld.global default, ld.global.nc, tex, local)
@@ -121,7 +121,7 @@ class Recorder:
         stats.warp_executions += warps_reached
         if not len(lanes):
             return
-        req = global_requests(lanes, address, width, stores=request_kind in (STORE, ATOMIC))
+        req = warp_requests(lanes, address, width, stores=request_kind in (STORE, ATOMIC))
         n = len(req.warps)
         stats.requests += n
         stats.active_lanes += int(req.active.sum())
@@ -144,8 +144,7 @@ class Recorder:
         log.entry_request.append(req.entry_row.astype(np.int64) + first)
         log.entry_line.append(req.entry_line)
         log.entry_sectors.append(req.entry_sectors)
-        log.entry_bytes.append(req.entry_bytes if req.entry_bytes is not None
-                               else np.zeros((len(req.entry_line), 4), dtype=np.uint32))
+        log.entry_bytes.append(req.entry_bytes)
         log.requests += n
         log.entries += len(req.entry_line)
 
@@ -155,11 +154,11 @@ class Recorder:
         stats.warp_executions += warps_reached
         if not len(lanes):
             return
-        active, wavefronts = shared_wavefronts(lanes, address, width)
-        stats.requests += len(active)
-        stats.active_lanes += int(active.sum())
-        stats.wavefronts += int(wavefronts.sum())
-        stats.wavefronts_max = max(stats.wavefronts_max, int(wavefronts.max()))
+        req = warp_requests(lanes, address, width, sectors=False)
+        stats.requests += len(req.warps)
+        stats.active_lanes += int(req.active.sum())
+        stats.wavefronts += int(req.bank_degree.sum())
+        stats.wavefronts_max = max(stats.wavefronts_max, int(req.bank_degree.max()))
 
     def constant_access(self, index: int, width: int, lanes: np.ndarray, address: np.ndarray,
                         warps_reached: int) -> None:
@@ -167,7 +166,7 @@ class Recorder:
         stats.warp_executions += warps_reached
         if not len(lanes):
             return
-        active, distinct = distinct_addresses(lanes, address)
-        stats.requests += len(active)
-        stats.active_lanes += int(active.sum())
-        stats.distinct += int(distinct.sum())
+        req = warp_requests(lanes, address, width, sectors=False)
+        stats.requests += len(req.warps)
+        stats.active_lanes += int(req.active.sum())
+        stats.distinct += int(req.distinct.sum())

@@ -2,12 +2,13 @@
 
 A warp executes a memory instruction once for all its active lanes; the load/store unit turns
 that into one *request* of the 32-byte sectors and 128-byte lines the lanes' bytes fall in.
-Shared memory serves a request in as many *wavefronts* as the most distinct 4-byte words one of
-its 32 banks must deliver (lanes reading the same word share it); accesses of 8 or 16 bytes are
-served a half or a quarter warp at a time, each phase with its own conflicts.
+Banked memories (shared memory, and L1's data array for a global load that hits) serve a request
+in as many *wavefronts* as the most distinct 4-byte words one of their 32 banks must deliver
+(lanes reading the same word share it); accesses of 8 or 16 bytes are served a half or a
+quarter warp at a time, each phase with its own conflicts.
 
-All functions take the executing lanes as sorted global lane numbers (warp = lane // 32) and
-work on a ``[warps, 32]`` matrix per request, so a step of the run costs a few numpy calls.
+The executing lanes come as sorted global lane numbers (warp = lane // 32); one compiled pass
+groups them by warp.
 """
 
 from __future__ import annotations
@@ -15,161 +16,164 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 SECTOR_SHIFT = 5
 LINE_SHIFT = 7
-SENTINEL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _insertion_sort(keys, other, n):      # pragma: no cover - compiled
+    """Sorts keys[:n] (and other[:n] alongside) in place: at most 128 values, cheaper than np.sort."""
+    for i in range(1, n):
+        k = keys[i]
+        o = other[i]
+        j = i - 1
+        while j >= 0 and keys[j] > k:
+            keys[j + 1] = keys[j]
+            other[j + 1] = other[j]
+            j -= 1
+        keys[j + 1] = k
+        other[j + 1] = o
+
+
+@njit(cache=True, nogil=True)
+def _wavefronts(address, lanes, first, last, width, words, spare, counts):   # pragma: no cover
+    """Bank wavefronts of lanes first..last-1 of one warp (``address`` bytes, ``width`` each)."""
+    words_per_lane = max(1, width // 4)
+    phases = min(words_per_lane, 4)
+    per_phase = 32 // phases
+    total = 0
+    for phase in range(phases):
+        n = 0
+        for i in range(first, last):
+            if (lanes[i] & 31) // per_phase != phase:
+                continue
+            base = address[i] >> np.uint64(2)
+            for k in range(words_per_lane):
+                words[n] = base + np.uint64(k)
+                n += 1
+        if n == 0:
+            continue
+        _insertion_sort(words, spare, n)
+        counts[:] = 0
+        for j in range(n):
+            if j == 0 or words[j] != words[j - 1]:
+                counts[np.int64(words[j] & np.uint64(31))] += 1
+        total += counts.max()
+    return max(total, 1)
+
+
+@njit(cache=True, nogil=True)
+def _requests(lanes, address, width, stores, want_sectors):   # pragma: no cover - compiled
+    n = lanes.shape[0]
+    warps = np.empty(n, dtype=np.int64)
+    active = np.empty(n, dtype=np.int64)
+    sectors = np.empty(n, dtype=np.int64)
+    lines = np.empty(n, dtype=np.int64)
+    bank = np.empty(n, dtype=np.int64)
+    distinct = np.empty(n, dtype=np.int64)
+    e_row = np.empty(2 * n, dtype=np.int64)
+    e_line = np.empty(2 * n, dtype=np.int64)
+    e_sectors = np.empty(2 * n, dtype=np.uint8)
+    e_bytes = np.zeros((2 * n, 4), dtype=np.uint32)
+    words = np.empty(128, dtype=np.uint64)
+    spare = np.empty(128, dtype=np.uint64)
+    counts = np.zeros(32, dtype=np.int64)
+    sec = np.empty(64, dtype=np.uint64)
+    msk = np.empty(64, dtype=np.uint64)
+    rows = 0
+    entries = 0
+    start = 0
+    while start < n:
+        warp = lanes[start] >> 5
+        stop = start
+        while stop < n and (lanes[stop] >> 5) == warp:
+            stop += 1
+        warps[rows] = warp
+        active[rows] = stop - start
+        bank[rows] = _wavefronts(address, lanes, start, stop, width, words, spare, counts)
+        m = stop - start
+        for i in range(m):
+            words[i] = address[start + i]
+        _insertion_sort(words, spare, m)
+        d = 0
+        for j in range(m):
+            if j == 0 or words[j] != words[j - 1]:
+                d += 1
+        distinct[rows] = d
+        sectors[rows] = 0
+        lines[rows] = 0
+        if want_sectors:
+            k = 0
+            for i in range(start, stop):
+                lo = address[i]
+                hi = lo + np.uint64(max(width, 1) - 1)
+                s0 = lo >> np.uint64(SECTOR_SHIFT)
+                s1 = hi >> np.uint64(SECTOR_SHIFT)
+                off = np.int64(lo & np.uint64(31))
+                span = min(width, 32 - off)
+                sec[k] = s0
+                if span >= 32:
+                    msk[k] = np.uint64(0xFFFFFFFF)
+                else:
+                    msk[k] = ((np.uint64(1) << np.uint64(span)) - np.uint64(1)) << np.uint64(off)
+                k += 1
+                if s1 != s0:
+                    rest = width - span
+                    sec[k] = s1
+                    msk[k] = np.uint64(0xFFFFFFFF) if rest >= 32 else (np.uint64(1) << np.uint64(rest)) - np.uint64(1)
+                    k += 1
+            _insertion_sort(sec, msk, k)
+            ns = 0
+            nl = 0
+            last_sector = np.uint64(0xFFFFFFFFFFFFFFFF)
+            last_line = np.uint64(0xFFFFFFFFFFFFFFFF)
+            for j in range(k):
+                s = sec[j]
+                line = s >> np.uint64(LINE_SHIFT - SECTOR_SHIFT)
+                q = np.int64(s & np.uint64(3))
+                if s != last_sector:
+                    ns += 1
+                    last_sector = s
+                if line != last_line:
+                    nl += 1
+                    last_line = line
+                    e_row[entries] = rows
+                    e_line[entries] = np.int64(line)
+                    e_sectors[entries] = 0
+                    entries += 1
+                e_sectors[entries - 1] |= np.uint8(1 << q)
+                if stores:
+                    e_bytes[entries - 1, q] |= np.uint32(msk[j])
+            sectors[rows] = ns
+            lines[rows] = nl
+        rows += 1
+        start = stop
+    return (warps[:rows], active[:rows], sectors[:rows], lines[:rows], bank[:rows], distinct[:rows],
+            e_row[:entries], e_line[:entries], e_sectors[:entries], e_bytes[:entries])
 
 
 @dataclass
-class WarpMatrix:
-    """The lanes of one step grouped by warp: ``warps`` (ascending global warp numbers), ``row``
-    of each lane, ``lane`` within the warp."""
-
-    warps: np.ndarray
-    row: np.ndarray
-    lane: np.ndarray
-
-    @classmethod
-    def of(cls, lanes: np.ndarray) -> WarpMatrix:
-        warp = lanes >> 5
-        warps, row = np.unique(warp, return_inverse=True)
-        return cls(warps, row, lanes & 31)
-
-    def spread(self, values: np.ndarray, fill: np.uint64 = SENTINEL) -> np.ndarray:
-        out = np.full((len(self.warps), 32), fill, dtype=np.uint64)
-        out[self.row, self.lane] = values
-        return out
-
-    def active_lanes(self) -> np.ndarray:
-        return np.bincount(self.row, minlength=len(self.warps))
-
-
-def distinct_per_row(matrix: np.ndarray) -> np.ndarray:
-    """Distinct values per row, the sentinel not counted (the matrix is sorted in place)."""
-    matrix.sort(axis=1)
-    new = np.empty(matrix.shape, dtype=bool)
-    new[:, 0] = True
-    np.not_equal(matrix[:, 1:], matrix[:, :-1], out=new[:, 1:])
-    new &= matrix != SENTINEL
-    return new.sum(axis=1)
-
-
-@dataclass
-class GlobalRequests:
-    """One step's global (or local) requests: per warp its sectors, lines and bank degree; and
-    the (request, line, sector mask, written-byte masks) entries for the cache simulation."""
+class Requests:
+    """One step's requests: per warp its active lanes, sectors, lines, bank wavefronts and distinct
+    addresses; and the (request, line, sector mask, written-byte masks) entries for the caches."""
 
     warps: np.ndarray
     active: np.ndarray
     sectors: np.ndarray
     lines: np.ndarray
     bank_degree: np.ndarray
-    entry_row: np.ndarray          # request (row of ``warps``) of each line entry
-    entry_line: np.ndarray         # line number (address >> 7)
-    entry_sectors: np.ndarray      # 4-bit mask of the line's sectors the request touches
-    entry_bytes: np.ndarray | None  # [entries, 4] uint32 masks of the bytes written per sector
+    distinct: np.ndarray
+    entry_row: np.ndarray
+    entry_line: np.ndarray
+    entry_sectors: np.ndarray
+    entry_bytes: np.ndarray
 
 
-def global_requests(lanes: np.ndarray, address: np.ndarray, width: int, stores: bool) -> GlobalRequests:
-    """The requests of lanes ``lanes`` accessing ``width`` bytes at ``address`` (uint64)."""
-    wm = WarpMatrix.of(lanes)
-    active = wm.active_lanes()
-    sector = address >> np.uint64(SECTOR_SHIFT)
-    last = (address + np.uint64(max(width, 1) - 1)) >> np.uint64(SECTOR_SHIFT)
-    straddles = bool((last != sector).any())
-    if straddles:                                      # wide or misaligned: every sector it covers
-        extra = last != sector
-        lanes = np.concatenate([lanes, lanes[extra]])
-        sector = np.concatenate([sector, last[extra]])
-        address = np.concatenate([address, last[extra] << np.uint64(SECTOR_SHIFT)])
-        order = np.argsort(lanes, kind="stable")
-        lanes, sector, address = lanes[order], sector[order], address[order]
-    warp = lanes >> 5
-    rows = np.searchsorted(wm.warps, warp)
-    order = np.lexsort((sector, rows))
-    r_sorted, s_sorted = rows[order], sector[order]
-    new = np.ones(len(order), dtype=bool)
-    new[1:] = (r_sorted[1:] != r_sorted[:-1]) | (s_sorted[1:] != s_sorted[:-1])
-    sectors = np.bincount(r_sorted[new], minlength=len(wm.warps))
-    line_of = s_sorted >> np.uint64(LINE_SHIFT - SECTOR_SHIFT)
-    new_line = np.ones(len(order), dtype=bool)
-    new_line[1:] = (r_sorted[1:] != r_sorted[:-1]) | (line_of[1:] != line_of[:-1])
-    lines = np.bincount(r_sorted[new_line], minlength=len(wm.warps))
-    starts = np.flatnonzero(new_line)
-    bit = (np.uint64(1) << (s_sorted & np.uint64(3))).astype(np.uint8)
-    entry_sectors = np.bitwise_or.reduceat(bit, starts) if len(starts) else np.zeros(0, dtype=np.uint8)
-    entry_bytes = None
-    if stores:
-        a_sorted = address[order]
-        offset = (a_sorted & np.uint64(31)).astype(np.int64)
-        span = np.minimum(width, 32 - offset)
-        mask = ((np.uint64(1) << span.astype(np.uint64)) - np.uint64(1)) << offset.astype(np.uint64)
-        quarter = (s_sorted & np.uint64(3)).astype(np.int64)
-        per = np.zeros((len(order), 4), dtype=np.uint64)
-        per[np.arange(len(order)), quarter] = mask
-        entry_bytes = np.bitwise_or.reduceat(per, starts, axis=0).astype(np.uint32) if len(starts) \
-            else np.zeros((0, 4), dtype=np.uint32)
-    bank_degree = bank_wavefronts(wm, lanes_sorted_address(lanes, address, straddles), width)
-    return GlobalRequests(wm.warps, active, sectors, lines, bank_degree, r_sorted[starts],
-                          line_of[starts].astype(np.int64), entry_sectors, entry_bytes)
-
-
-def lanes_sorted_address(lanes: np.ndarray, address: np.ndarray, straddles: bool) -> np.ndarray:
-    """One address per executing lane (the first of a lane's copies when its access straddles)."""
-    if not straddles:
-        return address
-    first = np.ones(len(lanes), dtype=bool)
-    first[1:] = lanes[1:] != lanes[:-1]
-    return address[first]
-
-
-def bank_wavefronts(wm: WarpMatrix, address: np.ndarray, width: int) -> np.ndarray:
-    """Per request, the most distinct 4-byte words one of the 32 banks serves, summed over the
-    phases of an 8- or 16-byte access (a half or a quarter warp each)."""
-    words_per_lane = max(1, width // 4)
-    phases = min(words_per_lane, 4)
-    lanes_per_phase = 32 // phases
-    total = np.zeros(len(wm.warps), dtype=np.int64)
-    for phase in range(phases):
-        in_phase = (wm.lane // lanes_per_phase) == phase
-        if not in_phase.any():
-            continue
-        rows, lane = wm.row[in_phase], wm.lane[in_phase]
-        columns = []
-        for k in range(words_per_lane):
-            matrix = np.full((len(wm.warps), 32), SENTINEL, dtype=np.uint64)
-            matrix[rows, lane] = (address[in_phase] >> np.uint64(2)) + np.uint64(k)
-            columns.append(matrix)
-        words = np.concatenate(columns, axis=1) if len(columns) > 1 else columns[0]
-        present = np.bincount(rows, minlength=len(wm.warps)) > 0
-        total += np.where(present, _bank_degree(words), 0)
-    return np.maximum(total, 1)
-
-
-def _bank_degree(words: np.ndarray) -> np.ndarray:
-    """The most distinct words one bank serves, per row of ``words`` (SENTINEL: no lane)."""
-    keys = ((words & np.uint64(31)) << np.uint64(58)) | (words & np.uint64((1 << 58) - 1))
-    keys = np.where(words == SENTINEL, SENTINEL, keys)
-    keys.sort(axis=1)
-    new = np.empty(keys.shape, dtype=bool)
-    new[:, 0] = True
-    np.not_equal(keys[:, 1:], keys[:, :-1], out=new[:, 1:])
-    new &= keys != SENTINEL
-    bank = np.minimum((keys >> np.uint64(58)).astype(np.int64), 31)
-    flat = np.arange(len(keys))[:, None] * 32 + bank
-    counts = np.bincount(flat[new], minlength=len(keys) * 32).reshape(len(keys), 32)
-    return np.maximum(counts.max(axis=1), 1)
-
-
-def shared_wavefronts(lanes: np.ndarray, address: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
-    """(active lanes, wavefronts) per warp of a shared-memory access."""
-    wm = WarpMatrix.of(lanes)
-    return wm.active_lanes(), bank_wavefronts(wm, address, width)
-
-
-def distinct_addresses(lanes: np.ndarray, address: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(active lanes, distinct addresses) per warp: a constant-cache request serves one address
-    at a time."""
-    wm = WarpMatrix.of(lanes)
-    return wm.active_lanes(), distinct_per_row(wm.spread(address))
+def warp_requests(lanes: np.ndarray, address: np.ndarray, width: int, stores: bool = False,
+                  sectors: bool = True) -> Requests:
+    """The requests of ``lanes`` (sorted) accessing ``width`` bytes at ``address`` (uint64)."""
+    return Requests(*_requests(np.ascontiguousarray(lanes, dtype=np.int64),
+                               np.ascontiguousarray(address, dtype=np.uint64), int(width), bool(stores),
+                               bool(sectors)))

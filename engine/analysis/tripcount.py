@@ -43,7 +43,7 @@ from engine.analysis.values import (
 from engine.mechanisms import enabled
 from engine.ptx.model import Function, Operand
 
-Source = Literal["inferred", "override", "unknown"]
+Source = Literal["inferred", "override", "unknown", "executed"]
 _MAX_TRIPS = 1 << 31  # more than this means wrap-around or a misread loop: do not trust it
 _MIRROR = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "lo": "hi", "ls": "hs", "hi": "lo",
            "hs": "ls", "eq": "eq", "ne": "ne"}

@@ -53,6 +53,7 @@ from engine.manybsp.from_ptx import missing_params
 from engine.manybsp.model import override_number
 from engine.mechanisms import enabled
 from engine.memory import analyze_memory
+from engine.memory.executed import with_executed_trips
 from engine.memory.traffic import kernel_traffic
 from engine.occupancy import Occupancy, occupancy
 from engine.pipeline.adapter import (
@@ -353,6 +354,11 @@ class Evaluator:
             ev.memory, why = self.memory(inputs, analysis, launch)
             if why:
                 ev.warnings.append(why)
+            execution = getattr(ev.memory, "execution", None)
+            if execution is not None and execution.ok and not launch.trip_overrides:
+                # the loops as the sampled warps ran them: every model counts the same passes
+                ev.analysis = with_executed_trips(analysis, execution)
+                ev.inferred_trips = dict(ev.analysis.trip_counts)
         return ev
 
     def _describe(self, inputs: KernelInputs, ev: Evaluation) -> None:

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from engine.analysis import KernelAnalysis
+from engine.analysis.tripcount import TripCount
 from engine.execution import Execution
+from engine.execution.trips import executed_trips
 from engine.memory.report import AccessInfo, MemoryReport
 from engine.units import MemorySpace
 
@@ -60,3 +63,27 @@ def with_execution(report: MemoryReport, execution: Execution) -> MemoryReport:
     assumptions.append("data the launch does not describe: floating-point values uniform in [0, 1), "
                        "integers unknown (an address or branch that needs one falls back to the static analysis)")
     return replace(report, accesses=accesses, assumptions=assumptions, execution=execution)
+
+
+def with_executed_trips(analysis: KernelAnalysis, execution: Execution) -> KernelAnalysis:
+    """``analysis`` with every loop the sampled warps entered counted as they ran it (source
+    ``executed``); loops they never entered keep the static count. Kept on the execution, so that
+    every stage of one launch reads the same object."""
+    if not execution.ok:
+        return analysis
+    memo = execution.memo.get("analysis")
+    if memo is not None and memo[0] is analysis:
+        return memo[1]
+    counts = dict(analysis.trip_counts)
+    for key, run in executed_trips(execution.paths, analysis.cfg).items():
+        static = counts.get(key)
+        reason = (f"executed: {run.mean:.2f} passes per entry over {run.entries:,} entries of {run.warps:,} "
+                  f"sampled warps")
+        if static is not None and static.known and static.value != round(run.mean):
+            reason += f" (the static analysis inferred {static.value})"
+        counts[key] = TripCount(int(round(run.mean)), "executed", reason,
+                                static.expression if static is not None else "",
+                                int(round(run.slowest)) if round(run.slowest) != round(run.mean) else None)
+    updated = replace(analysis, trip_counts=counts)
+    execution.memo["analysis"] = (analysis, updated)
+    return updated

@@ -22,7 +22,7 @@ launch's DRAM bytes and hit rates extrapolated from them (:func:`launch_traffic`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -163,6 +163,7 @@ def _replay(req_block, req_kind, req_order, flush_at, entry_start, entry_line, e
                     l2_dirty[s2, way, q] = 0
             l2_age[s2, way] = clock
             valid = l2_valid[s2, way]
+            before = valid                           # what the line held before this request
             if kind == 2:                                # a store: its bytes are dirty, no fetch
                 for q in range(4):
                     if miss >> q & 1:
@@ -172,7 +173,7 @@ def _replay(req_block, req_kind, req_order, flush_at, entry_start, entry_line, e
             for q in range(4):
                 if not (miss >> q & 1):
                     continue
-                covered = (valid >> q & 1) or l2_dirty[s2, way, q] == np.uint32(0xFFFFFFFF)
+                covered = (before >> q & 1) or l2_dirty[s2, way, q] == np.uint32(0xFFFFFFFF)
                 if covered:
                     out_l2[r] += 1
                 else:
@@ -198,7 +199,7 @@ def _replay(req_block, req_kind, req_order, flush_at, entry_start, entry_line, e
 
 def cache_config(profile: object, resident_blocks: int, shared_bytes_per_block: int) -> CacheConfig:
     """The caches a launch sees on ``profile``'s GPU at ``resident_blocks`` per SM."""
-    device = getattr(profile, "device")
+    device = profile.device
     total = int(getattr(device, "l1_cache_bytes", None) or 0)
     reserved = int(getattr(device, "reserved_shared_memory_per_block", 1024) or 0)
     used = resident_blocks * (shared_bytes_per_block + reserved if shared_bytes_per_block else 0)
@@ -207,6 +208,8 @@ def cache_config(profile: object, resident_blocks: int, shared_bytes_per_block: 
     return CacheConfig(l1_bytes_per_block=l1, l2_bytes=l2)
 
 
+import os  # noqa: E402
+_DEBUG = bool(os.environ.get("WARPLINE_DEBUG_CACHES"))
 BUFFER_LINE_SHIFT = 33          # a buffer's window (address >> 40) from a line number (address >> 7)
 
 
@@ -218,8 +221,11 @@ class BufferFootprint:
     per_block: float            # mean distinct sectors one block touches
     growth: tuple[float, float, float]   # share of a block's sectors new to its neighbour along x, y, z
     span_sectors: float         # sectors between the lowest and highest the sample touched
-    density: float              # share of the window's span it touches
+    density: float              # share of the span taken as touched (1: the span caps the estimate)
     sectors: float              # the estimate: distinct sectors the grid touches
+    # blocks far apart in launch order share its sectors as often as neighbours do (a table read
+    # through random indices): its re-reads come back at random, not from the blocks just before
+    scattered: bool = False
 
 
 def _sector_sets(lines: np.ndarray, masks: np.ndarray, owner: np.ndarray) -> dict[int, np.ndarray]:
@@ -243,50 +249,72 @@ def grid_footprint(execution: Execution, grid: tuple[int, int, int], buffer: int
                    masks: np.ndarray, blocks: np.ndarray) -> BufferFootprint:
     """Distinct sectors of ``buffer`` the whole grid touches, from the sampled blocks' sets.
 
-    Neighbouring blocks along an axis share a measured share of their sectors (a stencil's halo,
-    all of a GEMM panel along the axis it does not move with): the grid's footprint is one
-    block's sectors grown by the new share per step along each axis, and never more than the
-    span of addresses the sample reaches times the density it touches them with (a gather
-    through random indices covers its table, however many blocks read it)."""
+    In launch order a block's first touches are its sectors that neither its predecessor along x
+    nor the block a row above touched (a stencil's halo, a GEMM panel along the axis it does not
+    move with). Summed over the grid: the interior blocks' new sectors, the first column's (only
+    the row above to share with), the first row's (only the left neighbour) and the first
+    block's, each measured on sampled blocks that have those neighbours; never more than the span
+    of addresses the sample reaches (a gather through random indices covers its table, however
+    many blocks read it)."""
     sample = execution.sample
     assert sample is not None
     sets = _sector_sets(lines, masks, blocks)
     if not sets:
         return BufferFootprint(buffer, 0.0, (1.0, 1.0, 1.0), 0.0, 0.0, 0.0)
-    linear = {b: sample.linear[b] for b in sets}
-    by_linear = {sample.linear[b]: b for b in sets}
-    per_block = float(np.mean([len(v) for v in sets.values()]))
-
-    def new_share(step: int) -> float | None:
-        shares = []
-        for b, lin in linear.items():
-            other = by_linear.get(lin + step)
-            if other is None or sample.role[other] == "spread" or sample.role[b] == "spread":
-                continue
-            mine = sets[b]
-            if len(mine):
-                shares.append(1.0 - len(np.intersect1d(mine, sets[other], assume_unique=True)) / len(mine))
-        return float(np.mean(shares)) if shares else None
-
-    gx = new_share(1)
-    gy = new_share(grid[0]) if grid[1] > 1 else None
-    gz = new_share(grid[0] * grid[1]) if grid[2] > 1 else None
-    growth = tuple(1.0 if g is None else g for g in (gx, gy, gz))
-    separable = per_block
-    for extent, g in zip(grid, growth, strict=True):
-        separable *= 1.0 + (extent - 1) * g
+    by_linear = {sample.linear[b]: b for b in sets if sample.role[b] != "spread"}
+    gx = grid[0]
+    row = grid[0] if grid[1] > 1 else grid[0] * grid[1]
+    rows = grid[1] * grid[2] if grid[1] > 1 else grid[2]
+    size, new_x, new_y, new_xy = [], [], [], []
+    for lin, b in by_linear.items():
+        mine = sets[b]
+        if not len(mine):
+            continue
+        size.append(len(mine))
+        left = by_linear.get(lin - 1) if lin % gx else None
+        above = by_linear.get(lin - row) if rows > 1 and lin >= row else None
+        if left is not None:
+            new_x.append(len(np.setdiff1d(mine, sets[left], assume_unique=True)))
+        if above is not None:
+            new_y.append(len(np.setdiff1d(mine, sets[above], assume_unique=True)))
+        if left is not None and above is not None:
+            seen = np.union1d(sets[left], sets[above])
+            new_xy.append(len(np.setdiff1d(mine, seen, assume_unique=True)))
+    whole = float(np.mean(size)) if size else 0.0
+    nx = float(np.mean(new_x)) if new_x else whole
+    ny = float(np.mean(new_y)) if new_y else whole
+    nxy = float(np.mean(new_xy)) if new_xy else (nx if not new_y else min(nx, ny))
+    per_row = whole + (gx - 1) * nx                      # the first row of blocks
+    estimate = per_row + (rows - 1) * (ny + (gx - 1) * nxy) if rows > 1 else per_row
     everything = np.concatenate(list(sets.values()))
     span = float(everything.max() - everything.min() + 1)
-    window = [v for b, v in sets.items() if sample.role[b] == "window"] or list(sets.values())
-    union = np.unique(np.concatenate(window))
-    density = len(union) / float(union.max() - union.min() + 1) if len(union) else 0.0
-    estimate = min(separable, span * density)
-    return BufferFootprint(buffer, per_block, growth, span, density, max(estimate, float(len(np.unique(everything)))))
+    growth = (nx / whole if whole else 1.0, ny / whole if whole else 1.0, 1.0)
+    return BufferFootprint(buffer, whole, growth, span, 1.0,
+                           max(min(estimate, span), float(len(np.unique(everything)))))
 
 
-def simulate_caches(execution: Execution, config: CacheConfig) -> CacheResult:
+
+
+
+def reuse_distance(buffer: int, footprints: dict[int, BufferFootprint], rates: dict[int, float]) -> float:
+    """Distinct sectors the kernel touches between two reads of one sector of ``buffer``, its
+    reads spread evenly over the launch: while the buffer's footprint comes round once, every
+    other buffer moves its own rate's worth (at most its footprint)."""
+    own = footprints[buffer]
+    rate = rates.get(buffer, 0.0)
+    if rate <= 0:
+        return own.sectors
+    period = own.sectors / rate                        # blocks' worth of time to read it all once
+    return sum(min(f.sectors, rates.get(b, 0.0) * period) if b != buffer else f.sectors
+               for b, f in footprints.items())
+
+
+def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozenset[int] = frozenset()
+                    ) -> CacheResult:
     """Replays the sampled requests (the blocks a row before the window first, then the window, in
-    issue order) and extrapolates the DRAM traffic to the grid (:func:`grid_footprint`)."""
+    issue order) and extrapolates the DRAM traffic to the grid (:func:`grid_footprint`).
+    ``gathers``: instructions whose addresses come from loaded data: their buffers are re-read
+    at random over the launch, not by the blocks just before."""
     result = CacheResult(config=config)
     sample = execution.sample
     log = execution.log
@@ -312,9 +340,11 @@ def simulate_caches(execution: Execution, config: CacheConfig) -> CacheResult:
     buffers = lines >> BUFFER_LINE_SHIFT
     read_entry = np.isin(kind[entry_owner], (LOAD_CACHED, LOAD_UNCACHED, ATOMIC))
     footprints: dict[int, BufferFootprint] = {}
+    gathered = np.isin(instr[entry_owner], list(gathers)) if gathers else np.zeros(len(lines), dtype=bool)
     for b in np.unique(buffers[read_entry]).tolist():
         sel = read_entry & (buffers == b)
-        footprints[b] = grid_footprint(execution, grid, b, lines[sel], masks[sel], block[entry_owner[sel]])
+        fp = grid_footprint(execution, grid, b, lines[sel], masks[sel], block[entry_owner[sel]])
+        footprints[b] = replace(fp, scattered=bool(gathered[sel].any()))
     result.footprints = footprints
     # a row of blocks between the row before and the window moves this many bytes through L2
     flush_at = -1
@@ -338,13 +368,27 @@ def simulate_caches(execution: Execution, config: CacheConfig) -> CacheResult:
     request_buffer = np.full(n_req, -1, dtype=np.int64)
     request_buffer[entry_owner] = buffers
     keep = np.ones(n_req, dtype=np.float64)
+    plane = grid[0] * grid[1] if grid[2] > 1 else grid[0] if grid[1] > 1 else 1
+    rates = {b: float(sectors[chosen & (request_buffer == b)].sum()) / max(1, n_measured) for b in footprints}
     for b, fp in footprints.items():
         sel = chosen & (request_buffer == b)
         cold = float(out["cold"][sel].sum())
         if cold <= 0:
             continue
-        share_true = fp.sectors * n_measured / max(G, 1)
-        keep[request_buffer == b] = min(1.0, share_true / cold)
+        # of the sample's first touches, the grid's first touches are the footprint's share; the
+        # rest re-read data unsampled blocks brought in, which L2 still holds if what the kernel
+        # touches while the buffer comes round again fits (reuse_distance)
+        compulsory = min(1.0, fp.sectors * n_measured / max(G, 1) / cold)
+        if fp.scattered:
+            distance = reuse_distance(b, footprints, rates)
+        else:
+            # re-read from a neighbour the sample did not run: the one a plane (or row) before
+            distance = plane * sum(f.sectors for f in footprints.values()) / max(G, 1)
+        kept = min(1.0, config.l2_bytes / max(SECTOR * distance, 1.0))
+        keep[request_buffer == b] = compulsory + (1.0 - compulsory) * (1.0 - kept)
+        if _DEBUG:
+            print("buffer", b, "cold", cold, "F", fp.sectors, "q", compulsory, "scattered", fp.scattered,
+                  "distance", distance, "kept", kept, "rate", rates.get(b))
     cold_kept = out["cold"] * keep
     dram = cold_kept + out["again"]
     dram_bytes = out["cold_b"] * keep + out["again_b"]
@@ -473,17 +517,28 @@ class SimulatedLevels:
 
 
 def simulated_levels(execution: Execution, profile: object, resident_blocks: int,
-                     shared_bytes_per_block: int) -> SimulatedLevels | None:
-    """The simulation at this occupancy, kept on the execution (an edit of a latency reuses it)."""
+                     shared_bytes_per_block: int, gathers: frozenset[int] = frozenset()) -> SimulatedLevels | None:
+    """The simulation at this occupancy, kept on the execution (an edit of a latency reuses it).
+    ``gathers``: instructions whose addresses come from loaded data (:func:`simulate_caches`)."""
     if not execution.ok:
         return None
     config = cache_config(profile, resident_blocks, shared_bytes_per_block)
     memo = execution.memo.setdefault("caches", {})
-    result = memo.get(config)
+    result = memo.get((config, gathers))
     if result is None:
-        result = memo[config] = simulate_caches(execution, config)
+        result = memo[(config, gathers)] = simulate_caches(execution, config, gathers)
     memory = getattr(getattr(profile, "pipeline", None), "memory", {}) or {}
-    retained = float(memory.get("l2_dirty_bytes", 0.0) or 0.0)
     sample = execution.sample
     assert sample is not None
+    alone = float(memory.get("l2_dirty_bytes", 0.0) or 0.0)
+    streaming = float(memory.get("l2_dirty_bytes_streaming", alone) or alone)
+    first = launch_traffic(result, sample.grid_blocks, alone)
+    # L2 keeps less dirty data when reads share it: measured with stores alone and with as many
+    # reads as stores, straight between the two, and down to none when reads are all the traffic
+    dirty = result.dirty_bytes * first.scale
+    read_share = first.dram_read_bytes / (first.dram_read_bytes + dirty) if dirty > 0 else 0.0
+    if read_share <= 0.5:
+        retained = alone + (streaming - alone) * 2.0 * read_share
+    else:
+        retained = streaming * (1.0 - read_share) * 2.0
     return SimulatedLevels(result, launch_traffic(result, sample.grid_blocks, retained))

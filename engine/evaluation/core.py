@@ -34,7 +34,6 @@ import numpy as np
 from engine.analysis import KernelAnalysis, analyze_kernel
 from engine.errors import WarplineError
 from engine.evaluation.context import ModelContext
-from engine.execution import ExecutionCancelled, cancellable
 from engine.evaluation.figures import CycleFigures, ModelResult
 from engine.evaluation.manybsp_at import occupancy_overrides
 from engine.evaluation.registry import (
@@ -46,6 +45,7 @@ from engine.evaluation.registry import (
     uncountable_instructions,
 )
 from engine.evaluation.sweep import Sweep, plan_blocks
+from engine.execution import ExecutionCancelled, cancellable
 from engine.inputs import KernelInputs
 from engine.launch import Launch
 from engine.manybsp import ManyBspResult, manybsp_inputs, run_manybsp
@@ -453,7 +453,11 @@ class Evaluator:
             return None
         # per instruction, the most any warp of a block runs it: where warps run different paths
         # (warp_branches) the memory model's own per-lane activity already shares the bytes out
-        counts = np.maximum.reduce([base.dynamic_counts(p) for p in range(len(base.paths))])
+        if base.traced:
+            # each warp ran its own path: a request is counted where its warp ran it
+            counts = base.mean_counts()
+        else:
+            counts = np.maximum.reduce([base.dynamic_counts(p) for p in range(len(base.paths))])
         sm = sm_context(ev.analysis, ev.profile, launch, inputs.module, resident, ev.memory)
         traffic = kernel_traffic(ev.memory, ev.profile, sm, {i: float(n) for i, n in enumerate(counts)},
                                  launch.n_blocks * base.warps_per_block, min(device.sm_count, launch.n_blocks))

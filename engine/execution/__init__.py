@@ -54,6 +54,7 @@ def current_cancel() -> Callable[[], bool] | None:
     return _CANCEL.get()
 
 MAX_LANES = 32768                 # lanes one run holds at most (1024 warps)
+MAX_STEPS = 150_000               # interpreted instruction steps of one run (a few seconds at most)
 TARGET_LANE_INSTRUCTIONS = 1.5e8  # the sample is sized so the run does about this much work
 UNKNOWN_TRIPS = 16                # iterations assumed per loop without a count, to size the sample
 
@@ -92,9 +93,16 @@ class Execution:
                 f"{self.seconds:.2f} s")
 
 
-def estimated_instructions(analysis: KernelAnalysis) -> float:
-    """Instructions one thread runs, from the static trip counts (unknown loops: a few passes)."""
+_COMPILED_OPCODES = frozenset({"mov", "add", "sub", "mul", "mad", "fma", "min", "max", "and", "or", "xor", "not",
+                               "shl", "shr", "neg", "abs", "setp", "selp", "cvt", "cvta", "div", "rem", "rcp",
+                               "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "popc", "cnot"})
+
+
+def estimated_instructions(analysis: KernelAnalysis, interpreted_only: bool = False) -> float:
+    """Instructions one thread runs, from the static trip counts (unknown loops: a few passes);
+    ``interpreted_only``: only those the compiled path does not take (memory, control, warp-wide)."""
     cfg = analysis.cfg
+    body = analysis.function.instructions
     per_block = []
     for block in cfg.blocks:
         factor = 1.0
@@ -104,7 +112,11 @@ def estimated_instructions(analysis: KernelAnalysis) -> float:
             count = trip.value if trip is not None and trip.value is not None else UNKNOWN_TRIPS
             factor *= max(1, count)
             loop = cfg.loop_by_header(loop.parent) if loop.parent is not None else None
-        per_block.append(factor * (block.end - block.start))
+        if interpreted_only:
+            size = sum(1 for ins in body[block.start:block.end] if ins.opcode not in _COMPILED_OPCODES)
+        else:
+            size = block.end - block.start
+        per_block.append(factor * size)
     return max(1.0, float(sum(per_block)))
 
 
@@ -119,6 +131,11 @@ def execute_launch(analysis: KernelAnalysis, launch: Any, module: Any = None,
     threads = values.block[0] * values.block[1] * values.block[2]
     warps_per_block = -(-threads // 32)
     per_thread = estimated_instructions(analysis)
+    interpreted = estimated_instructions(analysis, interpreted_only=True)
+    if interpreted > MAX_STEPS:
+        return Execution(function.name, None, warps_per_block,
+                         stopped=f"a thread runs about {interpreted:,.0f} memory and control instructions, more "
+                                 f"than a run's {MAX_STEPS:,} steps", grid=values.grid)
     lanes = int(min(max_lanes, TARGET_LANE_INSTRUCTIONS / per_thread))
     max_blocks = max(1, lanes // (warps_per_block * 32))
     dynamic = int(getattr(launch, "smem_dynamic", 0) or 0)
@@ -127,7 +144,7 @@ def execute_launch(analysis: KernelAnalysis, launch: Any, module: Any = None,
     while True:
         sample = choose_blocks(values.grid, max_blocks)
         budget = Budget(lane_instructions=int(4 * TARGET_LANE_INSTRUCTIONS), seconds=seconds, cancel=cancel,
-                        steps=400_000)
+                        steps=MAX_STEPS)
         try:
             machine = Machine(function, module, analysis.cfg, values, list(sample.ctaid), dynamic, budget)
             machine.run()

@@ -27,10 +27,11 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
-from engine.analysis.loaded_data import BUFFER_SHIFT, LoadedData, scrambled
+from engine.analysis.loaded_data import BUFFER_SHIFT, LoadedData, _segment_starts
 from engine.analysis.values import LaunchValues
-from engine.execution.typed import BITS, FLOAT_TYPES, width_bytes
+from engine.execution.typed import FLOAT_TYPES, width_bytes
 from engine.ptx.model import Function, Module, Variable
 
 SHARED_BASE = np.uint64(0xF0 << BUFFER_SHIFT)     # generic window of a block's shared memory
@@ -55,55 +56,203 @@ def _align(offset: int, align: int) -> int:
     return -(-offset // max(1, align)) * max(1, align)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _slot(keys, word):      # pragma: no cover - compiled
+    cap = keys.shape[0]
+    h = np.int64((np.uint64(word) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & (cap - 1)
+    while keys[h] != -1 and keys[h] != word:
+        h = (h + 1) & (cap - 1)
+    return h
+
+
+@njit(cache=True, nogil=True)
+def _overlay_store(keys, vals, stored, good, addr, width, bits, known):      # pragma: no cover - compiled
+    """Each lane's ``width`` bytes at ``addr`` into the word table; returns the words it added."""
+    added = 0
+    for i in range(addr.shape[0]):
+        for k in range(width):
+            a = np.int64(addr[i]) + k
+            word = a >> 2
+            h = _slot(keys, word)
+            if keys[h] == -1:
+                keys[h] = word
+                added += 1
+                vals[h] = 0
+                stored[h] = 0
+                good[h] = 0
+            byte = np.int64(a & 3)
+            value = np.uint32((bits[i] >> np.uint64(8 * k)) & np.uint64(0xFF))
+            vals[h] = (vals[h] & ~np.uint32(0xFF << (8 * byte))) | (value << np.uint32(8 * byte))
+            stored[h] |= np.uint8(1 << byte)
+            if known[i]:
+                good[h] |= np.uint8(1 << byte)
+            else:
+                good[h] &= ~np.uint8(1 << byte)
+    return added
+
+
+@njit(cache=True, nogil=True)
+def _overlay_patch(keys, vals, stored, good, addr, width, bits, known):      # pragma: no cover - compiled
+    """Replace the default bytes of each lane's value by the stored ones; a value whose every byte
+    was stored known is known, one with a byte stored unknown is unknown."""
+    for i in range(addr.shape[0]):
+        every = True
+        unknown = False
+        value = bits[i]
+        for k in range(width):
+            a = np.int64(addr[i]) + k
+            h = _slot(keys, a >> 2)
+            byte = np.int64(a & 3)
+            if keys[h] == -1 or not (stored[h] >> byte) & 1:
+                every = False
+                continue
+            b = np.uint64((vals[h] >> np.uint32(8 * byte)) & np.uint32(0xFF))
+            value = (value & ~(np.uint64(0xFF) << np.uint64(8 * k))) | (b << np.uint64(8 * k))
+            if not (good[h] >> byte) & 1:
+                unknown = True
+        bits[i] = value
+        if unknown:
+            known[i] = False
+        elif every:
+            known[i] = True
+
+
+WINDOWS = 512                   # window numbers the compiled loads know (params, variables)
+KIND_NONE, KIND_INITIAL, KIND_RANDOM, KIND_LINEAR, KIND_OFFSETS, KIND_CONSTANT = range(6)
+FLOAT_KIND = {"f32": 1, "tf32": 1, "f64": 2, "f16": 3, "bf16": 4}
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scrambled(x, span):      # pragma: no cover - compiled
+    """engine.analysis.loaded_data.scrambled for one value."""
+    mixed = (np.uint64(x) + np.uint64(0x632BE59BD9B4E019)) * np.uint64(0x9E3779B97F4A7C15)
+    return np.int64((mixed >> np.uint64(29)) % np.uint64(max(span, 1)))
+
+
+@njit(cache=True, nogil=True)
+def _global_load(addr, width, float_kind, w_kind, w_a, w_b, w_start, w_len, w_written, initial, offsets,
+                 bits, known):      # pragma: no cover - compiled
+    """Default bytes of each lane's access; returns whether a lane reads a window stored to."""
+    patched = False
+    mask = np.uint64(0xFFFFFFFFFFFFFFFF) if width >= 8 else (np.uint64(1) << np.uint64(8 * width)) - np.uint64(1)
+    scratch64 = np.zeros(1, dtype=np.float64)
+    view64 = scratch64.view(np.uint64)
+    scratch32 = np.zeros(1, dtype=np.float32)
+    view32 = scratch32.view(np.uint32)
+    for i in range(addr.shape[0]):
+        a = addr[i]
+        window = np.int64(a >> np.uint64(40))
+        kind = w_kind[window] if 0 <= window < w_kind.shape[0] else KIND_NONE
+        if 0 <= window < w_written.shape[0] and w_written[window]:
+            patched = True
+        base = np.uint64(window) << np.uint64(40)
+        if kind == KIND_INITIAL:
+            offset = np.int64(a - base)
+            if offset < 0 or offset + width > w_len[window]:
+                known[i] = False
+                continue
+            v = np.uint64(0)
+            for k in range(width):
+                v |= np.uint64(initial[w_start[window] + offset + k]) << np.uint64(8 * k)
+            bits[i] = v
+            known[i] = True
+            continue
+        if float_kind == 0 and kind != KIND_NONE:
+            element = np.int64((a - base) // np.uint64(max(width, 1)))
+            if kind == KIND_CONSTANT:
+                v = np.int64(w_a[window])
+            elif kind == KIND_LINEAR:
+                v = np.int64(np.floor(w_a[window] * element + w_b[window]))
+            elif kind == KIND_OFFSETS:
+                period = w_len[window] - 1
+                start = w_start[window]
+                p, within = element // period, element % period
+                v = p * offsets[start + period] + offsets[start + within]
+            else:
+                lo = np.int64(w_a[window])
+                v = lo + _scrambled(np.int64(a), np.int64(w_b[window]) - lo)
+            bits[i] = np.uint64(v) & mask
+            known[i] = True
+            continue
+        if float_kind == 0:
+            known[i] = False
+            continue
+        unit = np.float64(_scrambled(np.int64(a) >> 2, 1 << 24)) / 16777216.0
+        if float_kind == 2:
+            scratch64[0] = unit
+            bits[i] = view64[0]
+        elif float_kind == 1:
+            scratch32[0] = np.float32(unit)
+            bits[i] = np.uint64(view32[0])
+        elif float_kind == 3:
+            bits[i] = np.uint64(_half_bits(unit))
+        else:
+            scratch32[0] = np.float32(unit)
+            bits[i] = np.uint64(view32[0] >> np.uint32(16))
+        known[i] = True
+    return patched
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _half_bits(x):      # pragma: no cover - compiled
+    """IEEE half-precision pattern of a value in [0, 1) (round to nearest)."""
+    if x <= 0.0:
+        return 0
+    e = 0
+    m = x
+    while m < 1.0:
+        m *= 2.0
+        e -= 1
+    exponent = e + 15
+    if exponent <= 0:
+        return int(round(x * 16777216.0)) & 0x3FF
+    mantissa = int(round((m - 1.0) * 1024.0))
+    if mantissa == 1024:
+        mantissa = 0
+        exponent += 1
+    return (exponent << 10) | mantissa
+
+
 class _Overlay:
-    """Bytes stored to global memory during the run: stores append (cheap), a load from a buffer
-    that was stored to merges the appended bytes once (the last store to a byte wins)."""
+    """Bytes stored to global memory during the run, in an open-addressing table of 4-byte words
+    (grown before it is half full)."""
 
     def __init__(self) -> None:
-        self.chunks: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []   # byte address, byte, known
-        self.keys = np.zeros(0, dtype=np.int64)
-        self.values = np.zeros(0, dtype=np.uint8)
-        self.known = np.zeros(0, dtype=bool)
+        self._allocate(1 << 12)
+        self.used = 0
+
+    def _allocate(self, capacity: int) -> None:
+        self.keys = np.full(capacity, -1, dtype=np.int64)
+        self.vals = np.zeros(capacity, dtype=np.uint32)
+        self.stored = np.zeros(capacity, dtype=np.uint8)
+        self.good = np.zeros(capacity, dtype=np.uint8)
 
     def store(self, addr: np.ndarray, width: int, bits: np.ndarray, known: np.ndarray) -> None:
-        k = np.arange(width, dtype=np.int64)
-        keys = (addr.astype(np.int64)[:, None] + k[None, :]).ravel()
-        values = ((bits.astype(np.uint64)[:, None] >> (8 * k[None, :]).astype(np.uint64)) & np.uint64(0xFF))
-        self.chunks.append((keys, values.astype(np.uint8).ravel(), np.repeat(known, width)))
-
-    def _merge(self) -> None:
-        if not self.chunks:
-            return
-        keys = np.concatenate([self.keys] + [c[0] for c in self.chunks])
-        values = np.concatenate([self.values] + [c[1] for c in self.chunks])
-        known = np.concatenate([self.known] + [c[2] for c in self.chunks])
-        self.chunks = []
-        # the last store to each byte wins: unique over the reversed order keeps the last
-        rev_keys, first = np.unique(keys[::-1], return_index=True)
-        last = len(keys) - 1 - first
-        self.keys, self.values, self.known = rev_keys, values[last], known[last]
+        need = self.used + len(addr) * (width // 4 + 2)
+        if need * 2 > len(self.keys):
+            old = (self.keys, self.vals, self.stored, self.good)
+            capacity = len(self.keys)
+            while need * 2 > capacity:
+                capacity *= 2
+            self._allocate(capacity)
+            live = old[0] != -1
+            if live.any():
+                _rehash(self.keys, self.vals, self.stored, self.good, *(x[live] for x in old))
+        self.used += _overlay_store(self.keys, self.vals, self.stored, self.good,
+                                   addr.astype(np.uint64), width, bits.astype(np.uint64), known.astype(np.bool_))
 
     def patch(self, addr: np.ndarray, width: int, bits: np.ndarray, known: np.ndarray) -> None:
-        """Replace the default bytes of each lane's value by the stored ones."""
-        self._merge()
-        if not len(self.keys):
-            return
-        every = np.ones(len(addr), dtype=bool)
-        unknown = np.zeros(len(addr), dtype=bool)
-        base = addr.astype(np.int64)
-        for k in range(width):
-            pos = np.searchsorted(self.keys, base + k)
-            found = (pos < len(self.keys)) & (self.keys[np.minimum(pos, len(self.keys) - 1)] == base + k)
-            every &= found
-            if not found.any():
-                continue
-            hit = np.flatnonzero(found)
-            shift = np.uint64(8 * k)
-            byte = self.values[pos[hit]].astype(np.uint64)
-            bits[hit] = (bits[hit] & ~(np.uint64(0xFF) << shift)) | (byte << shift)
-            unknown[hit] |= ~self.known[pos[hit]]
-        known[every] = True
-        known[unknown] = False
+        _overlay_patch(self.keys, self.vals, self.stored, self.good, addr.astype(np.uint64), width, bits, known)
+
+
+@njit(cache=True, nogil=True)
+def _rehash(keys, vals, stored, good, old_keys, old_vals, old_stored, old_good):      # pragma: no cover
+    for j in range(old_keys.shape[0]):
+        h = _slot(keys, old_keys[j])
+        keys[h] = old_keys[j]
+        vals[h] = old_vals[j]
+        stored[h] = old_stored[j]
+        good[h] = old_good[j]
 
 
 def _initializer_bytes(variable: Variable) -> np.ndarray | None:
@@ -151,6 +300,7 @@ class MemoryImage:
         self.local_known = np.zeros_like(self.local, dtype=bool)
         self.overlay = _Overlay()
         self.written: set[int] = set()                   # windows stored to during the run
+        self._window_table()
 
     # ------------------------------------------------------------------ layout
     def _lay_out_params(self, function: Function, values: LaunchValues) -> tuple[np.ndarray, np.ndarray]:
@@ -237,56 +387,70 @@ class MemoryImage:
         return bits, ok & inside
 
     # ------------------------------------------------------------------ global memory
+    def _window_table(self) -> None:
+        """Per window number: what its bytes default to (the compiled loads read this)."""
+        size = WINDOWS
+        self.w_kind = np.zeros(size, dtype=np.int64)
+        self.w_a = np.zeros(size, dtype=np.float64)
+        self.w_b = np.zeros(size, dtype=np.float64)
+        self.w_start = np.zeros(size, dtype=np.int64)
+        self.w_len = np.zeros(size, dtype=np.int64)
+        self.w_written = np.zeros(size, dtype=np.bool_)
+        initial = [np.zeros(0, dtype=np.uint8)]
+        offsets = [np.zeros(0, dtype=np.int64)]
+        position = offset_position = 0
+        for number, window in self.windows.items():
+            if not 0 <= number < size:
+                continue
+            if window.initial is not None:
+                self.w_kind[number] = KIND_INITIAL
+                self.w_start[number], self.w_len[number] = position, len(window.initial)
+                initial.append(window.initial)
+                position += len(window.initial)
+            elif window.data is not None:
+                data = window.data
+                self.w_kind[number] = {"random": KIND_RANDOM, "linear": KIND_LINEAR, "offsets": KIND_OFFSETS,
+                                       "constant": KIND_CONSTANT}[data.kind]
+                self.w_a[number], self.w_b[number] = data.a, data.b
+                if data.kind == "offsets":
+                    starts = _segment_starts(int(data.a), int(data.b))
+                    self.w_start[number], self.w_len[number] = offset_position, len(starts)
+                    offsets.append(starts)
+                    offset_position += len(starts)
+        self.initial_bytes = np.concatenate(initial)
+        self.offset_tables = np.concatenate(offsets)
+
     def load_global(self, addr: np.ndarray, width: int, type_name: str) -> tuple[np.ndarray, np.ndarray]:
         """Each lane's ``width`` bytes at ``addr`` (uint64) as a pattern, and whether it is known."""
         bits = np.zeros(addr.shape, dtype=np.uint64)
         known = np.zeros(addr.shape, dtype=bool)
         if not len(addr):
             return bits, known
-        window = (addr >> np.uint64(BUFFER_SHIFT)).astype(np.int64)
-        for w in np.unique(window).tolist():
-            lanes = window == w
-            b, k = self._default(int(w), addr[lanes], width, type_name)
-            bits[lanes], known[lanes] = b, k
-        if self.written and np.isin(window, list(self.written)).any():
+        patched = _global_load(np.ascontiguousarray(addr, dtype=np.uint64), width, FLOAT_KIND.get(type_name, 0),
+                               self.w_kind, self.w_a, self.w_b, self.w_start, self.w_len, self.w_written,
+                               self.initial_bytes, self.offset_tables, bits, known)
+        if patched:
             self.overlay.patch(addr, width, bits, known)
         return bits, known
 
     def _default(self, window: int, addr: np.ndarray, width: int, type_name: str) -> tuple[np.ndarray, np.ndarray]:
-        buffer = self.windows.get(window)
-        base = np.uint64(window) << np.uint64(BUFFER_SHIFT)
-        if buffer is not None and buffer.initial is not None:
-            offset = (addr - base).astype(np.int64)
-            inside = (offset >= 0) & (offset + width <= len(buffer.initial))
-            safe = np.where(inside, offset, 0)
-            bits = np.zeros(addr.shape, dtype=np.uint64)
-            for k in range(width):
-                bits |= buffer.initial[safe + k].astype(np.uint64) << np.uint64(8 * k)
-            return bits, inside
-        t = type_name
-        if buffer is not None and buffer.data is not None and t not in FLOAT_TYPES:
-            element = ((addr - base) // np.uint64(max(width, 1))).astype(np.int64)
-            values = buffer.data.values(element, addr.astype(np.int64))
-            return values.astype(np.int64).view(np.uint64) & np.uint64((1 << (8 * width)) - 1 if width < 8
-                                                                          else 0xFFFFFFFFFFFFFFFF), \
-                np.ones(addr.shape, dtype=bool)
-        if t in FLOAT_TYPES:
-            unit = scrambled(addr.astype(np.int64) >> 2, 1 << 24).astype(np.float64) / _FLOAT_SCALE
-            if t == "f64":
-                return unit.view(np.uint64), np.ones(addr.shape, dtype=bool)
-            if t == "f16":
-                return unit.astype(np.float16).view(np.uint16).astype(np.uint64), np.ones(addr.shape, dtype=bool)
-            if t == "bf16":
-                return (unit.astype(np.float32).view(np.uint32) >> np.uint32(16)).astype(np.uint64), \
-                    np.ones(addr.shape, dtype=bool)
-            return unit.astype(np.float32).view(np.uint32).astype(np.uint64), np.ones(addr.shape, dtype=bool)
-        return np.zeros(addr.shape, dtype=np.uint64), np.zeros(addr.shape, dtype=bool)
+        """What the buffer holds where the run stored nothing (tests compare against it)."""
+        bits = np.zeros(addr.shape, dtype=np.uint64)
+        known = np.zeros(addr.shape, dtype=bool)
+        written = np.zeros_like(self.w_written)
+        _global_load(np.ascontiguousarray(addr, dtype=np.uint64), width, FLOAT_KIND.get(type_name, 0),
+                     self.w_kind, self.w_a, self.w_b, self.w_start, self.w_len, written, self.initial_bytes,
+                     self.offset_tables, bits, known)
+        return bits, known
 
     def store_global(self, addr: np.ndarray, width: int, bits: np.ndarray, known: np.ndarray) -> None:
         if not len(addr):
             return
         windows = np.unique((addr >> np.uint64(BUFFER_SHIFT)).astype(np.int64)).tolist()
         self.written.update(int(w) for w in windows)
+        for w in windows:
+            if 0 <= w < WINDOWS:
+                self.w_written[w] = True
         self.overlay.store(addr, width, bits, known)
 
     # ------------------------------------------------------------------ shared and local

@@ -24,6 +24,7 @@ import numpy as np
 from engine.analysis.cfg import ControlFlowGraph
 from engine.analysis.values import LaunchValues
 from engine.execution import arith
+from engine.execution.fast import Decoded, run_fast
 from engine.execution.image import LOCAL_BASE, SHARED_BASE, WINDOW_MASK, MemoryImage
 from engine.execution.recorder import ATOMIC, LOAD_CACHED, LOAD_UNCACHED, STORE, Recorder
 from engine.execution.typed import BITS, FLOAT_TYPES, PACKED_TYPES, immediate_bits, is_type, read, write
@@ -146,6 +147,15 @@ class Machine:
         self.steps = 0
         self.started = time.perf_counter()
         self.read_registers = {r for ins in self.body for r in ins.srcs}
+        names = sorted(self.special)
+        self.special_table = np.ascontiguousarray(np.stack([self.special[k] for k in names]))
+        self.fast = Decoded(function, self.rows, names, self.image.symbols, int(SHARED_BASE), int(LOCAL_BASE))
+        f = self.fast
+        self._fast_args = (f.op, f.typ, f.width, f.styp, f.swidth, f.mode, f.cmp, f.combine, f.dst, f.dst2,
+                           f.guard, f.guard_neg, f.kind, f.val, f.base)
+        # the first call compiles the compiled path (or loads it from numba's cache): not the run's time
+        run_fast(0, 0, np.zeros(0, dtype=np.int64), self.regs, self.known, self.special_table, *self._fast_args)
+        self.started = time.perf_counter()
 
     # ------------------------------------------------------------------ set-up
     def _registers(self) -> dict[str, int]:
@@ -211,7 +221,14 @@ class Machine:
         end = int(self.block_end[start])
         n_warps = len(warps)
         i = start
+        fast_op = self.fast.op
         while i < end:
+            if fast_op[i] > 0:
+                j = run_fast(i, end, lanes, self.regs, self.known, self.special_table, *self._fast_args)
+                self.recorder.executed[i:j] += n_warps
+                self.lane_instructions += (j - i) * len(lanes)
+                i = j
+                continue
             ins = self.body[i]
             self.recorder.executed[i] += n_warps
             self.steps += 1
@@ -891,7 +908,8 @@ class Machine:
         reached = _warps_of(lanes)
         space, address, known = self._access(ins, address_op, lanes)
         if space == "param":
-            bits_all = [self.image.load_param(address.astype(np.int64) + k * width, width) for k in range(len(elements))]
+            offsets = address.astype(np.int64)
+            bits_all = [self.image.load_param(offsets + k * width, width) for k in range(len(elements))]
             for element, (bits, kk) in zip(elements, bits_all, strict=True):
                 if element.kind == "register":
                     self._write(element.name, lanes, bits, kk & known, "a kernel argument has no value")

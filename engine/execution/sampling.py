@@ -84,7 +84,10 @@ def choose_blocks(grid: tuple[int, int, int], max_blocks: int) -> Sample:
         start = min(total - window_n, row)
         use_before = start - row >= 0
     window = list(range(start, start + window_n))
-    before = [b - row for b in window] if use_before else []
+    inside = set(window)
+    # the row before the window's blocks, those of it the window does not hold already (a grid
+    # row shorter than the window: the row above its first blocks)
+    before = [b - row for b in window if b - row not in inside] if use_before else []
     taken = set(window) | set(before)
     spread = [int(b) for b in np.unique(np.linspace(0, total - 1, spread_n).round().astype(np.int64))
               if int(b) not in taken] if spread_n else []

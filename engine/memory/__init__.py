@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from engine.analysis import KernelAnalysis, LaunchValues
+from engine.execution import current_cancel, execute_launch
 from engine.mechanisms import enabled
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, iteration_atom
 from engine.memory.control import control_dependences
@@ -27,6 +28,7 @@ from engine.memory.costs import (
     n_ma_by_instruction,
     retry_passes,
 )
+from engine.memory.executed import with_execution
 from engine.memory.footprint import AddressRange, affine_range, sampled_range, with_grid_reuse
 from engine.memory.fragments import Fragment, fragment_of, stride_operand
 from engine.memory.hierarchy import SECTORS_PER_LINE
@@ -46,8 +48,6 @@ from engine.memory.patterns import (
     spread,
     thread_indices,
 )
-from engine.execution import current_cancel, execute_launch
-from engine.memory.executed import with_execution
 from engine.memory.report import AccessInfo, MemoryReport, memory_table
 from engine.memory.texels import TexelFetch, texel_fetch
 from engine.ptx.model import Instruction, Module, Operand

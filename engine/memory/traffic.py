@@ -111,6 +111,8 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
             continue
         moved_shares = shares if by_bytes is sm else level_shares(a, profile, by_bytes) or shares
         requests = float(executions.get(a.index, 0.0)) * warps_in_grid
+        if a.executed:
+            requests *= a.issue_share       # warps whose lanes are all off issue no request
         sector_bytes = requests * (a.sectors_per_request or 0.0) * SECTOR
         l1 += sector_bytes * moved_shares.l1
         l2 += sector_bytes * moved_shares.l2

@@ -29,7 +29,6 @@ from engine.analysis import KernelAnalysis, LaunchValues, UniformEvaluator, anal
 from engine.analysis.warp_branches import WarpBranches, warp_branches_for
 from engine.errors import ModelError, SimulationError, WarplineError
 from engine.mechanisms import enabled
-from engine.pipeline.traced import block_paths
 from engine.pipeline.description import (
     KernelDescription,
     Loop,
@@ -41,6 +40,7 @@ from engine.pipeline.description import (
 from engine.pipeline.peers import ModelPrediction, all_peers
 from engine.pipeline.schedule import block_issue_order, issue_positions
 from engine.pipeline.simulator import SimulationResult, simulate
+from engine.pipeline.traced import block_paths, counted_block_paths
 from engine.sass.order import copy_positions
 from engine.units import MemorySpace, Unit
 
@@ -644,9 +644,17 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
 
         single_wave = 0 < launch.n_blocks <= device.sm_count
         traced, traced_warps, extra, _ = block_paths(execution, builder_for, single_wave)
+        counted_traced = None
+        if single_wave:
+            # the SM with the slowest block sets the time; the launch's counts are the mean block's
+            counted = counted_block_paths(execution, builder_for)
+            if counted:
+                per_warp = [traced[traced_warps[w]] if traced_warps else traced[0] for w in range(len(counted))]
+                traced, traced_warps, counted_traced = per_warp, tuple(range(len(counted))), tuple(counted)
         if any(_executes(list(p)) for p in traced):
-            return _finish(analysis, profile, launch, resident, ov, instructions, subsystems, traced, traced_warps,
-                           extra, None, notes, passes)
+            return dataclasses.replace(
+                _finish(analysis, profile, launch, resident, ov, instructions, subsystems, traced, traced_warps,
+                        extra, counted_traced, notes, passes), traced=True)
     walks = [walk(0 if branches is not None else None)]
     representatives = [walks[0][0].warp]
     warp_path = None
@@ -730,7 +738,8 @@ def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
     sms = profile.device.sm_count or 1
     per_sm = max(1, min(resident, math.ceil(launch.n_blocks / sms)))
     execution = getattr(report, "execution", None)
-    levels = simulated_levels(execution, profile, per_sm, smem) if execution is not None else None
+    gathers = frozenset(a.index for a in getattr(report, "accesses", ()) if a.data_dependent)
+    levels = simulated_levels(execution, profile, per_sm, smem, gathers) if execution is not None else None
     return SmContext(resident_blocks=per_sm, simulated=levels,
                      waves=launch.n_blocks / (sms * max(1, resident)),
                      shared_bytes_per_block=smem,

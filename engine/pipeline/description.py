@@ -185,6 +185,8 @@ class KernelDescription:
     # Atomics that ptxas made into compare-and-swap retry loops: (instruction, mean passes of the
     # loop per execution), for counting the SASS the launch executes.
     retry_passes: tuple[tuple[int, float], ...] = ()
+    # the paths are the ones the sampled warps ran (engine.execution): each warp's own
+    traced: bool = False
 
     # ---- derived figures -------------------------------------------------------------------
     @property
@@ -211,6 +213,11 @@ class KernelDescription:
 
         walk(paths[path], 1)
         return counts
+
+    def mean_counts(self) -> np.ndarray:
+        """How often a warp of a block executes each instruction, on average over its warps."""
+        return sum((self.dynamic_counts(self.path_of_warp(w)) for w in range(self.warps_per_block)),
+                   np.zeros(len(self.instructions), dtype=np.int64)) / self.warps_per_block
 
     def instructions_per_warp(self, path: int = 0) -> int:
         return int(self.dynamic_counts(path).sum())

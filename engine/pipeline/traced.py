@@ -132,6 +132,22 @@ def block_paths(execution: Any, builder_for: Any, single_wave: bool
     cfg = builder_for(None).cfg
     sizes = np.array([b.end - b.start for b in cfg.blocks], dtype=np.int64)
     chosen = representative_block(execution, sizes, single_wave)
+    return _paths_of(execution, builder_for, chosen)
+
+
+def counted_block_paths(execution: Any, builder_for: Any) -> list[tuple[PathNode, ...]] | None:
+    """The paths of the block nearest the sample's mean, each warp's in block order (for counting
+    what the launch executes when the simulated block is another)."""
+    cfg = builder_for(None).cfg
+    sizes = np.array([b.end - b.start for b in cfg.blocks], dtype=np.int64)
+    chosen = representative_block(execution, sizes, False)
+    builder = builder_for(None)
+    tracer = TracedPath(builder)
+    return [tracer.build(execution.paths[w]) for w in execution.block_warps(chosen)]
+
+
+def _paths_of(execution: Any, builder_for: Any, chosen: int
+              ) -> tuple[list[tuple[PathNode, ...]], tuple[int, ...] | None, int, int]:
     paths: list[tuple[PathNode, ...]] = []
     index: dict[tuple, int] = {}
     warp_path = []

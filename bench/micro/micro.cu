@@ -897,6 +897,50 @@ static void bench_global_lat(Ctx& c, char* big, size_t big_bytes, float4* flush,
     CK(cudaFree(d_perm));
 }
 
+// Cache geometry for the cache simulator (engine.caches): the latency of one thread chasing a
+// random ring of nodes 128 B apart, warmed by two passes, as the ring grows (the knee is the
+// capacity a single SM sees) and, for L1, over N lines spaced S bytes apart (lines that may fall
+// in one set: the knee over N is the associativity, unless the set index is hashed).
+static void chase_row(Ctx& c, char* big, unsigned* d_perm, size_t bytes, size_t stride, int cache,
+                      std::mt19937& rng, const char* name) {
+    size_t n = bytes / stride;
+    std::vector<unsigned> perm(n);
+    std::iota(perm.begin(), perm.end(), 0u);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    CK(cudaMemcpy(d_perm, perm.data(), n * sizeof(unsigned), cudaMemcpyHostToDevice));
+    k_make_ring<<<1024, 256>>>((unsigned long long*)big, d_perm, n, (int)(stride / 8));
+    CKL();
+    unsigned long long start = (unsigned long long)(big + (size_t)perm[0] * stride);
+    int warm = (int)std::min<size_t>(2 * n + 64, 4u << 20);
+    int steps = 4096;
+    if (cache == 0) k_chase<0><<<1, 1>>>(start, warm, steps, (unsigned long long*)c.d_sink, c.d_cyc);
+    else k_chase<1><<<1, 1>>>(start, warm, steps, (unsigned long long*)c.d_sink, c.d_cyc);
+    CKL();
+    long long cyc;
+    CK(cudaMemcpy(&cyc, c.d_cyc, sizeof(cyc), cudaMemcpyDeviceToHost));
+    char param[128];
+    snprintf(param, sizeof param, "%s ring of %zu B, nodes %zu B apart, warmed", cache ? "ld.global.cg" : "ld.global.ca",
+             bytes, stride);
+    row("geometry", name, param, (double)cyc / steps, "cycles");
+}
+
+static void bench_geometry(Ctx& c, char* big, size_t big_bytes) {
+    // the largest L1: no shared memory carved out of the unified array
+    CK(cudaFuncSetAttribute(k_chase<0>, cudaFuncAttributePreferredSharedMemoryCarveout, 0));
+    unsigned* d_perm;
+    CK(cudaMalloc(&d_perm, (big_bytes / 128) * sizeof(unsigned)));
+    std::mt19937 rng(777);
+    for (int kb : {16, 32, 64, 96, 128, 160, 176, 192, 208, 224, 240, 256, 320})
+        chase_row(c, big, d_perm, (size_t)kb << 10, 128, 0, rng, "l1_ring");
+    for (int stride_kb : {4, 16, 64})
+        for (int lines : {2, 4, 6, 8, 12, 16, 24, 32, 48, 64})
+            chase_row(c, big, d_perm, (size_t)lines * (stride_kb << 10), (size_t)stride_kb << 10, 0, rng,
+                      ("l1_set_stride" + std::to_string(stride_kb) + "k").c_str());
+    for (int mb : {4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 48, 56, 64, 96})
+        if (((size_t)mb << 20) <= big_bytes) chase_row(c, big, d_perm, (size_t)mb << 20, 128, 1, rng, "l2_ring");
+    CK(cudaFree(d_perm));
+}
+
 // DRAM latency under load: one thread of block 0 chases a 1 GB ring of 128-byte-apart nodes
 // (ld.global.cg, as lat,ld_global_dram_1GB) while the first W warps of every other block stream
 // over 512 MB until the chase is done. Each W gives the chase's latency and the bandwidth the
@@ -1400,6 +1444,14 @@ int main(int argc, char** argv) {
         bench_op<add_f16x2>(c);
         bench_op<mul_f16x2>(c);
         bench_op<fma_bf16x2>(c);
+    }
+    if (want("geometry")) {
+        measure_clock_mhz(c);
+        size_t gb = 128u << 20;
+        char* gbig;
+        CK(cudaMalloc(&gbig, gb));
+        bench_geometry(c, gbig, gb);
+        CK(cudaFree(gbig));
     }
     if (want("linethr")) {
         measure_clock_mhz(c);

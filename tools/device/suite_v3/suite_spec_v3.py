@@ -158,7 +158,7 @@ FAMILIES["dynprog"] = Family(
              Buf("wall", "i32u", 64 * M, 0, 10), Buf("src", "i32u", M, 0, 1000), Buf("dst", "zero4", M),
              Buf("log_trans", "f32u", 256 * 256, -8.0, 0.0), Buf("log_emit", "f32u", 256 * 64, -8.0, 0.0),
              Buf("log_init", "f32u", 256, -8.0, 0.0), Buf("obs", "i32u", 2 * M, 0, 64),
-             Buf("backptr", "zero2", 32 * M)],
+             Buf("backptr", "zero2", 64 * M)],
     kernels=[
         *[Kernel("sw_batch_strip", ["query", "target", "best"],
                  {3: (length, "len (query and target)"), 4: (2, "match"), 5: (-1, "mismatch"), 6: (1, "gap")},

@@ -57,6 +57,17 @@ __device__ __forceinline__ void welford_merge(float &n, float &mean, float &m2, 
     n = total;
 }
 
+// The (count, mean, M2) of the whole warp, in every lane.
+__device__ __forceinline__ void welford_warp(float &n, float &mean, float &m2)
+{
+    for (int offset = 16; offset > 0; offset >>= 1) {
+        const float nb = __shfl_xor_sync(FULL_MASK, n, offset);
+        const float mb = __shfl_xor_sync(FULL_MASK, mean, offset);
+        const float m2b = __shfl_xor_sync(FULL_MASK, m2, offset);
+        welford_merge(n, mean, m2, nb, mb, m2b);
+    }
+}
+
 __global__ void layernorm_welford(const float *__restrict__ in, const float *__restrict__ gamma,
                                   const float *__restrict__ beta, float *__restrict__ out, int cols, float eps)
 {
@@ -73,12 +84,7 @@ __global__ void layernorm_welford(const float *__restrict__ in, const float *__r
         mean += d / n;
         m2 += d * (v - mean);
     }
-    for (int offset = 16; offset > 0; offset >>= 1) {
-        const float nb = __shfl_xor_sync(FULL_MASK, n, offset);
-        const float mb = __shfl_xor_sync(FULL_MASK, mean, offset);
-        const float m2b = __shfl_xor_sync(FULL_MASK, m2, offset);
-        welford_merge(n, mean, m2, nb, mb, m2b);
-    }
+    welford_warp(n, mean, m2);
     if (lane == 0) {
         part_n[warp] = n;
         part_mean[warp] = mean;
@@ -89,12 +95,7 @@ __global__ void layernorm_welford(const float *__restrict__ in, const float *__r
         n = lane < nwarps ? part_n[lane] : 0.0f;
         mean = lane < nwarps ? part_mean[lane] : 0.0f;
         m2 = lane < nwarps ? part_m2[lane] : 0.0f;
-        for (int offset = 16; offset > 0; offset >>= 1) {
-            const float nb = __shfl_xor_sync(FULL_MASK, n, offset);
-            const float mb = __shfl_xor_sync(FULL_MASK, mean, offset);
-            const float m2b = __shfl_xor_sync(FULL_MASK, m2, offset);
-            welford_merge(n, mean, m2, nb, mb, m2b);
-        }
+        welford_warp(n, mean, m2);
         if (lane == 0) {
             row_mean = mean;
             row_rstd = rsqrtf(m2 / n + eps);

@@ -240,7 +240,8 @@ def split_toml() -> str:
         "# Written BEFORE any measurement of the suite, by a fixed rule, and never to be changed:\n"
         "#   rank the kernels by sha256(<C++ kernel name>) as a lowercase hex string, ascending;\n"
         f"#   the first {len(held)} of the {len(kernels)} kernels (exactly one third) are held out, the rest are for tuning.\n"  # noqa: E501
-        "# (tools/device/suite_v2/gen_suite.py split reproduces this file.) Entries are '<family>/<kernel>';\n"
+        f"# ({getattr(spec, 'SPLIT_COMMAND', 'tools/device/suite_v2/gen_suite.py split')} reproduces this file.) "
+        "Entries are '<family>/<kernel>';\n"
         "# every launch configuration of a kernel ('<family>/<kernel>/<configuration>') follows its kernel.\n"
         "# Nobody tunes anything (profiles, model constants, code) on held_out kernels: they are\n"
         "# only for reporting the error of the finished models.\n"

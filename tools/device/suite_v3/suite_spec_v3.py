@@ -29,6 +29,7 @@ from suite_spec import Buf, Cfg, Const, Csr, Family, Kernel, Tex, cdiv  # noqa: 
 TITLE = "Validation suite v3"
 DIRECTORY = "v3"
 SPEC_FILE = "suite_v3/suite_spec_v3.py"
+SPLIT_COMMAND = "tools/device/suite_v2/gen_suite.py --suite v3 split"
 
 M = 1 << 20
 V3 = Path(__file__).resolve().parents[3] / "samples" / "v3"

@@ -64,7 +64,8 @@ if [ -f "$CHECK" ]; then
   timeout "${CHECK_TIMEOUT_S:-90}" python3 "$CHECK" --out "$WORK/check.txt" > "$WORK/check_stdout.txt" 2>&1
   crc=$?
   [ -f "$WORK/check.txt" ] || tail -20 "$WORK/check_stdout.txt" > "$WORK/check.txt"
-  echo "correctness check: rc=$crc ($( [ $crc = 124 ] && echo 'timed out; ' )$(tail -1 "$WORK/check.txt")) in $(( $(date +%s) - t0 )) s"
+  echo "correctness check: rc=$crc$( [ $crc = 124 ] && echo ' (timed out)' ): $(grep -c '^ok' "$WORK/check.txt") ok," \
+       "$(grep -cE '^(FAIL|ERROR)' "$WORK/check.txt") not ok, in $(( $(date +%s) - t0 )) s"
   grep -E '^(FAIL|ERROR|SKIPPED)' "$WORK/check.txt" | head -20
   cp "$WORK/check.txt" "$DEST/check.txt"
 fi

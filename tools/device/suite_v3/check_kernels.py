@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import time
 import traceback
@@ -945,30 +946,38 @@ for _family, _causal in (("tt_attention_causal", True), ("tt_attention_full", Fa
 
 # ------------------------------------------------------------------------------------ main
 
+def _cuda_error(exc: BaseException) -> bool:
+    """A CUDA runtime or driver error: after most of them (an illegal address, a launch failure)
+    the process's context is unusable, so the remaining kernels are checked in a new process."""
+    return "CUDA" in type(exc).__name__ and "Error" in type(exc).__name__
+
+
 def main() -> int:
     global cp
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", help="kernels or families to check (default: all)")
-    parser.add_argument("--out", help="also write the report here")
+    parser.add_argument("--out", help="also write the report here (appended line by line)")
+    parser.add_argument("--append", action="store_true", help=argparse.SUPPRESS)   # a continuation process
     ns = parser.parse_args()
-    lines: list[str] = []
+    if ns.out and not ns.append:
+        Path(ns.out).write_text("")
 
     def say(text: str) -> None:
         print(text, flush=True)
-        lines.append(text)
+        if ns.out:   # line by line, so that a timeout keeps what was checked
+            with open(ns.out, "a") as handle:
+                handle.write(text + "\n")
 
     try:
         import cupy
     except ImportError as exc:
         say(f"SKIPPED: cannot import cupy ({exc}); no kernel checked")
-        if ns.out:
-            Path(ns.out).write_text("\n".join(lines) + "\n")
         return 2
     cp = cupy
     start = time.time()
     failed = 0
     chosen = [c for c in CHECKS if not ns.only or c[0] in ns.only or c[1] in ns.only]
-    for family, kernel, fn in chosen:
+    for i, (family, kernel, fn) in enumerate(chosen):
         t0 = time.time()
         try:
             ok, detail = fn()
@@ -978,11 +987,17 @@ def main() -> int:
             ok, status = False, "ERROR"
             detail = f"{type(exc).__name__}: {exc}".replace("\n", " ")[:300]
             traceback.print_exc(file=sys.stderr)
+            if _cuda_error(exc) and i + 1 < len(chosen):
+                say(f"{status} {family}/{kernel}: {detail} ({time.time() - t0:.1f} s); "
+                    "the rest is checked in a new process")
+                rest = [k for _, k, _ in chosen[i + 1:]]
+                cmd = [sys.executable, __file__, "--only", *rest] + (["--out", ns.out, "--append"] if ns.out else [])
+                return max(1, subprocess.run(cmd).returncode)
         failed += not ok
         say(f"{status} {family}/{kernel}: {detail} ({time.time() - t0:.1f} s)")
-    say(f"checked {len(chosen)} kernels in {time.time() - start:.1f} s: {len(chosen) - failed} ok, {failed} not ok")
-    if ns.out:
-        Path(ns.out).write_text("\n".join(lines) + "\n")
+    which = "the remaining " if ns.append else ""
+    say(f"checked {which}{len(chosen)} kernels in {time.time() - start:.1f} s: {len(chosen) - failed} ok, "
+        f"{failed} not ok")
     return 1 if failed else 0
 
 

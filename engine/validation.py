@@ -3,7 +3,9 @@
 Suites (:data:`SUITES`): ``v1``, the round-1 samples (``samples/``) measured on an H100; ``v2``, 54
 kernels modelled on real applications (``samples/v2/``) measured on an H100 and an H200, with a
 third of its kernels held out (``samples/v2/SPLIT.toml``, fixed before measuring) and reported
-separately: nothing is tuned on them.
+separately: nothing is tuned on them; ``v2x``, its tuning supplement; ``v3``, 51 kernels written as
+applications write them, six compiled by Triton (``samples/v3/``, a third held out the same way),
+to be measured on an H100 and an H200: until the measurement folders exist, validating it says so.
 
 A measurement folder (``samples/measured/<run>/``) holds ``launch_order.csv`` (which launch ran in
 which order, and its dynamic shared memory) and ``ncu_cycles.csv`` (ncu numbers launches in the
@@ -46,6 +48,12 @@ class Suite:
     root: Path                                  # holds ptx/<sample>.sm_90.ptx and <sample>.launch.toml
     runs: dict[str, tuple[Path, ...]]           # GPU profile -> measurement folders
     split: Path | None = None                   # TOML with the held-out kernels
+    how_measured: str = ""                      # the command that makes the measurement folders
+
+    def measured(self, profile: str) -> bool:
+        """Whether every measurement folder of ``profile`` exists (a suite is listed before it is measured)."""
+        folders = self.runs.get(profile, ())
+        return bool(folders) and all((run / "launch_order.csv").is_file() for run in folders)
 
     def held_out(self) -> frozenset[str]:
         """``family/kernel`` of the kernels nobody tunes on (empty without a split file)."""
@@ -66,6 +74,10 @@ SUITES = {
                 SAMPLES / "v2" / "SPLIT.toml"),
     "v2x": Suite("v2x", SAMPLES / "v2x", {"h100": (MEASURED / "v2x-h100",), "h200": (MEASURED / "v2x-h200",)},
                  SAMPLES / "v2x" / "SPLIT.toml"),
+    "v3": Suite("v3", SAMPLES / "v3", {"h100": (MEASURED / "v3-h100",), "h200": (MEASURED / "v3-h200",)},
+                SAMPLES / "v3" / "SPLIT.toml",
+                how_measured="`bash tools/device/suite_v3/measure.sh` on the GPU, then `python3 "
+                             "tools/device/suite_v2/merge.py <gpu>/suite_v3.tar.gz samples/measured/v3-<gpu>`"),
 }
 
 
@@ -298,9 +310,17 @@ def run_validation(profile: str = "h100", runs: Iterable[Path] | None = None,
         raise WarplineError(f"no validation suite {suite!r} (suites: {', '.join(SUITES)})")
     if runs is None:
         if profile not in chosen.runs:
-            raise WarplineError(f"suite {suite} has no measurements for {profile!r} "
-                                f"(measured on: {', '.join(chosen.runs)})")
+            measured = [gpu for gpu in chosen.runs if chosen.measured(gpu)]
+            where = (f"measured on: {', '.join(measured)}" if measured
+                     else f"not measured yet; to be measured on: {', '.join(chosen.runs)}")
+            raise WarplineError(f"suite {suite} has no measurements for {profile!r} ({where})")
         runs = chosen.runs[profile]
+        missing = [run for run in runs if not (run / "launch_order.csv").is_file()]
+        if missing:
+            raise WarplineError(
+                f"suite {suite} has no measurements yet for {profile}: "
+                + ", ".join(str(run.relative_to(ROOT)) if run.is_relative_to(ROOT) else str(run) for run in missing)
+                + " not measured" + (f" (made by {chosen.how_measured})" if chosen.how_measured else ""))
     held = chosen.held_out()
     measurements = [m for key, m in sorted(load_measurements(runs).items()) if only is None or only(key)]
     rows = []

@@ -14,10 +14,11 @@ from engine.mechanisms import MECHANISMS, without
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--suite", choices=("v1", "v2", "v2x"), default="v1",
+    parser.add_argument("--suite", choices=("v1", "v2", "v2x", "v3"), default="v1",
                         help="v1: the samples (H100); v2: 54 application-like kernels (H100 and H200, "
                              "a held-out third reported apart); v2x: 12 kernels supplementing v2's tuning part "
-                             "(H100 and H200, a third held out)")
+                             "(H100 and H200, a third held out); v3: 51 kernels written as applications write "
+                             "them, 6 compiled by Triton (a third held out; says so while not yet measured)")
     parser.add_argument("--profile", help="GPU profile of the measurements (default h100; v2 also h200)")
     parser.add_argument("--measurements", nargs="*", help="measurement folders (default: the suite's for the profile)")
     parser.add_argument("--only", nargs="*", help="configurations whose key contains one of these")

@@ -1,7 +1,8 @@
-"""Run `main.py info --json` on every launch configuration of samples/v2 and report what the app
-could not analyse (errors, loops without a trip count).
+"""Run `main.py info --json` on every launch configuration of a validation suite (samples/v2,
+samples/v2x or samples/v3) and report what the app could not analyse (errors, loops without a
+trip count).
 
-    .venv/bin/python tools/device/suite_v2/check_info.py [--jobs 2] [--out FILE] [--profile h100]
+    .venv/bin/python tools/device/suite_v2/check_info.py [--suite v2] [--jobs 2] [--out FILE] [--profile h100]
 
 One `python main.py info PTX --profile P --launch LAUNCH --config NAME --kernel KERNEL --json`
 per configuration (the command line the app documents, run as a separate process).
@@ -19,13 +20,12 @@ from pathlib import Path
 import tomllib
 
 ROOT = Path(__file__).resolve().parents[3]
-V2 = ROOT / "samples" / "v2"
 
 
-def check(job: tuple[str, str, str, str]) -> dict:
-    family, launch_name, kernel, profile = job
-    cmd = [sys.executable, "main.py", "info", f"samples/v2/ptx/{family}.sm_90.ptx", "--profile", profile,
-           "--launch", f"samples/v2/{family}.launch.toml", "--config", launch_name, "--kernel", kernel, "--json"]
+def check(job: tuple[str, str, str, str, str]) -> dict:
+    suite, family, launch_name, kernel, profile = job
+    cmd = [sys.executable, "main.py", "info", f"samples/{suite}/ptx/{family}.sm_90.ptx", "--profile", profile,
+           "--launch", f"samples/{suite}/{family}.launch.toml", "--config", launch_name, "--kernel", kernel, "--json"]
     proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     row = {"key": f"{family}/{launch_name}", "rc": proc.returncode, "error": "", "unknown_loops": [],
            "loops": 0, "blocks_per_sm": None, "limiter": None}
@@ -51,18 +51,19 @@ def check(job: tuple[str, str, str, str]) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--suite", default="v2", choices=("v2", "v2x", "v3"))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--profile", default="h100")
     parser.add_argument("--out", help="also write the report here")
     ns = parser.parse_args()
     jobs = []
-    for path in sorted(V2.glob("*.launch.toml")):
+    for path in sorted((ROOT / "samples" / ns.suite).glob("*.launch.toml")):
         family = path.name.removesuffix(".launch.toml")
         for launch in tomllib.loads(path.read_text())["launch"]:
-            jobs.append((family, launch["name"], launch["kernel"], ns.profile))
+            jobs.append((ns.suite, family, launch["name"], launch["kernel"], ns.profile))
     with ThreadPoolExecutor(ns.jobs) as pool:
         rows = list(pool.map(check, jobs))
-    lines = [f"# main.py info --json on {len(rows)} launch configurations of samples/v2 (profile {ns.profile})"]
+    lines = [f"# main.py info --json on {len(rows)} launch configurations of samples/{ns.suite} (profile {ns.profile})"]
     failed = [r for r in rows if r["rc"] != 0 or r["error"]]
     unknown = [r for r in rows if r["unknown_loops"]]
     lines.append(f"failed: {len(failed)}; configurations with a loop of unknown trip count: {len(unknown)}")

@@ -166,13 +166,14 @@ struct Rng {
 
 size_t elem_size(const std::string &kind)
 {
-    if (kind == "f32u" || kind == "i32u" || kind == "i32sorted" || kind == "i32perm" || kind == "zero4")
+    if (kind == "f32u" || kind == "i32u" || kind == "i32sorted" || kind == "i32perm" || kind == "i32offsets" ||
+        kind == "zero4")
         return 4;
     if (kind == "f64u" || kind == "zero8")
         return 8;
-    if (kind == "f16u")
+    if (kind == "f16u" || kind == "zero2")
         return 2;
-    if (kind == "zero1")
+    if (kind == "u8u" || kind == "zero1")
         return 1;
     die("unknown buffer kind " + kind);
 }
@@ -204,6 +205,18 @@ std::vector<unsigned char> host_data(const BufSpec &b)
         const uint64_t range = (uint64_t)(b.hi - b.lo);
         for (size_t i = 0; i < n; ++i)
             p[i] = (int32_t)((int64_t)b.lo + (int64_t)(rng.next() % range));
+    } else if (b.kind == "u8u") {
+        const uint64_t range = (uint64_t)(b.hi - b.lo);
+        for (size_t i = 0; i < n; ++i)
+            bytes[i] = (unsigned char)((int64_t)b.lo + (int64_t)(rng.next() % range));
+    } else if (b.kind == "i32offsets") {
+        // Segment starts: element 0 is 0, each next one adds a length uniform in [lo, hi]
+        // (the same rule as the CSR row pointers of csr_data).
+        int32_t *p = reinterpret_cast<int32_t *>(bytes.data());
+        const uint64_t lengths = (uint64_t)(b.hi - b.lo) + 1;
+        p[0] = 0;
+        for (size_t i = 1; i < n; ++i)
+            p[i] = p[i - 1] + (int32_t)b.lo + (int32_t)(rng.next() % lengths);
     } else if (b.kind == "i32sorted") {
         // Non-decreasing: random steps averaging (hi - lo) / count, clamped below hi.
         int32_t *p = reinterpret_cast<int32_t *>(bytes.data());

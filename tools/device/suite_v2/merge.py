@@ -1,9 +1,11 @@
-"""Unpack one device call's suite_v2.tar.gz and join its per-chunk Nsight Compute output.
+"""Unpack one device call's tarball (suite_v2.tar.gz; suite_v3.tar.gz for suite v3) and join its
+per-chunk Nsight Compute output.
 
     python3 tools/device/suite_v2/merge.py FILES_AT/<gpu>/suite_v2.tar.gz samples/measured/v2-h100
+    python3 tools/device/suite_v2/merge.py FILES_AT/<gpu>/suite_v3.tar.gz samples/measured/v3-h100
 
 Writes into the destination folder:
-* raw/           the call's suite_v2.tar.gz unchanged, and unpacked beside it everything in it
+* raw/           the call's tarball unchanged, and unpacked beside it everything in it
                  except the per-chunk ncu tables (<pass>_c<k>.csv, joined below): the driver's
                  per-process launch lists, stderr logs, environment, manifest, metrics, summary;
 * launch_order.csv + ncu_cycles.csv          the 'cycles' pass, chunks joined in run order, ncu IDs
@@ -12,8 +14,9 @@ Writes into the destination folder:
 * launch_order_memory.csv + ncu_memory.csv   the same for the 'memory' pass;
 * launch_order_plain.csv                     the plain run (CUDA-event times, driver occupancy);
 * sanity.txt     per configuration: median cycles / us, repeat spread; launches outside 20 us - 5 ms.
-A chunk whose ncu output does not match its launch list launch for launch (count, kernel, grid,
-block) is left out of the joined files and named in sanity.txt.
+A chunk whose ncu output does not match its launch list launch for launch (kernel, grid, block)
+is left out of the joined files and named in sanity.txt. A chunk that ncu did not finish (a
+timeout) keeps the launches it profiled: the first k of its list when ncu's IDs are 0..k-1.
 """
 
 from __future__ import annotations
@@ -66,6 +69,9 @@ def join_pass(raw: Path, name: str, out_order: Path, out_ncu: Path, notes: list[
         header, by_id = ncu_rows(raw / f"{name}_c{k}.csv") if (raw / f"{name}_c{k}.csv").exists() else ([], {})
         ids = sorted(by_id)
         problem = ""
+        partial = bool(order) and 0 < len(ids) < len(order) and ids == list(range(len(ids)))
+        if partial:
+            order = order[:len(ids)]   # the launches profiled before ncu was stopped
         if not order:
             problem = "no launch list"
         elif ids != list(range(len(order))):
@@ -100,7 +106,8 @@ def join_pass(raw: Path, name: str, out_order: Path, out_ncu: Path, notes: list[
             new_row["order"] = str(new_id)
             order_out.append(new_row)
             joined.append((new_row, metrics))
-        notes.append(f"{name} chunk {k}: {len(order)} launches joined")
+        notes.append(f"{name} chunk {k}: {len(order)} launches joined" +
+                     (" (PARTIAL: ncu stopped before the end of its list)" if partial else ""))
         k += 1
     if order_out and header_out:
         with open(out_order, "w", newline="") as handle:
@@ -130,8 +137,8 @@ def main() -> int:
     tar_path, dest = Path(sys.argv[1]), Path(sys.argv[2])
     keep = dest / "raw"
     keep.mkdir(parents=True, exist_ok=True)
-    if tar_path.resolve() != (keep / "suite_v2.tar.gz").resolve():
-        shutil.copyfile(tar_path, keep / "suite_v2.tar.gz")
+    if tar_path.resolve() != (keep / tar_path.name).resolve():
+        shutil.copyfile(tar_path, keep / tar_path.name)
     tmp = tempfile.TemporaryDirectory()
     raw = Path(tmp.name)
     with tarfile.open(tar_path) as tar:
@@ -171,7 +178,7 @@ def main() -> int:
         if value is not None:
             plain_us[row["key"]].append(value)
     keys = list(dict.fromkeys([r["key"] for r in plain_rows] + list(per_key)))
-    lines = ["# sanity summary (tools/device/suite_v2/merge.py) of raw/suite_v2.tar.gz", *notes,
+    lines = [f"# sanity summary (tools/device/suite_v2/merge.py) of raw/{tar_path.name}", *notes,
              f"configurations: {len(keys)} in the plain run or the cycles pass; "
              f"with ncu cycles: {sum(1 for k in keys if per_key[k]['gpc__cycles_elapsed.max'])}"]
     missing = [k for k in keys if not per_key[k]["gpc__cycles_elapsed.max"]]

@@ -12,7 +12,8 @@ Called by measure.sh (which builds BIN and writes M). Standard library only. Ste
 3. ncu passes, each split into chunks of whole families (one ncu process per chunk, so a
    timeout loses one chunk only): 'cycles' (launch metrics and cycles, --repeat 3) for every
    chunk first, then 'memory' (instructions, DRAM, caches, l1tex requests, --repeat 1). Each
-   process has a timeout that ends it before the deadline.
+   process has a timeout: twice its share of the time left (by launches and repeats, at least
+   60 s), never past the deadline, so that one hanging chunk leaves time for the others.
 
 Everything goes into --work: plain_<n>.csv / .err, probe_*.txt, <pass>_c<k>.csv (ncu stdout),
 <pass>_c<k>.err (ncu + driver stderr), <pass>_c<k>.order.csv (the driver's launch list for that
@@ -250,11 +251,22 @@ def main() -> int:
     groups = chunks_of([(f, launches[f]) for f in good], ns.chunks)
     say(f"chunks: {[len(g) for g in groups]} families")
     results = []
+
+    def weight(name: str, group: list[str], repeat: int) -> float:
+        # ncu's cost of a chunk: per launch its repeats ('memory' replays each launch for its
+        # metric groups: about 4 repeats' worth), plus each family's setup
+        per_launch = repeat if name == "cycles" else 4
+        return sum(launches[f] for f in group) * per_launch + 3 * len(group)
+
+    pending = [weight(name, group, repeat) for name, _, repeat in passes for group in groups]
     for name, metrics, repeat in passes:
         for k, group in enumerate(groups):
             stem = work / f"{name}_c{k}"
             left = ns.deadline - time.time() - 10
             expected = sum(launches[f] for f in group) * repeat
+            share = pending[0] / max(1.0, sum(pending))
+            pending.pop(0)
+            limit = min(left, max(60.0, 2.0 * share * left))
             if left < 20:
                 say(f"{name} chunk {k}: skipped (no time left)")
                 results.append((name, k, group, "skipped", 0, expected, 0.0))
@@ -262,10 +274,11 @@ def main() -> int:
             cmd = [ns.ncu, "--clock-control", "none", "--csv", "--metrics", ",".join(metrics)] + \
                 base(group, repeat, stem.with_suffix(".order.csv"))
             (work / "commands.txt").open("a").write(" ".join(cmd) + "\n")
-            rc, secs = run(cmd, stem.with_suffix(".csv"), stem.with_suffix(".err"), left)
+            rc, secs = run(cmd, stem.with_suffix(".csv"), stem.with_suffix(".err"), limit)
             got = len(csv_launch_ids(stem.with_suffix(".csv")))
             listed = order_rows(stem.with_suffix(".order.csv"))
-            status = "ok" if rc == 0 and got == listed == expected else f"rc={rc}"
+            status = "ok" if rc == 0 and got == listed == expected else (
+                f"timeout after {limit:.0f} s" if rc == 124 else f"rc={rc}")
             say(f"{name} chunk {k} ({len(group)} families): {status}, {got} profiled / {listed} listed / "
                 f"{expected} expected, {secs:.1f} s")
             results.append((name, k, group, status, got, expected, secs))
@@ -274,7 +287,7 @@ def main() -> int:
 
 
 def write_summary(work: Path, fams, good, failed, launches, results) -> None:
-    lines = ["# validation suite v2 run summary", *LOG, "",
+    lines = ["# validation suite run summary (run_suite.py)", *LOG, "",
              f"families: {len(fams)}, ran cleanly: {len(good)}, failed: {len(failed)}"]
     for fam, why in failed.items():
         lines.append(f"FAILED {fam}: {why}")

@@ -29,8 +29,10 @@ SMEM_CUT = {"56k": 56 * KB, "72k": 72 * KB, "100k": 100 * KB, "120k": 120 * KB}
 @dataclass
 class Buf:
     """A device buffer. kind: f32u / f64u / f16u (uniform in [lo, hi)), i32u (ints in [lo, hi)),
-    i32sorted (non-decreasing ints in [lo, hi)), i32perm (a permutation of 0..count-1),
-    zero1 / zero4 / zero8 (zeroed bytes / 4-byte / 8-byte elements). ``count`` in elements."""
+    u8u (bytes in [lo, hi)), i32sorted (non-decreasing ints in [lo, hi)), i32perm (a permutation
+    of 0..count-1), i32offsets (count - 1 segment lengths uniform in [lo, hi] and their prefix sums,
+    starting at 0: CSR-style row starts), zero1 / zero2 / zero4 / zero8 (zeroed 1- / 2- / 4- /
+    8-byte elements). ``count`` in elements."""
 
     name: str
     kind: str
@@ -104,6 +106,7 @@ class Family:
     textures: list[Tex] = field(default_factory=list)
     consts: list[Const] = field(default_factory=list)
     interleave: bool = False                # launch order: by configuration, then kernel
+    source: str = ""                        # the source file, if not <family>.cu (Triton: .py)
 
 
 def cdiv(a: int, b: int) -> int:

@@ -1,0 +1,4 @@
+"""The two runtime constants check_kernels.py passes to texture descriptors."""
+
+cudaResourceTypeLinear = 1
+cudaChannelFormatKindFloat = 2

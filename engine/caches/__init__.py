@@ -22,6 +22,7 @@ launch's DRAM bytes and hit rates extrapolated from them (:func:`launch_traffic`
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -34,8 +35,14 @@ SECTOR = 32
 LINE = 128
 DRAM_FETCH_BYTES = 64           # DRAM reads 64 bytes at a time: a missing sector brings its neighbour
 L2_EFFECTIVE_SHARE = 0.5        # data shared by every SM occupies both L2 partitions (measured, see docs)
-L1_WAYS = 4
+L1_WAYS = 16
 L2_WAYS = 16
+# measured (bench/micro/results/h100-2026-11-27-geometry-call{1,2}: a single thread chasing a ring
+# through L1 with no shared memory carved out): every load hits up to 208 KB, 85 % at 224 KB, 50 %
+# at 256 KB, none at 320 KB. So about 40 KB of the 256 KB array are not L1 data, misses fade in
+# (the victim is not the least recently used line), and lines 4, 16 or 64 KB apart never conflict
+# (the set index is hashed).
+L1_UNAVAILABLE_BYTES = 40 * 1024
 FULL = np.uint32(0xFFFFFFFF)
 
 # request kinds (engine.execution.recorder)
@@ -127,11 +134,14 @@ def _replay(req_block, req_kind, req_order, flush_at, entry_start, entry_line, e
                         way = w
                         break
                 if way < 0:
-                    oldest = 0
-                    for w in range(1, l1_ways):
-                        if l1_age[blk, s1, w] < l1_age[blk, s1, oldest]:
-                            oldest = w
-                    way = oldest
+                    # an empty way if there is one, else a pseudo-random victim (measured: misses
+                    # fade in beyond the capacity instead of all at once, as LRU would have them)
+                    for w in range(l1_ways):
+                        if l1_tag[blk, s1, w] == -1:
+                            way = w
+                            break
+                    if way < 0:
+                        way = np.int64((np.uint64(clock) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) % l1_ways
                     l1_tag[blk, s1, way] = line
                     l1_valid[blk, s1, way] = 0
                 hit = want & l1_valid[blk, s1, way]
@@ -203,13 +213,14 @@ def cache_config(profile: object, resident_blocks: int, shared_bytes_per_block: 
     total = int(getattr(device, "l1_cache_bytes", None) or 0)
     reserved = int(getattr(device, "reserved_shared_memory_per_block", 1024) or 0)
     used = resident_blocks * (shared_bytes_per_block + reserved if shared_bytes_per_block else 0)
-    l1 = max(0, total - used) // max(1, resident_blocks)
+    carveouts = [c for c in getattr(device, "shared_memory_carveouts", ()) or () if c >= used]
+    carved = min(carveouts) if carveouts else used          # the driver's smallest carve-out that fits
+    l1 = max(0, total - carved - L1_UNAVAILABLE_BYTES) // max(1, resident_blocks)
     l2 = int((getattr(device, "l2_cache_bytes", None) or 0) * L2_EFFECTIVE_SHARE)
     return CacheConfig(l1_bytes_per_block=l1, l2_bytes=l2)
 
 
-import os  # noqa: E402
-_DEBUG = bool(os.environ.get("WARPLINE_DEBUG_CACHES"))
+_DEBUG = bool(os.environ.get("WARPLINE_DEBUG_CACHES"))     # per-buffer extrapolation on stdout
 BUFFER_LINE_SHIFT = 33          # a buffer's window (address >> 40) from a line number (address >> 7)
 
 

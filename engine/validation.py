@@ -74,7 +74,8 @@ SUITES = {
                 SAMPLES / "v2" / "SPLIT.toml"),
     "v2x": Suite("v2x", SAMPLES / "v2x", {"h100": (MEASURED / "v2x-h100",), "h200": (MEASURED / "v2x-h200",)},
                  SAMPLES / "v2x" / "SPLIT.toml"),
-    "v3": Suite("v3", SAMPLES / "v3", {"h100": (MEASURED / "v3-h100",), "h200": (MEASURED / "v3-h200",)},
+    "v3": Suite("v3", SAMPLES / "v3", {"h100": (MEASURED / "v3-h100", MEASURED / "v3-h100-run2"),
+                                      "h200": (MEASURED / "v3-h200",)},
                 SAMPLES / "v3" / "SPLIT.toml",
                 how_measured="`bash tools/device/suite_v3/measure.sh` on the GPU, then `python3 "
                              "tools/device/suite_v2/merge.py <gpu>/suite_v3.tar.gz samples/measured/v3-<gpu>`"),

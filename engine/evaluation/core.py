@@ -52,8 +52,7 @@ from engine.manybsp import ManyBspResult, manybsp_inputs, run_manybsp
 from engine.manybsp.from_ptx import missing_params
 from engine.manybsp.model import override_number
 from engine.mechanisms import enabled
-from engine.memory import analyze_memory
-from engine.memory.executed import with_executed_trips
+from engine.memory.executed import executed_memory, with_executed_trips
 from engine.memory.traffic import kernel_traffic
 from engine.occupancy import Occupancy, occupancy
 from engine.pipeline.adapter import (
@@ -212,7 +211,7 @@ class Evaluator:
         if key not in self._memory:
             _bounded(self._memory, self.CACHE_LIMIT)
             try:
-                self._memory[key] = (analyze_memory(analysis, launch, inputs.module), "")
+                self._memory[key] = (executed_memory(analysis, launch, inputs.module), "")
             except WarplineError as exc:
                 self._memory[key] = (None, f"memory-access analysis failed ({exc}); coalesced "
                                            "accesses and the profile's memory costs assumed")

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from engine.analysis import KernelAnalysis, LaunchValues
-from engine.execution import current_cancel, execute_launch
 from engine.mechanisms import enabled
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, iteration_atom
 from engine.memory.control import control_dependences
@@ -28,7 +27,6 @@ from engine.memory.costs import (
     n_ma_by_instruction,
     retry_passes,
 )
-from engine.memory.executed import with_execution
 from engine.memory.footprint import AddressRange, affine_range, sampled_range, with_grid_reuse
 from engine.memory.fragments import Fragment, fragment_of, stride_operand
 from engine.memory.hierarchy import SECTORS_PER_LINE
@@ -261,10 +259,7 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         # the kernel): empty it now rather than leave megabytes to the cyclic collector, which a
         # long run (a validation suite, an ablation) otherwise outgrows by gigabytes.
         lanes.release()
-    report = MemoryReport(function.name, values.block, accesses, assumptions)
-    if enabled("execution") and values.block is not None and values.grid is not None:
-        report = with_execution(report, execute_launch(analysis, launch, module, cancel=current_cancel()))
-    return report
+    return MemoryReport(function.name, values.block, accesses, assumptions)
 
 
 def _fragment_sets(fragment: Fragment, instr: Instruction, bases: list[np.ndarray],

@@ -11,12 +11,15 @@ for accesses the run could not follow.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
-from engine.analysis import KernelAnalysis
+from engine.analysis import KernelAnalysis, LaunchValues
 from engine.analysis.tripcount import TripCount
-from engine.execution import Execution
+from engine.execution import Execution, current_cancel, execute_launch
 from engine.execution.trips import executed_trips
+from engine.mechanisms import enabled
 from engine.memory.report import AccessInfo, MemoryReport
+from engine.ptx.model import Module
 from engine.units import MemorySpace
 
 
@@ -47,6 +50,18 @@ def _executed(info: AccessInfo, execution: Execution) -> AccessInfo:
                    l1_cached=info.l1_cached or (info.kind == "load" and not any(
                        part in ("cg", "cv", "volatile") for part in info.text.split(None, 1)[0].split("."))),
                    **common)
+
+
+def executed_memory(analysis: KernelAnalysis, launch: Any, module: Module | None = None) -> MemoryReport:
+    """The static memory report (:func:`engine.memory.analyze_memory`) with the run of the
+    sampled warps in it, when mechanism ``execution`` is on and the launch has a grid."""
+    from engine.memory import analyze_memory
+
+    report = analyze_memory(analysis, launch, module)
+    values = LaunchValues.from_launch(launch)
+    if not enabled("execution") or values.block is None or values.grid is None:
+        return report
+    return with_execution(report, execute_launch(analysis, launch, module, cancel=current_cancel()))
 
 
 def with_execution(report: MemoryReport, execution: Execution) -> MemoryReport:

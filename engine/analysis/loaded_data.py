@@ -16,7 +16,11 @@ pointer argument, what the integers it points to are:
     repeat every 2^20 segments, so that any element's value is known from one table of prefix
     sums (a warp's or a block's rows see no difference);
 ``constant:V``
-    every element is ``V``.
+    every element is ``V``;
+``uniform:LO:HI``
+    floating-point data, independent and uniform in ``[LO, HI)`` (inputs a branch or a loop on
+    their values depends on: the range decides how often a slow path runs). Integer reads of
+    such a buffer learn nothing from it.
 
 A declared pattern is the user's statement about the data, so unlike the stand-in it may also
 decide which lanes run a branch (a CSR row's lanes ``p < rowptr[r + 1]``).
@@ -34,7 +38,7 @@ import numpy as np
 
 from engine.errors import LaunchError
 
-KINDS = ("random", "linear", "offsets", "constant")
+KINDS = ("random", "linear", "offsets", "constant", "uniform")
 # Lane enumeration gives each pointer argument without a value its own 2^40-aligned window, so
 # the high bits of an address name the buffer (and different arrays never share a sector).
 BUFFER_SHIFT = 40
@@ -105,7 +109,7 @@ def declared_buffer(address: np.ndarray, params: Sequence[Any], values: Any) -> 
     if values.argument(index, params[index].name) is not None:
         return None
     data = values.loaded_data(index, params[index].name)
-    return (index, data) if data is not None else None
+    return (index, data) if data is not None and data.kind != "uniform" else None
 
 
 def scrambled(address: np.ndarray, span: int) -> np.ndarray:
@@ -123,10 +127,10 @@ def parse_loaded_data(text: object) -> LoadedData:
     parts = rest.split(":") if rest else []
     if kind not in KINDS:
         raise LaunchError(f"data pattern {text!r}: the kind must be one of {', '.join(KINDS)}")
-    expected = {"random": (2,), "linear": (1, 2), "offsets": (2,), "constant": (1,)}[kind]
+    expected = {"random": (2,), "linear": (1, 2), "offsets": (2,), "constant": (1,), "uniform": (2,)}[kind]
     if len(parts) not in expected:
         forms = {"random": "random:LO:HI", "linear": "linear:SLOPE[:OFFSET]", "offsets": "offsets:LO:HI",
-                 "constant": "constant:V"}
+                 "constant": "constant:V", "uniform": "uniform:LO:HI"}
         raise LaunchError(f"data pattern {text!r}: write it as {forms[kind]}")
     numbers: list[float] = []
     for part in parts:
@@ -139,7 +143,7 @@ def parse_loaded_data(text: object) -> LoadedData:
         numbers.append(value)
     if kind in ("random", "offsets", "constant") and not all(x.is_integer() for x in numbers):
         raise LaunchError(f"data pattern {text!r}: {kind} takes integers")
-    if kind == "random" and numbers[1] <= numbers[0]:
+    if kind in ("random", "uniform") and numbers[1] <= numbers[0]:
         raise LaunchError(f"data pattern {text!r}: HI must be above LO")
     if kind == "offsets" and not 0 <= numbers[0] <= numbers[1]:
         raise LaunchError(f"data pattern {text!r}: segment lengths need 0 <= LO <= HI")

@@ -80,6 +80,7 @@ class CacheResult:
     l1_sector_hits: int = 0
     config: CacheConfig | None = None
     footprints: dict[int, Any] = field(default_factory=dict)   # buffer -> BufferFootprint
+    store_sector_bytes: float = 0.0       # bytes of the sectors the measured stores and atomics touch
 
     @property
     def l2_hit_rate(self) -> float | None:
@@ -423,8 +424,13 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     result.l2_sector_accesses = int((l2[chosen] + dram[chosen]).sum())
     result.l2_sector_hits = int(l2[chosen].sum())
     stored = chosen & ((kind == STORE) | (kind == ATOMIC))
+    result.store_sector_bytes = float(sectors[stored].sum()) * SECTOR
     if stored.any():
-        dirty, fills = _dirty_bytes(log, starts, stored)
+        loads = np.isin(kind[entry_owner], (LOAD_CACHED, LOAD_UNCACHED, ATOMIC))
+        read_sectors = np.unique(np.concatenate([lines[loads] * 4 + q for q in range(4)]
+                                                )[np.concatenate([(masks[loads] >> q & 1).astype(bool)
+                                                                  for q in range(4)])])
+        dirty, fills = _dirty_bytes(log, starts, stored, read_sectors)
         written_sel = np.isin(kind[entry_owner], (STORE, ATOMIC))
         cap = 0.0
         for b in np.unique(buffers[written_sel]).tolist():
@@ -443,7 +449,8 @@ def _popcount4(bits: np.ndarray) -> np.ndarray:
     return (b & 1) + (b >> 1 & 1) + (b >> 2 & 1) + (b >> 3 & 1)
 
 
-def _dirty_bytes(log: dict[str, np.ndarray], starts: np.ndarray, stored: np.ndarray) -> tuple[float, float]:
+def _dirty_bytes(log: dict[str, np.ndarray], starts: np.ndarray, stored: np.ndarray,
+                 read_sectors: np.ndarray | None = None) -> tuple[float, float]:
     """Distinct 32-byte sectors the ``stored`` requests write, and those only partly written
     (L2 reads them from DRAM before writing them back)."""
     rows = np.flatnonzero(stored)
@@ -464,8 +471,11 @@ def _dirty_bytes(log: dict[str, np.ndarray], starts: np.ndarray, stored: np.ndar
     keys, written = keys[order], written[order]
     first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
     merged = np.bitwise_or.reduceat(written, first)
-    partial = int((merged != np.uint64(0xFFFFFFFF)).sum())
-    return float(len(first) * SECTOR), float(partial * SECTOR)
+    partial = merged != np.uint64(0xFFFFFFFF)
+    if read_sectors is not None and partial.any():
+        # a sector the kernel also reads is in L2 already: writing part of it needs no fill
+        partial &= ~np.isin(keys[first], read_sectors)
+    return float(len(first) * SECTOR), float(int(partial.sum()) * SECTOR)
 
 
 @dataclass(frozen=True)
@@ -509,9 +519,21 @@ class SimulatedLevels:
 
     @property
     def written_share(self) -> float:
-        """Share of the bytes stores leave dirty in L2 that reach DRAM while the kernel runs."""
+        """Share of the sectors stores send to L2 that L2 writes to DRAM while the kernel runs:
+        what reaches DRAM is the distinct dirty data beyond what L2 keeps, however many stores
+        wrote each sector."""
+        sent = self.caches.store_sector_bytes * self.traffic.scale
+        return min(1.0, self.traffic.dram_write_bytes / sent) if sent > 0 else 0.0
+
+    @property
+    def fill_factor(self) -> float:
+        """DRAM bytes per byte written back: a partly written sector is read before it is written."""
+        written = self.traffic.dram_write_bytes
+        if written <= 0:
+            return 1.0
         dirty = self.caches.dirty_bytes * self.traffic.scale
-        return self.traffic.dram_write_bytes / dirty if dirty > 0 else 0.0
+        fills = self.caches.fill_bytes * self.traffic.scale * (written / dirty if dirty > 0 else 0.0)
+        return 1.0 + fills / written
 
     def dram_bytes_per_request(self, index: int) -> float | None:
         return self.caches.dram_read_per_request.get(index)

@@ -9,9 +9,9 @@ Nothing of the user's data is known but what the launch says, so the image is ma
 * **Global buffers** read what the kernel stored there during the run (kept byte by byte);
   elsewhere their integers are the buffer's declared data pattern (``[launch.data]``,
   :mod:`engine.analysis.loaded_data`, element = offset / access width) and floating-point data
-  is uniform in [0, 1) (a hash of the address, so equal addresses read equal values: the
-  documented default for data the launch does not describe). An integer read from a buffer with
-  no declared pattern is *unknown*.
+  is uniform in the range a ``uniform:LO:HI`` pattern declares, by default [0, 1) (a hash of the
+  address, so equal addresses read equal values: the documented default for data the launch does
+  not describe). An integer read from a buffer with no integer pattern is *unknown*.
 * **Module variables** (``.global``, ``.const``) start from their initializer where it is a
   list of numbers, else from the same defaults.
 * **Shared memory** is one zero-filled image per running block, marked unknown until written;
@@ -118,7 +118,7 @@ def _overlay_patch(keys, vals, stored, good, addr, width, bits, known):      # p
 
 
 WINDOWS = 512                   # window numbers the compiled loads know (params, variables)
-KIND_NONE, KIND_INITIAL, KIND_RANDOM, KIND_LINEAR, KIND_OFFSETS, KIND_CONSTANT = range(6)
+KIND_NONE, KIND_INITIAL, KIND_RANDOM, KIND_LINEAR, KIND_OFFSETS, KIND_CONSTANT, KIND_UNIFORM = range(7)
 FLOAT_KIND = {"f32": 1, "tf32": 1, "f64": 2, "f16": 3, "bf16": 4}
 
 
@@ -157,7 +157,7 @@ def _global_load(addr, width, float_kind, w_kind, w_a, w_b, w_start, w_len, w_wr
             bits[i] = v
             known[i] = True
             continue
-        if float_kind == 0 and kind != KIND_NONE:
+        if float_kind == 0 and kind != KIND_NONE and kind != KIND_UNIFORM:
             element = np.int64((a - base) // np.uint64(max(width, 1)))
             if kind == KIND_CONSTANT:
                 v = np.int64(w_a[window])
@@ -178,6 +178,8 @@ def _global_load(addr, width, float_kind, w_kind, w_a, w_b, w_start, w_len, w_wr
             known[i] = False
             continue
         unit = np.float64(_scrambled(np.int64(a) >> 2, 1 << 24)) / 16777216.0
+        if kind == KIND_UNIFORM:
+            unit = w_a[window] + (w_b[window] - w_a[window]) * unit
         if float_kind == 2:
             scratch64[0] = unit
             bits[i] = view64[0]
@@ -410,7 +412,7 @@ class MemoryImage:
             elif window.data is not None:
                 data = window.data
                 self.w_kind[number] = {"random": KIND_RANDOM, "linear": KIND_LINEAR, "offsets": KIND_OFFSETS,
-                                       "constant": KIND_CONSTANT}[data.kind]
+                                       "constant": KIND_CONSTANT, "uniform": KIND_UNIFORM}[data.kind]
                 self.w_a[number], self.w_b[number] = data.a, data.b
                 if data.kind == "offsets":
                     starts = _segment_starts(int(data.a), int(data.b))

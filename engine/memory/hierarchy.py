@@ -272,7 +272,7 @@ def dram_fetch_factor(access: AccessInfo, sm: SmContext | None = None) -> float:
     sectors = access.sectors_per_request or 0.0
     sim = simulated(access, sm)
     if sim is not None:
-        return sim.fetch_factor(access.index) if access.kind != "store" else 1.0
+        return sim.fetch_factor(access.index) if access.kind != "store" else sim.fill_factor
     if access.kind == "store":
         return 1.0 + access.fill_share      # a partly written sector is read before it is written
     if access.kind != "load" or sectors <= 0 or not enabled("dram_fetch_64b"):

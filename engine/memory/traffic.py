@@ -142,8 +142,11 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
                 # tile's halo column) walk DRAM rows in order and load it as streams do.
                 scattered += moved * min(1.0, factor - 1.0)
         elif sim is not None:
-            # the simulated share of the dirty bytes that reach DRAM while the kernel runs
-            dram_write += moved
+            # the simulated share of the dirty bytes that reach DRAM while the kernel runs, each
+            # partly written sector read first
+            written = sector_bytes * moved_shares.dram
+            dram_write += written
+            dram_read += moved - written
             l2 += sector_bytes * (1.0 - moved_shares.dram)
         else:
             # what L2 still holds dirty at the end is written after the kernel: L2 traffic now
@@ -159,10 +162,6 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         miss = 1.0 - shares.l1
         per_access[a.index] = AccessTraffic(a.index, requests, shares.l1, shares.l2 / miss if miss > 0 else 0.0,
                                             moved, max(times, key=lambda level: times[level]))
-    sim_levels = sm.simulated
-    if sim_levels is not None and sim_levels.caches.fill_bytes:
-        # partly written sectors L2 reads from DRAM before writing them back
-        dram_read += sim_levels.caches.fill_bytes * sim_levels.traffic.scale * sim_levels.written_share
     return KernelTraffic(l1, l2, dram_read, dram_write, busy, per_access, unanalysed, scattered)
 
 

@@ -161,8 +161,9 @@ def launch_toml(family: str) -> str:
 
 
 def data_pattern(fam: spec.Family, buffer: str) -> str | None:
-    """What the integers of ``buffer`` are, as a launch file declares them (engine.analysis.loaded_data):
-    facts of the generated data, so that gathers through them are analysed on what they read."""
+    """What the data of ``buffer`` is, as a launch file declares it (engine.analysis.loaded_data):
+    facts of the generated data, so that gathers through its integers are analysed on what they
+    read and branches on its floats see their range."""
     for csr in fam.csr:
         if buffer == f"{csr.name}_rowptr":
             return f"offsets:{csr.minnz}:{csr.maxnz}"   # row starts, lengths uniform in [minnz, maxnz]
@@ -179,6 +180,8 @@ def data_pattern(fam: spec.Family, buffer: str) -> str | None:
         return f"random:0:{buf.count}"
     if buf.kind == "i32sorted":
         return f"linear:{_toml_value((buf.hi - buf.lo) / buf.count)}:{int(buf.lo)}"
+    if buf.kind in ("f32u", "f64u", "f16u"):
+        return f"uniform:{_toml_value(buf.lo)}:{_toml_value(buf.hi)}"   # floats: the range a branch may test
     return None
 
 

@@ -151,8 +151,6 @@ def test_stores_reach_dram_only_beyond_what_l2_keeps_dirty() -> None:
     assert write_back_share(_store(64 * mb), h200) < write_back_share(_store(64 * mb), h100)
     load = replace(_store(128 * mb), kind="load")
     assert write_back_share(load, h100) == 1
-    with without(["l2_write_back"]):
-        assert write_back_share(_store(16 * mb), h100) == 1
 
 
 @pytest.mark.parametrize(("family", "config"), [("triangular", "collatz/b256"), ("half", "h2_fma_chain/b256")])
@@ -175,9 +173,6 @@ def test_a_gemm_panel_is_read_from_dram_once() -> None:
     loads = [a for a in ev.memory.accesses if a.kind == "load" and a.space is MemorySpace.GLOBAL]
     # each A row is walked 32 bytes per k step: the other half of each 64-byte fetch is used
     assert all(a.paired_share == 1.0 and dram_fetch_factor(a) == 1.0 for a in loads)
-    with without(["compulsory_floor"]):
-        floorless = Evaluator().evaluate(inputs, state_for(inputs), trace=False, only=["roofline"])
-    assert floorless.traffic.dram_read_bytes < 1e6
 
 
 def test_a_random_gather_still_fetches_64_bytes_per_sector() -> None:
@@ -198,8 +193,6 @@ def test_a_halo_is_read_again_from_l2_by_the_block_below() -> None:
     measured = load_measurements(SUITES["v2"].runs["h100"])["stencil2d/stencil2d_5pt_tiled/b32x8"]
     read = measured.metric("dram__bytes_read.sum")
     assert _traffic("stencil2d", "stencil2d_5pt_tiled/b32x8").dram_read_bytes == pytest.approx(read, rel=0.25)
-    with without(["neighbour_distance"]):
-        assert _traffic("stencil2d", "stencil2d_5pt_tiled/b32x8").dram_read_bytes > 1.5 * read
 
 
 def test_the_neighbour_distance_is_the_blocks_launched_in_between() -> None:
@@ -219,5 +212,3 @@ def test_the_first_waves_simultaneous_misses_read_dram_once() -> None:
     """nbody_naive: every block reads all 32,768 positions (0.52 MB) at about the same time;
     ncu counts 0.53 MB of DRAM reads."""
     assert _traffic("nbody", "nbody_naive/b128").dram_read_bytes == pytest.approx(0.53e6, rel=0.1)
-    with without(["merged_misses"]):
-        assert _traffic("nbody", "nbody_naive/b128").dram_read_bytes > 0.9e6

@@ -6,7 +6,6 @@ import dataclasses
 
 import pytest
 
-from engine.mechanisms import without
 from engine.memory.affine import Affine, base_address
 from engine.memory.footprint import AddressRange, affine_range, with_grid_reuse
 from engine.memory.hierarchy import L2_SHARED_SHARE, SmContext, level_shares
@@ -43,8 +42,6 @@ def test_buffer_read_five_times_is_read_from_dram_once() -> None:
     profile = load_profile("h100")
     shares = level_shares(out[0], profile, SmContext())
     assert shares.dram == pytest.approx(0.2) and shares.l2 == pytest.approx(0.8)
-    with without(["l2_footprint"]):
-        assert level_shares(out[0], profile, SmContext()).dram == pytest.approx(1.0)
 
 
 def test_footprint_beyond_l2_keeps_only_the_share_that_fits() -> None:
@@ -75,11 +72,6 @@ def test_a_small_gathered_buffer_stays_in_l2_while_a_large_stream_passes() -> No
                    kernel_footprint_bytes=140 * mb)
     # between two reads of a sector: x itself plus 1/128 of the rest, 5 MB: every re-read hits
     assert level_shares(gather, profile, SmContext()).dram == pytest.approx(1 / 128)
-    with without(["reuse_distance"]):
-        # the whole footprint between two reads: only the share of it L2 holds hits
-        kept = profile.device.l2_cache_bytes * L2_SHARED_SHARE / (140 * mb)
-        expected = 1 / 128 + (127 / 128) * (1 - kept)
-        assert level_shares(gather, profile, SmContext()).dram == pytest.approx(expected)
     # a gathered buffer larger than L2 misses whatever streams beside it
     big = dataclasses.replace(gather, buffer_footprint_bytes=100 * mb)
     assert level_shares(big, profile, SmContext()).dram > 0.4
@@ -115,6 +107,3 @@ def test_sectors_a_store_leaves_half_written_are_read_before_they_are_written() 
     # stores that write every byte of the sectors they touch need no fill either
     full = dataclasses.replace(store, sectors_per_request=4.0, efficiency=1.0)
     assert with_grid_reuse([full], {0: AddressRange(lo, lo + 4 * n - 1)}, lambda i: requests)[0].fill_share == 0
-    with without(["partial_sector_fill"]):
-        assert with_grid_reuse([store], {0: AddressRange(lo, lo + 8 * n - 1)},
-                               lambda i: requests)[0].fill_share == 0.0

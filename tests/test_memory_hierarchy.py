@@ -87,7 +87,6 @@ def test_a_grid_smaller_than_the_gpu_gets_more_dram_bandwidth_per_sm() -> None:
 
 
 def test_loaded_indices_get_a_lane_pattern_from_stand_in_values() -> None:
-    from engine.mechanisms import without
     from engine.memory.hierarchy import dram_fetch_factor
 
     report, _ = _report("gather", "gather_f32/rand-b128", declared=False)
@@ -101,9 +100,6 @@ def test_loaded_indices_get_a_lane_pattern_from_stand_in_values() -> None:
     row_walk = [a for a in spmv.accesses if a.kind == "load" and a.method == "lanes"
                 and a.sectors_per_request is not None and a.sectors_per_request <= 5]
     assert row_walk
-    with without(["synthetic_data"]):
-        report, _ = _report("gather", "gather_f32/rand-b128", declared=False)
-    assert all(a.method != "lanes" or a.sectors_per_request is None for a in report.accesses if a.kind == "load")
 
 
 def test_divergent_constant_loads_serialise_and_broadcasts_do_not() -> None:
@@ -162,7 +158,6 @@ def test_a_scatter_add_into_a_buffer_that_fits_in_l2_reads_it_from_dram_once() -
     # out[idx[i]] += in[i] over 16M threads, idx uniform over 1M slots (4 MB): Nsight Compute on
     # the H100 measured 141 MB of DRAM traffic (the two 64 MB input streams and `out` once), not
     # a sector per atomic (537 MB)
-    from engine.mechanisms import without
 
     def atomic_dram_share() -> float:
         report, profile = _report("atomics", "atomic_spread_global/b128")
@@ -170,8 +165,6 @@ def test_a_scatter_add_into_a_buffer_that_fits_in_l2_reads_it_from_dram_once() -
         return level_shares(atomic, profile, SmContext(resident_blocks=16, waves=62.0)).dram
 
     assert atomic_dram_share() < 0.03      # 4 MB of 537 MB, and the first wave's misses
-    with without(["atomic_footprint"]):
-        assert atomic_dram_share() == pytest.approx(1.0)
 
 
 def test_spread_atomics_take_l2_atomic_units_per_lane() -> None:

@@ -11,7 +11,6 @@ import pytest
 from engine.analysis import analyze_kernel
 from engine.errors import ProfileError
 from engine.launch import load_launch_file
-from engine.mechanisms import without
 from engine.memory import analyze_memory
 from engine.memory.hierarchy import SmContext, scattered_store
 from engine.memory.report import pattern_note
@@ -54,8 +53,6 @@ def test_it_applies_to_scattered_stores_and_atomics_only_at_their_footprint():
     assert "data-dependent slots" in pattern_note(store) and "data-dependent" in pattern_note(red)
     _, _, coalesced = _store("transpose_tiled", "b32x8", "store")      # affine: not scattered
     assert scattered_store(coalesced, profile) is None
-    with without(["scattered_stores"]):
-        assert scattered_store(store, profile) is None
 
 
 def test_a_random_scatter_moves_the_dram_bytes_measured():
@@ -70,8 +67,6 @@ def test_a_random_scatter_moves_the_dram_bytes_measured():
         return traffic.dram_read_bytes + traffic.dram_write_bytes
 
     assert total() == pytest.approx(dram, rel=0.1)
-    with without(["scattered_stores"]):
-        assert total() < 0.5 * dram
 
 
 def test_many_stores_per_slot_share_the_compulsory_bytes():

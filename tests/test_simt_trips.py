@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from engine.analysis import LaunchValues, analyze_kernel, simt
-from engine.mechanisms import without
 from engine.ptx import load_ptx, parse_ptx
 
 V2 = Path(__file__).resolve().parents[1] / "samples" / "v2" / "ptx"
@@ -51,12 +50,9 @@ def test_loops_whose_bounds_are_loaded_from_declared_data() -> None:
     assert sorted(tc.value for tc in counts.values()) == [0, 1]
 
 
-def test_without_declared_data_or_the_mechanism_the_count_stays_unknown() -> None:
+def test_without_declared_data_the_count_stays_unknown() -> None:
     (tc,) = collatz(args={2: 1 << 20, 3: 1000}).values()
     assert not tc.known and "without declared data" in tc.reason
-    with without(["simt_trips"]):
-        (tc,) = collatz(args={2: 1 << 20, 3: 1000}, data={0: "constant:27"}).values()
-    assert not tc.known and "sampled warps" not in tc.reason
 
 
 def test_a_branch_on_a_float_stops_the_run_and_says_where() -> None:

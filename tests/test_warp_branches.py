@@ -76,17 +76,6 @@ def test_a_one_dimensional_block_decides_warp_zero_alone() -> None:
     assert d.instructions_per_warp(0) > d.instructions_per_warp(1)
 
 
-def test_without_the_mechanism_every_warp_runs_one_path_and_the_bytes_do_not_change(tiled) -> None:
-    with without(["warp_branches", "execution"]):
-        off = _evaluate("stencil2d", "stencil2d_5pt_tiled/b32x8", "stencil2d_5pt_tiled")
-    assert len(off.description.paths) == 1 and off.description.warp_path is None
-    # the longest path is the one every warp walked without: the memory model's counts are kept
-    assert tiled.traffic.dram_read_bytes == pytest.approx(off.traffic.dram_read_bytes)
-    assert tiled.traffic.dram_write_bytes == pytest.approx(off.traffic.dram_write_bytes)
-    # the inner rows no longer wait for two halo loads each
-    assert tiled.models["pipeline"].sm_cycles < 0.9 * off.models["pipeline"].sm_cycles
-
-
 def test_the_outcomes_are_bounded_and_cached() -> None:
     inputs = _inputs("stencil2d", "stencil2d_5pt_tiled/b32x8", "stencil2d_5pt_tiled")
     from engine.analysis import analyze_kernel

@@ -40,7 +40,6 @@ from engine.analysis.values import (
     from_linear,
     instruction_type,
 )
-from engine.mechanisms import enabled
 from engine.ptx.model import Function, Operand
 
 Source = Literal["inferred", "override", "unknown", "executed"]
@@ -262,7 +261,7 @@ class _LoopAnalysis:
         if bound.linear is None or init.linear is None:
             # Not linear in the thread and block indices (a remainder such as the (i + 1) & 3 of
             # a loop unrolled by 4): evaluated lane by lane when the indices decide it.
-            if not enabled("per_thread_trips") or len(init_defs) != 1:
+            if len(init_defs) != 1:
                 raise _Fail(f"the loop bound is not uniform: {(bound if bound.linear is None else init).reason}")
             lanes = _LaneValues(self.ev, self.body)
             start_def = init_defs[0]
@@ -285,8 +284,6 @@ class _LoopAnalysis:
             # the count is the mean over the warps of the launch of their lanes' maximum.
             (b_off, b_terms), (i_off, i_terms) = bound.linear, init.linear
             if b_terms != i_terms:
-                if not enabled("per_thread_trips"):
-                    raise _Fail(f"the loop bound is not uniform: {(bound if b_terms else init).reason}")
                 distance = {n: b_terms.get(n, 0) - i_terms.get(n, 0) for n in set(b_terms) | set(i_terms)}
                 k, self._slowest[exiting_block] = _mean_warp_exit(
                     b_off - i_off - a.offset, distance, step, stay_cmp, self.ev.values, bound if b_terms else init)
@@ -599,7 +596,7 @@ def infer_trip_counts(function: Function, cfg: ControlFlowGraph, defuse: DefUseG
     in_order = sorted(cfg.loops, key=lambda lp: cfg.blocks[lp.header_block].start)
     found = {loop.key: solver.trip(loop)[0] for loop in in_order}
     undecided = [loop for loop in cfg.loops if not found[loop.key].known]
-    if undecided and enabled("simt_trips"):
+    if undecided:
         found.update(_run_counts(function, cfg, values, undecided, found))
     out: dict[str, TripCount] = {}
     for loop in cfg.loops:

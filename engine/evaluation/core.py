@@ -51,7 +51,8 @@ from engine.launch import Launch
 from engine.manybsp import ManyBspResult, manybsp_inputs, run_manybsp
 from engine.manybsp.from_ptx import missing_params
 from engine.manybsp.model import override_number
-from engine.mechanisms import enabled
+from engine.mechanisms import current as current_mechanisms
+from engine.mechanisms import enabled, using
 from engine.memory.executed import executed_memory, with_executed_trips
 from engine.memory.traffic import kernel_traffic
 from engine.occupancy import Occupancy, occupancy
@@ -183,7 +184,7 @@ class Evaluator:
         self._descriptions: dict[tuple, KernelDescription] = {}
         self._sass_maps: dict[tuple, tuple[Any, tuple[Any, str]]] = {}
         self._traffic_cache: dict[tuple, tuple[KernelDescription, Any]] = {}
-        self._memory: dict[int, tuple[Any, str]] = {}
+        self._memory: dict[tuple, tuple[Any, str]] = {}
 
     # ------------------------------------------------------------------ cached inputs
 
@@ -198,7 +199,7 @@ class Evaluator:
     def analysis(self, inputs: KernelInputs, launch: Launch) -> KernelAnalysis:
         # The analysis reads the launch (argument values, trip overrides); the Launch repr
         # covers every field, so equal launches share one analysis.
-        key = (id(inputs.function), inputs.kernel_name, repr(launch))
+        key = (id(inputs.function), inputs.kernel_name, repr(launch), current_mechanisms())
         if key not in self._analyses:
             _bounded(self._analyses, self.CACHE_LIMIT)
             self._analyses[key] = analyze_kernel(inputs.function, launch, inputs.module)
@@ -207,7 +208,7 @@ class Evaluator:
     def memory(self, inputs: KernelInputs, analysis: KernelAnalysis, launch: Launch) -> tuple[Any, str]:
         """The memory-access analysis and why it is missing if it is (keyed by the analysis: an
         edit of a latency or of the occupancy reuses it)."""
-        key = id(analysis)
+        key = (id(analysis), current_mechanisms())
         if key not in self._memory:
             _bounded(self._memory, self.CACHE_LIMIT)
             try:
@@ -227,7 +228,7 @@ class Evaluator:
                  cancel: CancelCheck | None = None, progress: ProgressFn | None = None,
                  on_part: PartFn | None = None,
                  max_warp_instructions: int | None = DEFAULT_MAX_WARP_INSTRUCTIONS,
-                 time_budget_s: float | None = None) -> Evaluation:
+                 time_budget_s: float | None = None, mechanisms: Any = None) -> Evaluation:
         """Every model for ``state`` (default: :func:`state_for` the inputs).
 
         ``sweep``: also the occupancy sweep (``sweep_blocks``/``sweep_warps`` choose its points;
@@ -235,10 +236,13 @@ class Evaluator:
         keep the simulation's trace and lay out the timeline. ``cycle_budget``: stop the
         simulation after that many cycles (its figure is then a lower bound, and says so).
         ``max_warp_instructions``/``time_budget_s``: the bounds of each simulation (None: none).
+        ``mechanisms``: the :class:`engine.mechanisms.MechanismConfig` to model with (default: the
+        one in effect, every mechanism on unless a caller switched some off); it is part of every
+        cache key.
         """
         bounds = Limits(max_warp_instructions, time_budget_s, cancel)
         try:
-            with limits(bounds), cancellable(cancel):
+            with limits(bounds), cancellable(cancel), using(mechanisms or current_mechanisms()):
                 return self._evaluate(inputs, state, sweep, sweep_blocks, sweep_warps, only, trace,
                                       cycle_budget, cancel, progress, on_part)
         except (SimulationCancelled, ExecutionCancelled):
@@ -395,7 +399,7 @@ class Evaluator:
         """(unedited, edited) description of ``ev``'s state at ``resident`` blocks per SM."""
         state, profile, analysis = ev.state, ev.profile, ev.analysis
         assert profile is not None and analysis is not None
-        key = (id(analysis), profile.name, str(profile.path), repr(state.launch), resident)
+        key = (id(analysis), profile.name, str(profile.path), repr(state.launch), resident, current_mechanisms())
         base = self._descriptions.get(key)
         if base is None:
             _bounded(self._descriptions, self.DESCRIPTION_LIMIT)
@@ -492,7 +496,7 @@ class Evaluator:
         assert profile is not None and analysis is not None
         launch = state.launch
         resources = _resources(inputs, launch)
-        key = (id(analysis), profile.name, str(profile.path), repr(launch), resources.registers,
+        key = (id(analysis), current_mechanisms(), profile.name, str(profile.path), repr(launch), resources.registers,
                resources.static_shared_bytes)
         if key not in self._tables:
             _bounded(self._tables, self.CACHE_LIMIT)

@@ -429,7 +429,7 @@ def _share_between_instructions(accesses: list[AccessInfo],
                 return iteration_atom(loop), min(trip.value - 1, ITERATION_SAMPLES)
             if trip.value < 1:
                 return None, 0
-            loop = cfg.loop_by_header(loop.parent) if loop.parent is not None and enabled("dram_fetch_pairs") else None
+            loop = cfg.loop_by_header(loop.parent) if loop.parent is not None else None
         return None, 0
 
     usable = [f for f in footprints if accesses[f[0]].kind != "atomic" and accesses[f[0]].dram_ratio is not None]
@@ -452,7 +452,7 @@ def _share_between_instructions(accesses: list[AccessInfo],
                 if atom is not None:
                     seen = set().union(*_sectors_at(by_iteration, lanes, members, base, atom, t - 1).values())
                     near |= seen
-                    if kind == "load" and enabled("dram_fetch_pairs"):
+                    if kind == "load":
                         near = near.union(*_sectors_at(by_iteration, lanes, members, base, atom, t + 1).values())
                 sectors_now = _sectors_at(by_iteration, lanes, members, base, atom, t)
                 for here in sectors_now.values():

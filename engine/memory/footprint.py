@@ -30,7 +30,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engine.analysis.loaded_data import BUFFER_SHIFT
-from engine.mechanisms import enabled
 from engine.memory.affine import Affine, base_address
 from engine.memory.patterns import SECTOR
 from engine.memory.report import AccessInfo
@@ -98,7 +97,7 @@ def with_grid_reuse(accesses: list[AccessInfo], ranges: dict[int, AddressRange],
     for position, r in ranges.items():
         a = accesses[position]
         if (a.space is not MemorySpace.GLOBAL or a.dram_ratio is None or a.sectors_per_request is None
-                or r.buffer is None or (a.kind == "atomic" and not enabled("atomic_footprint"))):
+                or r.buffer is None):
             continue
         groups.setdefault((r.buffer, a.kind), []).append(position)
     footprint: dict[tuple[int, str], float] = {}
@@ -114,13 +113,13 @@ def with_grid_reuse(accesses: list[AccessInfo], ranges: dict[int, AddressRange],
             share = footprint[key] / compulsory
             for p in members:
                 reuse[p] = min(1.0, share)
-            if share > 1.0 and enabled("compulsory_floor"):
+            if share > 1.0:
                 # The block-level model found fewer first touches than the buffer has bytes (the
                 # next block along an axis reads the same panel, so it called them L2 hits): but
                 # the grid reads every byte of it once, and that once is from DRAM.
                 for p in members:
                     floor[p] = min(1.0, (accesses[p].dram_ratio or 0.0) * share)
-        if key[1] == "store" and footprint[key] > 0 and enabled("partial_sector_fill") \
+        if key[1] == "store" and footprint[key] > 0 \
                 and (key[0], "load") not in groups:
             # Bytes the stores write against the sectors they touch: short of them, some sectors
             # stay partly written, and L2 reads those from DRAM before writing them back, unless

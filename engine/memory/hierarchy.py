@@ -103,7 +103,7 @@ def level_shares(access: AccessInfo, profile: Any, sm: SmContext) -> LevelShares
     if access.dram_ratio is None or access.sectors_per_request is None:
         return None
     dram = min(max(access.dram_ratio, 0.0), 1.0)
-    if access.grid_reuse is not None and access.grid_reuse < 1.0 and enabled("l2_footprint"):
+    if access.grid_reuse is not None and access.grid_reuse < 1.0:
         # Re-reads of a buffer the grid already brought in: L2 hits when the data the kernel
         # touches between two reads of the same sector fits in L2. An affine address's re-reads
         # follow the block order (a stencil's neighbour rows come back a few blocks later): with
@@ -116,23 +116,21 @@ def level_shares(access: AccessInfo, profile: Any, sm: SmContext) -> LevelShares
         capacity = float(getattr(profile.device, "l2_cache_bytes", None) or 0.0) * L2_SHARED_SHARE
         kernel = access.kernel_footprint_bytes or 0.0
         distance = kernel
-        if enabled("reuse_distance"):
-            if access.method == "affine" and access.neighbour_distance_share is not None \
-                    and enabled("neighbour_distance"):
-                # a halo comes back with the next block along an axis: the data between is the
-                # blocks launched in between (a row of blocks, for the row below)
-                distance = kernel * access.neighbour_distance_share
-            elif access.method == "affine":
-                distance = kernel * access.grid_reuse
-            elif access.buffer_footprint_bytes:
-                own = min(access.buffer_footprint_bytes, kernel)
-                distance = own + (kernel - own) * access.grid_reuse
+        if access.method == "affine" and access.neighbour_distance_share is not None:
+            # a halo comes back with the next block along an axis: the data between is the
+            # blocks launched in between (a row of blocks, for the row below)
+            distance = kernel * access.neighbour_distance_share
+        elif access.method == "affine":
+            distance = kernel * access.grid_reuse
+        elif access.buffer_footprint_bytes:
+            own = min(access.buffer_footprint_bytes, kernel)
+            distance = own + (kernel - own) * access.grid_reuse
         kept = 1.0 if distance <= capacity else (capacity / distance if distance else 0.0)
         if sm.waves > 0:
             kept *= max(0.0, 1.0 - 1.0 / sm.waves)   # re-reads by the first wave's blocks miss too
         dram *= access.grid_reuse + (1.0 - access.grid_reuse) * (1.0 - kept)
     l1 = 0.0
-    if access.l1_cached and access.block_miss is not None and enabled("l1"):
+    if access.l1_cached and access.block_miss is not None:
         reuse = max(1.0 - access.block_miss, 0.0)
         working_set = sm.resident_blocks * (access.block_footprint_bytes or 0.0)
         capacity = l1_data_bytes(profile, sm)
@@ -157,7 +155,7 @@ def write_back_share(access: AccessInfo, profile: Any) -> float:
     memory = profile.pipeline.memory
     alone = memory.get("l2_dirty_bytes")
     written = access.kernel_written_bytes or 0.0
-    if access.kind != "store" or not alone or written <= 0 or not enabled("l2_write_back"):
+    if access.kind != "store" or not alone or written <= 0:
         return 1.0
     read_only = access.kernel_read_only_bytes or 0.0
     streaming = memory.get("l2_dirty_bytes_streaming", alone)
@@ -192,7 +190,7 @@ def scattered_store(access: AccessInfo, profile: Any) -> ScatteredStore | None:
     table = getattr(profile.pipeline, "scattered_stores", {}).get("store" if access.kind == "store" else "red")
     lanes = access.active_lanes or 0.0
     footprint = access.buffer_footprint_bytes
-    if not table or not enabled("scattered_stores") or lanes <= 0 or not footprint \
+    if not table or lanes <= 0 or not footprint \
             or (access.sectors_per_request or 0.0) < SCATTERED_SECTORS_PER_LANE * lanes:
         return None
     # straight between the measured footprints, held at the first and last beyond them
@@ -275,13 +273,13 @@ def dram_fetch_factor(access: AccessInfo, sm: SmContext | None = None) -> float:
         return sim.fetch_factor(access.index) if access.kind != "store" else sim.fill_factor
     if access.kind == "store":
         return 1.0 + access.fill_share      # a partly written sector is read before it is written
-    if access.kind != "load" or sectors <= 0 or not enabled("dram_fetch_64b"):
+    if access.kind != "load" or sectors <= 0:
         return 1.0
     if access.block_miss is not None and access.block_miss < ISOLATED_MISS:
         return 1.0
     lines = max(1.0, access.lines_per_request or 1.0)
     isolated = max(1.0, 2.0 * lines / sectors)
-    if access.paired_share is not None and enabled("dram_fetch_pairs"):
+    if access.paired_share is not None:
         # sectors whose neighbour the block reads one iteration before or after (a row walked
         # 32 bytes per iteration): both halves of the fetch are used, the second from L2
         return 1.0 + (isolated - 1.0) * (1.0 - access.paired_share)

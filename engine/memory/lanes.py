@@ -21,7 +21,6 @@ from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.lane_arith import COMPARE, LaneError, int64, integer_result
 from engine.analysis.loaded_data import LoadedData, declared_buffer, scrambled
 from engine.analysis.values import LaunchValues, as_type
-from engine.mechanisms import enabled
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, base_address, iteration_atom
 from engine.memory.control import Dependence
 from engine.ptx.model import Instruction, Operand
@@ -114,8 +113,6 @@ class LaneEvaluator:
             return self._definition(defs[0], register)
         defuse = self.affine.analysis.defuse
         carried = [d for d in defs if defuse.is_loop_carried(d, at, register)]
-        if carried and not enabled("loop_carried_lanes"):
-            raise LaneError(form.reason)  # a value from the previous iteration
         if carried:
             return self._recurrence(register, at, defs, carried, form.reason)
         return self._last_executed(sorted(defs), register, at, None)
@@ -194,7 +191,7 @@ class LaneEvaluator:
         is unknown), never used to decide control flow (``strict``)."""
         integer = [m for m in instr.modifiers if m in TYPE_BYTES and m[0] in "bsu"]
         operand = next((o for o in instr.operands if o.kind == "address"), None)
-        stand_ins = not self.strict and enabled("synthetic_data")
+        stand_ins = not self.strict
         if not integer or operand is None or not (stand_ins or self.values.data):
             raise LaneError(reason)
         reading, self._reading_data = self._reading_data, True
@@ -289,7 +286,7 @@ class LaneEvaluator:
                 mask |= runs if dep.loop_test else runs & self._takes(dep.block, dep.successor)
         finally:
             self._exec_active.discard(block)
-        if self.lane_exits and enabled("lane_loop_exits"):
+        if self.lane_exits:
             staying = self._still_looping(block)
             if staying is not None:
                 mask = mask & staying

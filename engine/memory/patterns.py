@@ -82,7 +82,7 @@ def spread(n: int | None, interior: int = INTERIOR) -> tuple[Sample, ...]:
     if n >= 3:
         k = max(1, min(n - 2, interior))
         values = list(range(1, k + 1))
-        if k > 1 and n - 2 > k and enabled("spread_samples"):
+        if k > 1 and n - 2 > k:
             # residue j, placed at or below the j-th of k evenly spaced points of 1..n-2
             values = [j + k * max(0, int((1 + (j - 1) * (n - 3) / (k - 1) - j) // k)) for j in values]
         return (*((v, (n - 2) / k) for v in values), (0, 1.0), (n - 1, 1.0))

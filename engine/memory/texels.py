@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.analysis.defuse import DefUseGraph
-from engine.mechanisms import enabled
 from engine.ptx.model import Instruction
 
 _COMPONENT_BYTES = {"f32": 4, "s32": 4, "u32": 4, "f16": 2, "f64": 8}
@@ -29,7 +28,7 @@ class TexelFetch:
 def texel_fetch(instr: Instruction, defuse: DefUseGraph) -> TexelFetch | None:
     """What a ``tex.1d`` fetch with an integer coordinate reads, or None for any other instruction.
     The texel's components in use are the destinations some consumer of the fetch reads."""
-    if not enabled("texel_addresses") or instr.opcode != "tex" or "1d" not in instr.modifiers:
+    if instr.opcode != "tex" or "1d" not in instr.modifiers:
         return None
     types = [m for m in instr.modifiers if m in _COMPONENT_BYTES]
     if len(types) != 2 or types[1] not in ("s32", "u32") or len(instr.operands) < 2:

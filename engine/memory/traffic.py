@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from engine.mechanisms import enabled
 from engine.memory.hierarchy import (
     SmContext,
     dram_fetch_factor,
@@ -101,7 +100,7 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
     # Bytes: blocks of the first wave that read the same sector at once all wait for DRAM, but L2
     # merges their misses into one read of it: the bytes see no first-wave misses
     # (``SmContext.waves`` 0), the busy cycles do.
-    by_bytes = replace(sm, waves=0.0) if enabled("merged_misses") and sm.waves else sm
+    by_bytes = replace(sm, waves=0.0) if sm.waves else sm
     for a in report.accesses:
         if a.space is not MemorySpace.GLOBAL:
             continue

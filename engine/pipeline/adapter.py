@@ -623,7 +623,7 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     unroll = sass.unroll if sass is not None and enabled("sass") else None
     order = sass.positions if sass is not None and enabled("sass") and enabled("sass_order") else None
     deps = [x.deps for x in instructions]
-    branches = warp_branches_for(analysis, LaunchValues.from_launch(launch)) if enabled("warp_branches") else None
+    branches = warp_branches_for(analysis, LaunchValues.from_launch(launch))
 
     def walk(warp: int | None, mean_counts: bool = False) -> tuple[_PathBuilder, tuple[PathNode, ...]]:
         if mean_counts:       # trip counts at the mean over warps: no renaming, no SASS order

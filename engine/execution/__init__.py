@@ -7,7 +7,9 @@ warp's dynamic path (the basic blocks it entered, in order), how often each inst
 per memory instruction its requests (sectors, lines, bank wavefronts, active lanes), and the
 requests in issue order for the cache simulation (:mod:`engine.caches`).
 
-The run is bounded (lane-instructions, steps, seconds) and cancellable. When it cannot run (an
+The run is bounded by deterministic budgets (lane-instructions and interpreted steps: the same
+kernel and launch execute or fall back the same way on any machine), by a wall-clock cap that only
+guards against a stuck run, and it is cancellable. When it cannot run (an
 argument without a value decides a branch, a call, the budget) the :class:`Execution` says why
 (``stopped``) and the models fall back to the static analysis, listing that as an assumption.
 """
@@ -54,7 +56,7 @@ def current_cancel() -> Callable[[], bool] | None:
     return _CANCEL.get()
 
 MAX_LANES = 32768                 # lanes one run holds at most (1024 warps)
-MAX_STEPS = 150_000               # interpreted instruction steps of one run (a few seconds at most)
+MAX_STEPS = 60_000                # interpreted instruction steps of one run (a few seconds at most)
 TARGET_LANE_INSTRUCTIONS = 1.5e8  # the sample is sized so the run does about this much work
 UNKNOWN_TRIPS = 16                # iterations assumed per loop without a count, to size the sample
 
@@ -122,7 +124,7 @@ def estimated_instructions(analysis: KernelAnalysis, interpreted_only: bool = Fa
 
 def execute_launch(analysis: KernelAnalysis, launch: Any, module: Any = None,
                    cancel: Callable[[], bool] | None = None, max_lanes: int = MAX_LANES,
-                   seconds: float = 20.0) -> Execution:
+                   seconds: float = 60.0) -> Execution:
     """Run the sampled blocks of ``launch`` (a :class:`engine.launch.Launch`)."""
     function = analysis.function
     values = LaunchValues.from_launch(launch)
@@ -152,7 +154,7 @@ def execute_launch(analysis: KernelAnalysis, launch: Any, module: Any = None,
             text = str(stop)
             if text == "cancelled":
                 raise ExecutionCancelled() from None
-            if "budget" in text and attempt == 0 and max_blocks > 1:
+            if "lane-instructions" in text and attempt == 0 and max_blocks > 1:
                 attempt += 1
                 max_blocks = max(1, max_blocks // 8)
                 continue

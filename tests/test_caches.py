@@ -1,0 +1,91 @@
+"""The cache simulation (engine.caches): L1 capacity and reuse, 64-byte DRAM fetches, write-back,
+and the grid extrapolation of a sampled run's DRAM traffic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.analysis import analyze_kernel
+from engine.caches import CacheConfig, cache_config, simulate_caches, simulated_levels
+from engine.execution import Execution, execute_launch
+from engine.execution.recorder import LOAD_CACHED, STORE
+from engine.execution.sampling import choose_blocks
+from engine.launch import Launch
+from engine.profiles import load_profile
+from engine.ptx import load_ptx
+
+PTX = Path(__file__).parent / "execution" / "kernels.sm_90.ptx"
+
+
+def _synthetic(lines_per_pass: list[np.ndarray], kind: int = LOAD_CACHED, sectors: int = 0xF) -> Execution:
+    """One block's requests, one request per line, in the given order."""
+    lines = np.concatenate(lines_per_pass).astype(np.int64)
+    n = len(lines)
+    sample = choose_blocks((1, 1, 1), 1)
+    log = {
+        "request_instruction": np.zeros(n, dtype=np.int32), "request_block": np.zeros(n, dtype=np.int32),
+        "request_kind": np.full(n, kind, dtype=np.int8), "entry_request": np.arange(n, dtype=np.int64),
+        "entry_line": lines, "entry_sectors": np.full(n, sectors, dtype=np.uint8),
+        "entry_bytes": np.full((n, 4), 0xFFFFFFFF if kind == STORE else 0, dtype=np.uint32),
+    }
+    return Execution("k", sample, 1, paths=[np.zeros(1, dtype=np.int32)], executed=np.ones(1), log=log,
+                     grid=(1, 1, 1))
+
+
+def test_a_working_set_that_fits_l1_hits_on_its_second_pass() -> None:
+    ring = np.arange(1 << 40, (1 << 40) + 512)            # 512 lines: 64 KB
+    result = simulate_caches(_synthetic([ring, ring]), CacheConfig(l1_bytes_per_block=128 << 10, l2_bytes=1 << 24))
+    assert result.l1_share[0] == pytest.approx(0.5)       # the first pass misses, the second hits
+    # beyond the capacity the victims are pseudo-random: part of the second pass still hits
+    big = np.arange(1 << 40, (1 << 40) + 1536)            # 192 KB through a 128 KB L1
+    result = simulate_caches(_synthetic([big, big]), CacheConfig(l1_bytes_per_block=128 << 10, l2_bytes=1 << 24))
+    assert 0.05 < result.l1_share[0] < 0.45
+
+
+def test_dram_reads_64_bytes_per_missing_sector() -> None:
+    lines = np.arange(1 << 40, (1 << 40) + 100)
+    one_sector = simulate_caches(_synthetic([lines], sectors=0b0001), CacheConfig(0, 1 << 24))
+    assert one_sector.dram_read_per_request[0] == 64     # the sector and its 64-byte neighbour
+    assert one_sector.dram_share[0] == 1.0
+    whole = simulate_caches(_synthetic([lines], sectors=0b1111), CacheConfig(0, 1 << 24))
+    assert whole.dram_read_per_request[0] == 128
+    assert whole.l2_share[0] == 0.0                      # a request's own fetch is no hit
+
+
+def test_l1_share_follows_the_carveout_and_the_resident_blocks() -> None:
+    profile = load_profile("h100")
+    alone = cache_config(profile, 1, 0).l1_bytes_per_block
+    assert alone == 256 * 1024 - 40 * 1024
+    # 4 blocks of 40 KB shared memory: the driver carves 164 KB; L1 keeps the rest, shared by 4
+    assert cache_config(profile, 4, 40 * 1024).l1_bytes_per_block == (256 - 164 - 40) * 1024 // 4
+
+
+@pytest.fixture(scope="module")
+def module():
+    return load_ptx(PTX)
+
+
+def test_a_streaming_kernel_reads_its_inputs_once_over_the_grid(module) -> None:
+    function = next(f for f in module.functions if f.name == "axpy")
+    n = 1 << 22                                            # 16 MiB per array, 4096 blocks of 1024
+    launch = Launch(grid=(n // 1024, 1, 1), block=(1024, 1, 1), args={"2": 2.0, "3": n})
+    execution = execute_launch(analyze_kernel(function, launch, module), launch, module)
+    assert execution.ok and not execution.sample.whole
+    levels = simulated_levels(execution, load_profile("h100"), 2, 0)
+    assert levels.traffic.dram_read_bytes == pytest.approx(2 * 4 * n, rel=0.02)
+    # y (16 MiB) is written back beyond what L2 keeps dirty at the end
+    assert 0 < levels.traffic.dram_write_bytes < 4 * n
+
+
+def test_a_small_table_gathered_at_random_stays_in_l2(module) -> None:
+    function = next(f for f in module.functions if f.name == "histogram")
+    n = 1 << 20
+    launch = Launch(grid=(n // 256, 1, 1), block=(256, 1, 1), args={"2": n},
+                    data={"0": "constant:0", "1": "random:0:1000"})
+    execution = execute_launch(analyze_kernel(function, launch, module), launch, module)
+    levels = simulated_levels(execution, load_profile("h100"), 8, 0)
+    # the 4 MiB of data stream once; the 16 counters are one sector that stays in L2
+    assert levels.traffic.dram_read_bytes == pytest.approx(4 * n, rel=0.05)

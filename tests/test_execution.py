@@ -155,3 +155,29 @@ def test_sample_is_the_whole_grid_when_small_and_a_window_otherwise():
     assert window == list(range(window[0], window[0] + len(window)))
     before = [b for b, r in zip(big.linear, big.role, strict=True) if r == "before"]
     assert [w - b for w, b in zip(window, before, strict=True)] == [100] * len(before)
+
+
+@pytest.mark.parametrize("name, args, data", [
+    ("axpy", {"2": 2.5, "3": 300}, {}),
+    ("block_sum", {}, {}),
+    ("local_sort4", {}, {"1": "random:0:100"}),
+    ("triangle", {"1": 100}, {}),
+])
+def test_the_compiled_loads_and_stores_do_what_the_interpreted_ones_do(module, name, args, data) -> None:
+    function = next(f for f in module.functions if f.name == name)
+    launch = Launch(grid=(3, 1, 1), block=(128, 1, 1), args=args, data=data)
+    analysis = analyze_kernel(function, launch, module)
+    values = LaunchValues.from_launch(launch)
+    runs = []
+    for compiled in (True, False):
+        machine = Machine(function, module, analysis.cfg, values, [(b, 0, 0) for b in range(3)], 0, Budget())
+        machine.compiled_memory = compiled
+        machine.run()
+        runs.append(machine)
+    fast, slow = runs
+    np.testing.assert_array_equal(fast.regs, slow.regs)
+    np.testing.assert_array_equal(fast.known, slow.known)
+    np.testing.assert_array_equal(fast.recorder.counters, slow.recorder.counters)
+    for key, value in slow.recorder.log.arrays().items():
+        np.testing.assert_array_equal(fast.recorder.log.arrays()[key], value)
+    assert fast.recorder.access.keys() == slow.recorder.access.keys()

@@ -221,7 +221,7 @@ class _Overlay:
 
     def __init__(self) -> None:
         self._allocate(1 << 12)
-        self.used = 0
+        self.used = np.zeros(1, dtype=np.int64)     # words in the table (the compiled path adds to it)
 
     def _allocate(self, capacity: int) -> None:
         self.keys = np.full(capacity, -1, dtype=np.int64)
@@ -230,7 +230,7 @@ class _Overlay:
         self.good = np.zeros(capacity, dtype=np.uint8)
 
     def store(self, addr: np.ndarray, width: int, bits: np.ndarray, known: np.ndarray) -> None:
-        need = self.used + len(addr) * (width // 4 + 2)
+        need = int(self.used[0]) + len(addr) * (width // 4 + 2)
         if need * 2 > len(self.keys):
             old = (self.keys, self.vals, self.stored, self.good)
             capacity = len(self.keys)
@@ -240,7 +240,7 @@ class _Overlay:
             live = old[0] != -1
             if live.any():
                 _rehash(self.keys, self.vals, self.stored, self.good, *(x[live] for x in old))
-        self.used += _overlay_store(self.keys, self.vals, self.stored, self.good,
+        self.used[0] += _overlay_store(self.keys, self.vals, self.stored, self.good,
                                    addr.astype(np.uint64), width, bits.astype(np.uint64), known.astype(np.bool_))
 
     def patch(self, addr: np.ndarray, width: int, bits: np.ndarray, known: np.ndarray) -> None:

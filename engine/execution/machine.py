@@ -24,6 +24,7 @@ import numpy as np
 from engine.analysis.cfg import ControlFlowGraph
 from engine.analysis.values import LaunchValues
 from engine.execution import arith
+from engine.execution.compiled_memory import M_LOAD, M_LOCAL, M_PARAM, M_SHARED, MemoryRows, memory_op
 from engine.execution.fast import Decoded, run_fast
 from engine.execution.image import LOCAL_BASE, SHARED_BASE, WINDOW_MASK, MemoryImage
 from engine.execution.recorder import ATOMIC, LOAD_CACHED, LOAD_UNCACHED, STORE, Recorder
@@ -153,8 +154,12 @@ class Machine:
         f = self.fast
         self._fast_args = (f.op, f.typ, f.width, f.styp, f.swidth, f.mode, f.cmp, f.combine, f.dst, f.dst2,
                            f.guard, f.guard_neg, f.kind, f.val, f.base)
-        # the first call compiles the compiled path (or loads it from numba's cache): not the run's time
+        self.memory_rows = MemoryRows(function, self.rows, self.image.symbols)
+        self.compiled_memory = True          # the interpreted handlers alone when False (tests compare)
+        self.local_frame_words = max(1, -(-self.image.local_size // 4))
+        # the first calls compile the compiled paths (or load them from numba's cache): not the run's time
         run_fast(0, 0, np.zeros(0, dtype=np.int64), self.regs, self.known, self.special_table, *self._fast_args)
+        memory_op(self.n, np.zeros(0, dtype=np.int64), 0, *self._memory_args())
         self.started = time.perf_counter()
 
     # ------------------------------------------------------------------ set-up
@@ -229,6 +234,15 @@ class Machine:
                 self.lane_instructions += (j - i) * len(lanes)
                 i = j
                 continue
+            if self.compiled_memory and self.memory_rows.space[i] > 0 \
+                    and memory_op(i, lanes, n_warps, *self._memory_args()):
+                self.recorder.executed[i] += n_warps
+                self.steps += 1
+                self.lane_instructions += len(lanes)
+                if self.memory_rows.space[i] != M_PARAM:
+                    self._note_access(i)
+                i += 1
+                continue
             ins = self.body[i]
             self.recorder.executed[i] += n_warps
             self.steps += 1
@@ -262,6 +276,26 @@ class Machine:
             self._execute(ins, lanes)
             i += 1
         self.pc[lanes] = end
+
+    def _memory_args(self) -> tuple:
+        m, im, rec = self.memory_rows, self.image, self.recorder
+        log = rec.log
+        return (self.regs, self.known, m.space, m.kind, m.request, m.width, m.vector, m.float_kind, m.base_kind,
+                m.base, m.offset, m.element_kind, m.element, m.guard, m.guard_negated,
+                im.w_kind, im.w_a, im.w_b, im.w_start, im.w_len, im.w_written, im.initial_bytes, im.offset_tables,
+                im.overlay.keys, im.overlay.vals, im.overlay.stored, im.overlay.good, im.overlay.used,
+                im.shared, im.shared_known, im.local, im.local_known, im.params[0], im.params[1], self.block_row,
+                self.local_frame_words, SHARED_BASE, LOCAL_BASE, rec.counters, self.block_of_warp,
+                log.request_instruction, log.request_block, log.request_kind, log.entry_request, log.entry_line,
+                log.entry_sectors, log.entry_bytes, log.counts, log.max_entries)
+
+    def _note_access(self, i: int) -> None:
+        """The counters of instruction ``i`` were written by the compiled path: name what they count."""
+        if i not in self.recorder.meta:
+            m = self.memory_rows
+            space = {M_SHARED: "shared", M_LOCAL: "local"}.get(int(m.space[i]), "global")
+            kind = "load" if m.kind[i] == M_LOAD else "store"
+            self.recorder.meta[i] = (space, kind, int(m.width[i] * m.vector[i]))
 
     def _branch(self, ins: Instruction, lanes: np.ndarray) -> None:
         if ins.opcode == "brx":

@@ -8,7 +8,8 @@ cache simulation one entry per (request, 128-byte line) in the order the run iss
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -42,31 +43,71 @@ class AccessStats:
     unknown_reason: str = ""
 
 
-@dataclass
-class CacheLog:
-    """Requests in issue order (``request_*``) and their line entries (``entry_*``)."""
+# columns of Recorder.counters (one row per instruction), shared with the compiled path
+(C_WARPS, C_REQUESTS, C_ACTIVE, C_SECTORS, C_LINES, C_SECTORS_MAX, C_LINES_MAX, C_WAVEFRONTS, C_WAVEFRONTS_MAX,
+ C_DISTINCT, C_UNKNOWN) = range(11)
+COUNTERS = 11
+SPACES = ("global", "shared", "local", "const", "tex", "param")
+KINDS = ("load", "store", "atomic")
 
-    request_instruction: list[np.ndarray] = field(default_factory=list)
-    request_block: list[np.ndarray] = field(default_factory=list)
-    request_kind: list[np.ndarray] = field(default_factory=list)
-    entry_request: list[np.ndarray] = field(default_factory=list)
-    entry_line: list[np.ndarray] = field(default_factory=list)
-    entry_sectors: list[np.ndarray] = field(default_factory=list)
-    entry_bytes: list[np.ndarray] = field(default_factory=list)
-    requests: int = 0
-    entries: int = 0
+
+class CacheLog:
+    """Requests in issue order and their line entries, in arrays that grow (the compiled path
+    writes into them): ``counts`` = [requests, entries, full]."""
+
+    def __init__(self, max_entries: int) -> None:
+        self.max_entries = max_entries
+        self.counts = np.zeros(3, dtype=np.int64)
+        self._allocate(1 << 12, 1 << 14)
+
+    def _allocate(self, requests: int, entries: int) -> None:
+        def grow(old: np.ndarray | None, size: int, dtype: type, shape: tuple[int, ...] = ()) -> np.ndarray:
+            new = np.zeros((size, *shape), dtype=dtype)
+            if old is not None:
+                new[:len(old)] = old
+            return new
+        self.request_instruction = grow(getattr(self, "request_instruction", None), requests, np.int32)
+        self.request_block = grow(getattr(self, "request_block", None), requests, np.int32)
+        self.request_kind = grow(getattr(self, "request_kind", None), requests, np.int8)
+        self.entry_request = grow(getattr(self, "entry_request", None), entries, np.int64)
+        self.entry_line = grow(getattr(self, "entry_line", None), entries, np.int64)
+        self.entry_sectors = grow(getattr(self, "entry_sectors", None), entries, np.uint8)
+        self.entry_bytes = grow(getattr(self, "entry_bytes", None), entries, np.uint32, (4,))
+
+    @property
+    def requests(self) -> int:
+        return int(self.counts[0])
+
+    @property
+    def entries(self) -> int:
+        return int(self.counts[1])
+
+    @property
+    def full(self) -> bool:
+        return bool(self.counts[2])
+
+    def reserve(self, requests: int, entries: int) -> bool:
+        """Room for that many more; False (and the log marked full) beyond ``max_entries``."""
+        if self.counts[2]:
+            return False
+        if self.counts[1] + entries > self.max_entries:
+            self.counts[2] = 1
+            return False
+        need_r, need_e = self.counts[0] + requests, self.counts[1] + entries
+        if need_r > len(self.request_instruction) or need_e > len(self.entry_line):
+            self._allocate(max(need_r, 2 * len(self.request_instruction)), max(need_e, 2 * len(self.entry_line)))
+        return True
 
     def arrays(self) -> dict[str, np.ndarray]:
-        def cat(parts: list[np.ndarray], dtype: type, shape: tuple[int, ...] = (0,)) -> np.ndarray:
-            return np.concatenate(parts).astype(dtype) if parts else np.zeros(shape, dtype=dtype)
+        r, e = self.requests, self.entries
         return {
-            "request_instruction": cat(self.request_instruction, np.int32),
-            "request_block": cat(self.request_block, np.int32),
-            "request_kind": cat(self.request_kind, np.int8),
-            "entry_request": cat(self.entry_request, np.int64),
-            "entry_line": cat(self.entry_line, np.int64),
-            "entry_sectors": cat(self.entry_sectors, np.uint8),
-            "entry_bytes": cat(self.entry_bytes, np.uint32, (0, 4)),
+            "request_instruction": self.request_instruction[:r].copy(),
+            "request_block": self.request_block[:r].copy(),
+            "request_kind": self.request_kind[:r].copy(),
+            "entry_request": self.entry_request[:e].copy(),
+            "entry_line": self.entry_line[:e].copy(),
+            "entry_sectors": self.entry_sectors[:e].copy(),
+            "entry_bytes": self.entry_bytes[:e].copy(),
         }
 
 
@@ -77,19 +118,21 @@ class Recorder:
         self.warps_per_block = warps_per_block
         self.trace_warps: list[np.ndarray] = []
         self.trace_blocks: list[np.ndarray] = []
-        self.access: dict[int, AccessStats] = {}
-        self.log = CacheLog()
+        self.counters = np.zeros((n_instructions + 1, COUNTERS), dtype=np.int64)
+        self.meta: dict[int, tuple[str, str, int]] = {}        # index -> space, kind, width
+        self.reasons: dict[int, str] = {}
+        self.log = CacheLog(max_entries)
         self.max_entries = max_entries
-        self.log_full = False
         self.executed = np.zeros(n_instructions, dtype=np.int64)   # warp executions per instruction
+
+    @property
+    def log_full(self) -> bool:
+        return self.log.full
 
     # ------------------------------------------------------------------ paths
     def enter(self, warps: np.ndarray, block: int) -> None:
         self.trace_warps.append(warps.astype(np.int32))
         self.trace_blocks.append(np.full(len(warps), block, dtype=np.int32))
-
-    def count(self, start: int, stop: int, n_warps: int) -> None:
-        self.executed[start:stop] += n_warps
 
     def paths(self, n_warps: int) -> list[np.ndarray]:
         """Each warp's sequence of entered basic blocks."""
@@ -103,70 +146,71 @@ class Recorder:
         return [blocks[bounds[w]:bounds[w + 1]] for w in range(n_warps)]
 
     # ------------------------------------------------------------------ memory
-    def stats(self, index: int, space: str, kind: str, width: int) -> AccessStats:
-        stats = self.access.get(index)
-        if stats is None:
-            stats = self.access[index] = AccessStats(space, kind, width)
-        return stats
+    @property
+    def access(self) -> dict[int, AccessStats]:
+        """The sums of every memory instruction that was reached."""
+        out: dict[int, AccessStats] = {}
+        for index, (space, kind, width) in self.meta.items():
+            c = self.counters[index]
+            out[index] = AccessStats(space, kind, width, int(c[C_WARPS]), int(c[C_REQUESTS]), int(c[C_ACTIVE]),
+                                     int(c[C_SECTORS]), int(c[C_LINES]), int(c[C_SECTORS_MAX]),
+                                     int(c[C_LINES_MAX]), int(c[C_WAVEFRONTS]), int(c[C_WAVEFRONTS_MAX]),
+                                     int(c[C_DISTINCT]), int(c[C_UNKNOWN]), self.reasons.get(index, ""))
+        return out
+
+    def _row(self, index: int, space: str, kind: str, width: int) -> np.ndarray:
+        self.meta.setdefault(index, (space, kind, width))
+        return self.counters[index]
 
     def unknown(self, index: int, space: str, kind: str, width: int, lanes: int, reason: str) -> None:
-        stats = self.stats(index, space, kind, width)
-        stats.unknown_lanes += lanes
-        stats.unknown_reason = stats.unknown_reason or reason
+        self._row(index, space, kind, width)[C_UNKNOWN] += lanes
+        self.reasons.setdefault(index, reason)
+
+    def _add(self, row: np.ndarray, req: Any) -> None:
+        row[C_REQUESTS] += len(req.warps)
+        row[C_ACTIVE] += int(req.active.sum())
+        row[C_SECTORS] += int(req.sectors.sum())
+        row[C_LINES] += int(req.lines.sum())
+        row[C_SECTORS_MAX] = max(row[C_SECTORS_MAX], int(req.sectors.max()))
+        row[C_LINES_MAX] = max(row[C_LINES_MAX], int(req.lines.max()))
+        row[C_WAVEFRONTS] += int(req.bank_degree.sum())
+        row[C_WAVEFRONTS_MAX] = max(row[C_WAVEFRONTS_MAX], int(req.bank_degree.max()))
+        row[C_DISTINCT] += int(req.distinct.sum())
 
     def global_access(self, index: int, space: str, kind: str, request_kind: int, width: int,
                       lanes: np.ndarray, address: np.ndarray, warps_reached: int,
                       block_of_warp: np.ndarray) -> None:
-        stats = self.stats(index, space, kind, width)
-        stats.warp_executions += warps_reached
+        row = self._row(index, space, kind, width)
+        row[C_WARPS] += warps_reached
         if not len(lanes):
             return
         req = warp_requests(lanes, address, width, stores=request_kind in (STORE, ATOMIC))
-        n = len(req.warps)
-        stats.requests += n
-        stats.active_lanes += int(req.active.sum())
-        stats.sectors += int(req.sectors.sum())
-        stats.lines += int(req.lines.sum())
-        stats.sectors_max = max(stats.sectors_max, int(req.sectors.max()))
-        stats.lines_max = max(stats.lines_max, int(req.lines.max()))
-        stats.wavefronts += int(req.bank_degree.sum())
-        stats.wavefronts_max = max(stats.wavefronts_max, int(req.bank_degree.max()))
-        if self.log_full:
-            return
-        if self.log.entries + len(req.entry_line) > self.max_entries:
-            self.log_full = True
-            return
+        self._add(row, req)
+        n, e = len(req.warps), len(req.entry_line)
         log = self.log
-        first = log.requests
-        log.request_instruction.append(np.full(n, index, dtype=np.int32))
-        log.request_block.append(block_of_warp[req.warps])
-        log.request_kind.append(np.full(n, request_kind, dtype=np.int8))
-        log.entry_request.append(req.entry_row.astype(np.int64) + first)
-        log.entry_line.append(req.entry_line)
-        log.entry_sectors.append(req.entry_sectors)
-        log.entry_bytes.append(req.entry_bytes)
-        log.requests += n
-        log.entries += len(req.entry_line)
+        if not log.reserve(n, e):
+            return
+        r0, e0 = log.requests, log.entries
+        log.request_instruction[r0:r0 + n] = index
+        log.request_block[r0:r0 + n] = block_of_warp[req.warps]
+        log.request_kind[r0:r0 + n] = request_kind
+        log.entry_request[e0:e0 + e] = req.entry_row + r0
+        log.entry_line[e0:e0 + e] = req.entry_line
+        log.entry_sectors[e0:e0 + e] = req.entry_sectors
+        log.entry_bytes[e0:e0 + e] = req.entry_bytes
+        log.counts[0] += n
+        log.counts[1] += e
 
     def shared_access(self, index: int, kind: str, width: int, lanes: np.ndarray, address: np.ndarray,
                       warps_reached: int) -> None:
-        stats = self.stats(index, "shared", kind, width)
-        stats.warp_executions += warps_reached
-        if not len(lanes):
-            return
-        req = warp_requests(lanes, address, width, sectors=False)
-        stats.requests += len(req.warps)
-        stats.active_lanes += int(req.active.sum())
-        stats.wavefronts += int(req.bank_degree.sum())
-        stats.wavefronts_max = max(stats.wavefronts_max, int(req.bank_degree.max()))
+        row = self._row(index, "shared", kind, width)
+        row[C_WARPS] += warps_reached
+        if len(lanes):
+            self._add(row, warp_requests(lanes, address, width, sectors=False))
 
     def constant_access(self, index: int, width: int, lanes: np.ndarray, address: np.ndarray,
                         warps_reached: int) -> None:
-        stats = self.stats(index, "const", "load", width)
-        stats.warp_executions += warps_reached
-        if not len(lanes):
-            return
-        req = warp_requests(lanes, address, width, sectors=False)
-        stats.requests += len(req.warps)
-        stats.active_lanes += int(req.active.sum())
-        stats.distinct += int(req.distinct.sum())
+        row = self._row(index, "const", "load", width)
+        row[C_WARPS] += warps_reached
+        if len(lanes):
+            self._add(row, warp_requests(lanes, address, width, sectors=False))

@@ -16,8 +16,10 @@ argument without a value decides a branch, a call, the budget) the :class:`Execu
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -122,10 +124,59 @@ def estimated_instructions(analysis: KernelAnalysis, interpreted_only: bool = Fa
     return max(1.0, float(sum(per_block)))
 
 
+_RUNS: OrderedDict[tuple, Execution] = OrderedDict()
+RUNS_KEPT = 12                 # runs kept per process (a window, a test session, a batch reuse them)
+
+
+def _fingerprint(function: Any) -> str:
+    """The kernel's code, hashed once per parsed function (runs are kept across parses of one file)."""
+    cached = getattr(function, "_warpline_fingerprint", None)
+    if cached is None:
+        digest = hashlib.sha256()
+        digest.update(function.name.encode())
+        for ins in function.instructions:
+            digest.update(ins.text.encode())
+            digest.update(b"\n")
+        for v in function.variables:
+            digest.update(f"{v.state_space} {v.name} {v.size_bytes} {v.initializer}".encode())
+        cached = digest.hexdigest()
+        try:
+            function._warpline_fingerprint = cached
+        except AttributeError:      # a slotted stand-in: hash again next time
+            pass
+    return cached
+
+
+def _run_key(function: Any, launch: Any, module: Any, max_lanes: int) -> tuple:
+    values = LaunchValues.from_launch(launch)
+    variables = tuple(sorted((v.name, v.state_space, v.size_bytes, v.initializer)
+                             for v in getattr(module, "variables", ()) or ()))
+    return (_fingerprint(function), values.grid, values.block, int(getattr(launch, "smem_dynamic", 0) or 0),
+            tuple(sorted((str(k), repr(v)) for k, v in values.args.items())),
+            tuple(sorted((str(k), str(v)) for k, v in values.data.items())), variables, max_lanes)
+
+
 def execute_launch(analysis: KernelAnalysis, launch: Any, module: Any = None,
                    cancel: Callable[[], bool] | None = None, max_lanes: int = MAX_LANES,
                    seconds: float = 60.0) -> Execution:
-    """Run the sampled blocks of ``launch`` (a :class:`engine.launch.Launch`)."""
+    """The run of the sampled blocks of ``launch`` (a :class:`engine.launch.Launch`); the last
+    :data:`RUNS_KEPT` runs are kept, keyed by the kernel's code and the launch's values, so that
+    the same launch is not run twice (its budgets are counts: a run is the same wherever it ran)."""
+    key = _run_key(analysis.function, launch, module, max_lanes)
+    kept = _RUNS.get(key)
+    if kept is not None:
+        _RUNS.move_to_end(key)
+        return kept
+    execution = _execute(analysis, launch, module, cancel, max_lanes, seconds)
+    if "took more than" not in (execution.stopped or ""):       # a stuck run may go better next time
+        _RUNS[key] = execution
+        while len(_RUNS) > RUNS_KEPT:
+            _RUNS.popitem(last=False)
+    return execution
+
+
+def _execute(analysis: KernelAnalysis, launch: Any, module: Any, cancel: Callable[[], bool] | None,
+             max_lanes: int, seconds: float) -> Execution:
     function = analysis.function
     values = LaunchValues.from_launch(launch)
     if values.block is None or values.grid is None:

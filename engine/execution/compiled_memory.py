@@ -231,39 +231,68 @@ def memory_op(i, lanes, n_warps, regs, known, space, kind, request, width, vecto
             log_counts[0] += nr
             log_counts[1] += ne
     # --- the data
-    one_addr = np.empty(1, dtype=np.uint64)
-    one_bits = np.empty(1, dtype=np.uint64)
-    one_known = np.empty(1, dtype=np.bool_)
-    for j in range(m):
-        lane = run[j]
+    if kind[i] == 1 and (sp == M_GLOBAL or sp == M_GENERIC):
+        # global loads: each element's default data for every lane in one pass
+        element_addr = np.empty(m, dtype=np.uint64)
+        element_bits = np.empty(m, dtype=np.uint64)
+        element_known = np.empty(m, dtype=np.bool_)
+        for k in range(vec):
+            if element_kind[i, k] != 1:
+                continue
+            for j in range(m):
+                element_addr[j] = addr[j] + np.uint64(k * w)
+                element_bits[j] = 0
+                element_known[j] = False
+            _global_load(element_addr, w, float_kind[i], w_kind, w_a, w_b, w_start, w_len, w_written, initial,
+                         offsets, element_bits, element_known)
+            r = np.int64(element[i, k])
+            for j in range(m):
+                regs[r, run[j]] = element_bits[j]
+                known[r, run[j]] = element_known[j]
+        return True
+    if kind[i] == 2 and (sp == M_GLOBAL or sp == M_GENERIC):
+        store_addr = np.empty(m, dtype=np.uint64)
+        store_bits = np.empty(m, dtype=np.uint64)
+        store_known = np.empty(m, dtype=np.bool_)
         for k in range(vec):
             ek = element_kind[i, k]
-            a = addr[j] + np.uint64(k * w)
+            if ek == 0:
+                continue
+            for j in range(m):
+                lane = run[j]
+                store_addr[j] = addr[j] + np.uint64(k * w)
+                if ek == 1:
+                    store_bits[j] = regs[np.int64(element[i, k]), lane]
+                    store_known[j] = known[np.int64(element[i, k]), lane]
+                else:
+                    store_bits[j] = element[i, k]
+                    store_known[j] = True
+                wn = np.int64(store_addr[j] >> WINDOW_SHIFT)
+                if 0 <= wn < w_written.shape[0]:
+                    w_written[wn] = True
+            ov_used[0] += _overlay_store(ov_keys, ov_vals, ov_stored, ov_good, store_addr, w, store_bits,
+                                         store_known)
+        return True
+    data = shared if sp == M_SHARED else local
+    kn = shared_known if sp == M_SHARED else local_known
+    for j in range(m):
+        lane = run[j]
+        row = block_row[lane] if sp == M_SHARED else lane
+        for k in range(vec):
+            ek = element_kind[i, k]
+            off = np.int64(addr[j]) + k * w
+            inside = 0 <= off and off + w <= data.shape[1]
             if kind[i] == 1:
                 if ek != 1:
                     continue
-                r = np.int64(element[i, k])
-                if sp == M_SHARED or sp == M_LOCAL:
-                    off = np.int64(a)
-                    row = block_row[lane] if sp == M_SHARED else lane
-                    data = shared if sp == M_SHARED else local
-                    kn = shared_known if sp == M_SHARED else local_known
-                    bits = np.uint64(0)
-                    ok = 0 <= off and off + w <= data.shape[1]
-                    if ok:
-                        for b in range(w):
-                            bits |= np.uint64(data[row, off + b]) << np.uint64(8 * b)
-                            ok = ok and kn[row, off + b]
-                    regs[r, lane] = bits
-                    known[r, lane] = ok
-                else:
-                    one_addr[0] = a
-                    one_known[0] = False
-                    one_bits[0] = 0
-                    _global_load(one_addr, w, float_kind[i], w_kind, w_a, w_b, w_start, w_len, w_written,
-                                 initial, offsets, one_bits, one_known)
-                    regs[r, lane] = one_bits[0]
-                    known[r, lane] = one_known[0]
+                bits = np.uint64(0)
+                ok = inside
+                if inside:
+                    for b in range(w):
+                        bits |= np.uint64(data[row, off + b]) << np.uint64(8 * b)
+                        ok = ok and kn[row, off + b]
+                regs[np.int64(element[i, k]), lane] = bits
+                known[np.int64(element[i, k]), lane] = ok
             else:
                 if ek == 1:
                     bits = regs[np.int64(element[i, k]), lane]
@@ -273,24 +302,10 @@ def memory_op(i, lanes, n_warps, regs, known, space, kind, request, width, vecto
                     ok = True
                 else:
                     continue
-                if sp == M_SHARED or sp == M_LOCAL:
-                    off = np.int64(a)
-                    row = block_row[lane] if sp == M_SHARED else lane
-                    data = shared if sp == M_SHARED else local
-                    kn = shared_known if sp == M_SHARED else local_known
-                    if 0 <= off and off + w <= data.shape[1]:
-                        for b in range(w):
-                            data[row, off + b] = np.uint8((bits >> np.uint64(8 * b)) & np.uint64(0xFF))
-                            kn[row, off + b] = ok
-                else:
-                    one_addr[0] = a
-                    one_bits[0] = bits
-                    one_known[0] = ok
-                    ov_used[0] += _overlay_store(ov_keys, ov_vals, ov_stored, ov_good, one_addr, w, one_bits,
-                                                 one_known)
-                    wn = np.int64(a >> WINDOW_SHIFT)
-                    if 0 <= wn < w_written.shape[0]:
-                        w_written[wn] = True
+                if inside:
+                    for b in range(w):
+                        data[row, off + b] = np.uint8((bits >> np.uint64(8 * b)) & np.uint64(0xFF))
+                        kn[row, off + b] = ok
     return True
 
 

@@ -220,7 +220,7 @@ class _Overlay:
     (grown before it is half full)."""
 
     def __init__(self) -> None:
-        self._allocate(1 << 12)
+        self._allocate(1 << 16)
         self.used = np.zeros(1, dtype=np.int64)     # words in the table (the compiled path adds to it)
 
     def _allocate(self, capacity: int) -> None:
@@ -235,13 +235,11 @@ class _Overlay:
             old = (self.keys, self.vals, self.stored, self.good)
             capacity = len(self.keys)
             while need * 2 > capacity:
-                capacity *= 2
+                capacity *= 4
             self._allocate(capacity)
-            live = old[0] != -1
-            if live.any():
-                _rehash(self.keys, self.vals, self.stored, self.good, *(x[live] for x in old))
+            _rehash(self.keys, self.vals, self.stored, self.good, *old)
         self.used[0] += _overlay_store(self.keys, self.vals, self.stored, self.good,
-                                   addr.astype(np.uint64), width, bits.astype(np.uint64), known.astype(np.bool_))
+                                      addr.astype(np.uint64), width, bits.astype(np.uint64), known.astype(np.bool_))
 
     def patch(self, addr: np.ndarray, width: int, bits: np.ndarray, known: np.ndarray) -> None:
         _overlay_patch(self.keys, self.vals, self.stored, self.good, addr.astype(np.uint64), width, bits, known)
@@ -250,6 +248,8 @@ class _Overlay:
 @njit(cache=True, nogil=True)
 def _rehash(keys, vals, stored, good, old_keys, old_vals, old_stored, old_good):      # pragma: no cover
     for j in range(old_keys.shape[0]):
+        if old_keys[j] == -1:
+            continue
         h = _slot(keys, old_keys[j])
         keys[h] = old_keys[j]
         vals[h] = old_vals[j]

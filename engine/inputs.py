@@ -34,6 +34,12 @@ DEFAULT_BLOCK_THREADS = 256    # block size of the default launch when the PTX n
 # The words a launch's source starts with when the grid or the block is the default's guess (not
 # the PTX's .reqntid/.maxntid, a launch file or the user's): engine.evaluation.assumptions lists it.
 ASSUMED_LAUNCH = "assumed: "
+EDITED_LAUNCH = "(edited)"       # what WorkbenchState.with_launch appends once the user sets the shape
+
+
+def launch_is_assumed(source: str) -> bool:
+    """Whether a launch with this source is (still) the default's guess."""
+    return source.startswith(ASSUMED_LAUNCH) and not source.endswith(EDITED_LAUNCH)
 
 # samples/ptx/hotspot.sm_90.ptx -> samples/hotspot.launch.toml
 _SAMPLE_PTX = re.compile(r"^(?P<stem>.+?)\.sm_\d+a?\.ptx$")

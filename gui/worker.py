@@ -274,7 +274,8 @@ class ComputeWorker(QObject):
                 cancel=lambda: self.generation != gen,
                 progress=lambda f, what: put((gen, "progress", (f, what))),
                 on_part=on_part,
-                sweep=job.sweep)
+                sweep=job.sweep,
+                effects=True)
         except Cancelled:
             return
         except WarplineError as exc:

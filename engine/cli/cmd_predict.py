@@ -63,7 +63,7 @@ def _predict(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
         chosen.append("pipeline")      # the verdict reads the simulation's aggregates
     if chosen is not None and not ns.no_effects and not any(m in chosen for m in ("pipeline", "manybsp")):
         chosen.append("pipeline")      # the effects are measured on the headline figure
-    ev = evaluate_options(ns, inputs, only=chosen, trace=False, effects=not ns.no_effects)
+    ev = evaluate_options(ns, inputs, announce=False, only=chosen, trace=False, effects=not ns.no_effects)
     measured = None
     if ns.import_ncu:
         from engine.ncu import measured_cycles

@@ -15,7 +15,10 @@ from engine.analysis import KernelAnalysis
 from engine.conventions.signature import NumbaArray, c_kind, numba_array, signature_arguments
 from engine.ptx.model import Function, Module
 
-POINTER, INTEGER, FLOAT, STRUCT = "pointer", "integer", "float", "struct"
+POINTER, INTEGER, FLOAT, STRUCT, HANDLE = "pointer", "integer", "float", "struct", "handle"
+# Instructions that take a texture or surface object (cudaTextureObject_t, a 64-bit integer in the
+# signature): its value is an opaque handle, never an extent or an address.
+_HANDLE_OPS = {"tex", "tld4", "txq", "suld", "sust", "sured", "suq"}
 NUMBA, TRITON, CPP, PLAIN = "numba", "Triton", "nvcc/NVRTC (C++ signature)", "C linkage (nvcc, NVRTC or hand-written)"
 _SIZE_OPS = {"setp", "rem", "div", "min", "max"}
 _COPY_OPS = {"mov", "cvt"}
@@ -111,6 +114,9 @@ def param_facts(function: Function, module: Module | None, analysis: KernelAnaly
             kinds[i] = INTEGER if uses.get(i, set()) & (_SIZE_OPS | {"mul"}) else POINTER
         else:
             kinds[i] = INTEGER
+    for i, ops in uses.items():
+        if ops & _HANDLE_OPS:
+            kinds[i] = HANDLE
     size_like = frozenset(i for i, ops in uses.items() if ops & _SIZE_OPS and kinds.get(i) == INTEGER)
     return ParamFacts(frontend, kinds, frozenset(read), size_like, arrays, field_of or None)
 
@@ -169,7 +175,11 @@ def _uses(function: Function, analysis: KernelAnalysis, loads: dict[int, int]) -
     # who reads the register each instruction defines
     readers: dict[int, list[tuple[int, int]]] = {}
     for instr in instructions:
-        for k, op in enumerate(instr.operands[1:], start=1):
+        for k, op in enumerate(instr.operands):
+            if op.kind == "address" and instr.opcode in _HANDLE_OPS and op.base is not None:
+                op = op.base             # the texture or surface object a fetch names
+            elif op.kind != "register" or k == 0:
+                continue
             if op.kind != "register" or not op.name:
                 continue
             for d in analysis.defuse.reaching(instr.index, op.name):

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from engine.inputs import ASSUMED_LAUNCH
+from engine.inputs import ASSUMED_LAUNCH, launch_is_assumed
 from engine.launch import Dim3, Launch
 
 ARGUMENT, LAYOUT, TRIP, DATA, LAUNCH = "argument", "layout", "trip count", "data", "launch"
@@ -37,11 +37,13 @@ _NO_VALUE = re.compile(r"argument (\d+) \(([^)]*)\) has no value")
 @dataclass(frozen=True)
 class FillIn:
     """Where the real value goes: ``kind`` "args" (parameter indices), "trip" (a loop key),
-    "data" (a pointer argument) or "launch"; ``option`` the command-line form."""
+    "data" (a pointer argument) or "launch"; ``option`` the command-line form; ``values`` what
+    was assumed, one per key (the launch: grid and block)."""
 
     kind: str
     keys: tuple[Any, ...]
     option: str
+    values: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,17 +136,18 @@ def list_assumptions(ev: Any, alternatives: dict[str, Any]) -> tuple[Assumption,
         out.append(Assumption(
             f"trip:{loop.key}", TRIP, f"trip count of loop {loop.key} (line {line})",
             f"{UNKNOWN_TRIP_ITERATIONS} iteration", loop.trip_count.reason or "the analysis cannot compute it",
-            FillIn("trip", (loop.key,), f"--trip {loop.key}=N"),
+            FillIn("trip", (loop.key,), f"--trip {loop.key}=N", (UNKNOWN_TRIP_ITERATIONS,)),
             Change(f"{2 * UNKNOWN_TRIP_ITERATIONS} iterations", trips={loop.key: 2 * UNKNOWN_TRIP_ITERATIONS},
                    args=pinned)))
     out.extend(_data_assumptions(ev, pinned))
     out.extend(_unvalued_arguments(ev, {a.key for a in out}))
-    if ev.launch_source.startswith(ASSUMED_LAUNCH):
+    if launch_is_assumed(ev.launch_source):
         grid = launch.grid
         out.append(Assumption(
             LAUNCH, LAUNCH, "the launch (grid and block)",
             f"grid {'x'.join(map(str, grid))}, block {'x'.join(map(str, launch.block))}",
-            ev.launch_source.removeprefix(ASSUMED_LAUNCH), FillIn("launch", (), "--grid X[,Y,Z] --block X[,Y,Z]"),
+            ev.launch_source.removeprefix(ASSUMED_LAUNCH),
+            FillIn("launch", (), "--grid X[,Y,Z] --block X[,Y,Z]", (launch.grid, launch.block)),
             # the sizes that cover the launch grow with it; the other guesses stay
             Change("twice the grid (the data covering it twice as large)", grid=(2 * grid[0], grid[1], grid[2]),
                    args=ev.completion.pinned(coverage=False) if ev.completion is not None else {})))
@@ -173,7 +176,7 @@ def _argument_assumptions(ev: Any, alternatives: dict[str, Any]) -> list[Assumpt
         out.append(Assumption(
             f"args:{group}", kind, subject, assumed, head.rule,
             FillIn("args", tuple(m.index for m in members),
-                   " ".join(f"--arg {m.index}=VALUE" for m in members)),
+                   " ".join(f"--arg {m.index}=VALUE" for m in members), tuple(m.value for m in members)),
             Change(alternative.description, args=dict(alternative.args)) if alternative is not None else None,
             tuple(f"argument {m.index} ({m.label}) = {m.value:,}" + (f": {m.rule}" if m.rule != head.rule else "")
                   for m in members)))

@@ -12,7 +12,10 @@ because it is applied to the inputs before any model runs (docs/assumptions.md):
   :data:`UNKNOWN_TRIP_ITERATIONS` iteration in every model;
 * the **integers behind a gather** (an index array, CSR row starts) are pseudo-random stand-ins
   (``engine.memory``), and a branch on loaded data counts every lane active;
-* the **launch**, without a launch file or ``--grid``, fills the GPU once.
+* the **launch**, without a launch file or ``--grid``, fills the GPU once;
+* a global access whose **address pattern** the analysis cannot compute even so costs one
+  coalesced request per warp (the profile's class default) and is not counted in the launch's
+  bytes; it is listed too, though no input of the user's would settle it.
 
 Each is listed here with an alternative; the evaluation's part ``assumptions`` re-runs the
 headline model with it (:class:`Effect`).
@@ -27,7 +30,7 @@ from typing import Any
 from engine.inputs import ASSUMED_LAUNCH, launch_is_assumed
 from engine.launch import Dim3, Launch
 
-ARGUMENT, LAYOUT, TRIP, DATA, LAUNCH = "argument", "layout", "trip count", "data", "launch"
+ARGUMENT, LAYOUT, TRIP, DATA, LAUNCH, PATTERN = "argument", "layout", "trip count", "data", "launch", "pattern"
 UNKNOWN_TRIP_ITERATIONS = 1     # what every model counts for a loop whose trip count is unknown
 DATA_STAND_IN = "pseudo-random integers in [0, 2^22), equal for equal addresses"
 HEADLINE_MODELS = ("pipeline", "manybsp")     # the figure an effect is measured on, first present
@@ -141,6 +144,7 @@ def list_assumptions(ev: Any, alternatives: dict[str, Any]) -> tuple[Assumption,
                    args=pinned)))
     out.extend(_data_assumptions(ev, pinned))
     out.extend(_unvalued_arguments(ev, {a.key for a in out}))
+    out.extend(_unknown_patterns(ev))
     if launch_is_assumed(ev.launch_source):
         grid = launch.grid
         out.append(Assumption(
@@ -262,6 +266,25 @@ def _feeding_loads(analysis: Any, index: int, limit: int = 256) -> list[int]:
                 else:
                     stack.append(d)
     return loads
+
+
+def _unknown_patterns(ev: Any) -> list[Assumption]:
+    """Global accesses left without a pattern (one entry for all of them)."""
+    memory = ev.memory
+    if memory is None:
+        return []
+    missing = [a for a in memory.accesses if a.space.value == "global" and a.unknown_reason
+               and a.sectors_per_request is None and a.issue_share != 0.0]
+    if not missing:
+        return []
+    lines = ", ".join(str(line) for line in sorted({a.line for a in missing})[:12])
+    reasons = sorted({a.unknown_reason for a in missing})
+    return [Assumption(
+        "pattern", PATTERN, f"the address pattern of {len(missing)} global access{'es' if len(missing) > 1 else ''} "
+        f"(line{'s' if len(missing) > 1 else ''} {lines}{' …' if len(missing) > 12 else ''})",
+        "one coalesced request per warp; not counted in the launch's bytes",
+        "the analysis could not compute the addresses: " + "; ".join(reasons[:3]) + (" …" if len(reasons) > 3 else ""),
+        FillIn("none", (), "(no input settles it: see the Memory tab)"), None)]
 
 
 def _unvalued_arguments(ev: Any, listed: set[str]) -> list[Assumption]:

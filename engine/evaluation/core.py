@@ -612,6 +612,23 @@ class Evaluator:
         return sweep
 
 
+    def assumption_effects(self, inputs: KernelInputs, ev: Evaluation, cancel: CancelCheck | None = None,
+                           max_warp_instructions: int | None = DEFAULT_MAX_WARP_INSTRUCTIONS,
+                           time_budget_s: float | None = None) -> Evaluation:
+        """``ev`` (a finished evaluation) with part ``assumptions`` added: the window's worker runs
+        it after delivering the rest, so that nothing waits for these extra evaluations."""
+        out = ev.snapshot()
+        if not ev.assumptions or ev.analysis is None or ev.profile is None:
+            return out
+        try:
+            with limits(Limits(max_warp_instructions, time_budget_s, cancel)):
+                out.effects = self._effects(inputs, ev, cancel)
+        except SimulationCancelled:
+            raise Cancelled() from None
+        out.parts = (*ev.parts, PART_ASSUMPTIONS)
+        out.finished = True
+        return out
+
     def _effects(self, inputs: KernelInputs, ev: Evaluation, cancel: CancelCheck | None) -> dict[str, Any]:
         """The headline figure with each assumed input at its alternative value: the state's
         launch with that input given (what is derived from it follows), one headline model, no

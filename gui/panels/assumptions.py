@@ -38,7 +38,7 @@ from gui.session import Session
 from gui.theme import PALETTE_EVENTS, current
 
 KIND_TITLES = {"argument": "argument", "layout": "layout", "trip count": "trip count", "data": "data",
-               "launch": "launch"}
+               "launch": "launch", "pattern": "address pattern"}
 
 
 def fill_in_text(assumption: Assumption) -> str:
@@ -88,6 +88,8 @@ def state_with(state: WorkbenchState, assumption: Assumption, text: str, params:
         if count < 0:
             raise WarplineError(f"{assumption.subject}: a trip count cannot be negative")
         return state.with_launch(trip_overrides={**launch.trip_overrides, fill.keys[0]: count})
+    if fill.kind == "none":
+        raise WarplineError(f"{assumption.subject}: no input settles it")
     if fill.kind == "data":
         if not fill.keys:
             raise WarplineError(f"{assumption.subject}: no pointer argument to declare the data of")
@@ -127,7 +129,9 @@ class AssumptionCard(QFrame):
         self.edit.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
         self.button = QPushButton("Give")
         self.button.setToolTip("Make this the launch's own value: the guess and its marks go away (Ctrl+Z undoes it)")
-        self.button.setEnabled(assumption.fill.kind != "data" or bool(assumption.fill.keys))
+        self.button.setEnabled(assumption.fill.kind in ("args", "trip", "launch")
+                               or (assumption.fill.kind == "data" and bool(assumption.fill.keys)))
+        self.edit.setEnabled(self.button.isEnabled())
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.edit, 1)
@@ -223,7 +227,7 @@ class AssumptionsPanel(QWidget):
         if shown != self._shown:
             self._shown = shown
             self._rebuild(result.assumptions)
-        computing = "assumptions" not in result.parts and not result.finished
+        computing = "assumptions" not in result.parts
         muted = self.palette().color(QPalette.ColorRole.PlaceholderText).name()
         for card in self.card_widgets:
             card.show_text(result.effects.get(card.assumption.key), computing, muted)

@@ -171,7 +171,8 @@ def _argument_assumptions(ev: Any, alternatives: dict[str, Any]) -> list[Assumpt
     for group, members in groups.items():
         head = members[0]
         kind = LAYOUT if group.startswith("layout") else ARGUMENT
-        subject = (f"{head.label} ({_param_name(params, head.index)})" if len(members) == 1
+        role = {"size": ", a size", "shape": ", a shape", "stride": ", a stride"}.get(head.role, "")
+        subject = (f"{head.label} ({_param_name(params, head.index)}){role}" if len(members) == 1
                    else f"{head.label} and {len(members) - 1} more" if kind == ARGUMENT
                    else f"strides of {len(members)} arguments")
         assumed = (f"{head.value:,}" if len({m.value for m in members}) == 1 and kind == ARGUMENT

@@ -50,6 +50,7 @@ class WorkbenchState:
         if not set(changes) - {"args", "trip_overrides", "data"}:
             return replace(self, launch=launch)
         source = self.launch_source
+        # "(edited)": engine.inputs.EDITED_LAUNCH (a sibling layer: the words, not the import)
         if source and not source.endswith("(edited)"):
             source += " (edited)"
         return replace(self, launch=launch, launch_source=source or "edited")

@@ -89,7 +89,6 @@ def complete_arguments(function: Function, module: Module | None, launch: Launch
         supply(SuppliedValue(index, value, COVERAGE, f"the launch covers it: the guard at line {line} "
                              "compares it with a thread index whose extent over the launch is this",
                              _label(facts, index), f"size: {index}", "size"))
-    notes: list[str] = []
     if facts.frontend == NUMBA and facts.arrays:
         numba.shapes_from_siblings(facts, known, groups, supply)
     layouts = triton.tensors(analysis, facts) if facts.frontend == TRITON else []
@@ -113,7 +112,7 @@ def complete_arguments(function: Function, module: Module | None, launch: Launch
                                  triton.LAYOUT_GROUP, "stride"))
     for index in sorted(wanted - set(known)):
         supply(_stand_in(facts, index, "integer", STAND_IN_VALUE))
-    completion = Completion(facts.frontend, dict(known), tuple(supplied), tuple(notes))
+    completion = Completion(facts.frontend, dict(known), tuple(supplied))
     return completion, _alternatives(completion, layouts, known, value)
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from engine.analysis import KernelAnalysis
 from engine.conventions.signature import NumbaArray, c_kind, numba_array, signature_arguments
+from engine.names import display_name
 from engine.ptx.model import Function, Module
 
 POINTER, INTEGER, FLOAT, STRUCT, HANDLE = "pointer", "integer", "float", "struct", "handle"
@@ -69,7 +70,7 @@ class ParamFacts:
 def frontend_of(module: Module | None, function: Function) -> str:
     """Which compiler wrote the kernel, from what each leaves in the PTX."""
     variables = module.variables if module is not None else []
-    if any(v.name.startswith("_ZN08NumbaEnv") for v in variables) or "Array<" in _display(function.name):
+    if any(v.name.startswith("_ZN08NumbaEnv") for v in variables) or "Array<" in display_name(function.name):
         return NUMBA
     if function.name.startswith("_Z"):
         return CPP
@@ -78,11 +79,6 @@ def frontend_of(module: Module | None, function: Function) -> str:
     if any(str(f).endswith(".py") for f in files) or "global_smem" in smem:
         return TRITON
     return PLAIN
-
-
-def _display(name: str) -> str:
-    from engine.names import display_name
-    return display_name(name)
 
 
 def param_facts(function: Function, module: Module | None, analysis: KernelAnalysis) -> ParamFacts:

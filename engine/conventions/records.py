@@ -43,7 +43,6 @@ class Completion:
     frontend: str
     args: dict[int, int | float]
     supplied: tuple[SuppliedValue, ...]
-    notes: tuple[str, ...] = ()
 
     def supplied_for(self, index: int) -> SuppliedValue | None:
         return next((s for s in self.supplied if s.index == index), None)

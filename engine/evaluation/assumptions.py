@@ -27,8 +27,10 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from engine.analysis import LaunchValues
 from engine.inputs import ASSUMED_LAUNCH, launch_is_assumed
 from engine.launch import Dim3, Launch
+from engine.memory.affine import AddressEvaluator, Affine
 
 ARGUMENT, LAYOUT, TRIP, DATA, LAUNCH, PATTERN = "argument", "layout", "trip count", "data", "launch", "pattern"
 UNKNOWN_TRIP_ITERATIONS = 1     # what every model counts for a loop whose trip count is unknown
@@ -197,9 +199,6 @@ def _data_assumptions(ev: Any, pinned: dict[int, int]) -> list[Assumption]:
     memory = ev.memory
     if memory is None or ev.analysis is None:
         return []
-    from engine.analysis import LaunchValues
-    from engine.memory.affine import AddressEvaluator, Affine
-
     launch = ev.run_launch
     values = LaunchValues.from_launch(launch)
     evaluator = AddressEvaluator(ev.analysis, values)

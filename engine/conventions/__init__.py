@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from engine.analysis import KernelAnalysis, LaunchValues
+from engine.analysis import KernelAnalysis, LaunchValues, build_cfg, build_def_use, classify
 from engine.conventions import numba, triton
 from engine.conventions.blocks import fitting_stand_ins
 from engine.conventions.coverage import covered_sizes
@@ -43,7 +43,7 @@ from engine.launch import Launch, argument_index
 from engine.ptx.model import Function, Module
 
 __all__ = ["CONVENTION", "COVERAGE", "DERIVED", "STAND_IN", "STAND_IN_VALUE", "Alternative", "Completion",
-           "SuppliedValue", "complete_arguments", "completed_launch"]
+           "SuppliedValue", "complete_arguments", "completed_launch", "kernel_structure"]
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,7 @@ def complete_arguments(function: Function, module: Module | None, launch: Launch
     if facts.frontend == NUMBA:
         wanted.update(numba.needed_shapes(facts))
     values = LaunchValues.from_launch(launch)
-    for index, (value, line) in sorted(covered_sizes(analysis, values, wanted - set(known)).items()):
+    for index, (value, line) in sorted(covered_sizes(analysis, values, wanted - set(known), known).items()):
         supply(SuppliedValue(index, value, COVERAGE, f"the launch covers it: the guard at line {line} "
                              "compares it with a thread index whose extent over the launch is this",
                              _label(facts, index), f"size: {index}", "size"))
@@ -114,6 +114,14 @@ def complete_arguments(function: Function, module: Module | None, launch: Launch
         supply(_stand_in(facts, index, "integer", STAND_IN_VALUE))
     completion = Completion(facts.frontend, dict(known), tuple(supplied))
     return completion, _alternatives(completion, layouts, known, value)
+
+
+def kernel_structure(function: Function, module: Module | None) -> KernelAnalysis:
+    """What :func:`complete_arguments` reads of a kernel (CFG, def-use graph, classes), without
+    the launch-dependent trip counts a full analysis infers."""
+    cfg = build_cfg(function)
+    defuse = build_def_use(function, cfg)
+    return KernelAnalysis(function, cfg, defuse, [classify(i) for i in function.instructions], {}, [])
 
 
 def completed_launch(launch: Launch, completion: Completion) -> Launch:

@@ -23,7 +23,10 @@ _MAX_DEPTH = 200
 
 
 class _NotUniform(Exception):
-    """The value differs between the threads of a block (or cannot be told)."""
+    """The value depends on something the evaluator does not have."""
+
+
+NotComputable = _NotUniform
 
 
 def fitting_stand_ins(analysis: KernelAnalysis, values: LaunchValues, stand_in: int,
@@ -49,13 +52,27 @@ def fitting_stand_ins(analysis: KernelAnalysis, values: LaunchValues, stand_in: 
     return chosen
 
 
+def launch_evaluator(analysis: KernelAnalysis, values: LaunchValues, args: dict[int, int | float],
+                     threads: bool = False) -> _BlockEvaluator:
+    """An evaluator of values at the first and the last block of the launch; ``threads``: at
+    every thread of those blocks (the block's own values need not be uniform then)."""
+    grid, block = values.grid, values.block
+    assert grid is not None and block is not None
+    last = [g - 1 for g in grid]
+    count = int(np.prod(block)) if threads else 1
+    contexts = {axis: np.repeat(np.array([0, last[k]], dtype=np.int64), count) for k, axis in enumerate("xyz")}
+    if threads:
+        linear = np.tile(np.arange(count, dtype=np.int64), 2)
+        contexts["tid.x"] = linear % block[0]
+        contexts["tid.y"] = (linear // block[0]) % block[1]
+        contexts["tid.z"] = linear // (block[0] * block[1])
+        contexts["laneid"] = linear % 32
+    return _BlockEvaluator(analysis, values, args, contexts)
+
+
 def _fits(analysis: KernelAnalysis, values: LaunchValues, args: dict[int, int | float],
           divisors: list[tuple[int, Operand]]) -> bool:
-    grid = values.grid
-    assert grid is not None and values.block is not None
-    last = [g - 1 for g in grid]
-    blocks = {axis: np.array([0, last[k]], dtype=np.int64) for k, axis in enumerate("xyz")}
-    evaluator = _BlockEvaluator(analysis, values, args, blocks)
+    evaluator = launch_evaluator(analysis, values, args)
     for at, operand in divisors:
         try:
             divisor = evaluator.operand(operand, at, None)
@@ -67,7 +84,10 @@ def _fits(analysis: KernelAnalysis, values: LaunchValues, args: dict[int, int | 
 
 
 class _BlockEvaluator:
-    """Values that depend only on the block index and the arguments, at sampled blocks."""
+    """Values computed from the block index (and, where given, the thread index) and the
+    arguments, at the sampled blocks (threads); a value that depends on anything else (a load,
+    a register with several definitions reaching it, an argument without a value) raises
+    :class:`NotComputable`."""
 
     def __init__(self, analysis: KernelAnalysis, values: LaunchValues, args: dict[int, int | float],
                  blocks: dict[str, np.ndarray]) -> None:
@@ -92,6 +112,10 @@ class _BlockEvaluator:
             return (value == 0).astype(np.int64) if op.negated else value
         if op.kind == "special":
             base, _, axis = (op.name or op.text).lstrip("%").partition(".")
+            if base == "laneid" and "laneid" in self.blocks:
+                return self.blocks["laneid"]
+            if base == "tid" and f"tid.{axis}" in self.blocks:
+                return self.blocks[f"tid.{axis}"]
             if base not in _SPECIALS or axis not in "xyz" or not axis:
                 raise _NotUniform(op.text)
             k = "xyz".index(axis)

@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 
 from engine.analysis import KernelAnalysis, LaunchValues
+from engine.analysis.lane_arith import LaneError
+from engine.conventions.blocks import NotComputable, launch_evaluator
 from engine.memory.affine import AddressEvaluator, Affine
 
 _STRICT = {"lt", "ge", "lo", "hs"}        # boundary where index == bound
@@ -21,12 +23,17 @@ _CLOSED = {"le", "gt", "ls", "hi"}        # boundary where index == bound + 1
 _THREAD_ATOMS = ("tid.", "ctaid.", "laneid")
 
 
-def covered_sizes(analysis: KernelAnalysis, values: LaunchValues, unknown: set[int]) -> dict[int, tuple[int, int]]:
+def covered_sizes(analysis: KernelAnalysis, values: LaunchValues, unknown: set[int],
+                  known: dict[int, int | float] | None = None) -> dict[int, tuple[int, int]]:
     """For each parameter of ``unknown`` some guard compares with a thread index:
-    (its value if the launch covers it exactly, the line of the guard)."""
+    (its value if the launch covers it exactly, the line of the guard). The index's largest
+    value is computed at every thread of the first and the last block (exact for masks, ``or``
+    of a thread's element offset, remainders); where it cannot be (a loop-carried index), from
+    its affine form over the launch."""
     if values.block is None or values.grid is None:
         return {}
     evaluator = AddressEvaluator(analysis, values)
+    numeric = launch_evaluator(analysis, values, dict(known or {}), threads=True)
     extents = {**{f"tid.{a}": values.block[k] for k, a in enumerate("xyz")},
                **{f"ctaid.{a}": values.grid[k] for k, a in enumerate("xyz")}, "laneid": 32}
     found: dict[int, tuple[int, int]] = {}
@@ -45,11 +52,14 @@ def covered_sizes(analysis: KernelAnalysis, values: LaunchValues, unknown: set[i
                 sides.append(None)
         for index_side, bound_side in ((0, 1), (1, 0)):
             index, bound = sides[index_side], sides[bound_side]
-            if not isinstance(index, Affine) or not isinstance(bound, Affine):
+            param = _single_param(bound) if isinstance(bound, Affine) else None
+            if param is None or param[0] not in unknown:
                 continue
-            largest = _largest(index, extents)
-            param = _single_param(bound)
-            if largest is None or param is None or param[0] not in unknown:
+            largest = _largest_value(numeric, instr.operands[1 + index_side], instr.index,
+                                     types[-1] if types else None)
+            if largest is None and isinstance(index, Affine):
+                largest = _largest(index, extents)
+            if largest is None:
                 continue
             which, coeff = param
             # index on the left: i < c·n + d; on the right the relation reads the other way
@@ -59,6 +69,17 @@ def covered_sizes(analysis: KernelAnalysis, values: LaunchValues, unknown: set[i
             if value >= 1 and value > found.get(which, (0, 0))[0]:
                 found[which] = (value, instr.location.line)
     return found
+
+
+def _largest_value(numeric: object, operand: object, at: int, type_name: str | None) -> int | None:
+    """The operand's largest value over the sampled threads, when it varies between them."""
+    try:
+        found = numeric.operand(operand, at, type_name)          # type: ignore[attr-defined]
+    except (NotComputable, LaneError, RecursionError, OverflowError):
+        return None
+    if len(found) == 0 or int(found.min()) == int(found.max()):
+        return None
+    return int(found.max())
 
 
 def _largest(form: Affine, extents: dict[str, int]) -> int | None:

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from engine.analysis import KernelAnalysis, analyze_kernel
-from engine.conventions import complete_arguments, completed_launch
+from engine.conventions import complete_arguments, completed_launch, kernel_structure
 from engine.errors import WarplineError
 from engine.evaluation.assumptions import Effect, headline_model, list_assumptions
 from engine.evaluation.context import ModelContext
@@ -205,6 +205,7 @@ class Evaluator:
         self._traffic_cache: dict[tuple, tuple[KernelDescription, Any]] = {}
         self._memory: dict[int, tuple[Any, str]] = {}
         self._completions: dict[tuple, tuple[Any, Any]] = {}
+        self._structures: dict[tuple, KernelAnalysis] = {}
 
     # ------------------------------------------------------------------ cached inputs
 
@@ -224,6 +225,15 @@ class Evaluator:
             _bounded(self._analyses, self.CACHE_LIMIT)
             self._analyses[key] = analyze_kernel(inputs.function, launch, inputs.module)
         return self._analyses[key]
+
+    def structure(self, inputs: KernelInputs) -> KernelAnalysis:
+        """The kernel's CFG, def-use graph and classes without launch-dependent trip counts (what
+        the conventions read), once per kernel."""
+        key = (id(inputs.function), inputs.kernel_name)
+        if key not in self._structures:
+            _bounded(self._structures, self.CACHE_LIMIT)
+            self._structures[key] = kernel_structure(inputs.function, inputs.module)
+        return self._structures[key]
 
     def completion(self, inputs: KernelInputs, launch: Launch, analysis: KernelAnalysis) -> tuple[Any, Any]:
         """(Completion, alternatives) of ``launch``'s arguments (engine.conventions), once per
@@ -366,7 +376,7 @@ class Evaluator:
         try:
             # the arguments the launch lacks, supplied before anything reads them (the CFG and
             # def-use graph they are inferred from do not depend on the launch)
-            completion, alternatives = self.completion(inputs, launch, self.analysis(inputs, launch))
+            completion, alternatives = self.completion(inputs, launch, self.structure(inputs))
             launch = completed_launch(launch, completion)
             analysis = self.analysis(inputs, launch)
             # What the analysis infers without the user's trip counts, shown beside them.

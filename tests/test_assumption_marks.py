@@ -100,7 +100,7 @@ def test_every_figure_resting_on_an_unknown_input_is_marked(results_panel):
         for kernel in module.kernels:
             inputs = resolve_inputs(path, module=module, kernel=kernel.name, use_ptxas=False)
             with without(["sass"]):
-                ev = evaluator.evaluate(inputs, only=["pipeline"], trace=False, max_warp_instructions=100_000)
+                ev = evaluator.evaluate(inputs, only=["pipeline"], trace=False, max_warp_instructions=20_000)
             checked += 1
             why = unknown_inputs(inputs)
             if not why:

@@ -231,11 +231,12 @@ def test_kernel_all_runs_every_kernel(capsys):
 
 
 def test_grid_alone_takes_the_block_from_reqntid(capsys):
-    out = json.loads(_run(capsys, "info", str(MATMUL), "--profile", "h100", "--no-ptxas", "--grid", "64"))
+    path = CORPUS / "triton" / "vector_add.cc90.ptx"
+    out = json.loads(_run(capsys, "info", str(path), "--profile", "h100", "--no-ptxas", "--grid", "64"))
     launch = out["kernels"][0]["launch"]
     assert launch["grid"] == [64, 1, 1] and launch["block"] == [128, 1, 1] and ".reqntid" in launch["source"]
     assert not launch["source"].startswith("assumed")
-    out = json.loads(_run(capsys, "info", str(MATMUL), "--profile", "h100", "--no-ptxas", "--block", "256"))
+    out = json.loads(_run(capsys, "info", str(path), "--profile", "h100", "--no-ptxas", "--block", "256"))
     assert out["kernels"][0]["launch"]["block"] == [256, 1, 1]
 
 

@@ -5,11 +5,13 @@ everywhere.
 
 Defaults, the same in every front end:
 
-* profile: a shipped profile of the PTX's own architecture with Many-BSP figures, else gtx1070
-  (source 000's GPU); :attr:`KernelInputs.profile_source` says which rule chose it;
+* profile: a profile of the PTX's own architecture, else of the nearest newer one (named as such);
+  :attr:`KernelInputs.profile_source` says which rule chose it (:func:`default_profile_for`);
 * launch: the sample's launch file; else ``.reqntid``/``.maxntid`` of the kernel for the block
-  (256 threads without them) and a grid that fills the GPU once (one wave at full occupancy);
-  :attr:`KernelInputs.launch_source` says where it came from;
+  (256 threads without them) and a grid that fills the GPU once (one wave at full occupancy),
+  either of them replaced by ``--block``/``--grid`` when only one is given;
+  :attr:`KernelInputs.launch_source` says where it came from, starting with
+  :data:`ASSUMED_LAUNCH` where the grid or the block is a guess;
 * registers: ``ptxas -v`` for the PTX's own target when allowed and installed, else an estimate.
 """
 
@@ -19,7 +21,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from engine.errors import LaunchError, WarplineError
+from engine.errors import WarplineError
 from engine.launch import Launch, LaunchFile, check_arguments, load_launch_file, parameter_index
 from engine.names import find_kernel
 from engine.profiles import Profile, list_profiles, load_profile
@@ -29,6 +31,15 @@ from engine.resources import Resources, kernel_resources
 
 FALLBACK_PROFILE = "gtx1070"   # source 000's worked cases (hotspot, knn, mm) run on it
 DEFAULT_BLOCK_THREADS = 256    # block size of the default launch when the PTX names none
+# The words a launch's source starts with when the grid or the block is the default's guess (not
+# the PTX's .reqntid/.maxntid, a launch file or the user's): engine.evaluation.assumptions lists it.
+ASSUMED_LAUNCH = "assumed: "
+EDITED_LAUNCH = "(edited)"       # what WorkbenchState.with_launch appends once the user sets the shape
+
+
+def launch_is_assumed(source: str) -> bool:
+    """Whether a launch with this source is (still) the default's guess."""
+    return source.startswith(ASSUMED_LAUNCH) and not source.endswith(EDITED_LAUNCH)
 
 # samples/ptx/hotspot.sm_90.ptx -> samples/hotspot.launch.toml
 _SAMPLE_PTX = re.compile(r"^(?P<stem>.+?)\.sm_\d+a?\.ptx$")
@@ -77,49 +88,74 @@ def launch_for_kernel(launch_file: LaunchFile, kernel: str, config: str | None) 
 
 
 def default_profile_for(module: Module) -> tuple[str, str]:
-    """(profile name, why): a shipped profile of the PTX's own architecture that has Many-BSP
-    figures, else :data:`FALLBACK_PROFILE`. Profiles that fail to load are passed over."""
+    """(profile name, why) for PTX of the module's target: a profile of that architecture (the one
+    marked ``default_for_target`` where several share it); else the nearest newer architecture's
+    (code for an older GPU runs on newer ones), else the nearest older one's, each named as such;
+    :data:`FALLBACK_PROFILE` when the PTX names no target. Profiles that fail to load are passed
+    over."""
     target = module.sm_version
     names = list_profiles()
+    if target is None:
+        fallback = FALLBACK_PROFILE if FALLBACK_PROFILE in names else next(iter(names), FALLBACK_PROFILE)
+        return fallback, f"the PTX names no sm_XX target; {fallback} is the fallback"
+    by_version: dict[int, list[tuple[bool, str]]] = {}
     for name in names:
         try:
             prof = load_profile(name)
         except WarplineError:
             continue
-        if prof.manybsp is not None and target is not None and prof.device.sm_version == target:
-            return name, f"the default for sm_{target}"
-    fallback = FALLBACK_PROFILE if FALLBACK_PROFILE in names else next(iter(names), FALLBACK_PROFILE)
-    why = (f"no shipped profile for sm_{target}; {fallback} is the fallback" if target is not None
-           else f"the PTX names no sm_XX target; {fallback} is the fallback")
-    return fallback, why
+        version = prof.device.sm_version
+        if version is not None and prof.device.vendor == "nvidia":
+            by_version.setdefault(version, []).append((not prof.device.default_for_target, name))
+    if not by_version:
+        return FALLBACK_PROFILE, f"no profile of an NVIDIA architecture loads; {FALLBACK_PROFILE} is the fallback"
+    if target in by_version:
+        return min(by_version[target])[1], f"the default for sm_{target}"
+    newer = [v for v in by_version if v > target]
+    version = min(newer) if newer else max(by_version)
+    name = min(by_version[version])[1]
+    which = "the nearest newer architecture" if newer else "the newest older architecture (none is newer)"
+    return name, f"no profile for sm_{target}; {name} (sm_{version}) is used, {which}"
 
 
-def default_launch(function: Function, profile: Profile | None, resources: Resources) -> tuple[Launch, str]:
-    """(launch, where it came from) for a kernel without a launch file or --grid/--block.
-
-    The block is the kernel's ``.reqntid`` (which the kernel requires) or ``.maxntid`` (its upper
-    bound), else :data:`DEFAULT_BLOCK_THREADS` threads; the grid fills the GPU once: every SM
-    holds as many blocks as the occupancy rules allow (one wave at full occupancy).
-    """
-    from engine.occupancy import occupancy
-
-    block: tuple[int, int, int] = (DEFAULT_BLOCK_THREADS, 1, 1)
-    why_block = f"{DEFAULT_BLOCK_THREADS} threads per block (the PTX declares no .reqntid/.maxntid)"
+def default_block(function: Function) -> tuple[tuple[int, int, int], str, bool]:
+    """(block, where it came from, whether it is a guess): the kernel's ``.reqntid`` (which the
+    kernel requires) or ``.maxntid`` (its upper bound), else :data:`DEFAULT_BLOCK_THREADS`."""
     for directive in ("reqntid", "maxntid"):
         dims = function.directives.get(directive)
         if dims:
             full = tuple((list(dims) + [1, 1, 1])[:3])
-            block = full  # type: ignore[assignment]
-            why_block = f"block {full[0]}x{full[1]}x{full[2]} from the kernel's .{directive}"
-            break
+            return full, f"block {full[0]}x{full[1]}x{full[2]} from the kernel's .{directive}", False  # type: ignore[return-value]
+    return ((DEFAULT_BLOCK_THREADS, 1, 1),
+            f"{DEFAULT_BLOCK_THREADS} threads per block (the PTX declares no .reqntid/.maxntid)", True)
+
+
+def default_launch(function: Function, profile: Profile | None, resources: Resources,
+                   block: tuple[int, int, int] | None = None,
+                   grid: tuple[int, int, int] | None = None) -> tuple[Launch, str]:
+    """(launch, where it came from) for a kernel without a launch file or with only one of
+    --grid/--block: the block given, else :func:`default_block`; the grid given, else one that
+    fills the GPU once (every SM holds as many blocks as the occupancy rules allow: one wave at
+    full occupancy). The source starts with :data:`ASSUMED_LAUNCH` when either is a guess."""
+    from engine.occupancy import occupancy
+
+    if block is not None:
+        why_block, block_guessed = f"block {block[0]}x{block[1]}x{block[2]} from the command line", False
+    else:
+        block, why_block, block_guessed = default_block(function)
     threads = block[0] * block[1] * block[2]
+    if grid is not None:
+        text = f"grid {grid[0]}x{grid[1]}x{grid[2]} from the command line; {why_block}"
+        return (Launch(grid=grid, block=block, kernel=function.name),
+                (ASSUMED_LAUNCH if block_guessed else "") + text)
     if profile is None:
-        return Launch(grid=(1, 1, 1), block=block, kernel=function.name), f"{why_block}; one block (no profile)"
+        return (Launch(grid=(1, 1, 1), block=block, kernel=function.name),
+                f"{ASSUMED_LAUNCH}{why_block}; one block (no profile)")
     occ = occupancy(profile, threads, resources.registers, resources.static_shared_bytes)
     per_sm = max(1, occ.blocks_per_sm)
     blocks = profile.device.sm_count * per_sm
     launch = Launch(grid=(blocks, 1, 1), block=block, kernel=function.name)
-    return launch, (f"{why_block}; grid {blocks} = one wave on {profile.name} "
+    return launch, (f"{ASSUMED_LAUNCH}{why_block}; grid {blocks} = one wave on {profile.name} "
                     f"({profile.device.sm_count} SMs x {per_sm} resident blocks)")
 
 
@@ -177,9 +213,9 @@ def resolve_inputs(
     if regs is not None:
         resources = replace(resources, registers=regs, source="override")
     if base is None and (grid is None or block is None):
-        if grid is not None or block is not None:
-            raise LaunchError("give both --grid and --block (or a launch file)")
-        base, launch_source = default_launch(function, prof, resources)
+        # one of them alone: the other as the default launch has it (.reqntid's block, one wave)
+        base, launch_source = default_launch(function, prof, resources, block=block, grid=grid)
+        grid = block = None
     elif base is None:
         launch_source = "command line"
     elif grid is not None or block is not None or smem_dynamic is not None:

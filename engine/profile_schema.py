@@ -76,6 +76,13 @@ RATE = _cycles(positive=True)  # λ: cycles per warp instruction, never 0
 
 TOP_LEVEL: dict[str, Field] = {"description": OPT_STR}
 
+# [provenance]: how the profile's figures were obtained, said in the window and the CLI beside
+# every figure computed with it. A profile without the section states nothing (a user's own).
+PROVENANCE: dict[str, Field] = {
+    "basis": _f("str", True, None),          # "public specifications and published microbenchmarks"
+    "measured_here": _f("bool", True),       # were its costs measured on that GPU by bench/micro?
+}
+
 DEVICE: dict[str, Field] = {
     "name": _f("str", True, None),
     "architecture": _f("str", True, None),
@@ -112,6 +119,9 @@ DEVICE: dict[str, Field] = {
     # Cycles an empty kernel takes (Nsight Compute's gpc__cycles_elapsed.max for one block): what
     # every launch pays on top of the models' execution time.
     "kernel_launch_cycles": CYCLES,
+    # The profile PTX of its architecture (compute_capability) gets when no --profile is given and
+    # several profiles share the architecture (h100 and h200 are both 9.0).
+    "default_for_target": _f("bool"),
 }
 
 UNIT: dict[str, Field] = {
@@ -230,7 +240,7 @@ INSTRUCTION: dict[str, Field] = {
     "note": OPT_STR,
 }
 
-SECTIONS = ("description", "device", "units", "manybsp", "pipeline", "instruction", "sources")
+SECTIONS = ("description", "provenance", "device", "units", "manybsp", "pipeline", "instruction", "sources")
 
 
 # --------------------------------------------------------------------------- line lookup
@@ -366,6 +376,8 @@ class Validator:
                 self.fail(f"unknown top-level key (accepted: {', '.join(SECTIONS)})", None, key)
         if "description" in data:
             self.check_value(data["description"], OPT_STR, None, "description", 0)
+        if "provenance" in data:
+            self.check_table(data["provenance"], PROVENANCE, "provenance")
         if "device" not in data:
             self.fail("the [device] section is missing", None, None)
         self.check_table(data["device"], DEVICE, "device")

@@ -94,6 +94,7 @@ class Device:
     global_memory_segment_bytes: int = 128
     memory_bandwidth_gbps: float | None = None
     kernel_launch_cycles: float = 0.0
+    default_for_target: bool = False
 
     @property
     def sm_version(self) -> int | None:
@@ -281,6 +282,15 @@ class InstructionCost:
 
 
 @dataclass(frozen=True)
+class Provenance:
+    """The ``[provenance]`` section: what the figures rest on, and whether they were measured on
+    the GPU itself (``bench/micro``)."""
+
+    basis: str
+    measured_here: bool
+
+
+@dataclass(frozen=True)
 class Profile:
     """A validated GPU profile. ``name`` is the file stem (``gtx1070``)."""
 
@@ -293,6 +303,7 @@ class Profile:
     manybsp: ManyBspParams | None
     rules: tuple[InstructionRule, ...]
     sources: Mapping[str, str]
+    provenance: Provenance | None = None
 
     @cached_property
     def manybsp_figures(self) -> ManyBspParams:
@@ -873,4 +884,5 @@ def _build(data: dict[str, Any], name: str, path: Path | None) -> Profile:
         manybsp=manybsp,
         rules=rules,
         sources=dict(data.get("sources", {})),
+        provenance=Provenance(**data["provenance"]) if "provenance" in data else None,
     )

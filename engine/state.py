@@ -42,11 +42,18 @@ class WorkbenchState:
     launch_source: str = ""                # where the launch came from, in words
 
     def with_launch(self, **changes: Any) -> WorkbenchState:
-        """A copy with launch settings changed (the launch is then the user's own)."""
+        """A copy with launch settings changed. A changed shape (grid, block, shared memory,
+        registers) makes the launch the user's own: its source says "(edited)", and a default
+        launch is no longer a guess. Argument values, trip counts and data leave the source as
+        it was."""
+        launch = replace(self.launch, **changes)
+        if not set(changes) - {"args", "trip_overrides", "data"}:
+            return replace(self, launch=launch)
         source = self.launch_source
+        # "(edited)": engine.inputs.EDITED_LAUNCH (a sibling layer: the words, not the import)
         if source and not source.endswith("(edited)"):
             source += " (edited)"
-        return replace(self, launch=replace(self.launch, **changes), launch_source=source or "edited")
+        return replace(self, launch=launch, launch_source=source or "edited")
 
     def with_overrides(self, edit: Callable[[Overrides], None]) -> WorkbenchState:
         """A copy whose overrides went through ``edit`` (applied to a deep copy)."""

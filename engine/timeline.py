@@ -591,7 +591,8 @@ CSV_COLUMNS = ("kind", "row", "warp", "block", "instruction", "name", "subsystem
 
 
 def export_trace_csv(trace: Trace, path: str | Path, names: Sequence[str],
-                     subsystems: Sequence[str] | None = None) -> int:
+                     subsystems: Sequence[str] | None = None,
+                     header_of: Callable[[str], str] | None = None) -> int:
     """One CSV, both tables, told apart by the ``kind`` column; returns the data rows written.
 
     ``kind=issue`` rows (in ``trace.issues`` order, ``row`` = index there): warp, block,
@@ -599,7 +600,8 @@ def export_trace_csv(trace: Trace, path: str | Path, names: Sequence[str],
     end = completion cycle, empty cause. ``kind=stall`` rows (``trace.stalls`` order): warp,
     start, end, cause name; block, instruction, name and subsystem empty. Cycles are rounded to a
     tenth; text that a spreadsheet would evaluate (``@%p1 bra``) is escaped. The file is written
-    atomically.
+    atomically. ``header_of`` marks the cycle columns (``Caveats.csv_header`` of the evaluation:
+    cycles that rest on assumed inputs say so).
     """
     from engine.fileio import csv_safe, write_text_atomic
 
@@ -608,7 +610,8 @@ def export_trace_csv(trace: Trace, path: str | Path, names: Sequence[str],
     causes = list(STALL_CAUSES)
     iss, st = trace.issues, trace.stalls
     # Hand-formatted lines: csv.writer costs ~5 µs a row, which is seconds on a full trace.
-    lines = [",".join(CSV_COLUMNS) + "\r\n"]
+    columns = [header_of(c) if header_of is not None and c in ("start", "end") else c for c in CSV_COLUMNS]
+    lines = [",".join(_csv_field(c) for c in columns) + "\r\n"]
     cols = (iss["warp"].tolist(), iss["block"].tolist(), iss["instr"].tolist(),
             iss["subsystem"].tolist(), _tenths(iss["issue"]), _tenths(iss["complete"]))
     lines.extend(f"issue,{r},{w},{b},{i + 1},{text[i]},{subs[k]},{a},{c},\r\n"

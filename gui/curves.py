@@ -137,6 +137,7 @@ class _Figure(QWidget):
 
 def curves_title(evaluation: Any) -> str:
     """Kernel, GPU profile, launch and what the figure shows, for its title line."""
+    from engine.evaluation.caveats import figure_caveats
     from engine.names import display_name
 
     state = evaluation.state
@@ -147,7 +148,7 @@ def curves_title(evaluation: Any) -> str:
     if len(kernel) > 48 and "(" in kernel:
         kernel = kernel.split("(", 1)[0] + "(…)"
     return (f"{kernel} · {profile} · grid {grid}, block {block} · occupancy curves "
-            f"(now {evaluation.resident_blocks} blocks/SM)")
+            f"(now {evaluation.resident_blocks} blocks/SM)" + figure_caveats(evaluation).title_suffix())
 
 
 def export_curves(evaluation: Any, path: str | Path, width: int = 1200, height: int = 800,

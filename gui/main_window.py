@@ -48,6 +48,7 @@ from PySide6.QtWidgets import (
 
 from engine.errors import PtxSyntaxError, WarplineError
 from engine.evaluation import Evaluation, sweep_csv
+from engine.evaluation.caveats import figure_caveats
 from engine.evaluation.compare import BaselineFigures
 from engine.names import display_name
 from engine.session_file import SUFFIX
@@ -960,7 +961,8 @@ class MainWindow(QMainWindow):
         result = self.session.result
         if result is None or result.simulation is None or result.simulation.trace is None:
             raise WarplineError("no simulation trace to export")
-        return export_trace_csv(result.simulation.trace, path, result.trace_names, result.trace_units)
+        return export_trace_csv(result.simulation.trace, path, result.trace_names, result.trace_units,
+                                figure_caveats(result).csv_header)
 
     def _export_trace_csv(self) -> None:
         if self._result_or_warn() is not None and (path := self._save_path("Export timeline CSV", ".csv",
@@ -989,7 +991,7 @@ class MainWindow(QMainWindow):
             self.show_message("The occupancy curves are still being computed")
             return
         if result is not None and (path := self._save_path("Export occupancy curves", ".csv", "curves")):
-            self._guarded(lambda: sweep_csv(result.sweep, str(path)), path)
+            self._guarded(lambda: sweep_csv(result.sweep, str(path), figure_caveats(result).csv_header), path)
 
     def _export_predictions_csv(self) -> None:
         from engine.evaluation.report import predictions_csv

@@ -19,6 +19,7 @@ from PySide6.QtGui import QUndoStack
 
 from engine.errors import WarplineError
 from engine.evaluation import PART_DERIVATION, PART_MODELS, PART_SWEEP, PART_TIMELINE, Evaluation, state_for
+from engine.evaluation.core import PART_ASSUMPTIONS
 from engine.inputs import KernelInputs, resolve_inputs
 from engine.ptx.model import Module
 from engine.session_file import (
@@ -57,6 +58,7 @@ class Session(QObject):
     modelsChanged = Signal(object)      # every model's figures (Evaluation.models)
     derivationChanged = Signal(object)  # Many-BSP: BLOCK table, supersteps, derivation
     sweepChanged = Signal(object)       # the occupancy sweep
+    assumptionsChanged = Signal(object)  # how far each assumed input moves the headline figure
     evaluationFinished = Signal(object)  # every part of the state is in (errors, warnings final)
     computeFailed = Signal(str)
     dirtyChanged = Signal(bool)
@@ -73,7 +75,8 @@ class Session(QObject):
         self.undo_stack.cleanChanged.connect(self._clean_changed)
         self.worker = ComputeWorker(parent=self)
         self._part_signals = {PART_TIMELINE: self.timelineChanged, PART_MODELS: self.modelsChanged,
-                              PART_DERIVATION: self.derivationChanged, PART_SWEEP: self.sweepChanged}
+                              PART_DERIVATION: self.derivationChanged, PART_SWEEP: self.sweepChanged,
+                              PART_ASSUMPTIONS: self.assumptionsChanged}
         self.worker.partReady.connect(self._on_part)
         self.worker.resultReady.connect(self._on_finished)
         self.worker.failed.connect(self.computeFailed)

@@ -28,6 +28,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSocketNotifier, Q
 
 from engine.errors import WarplineError
 from engine.evaluation import PART_TIMELINE, Cancelled, Evaluation, Evaluator
+from engine.evaluation.core import PART_ASSUMPTIONS
 from engine.inputs import KernelInputs
 from engine.state import WorkbenchState
 
@@ -96,6 +97,7 @@ class ComputeWorker(QObject):
         self.evaluator = evaluator or Evaluator()
         self.generation = 0
         self.sweep_enabled = True
+        self.effects_enabled = True      # the Assumptions tab's effects, after each result
         self._jobs: queue.Queue[Any] = queue.Queue()
         self._out: queue.Queue[tuple[int, str, Any]] = queue.Queue()
         self._idle = threading.Event()
@@ -284,6 +286,20 @@ class ComputeWorker(QObject):
             put((gen, "failed", "internal error:\n" + traceback.format_exc()))
             return
         put((gen, "done", result))
+        if not result.assumptions or not self.effects_enabled:
+            return
+        # How far each guessed input moves the headline figure: extra evaluations, after the
+        # result is in (the window waits for none of them); a newer state cancels them.
+        try:
+            with_effects = self.evaluator.assumption_effects(job.inputs, result, cancel=lambda: self.generation != gen)
+        except Cancelled:
+            return
+        except WarplineError:
+            return
+        except Exception:  # a bug: show it rather than lose it in a worker thread
+            put((gen, "failed", "internal error:\n" + traceback.format_exc()))
+            return
+        put((gen, "part", (with_effects, (PART_ASSUMPTIONS,))))
 
 
 __all__ = ["ComputeWorker", "warm_up"]

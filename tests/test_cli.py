@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine.cli import main
+from engine.conventions import STAND_IN_VALUE
 
 ROOT = Path(__file__).resolve().parents[1]
 MM = ROOT / "samples" / "ptx" / "mm.sm_90.ptx"
@@ -45,14 +46,27 @@ def test_info_lists_every_kernel_of_a_file(capsys):
     assert len(names) == 3 and all(k["loops"] for k in out["kernels"])
 
 
-def test_unknown_trip_count_is_reported_unknown(tmp_path, capsys):
-    # A copy away from its launch file: the tile-loop bound is a parameter with no value.
+def test_a_loop_bound_without_a_value_takes_the_stand_in_and_says_so(tmp_path, capsys):
+    # A copy away from its launch file: the tile-loop bound is a parameter the launch does not
+    # give. It takes the stand-in (one rule for every model), the loop's trip count follows from
+    # it, and the assumption names the parameter, the value and how to give the real one.
     ptx = tmp_path / "mm.ptx"
     ptx.write_text(MM.read_text())
     out = run_json(capsys, "info", str(ptx), "--kernel", "matrixMulSquare", "--no-ptxas")
-    outer = [loop for loop in out["kernels"][0]["loops"] if loop["depth"] == 1]
-    assert outer[0]["trip_count"] is None
-    assert outer[0]["trip_source"] == "unknown" and outer[0]["trip_reason"]
+    kernel = out["kernels"][0]
+    outer = [loop for loop in kernel["loops"] if loop["depth"] == 1]
+    assert outer[0]["trip_count"] == STAND_IN_VALUE // 16
+    (supplied,) = kernel["supplied_arguments"]
+    assert (supplied["index"], supplied["value"], supplied["how"]) == (3, STAND_IN_VALUE, "stand-in")
+    argument = next(a for a in kernel["assumptions"] if a["kind"] == "argument")
+    assert argument["fill_in"] == "--arg 3=VALUE" and argument["assumed"] == f"{STAND_IN_VALUE:,}"
+    assert kernel["caveats"]["rests_on_assumptions"]
+    # given, the guess is gone
+    out = run_json(capsys, "info", str(ptx), "--kernel", "matrixMulSquare", "--no-ptxas", "--arg", "3=256",
+                   "--grid", "16,16", "--block", "16,16")
+    kernel = out["kernels"][0]
+    assert [loop["trip_count"] for loop in kernel["loops"] if loop["depth"] == 1] == [16]
+    assert kernel["assumptions"] == [] and not kernel["caveats"]["rests_on_assumptions"]
 
 
 def test_unknown_launch_configuration_is_refused(capsys):

@@ -27,12 +27,17 @@ ROOT = Path(__file__).resolve().parents[1]
 FILES = (sorted((ROOT / "samples" / "ptx").glob("*.sm_90.ptx"))
          + sorted((ROOT / "tests" / "corpus" / "triton").glob("*.ptx"))
          + sorted((ROOT / "tests" / "corpus" / "numba").glob("*.ptx"))[::4])
-STATED = [name for name in list_profiles() if load_profile(name).manybsp is not None]
+# Profiles made from specifications (tools/spec_profiles.py) state [manybsp] figures carried over
+# from h100: they run the same code on h100's numbers, so they take turns like the derived ones.
+SPECIFIED = [name for name in list_profiles() if (p := load_profile(name).provenance) is not None
+             and p.basis == "from specifications"]
+STATED = [name for name in list_profiles() if load_profile(name).manybsp is not None and name not in SPECIFIED]
 DERIVED = [name for name in list_profiles() if load_profile(name).manybsp is None]
 # Every profile with its own [manybsp] section runs on every file; the derived ones take turns,
 # DERIVED_PER_FILE a file, so each still meets a third of the files (samples and corpus) while the
 # test costs about a quarter more CPU time than with the stated profiles only (all six on every
 # file: about twice as much): the derived profiles run the same code and differ in numbers only.
+# The specified ones take turns too, one a file.
 DERIVED_PER_FILE = 2
 # What no 001 profile gives (derive_manybsp marks it missing), supplied as a user would: 000's
 # GTX 1070 launch overheads, so that the derived mem_lat, barrier table and μ are what is tested.
@@ -42,6 +47,8 @@ GIVEN = {"block_lnch_ovh": 358.0, "warp_lnch_ovh": 10.0}
 def profiles_for(k: int) -> list[str]:
     """The profiles file number ``k`` runs on."""
     turn = [DERIVED[(k * DERIVED_PER_FILE + j) % len(DERIVED)] for j in range(DERIVED_PER_FILE)] if DERIVED else []
+    if SPECIFIED:
+        turn.append(SPECIFIED[k % len(SPECIFIED)])
     return STATED + sorted(set(turn))
 
 

@@ -15,7 +15,8 @@ from engine.profiles import SHIPPED_DIR, list_profiles, load_profile, parse_prof
 from engine.units import MemorySpace, Unit
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
-SHIPPED = ["940mx", "c2050", "gtx1060", "gtx1070", "gtx650ti", "gtx760", "h100", "h200", "k620", "r9_380", "rtx2070"]
+SHIPPED = ["940mx", "a100", "b200", "c2050", "gtx1060", "gtx1070", "gtx650ti", "gtx760", "h100", "h200", "k620",
+           "l4", "l40s", "r9_380", "rtx2070", "rtx4090", "rtx5090"]
 
 
 def _reference(name: str) -> dict:

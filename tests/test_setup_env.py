@@ -97,3 +97,16 @@ def test_on_a_real_display_the_xcb_plugin_starts(tmp_path):
     assert status == 0
     assert "Qt check (xcb; DISPLAY=:" in out
     assert "Qt starts on xcb" in out, out
+
+
+def test_run_sh_takes_paths_relative_to_where_it_is_run(tmp_path):
+    """``./run.sh info k.ptx`` from another folder reads that folder's file, and an export writes
+    there, not into the checkout."""
+    shutil.copy(ROOT / "tests" / "corpus" / "triton" / "vector_add.cc90.ptx", tmp_path / "k.ptx")
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env["QT_QPA_PLATFORM"] = "offscreen"
+    proc = subprocess.run([str(ROOT / "run.sh"), "export", "k.ptx", "--profile", "h100", "--no-ptxas",
+                           "--predictions-csv", "out.csv"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=600, env=env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "out.csv").is_file() and not (ROOT / "out.csv").exists()

@@ -11,7 +11,8 @@ Usage (from the repository root, with the generator environment):
 
 Front ends and what they need (no GPU is needed for any of them):
   nvcc    nvcc on PATH (CUDA 12/13); tools/corpus_src/nvcc/*.cu for sm_75/80/86/90,
-          plus -lineinfo (sm_90) and -G (sm_80) variants.
+          plus -lineinfo (sm_90) and -G (sm_80) variants; control.cu and memory.cu also
+          for sm_100 and sm_120.
   nvrtc   NVRTC 12.x from the nvidia-cuda-nvrtc-cu12 wheel (driven through ctypes);
           tools/corpus_src/nvrtc/*.cu for compute_52/61/75/89, plus -lineinfo and -G variants.
   numba   numba-cuda compile_ptx; tools/corpus_src/numba/numba_kernels.py at cc 7.5/8.0/9.0,
@@ -79,6 +80,9 @@ NVCC_VARIANTS = [
     ("sm_90.lineinfo", "sm_90", ["-lineinfo"]),
     ("sm_80.G", "sm_80", ["-G"]),
 ]
+# Newer architectures, for fewer sources: enough to pick a profile by target (sm_100, sm_120).
+NVCC_NEW_VARIANTS = [("sm_100", "sm_100", []), ("sm_120", "sm_120", [])]
+NVCC_NEW_SOURCES = ("control", "memory")
 
 
 def gen_nvcc() -> None:
@@ -88,7 +92,8 @@ def gen_nvcc() -> None:
         raise SystemExit("nvcc not found on PATH")
     for src in sorted(glob.glob(os.path.join(SRC, "nvcc", "*.cu"))):
         stem = os.path.splitext(os.path.basename(src))[0]
-        for suffix, arch, extra in NVCC_VARIANTS:
+        variants = NVCC_VARIANTS + (NVCC_NEW_VARIANTS if stem in NVCC_NEW_SOURCES else [])
+        for suffix, arch, extra in variants:
             with tempfile.TemporaryDirectory() as tmp:
                 out = os.path.join(tmp, "k.ptx")
                 cmd = [nvcc, "-ptx", f"-arch={arch}", "-std=c++17", *extra, _rel(src), "-o", out]
@@ -316,7 +321,8 @@ made repository-relative).  Regenerate with
 
 Front ends:
 - `nvcc/`: nvcc {nvcc} `-ptx` for sm_75/80/86/90, a `-lineinfo` build (sm_90) and a `-G`
-  debug build (sm_80, DWARF `.section`s) of each of `tools/corpus_src/nvcc/*.cu`.  Covers
+  debug build (sm_80, DWARF `.section`s) of each of `tools/corpus_src/nvcc/*.cu`, and sm_100
+  and sm_120 builds of `control.cu` and `memory.cu`.  Covers
   `__noinline__` device functions (`.func`/`call`, struct returns), recursion, `printf`
   (`vprintf`), `assert` (`__assertfail`), `__trap`, templates, `__launch_bounds__`
   (`.maxntid`/`.minnctapersm`), warp shuffles with `a|b` destinations, votes/match/redux,

@@ -6,7 +6,8 @@ load three times slower) and a level-1 superstep selected, grabbed from the X di
 
 The README's others: ``window-1366x768.png`` (a 1366x768 screen, ``--size 1366x768``),
 ``window-collapsed.png`` (``--collapse 4``), ``window-baseline.png`` (``--baseline``) and
-``window-dark.png`` (``--dark``), at 1920x1080.
+``window-dark.png`` (``--dark``), at 1920x1080; ``assumptions-*.png``: the Triton matmul's
+Assumptions tab once its effects are in (``--assumptions tests/corpus/triton/matmul.cc90.ptx``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def main() -> int:
                         help="pin the opened result as baseline before the edit and show the Compare tab")
     parser.add_argument("--dark", action="store_true",
                         help="a dark system palette (as a dark desktop theme gives it to Qt)")
+    parser.add_argument("--assumptions", metavar="PTX",
+                        help="open this file instead and show its Assumptions tab with the effects computed")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
     app = QApplication(sys.argv[:1])
@@ -66,6 +69,21 @@ def main() -> int:
                    and session.result.state == session.state):
             pump(0.05)
 
+    if args.assumptions:
+        window.open_file(Path(args.assumptions))
+        settle()
+        while "assumptions" not in session.result.parts:
+            pump(0.1)
+        results = window.results_panel
+        results.tabs.setCurrentWidget(results.assumptions)
+        window.results_dock.raise_()
+        pump(1.0)
+        shot = app.primaryScreen().grabWindow(0)
+        shot.save(args.out)
+        print(f"{args.out}: {shot.width()} x {shot.height()}, title {window.windowTitle()!r}")
+        session.undo_stack.setClean()
+        window.close()
+        return 0
     window.open_file(ROOT / "samples" / "ptx" / "hotspot.sm_90.ptx")
     settle()
     if args.baseline:

@@ -728,6 +728,11 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w('description = "NVIDIA H100 SXM5 (sm_90): device figures from public specifications; '
       'instruction costs, latencies and overheads measured on the lent H100 (bench/micro)."')
     w("")
+    w("[provenance]")
+    w('basis = "device figures from public specifications; instruction costs, latencies and overheads '
+      'measured on the lent H100 (bench/micro)"')
+    w("measured_here = true")
+    w("")
     local = derive_local(gpu.results('local'))
     try:
         local_where = gpu.results('local').resolve().relative_to(ROOT).as_posix()
@@ -740,6 +745,8 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w(device.rstrip("\n"))
     launch_cycles, launch_where = empty_kernel_cycles(gpu.empty_kernels)
     w(f"kernel_launch_cycles = {_fmt(launch_cycles)}           # an empty one-block kernel, ncu cycles")
+    if gpu.key == "h100":
+        w("default_for_target = true             # sm_90 PTX without --profile runs on this one")
     w("")
     w("# Functional units: counts per SM / per scheduler (whitepaper) and class defaults measured")
     w("# with one representative instruction each. λ = SM cycles per warp instruction (64 warps/SM);")

@@ -59,6 +59,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(ns: argparse.Namespace, renderer: Any = None) -> int:
+    from engine.evaluation.caveats import figure_caveats
     from engine.evaluation.report import predictions_csv
     from engine.evaluation.sweep import sweep_csv
     from engine.manybsp import export_block_table, export_supersteps
@@ -82,7 +83,8 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
         if ev.simulation is None or ev.simulation.trace is None:
             raise WarplineError(ev.models["pipeline"].error or "the simulation did not run")
         if ns.csv:
-            export_trace_csv(ev.simulation.trace, ns.csv, ev.trace_names, ev.trace_units)
+            export_trace_csv(ev.simulation.trace, ns.csv, ev.trace_names, ev.trace_units,
+                             figure_caveats(ev).csv_header)
             written.append(ns.csv)
         for picture in pictures:
             renderer.timeline_image(ev, picture, width=ns.width, height=ns.height, color_mode=ns.color,
@@ -105,7 +107,7 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
             raise WarplineError("the occupancy sweep could not run: "
                                 + ("; ".join(ev.errors.values()) or "no description"))
         if ns.curves_csv:
-            sweep_csv(ev.sweep, ns.curves_csv)
+            sweep_csv(ev.sweep, ns.curves_csv, figure_caveats(ev).csv_header)
             written.append(ns.curves_csv)
         for picture in curve_pictures:
             renderer.curves_image(ev, picture, width=ns.width, height=ns.height, title=not ns.no_title)

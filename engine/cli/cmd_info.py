@@ -6,18 +6,26 @@ import argparse
 from collections import Counter
 from typing import Any
 
-from engine.cli.options import add_input_options, emit, inputs_from_args
+from engine.cli.options import ALL_KERNELS, add_input_options, emit, inputs_from_args
 from engine.cli.registry import Command
+from engine.errors import WarplineError
+from engine.evaluation.caveats import profile_statement
 from engine.inputs import KernelInputs
 from engine.names import display_name
 
 
 def kernel_info(inputs: KernelInputs) -> dict[str, Any]:
-    """The facts ``info`` prints about one kernel, as plain data."""
-    from engine.analysis import analyze_kernel
+    """The facts ``info`` prints about one kernel, as plain data: read with the launch the models
+    run with (its missing arguments supplied, engine.conventions), and every assumption."""
+    from engine.evaluation import Evaluator
+    from engine.evaluation.caveats import figure_caveats
+    from engine.evaluation.report import assumptions_payload, supplied_payload
     from engine.occupancy import occupancy
 
-    analysis = analyze_kernel(inputs.function, inputs.launch, inputs.module)
+    prepared = Evaluator().prepare(inputs)
+    analysis = prepared.analysis
+    if analysis is None:
+        raise WarplineError(prepared.errors.get("analysis", "the kernel could not be analysed"))
     by_unit = Counter(c.unit.value for c in analysis.classifications)
     launch = inputs.launch
     info: dict[str, Any] = {
@@ -44,6 +52,11 @@ def kernel_info(inputs: KernelInputs) -> dict[str, Any]:
             "smem_dynamic": launch.smem_dynamic, "blocks": launch.n_blocks,
             "threads_per_block": launch.threads_per_block, "source": inputs.launch_source,
         },
+        "frontend": prepared.completion.frontend if prepared.completion is not None else None,
+        "caveats": figure_caveats(prepared).as_dict(),
+        "assumptions": assumptions_payload(prepared),
+        "supplied_arguments": supplied_payload(prepared),
+        "_prepared": prepared,
     }
     if inputs.profile is not None:
         occ = occupancy(inputs.profile, launch.threads_per_block, inputs.resources.registers,
@@ -60,9 +73,15 @@ def kernel_info(inputs: KernelInputs) -> dict[str, Any]:
 
 
 def format_kernel_info(info: dict[str, Any]) -> str:
+    from engine.evaluation.report import assumptions_lines
+
     name = info["display_name"] if info["display_name"] == info["name"] else \
         f"{info['display_name']}  [{info['name']}]"
     lines = [f"kernel {name}"]
+    if info["caveats"]["summary"]:
+        lines.append("  " + info["caveats"]["summary"])
+    if info.get("frontend"):
+        lines.append(f"  written by: {info['frontend']}")
     counts = ", ".join(f"{k} {v}" for k, v in info["instructions"].items() if k != "total")
     lines.append(f"  instructions: {info['instructions']['total']} ({counts})")
     lines.append(f"  registers/thread: {info['registers']} ({info['registers_source']}), "
@@ -85,21 +104,33 @@ def format_kernel_info(info: dict[str, Any]) -> str:
         lines.append(f"  occupancy on {oc['profile']}: {oc['blocks_per_sm']} blocks/SM "
                      f"({oc['active_warps']} warps, {oc['occupancy_fraction']:.0%}), "
                      f"limited by {oc['limiter']}  [{limits}]")
+    if info["supplied_arguments"]:
+        lines.append("  arguments the launch does not give (supplied before any model runs):")
+        for v in info["supplied_arguments"]:
+            lines.append(f"    {v['index']:>3} {v['parameter']} = {v['value']:,}  [{v['how']}] {v['rule']}")
+    lines.extend(assumptions_lines(info["_prepared"], effects=False))
     return "\n".join(lines)
 
 
 def run(ns: argparse.Namespace, renderer: Any = None) -> int:
-    first = inputs_from_args(ns, whole_file=not ns.kernel)   # without --kernel: every kernel
-    kernels = [first.function] if ns.kernel else first.module.kernels
+    every = not ns.kernel or ns.kernel == ALL_KERNELS       # without --kernel: every kernel
+    if ns.kernel == ALL_KERNELS:
+        ns.kernel = None
+    first = inputs_from_args(ns, whole_file=every)
+    kernels = first.module.kernels if every else [first.function]
     infos = []
     for function in kernels:
         inputs = (first if function is first.function
                   else inputs_from_args(ns, kernel=function.name, module=first.module))
         infos.append(kernel_info(inputs))
-    payload = {"file": str(first.path), "version": first.module.version,
-               "target": list(first.module.target), "kernels": infos}
     text = f"{first.path}: PTX {first.module.version}, target {', '.join(first.module.target)}, " \
            f"{len(infos)} kernel(s)\n" + "\n".join(format_kernel_info(i) for i in infos)
+    for info in infos:
+        info.pop("_prepared")
+    payload = {"file": str(first.path), "version": first.module.version,
+               "target": list(first.module.target), "profile": first.profile.name if first.profile else None,
+               "profile_source": first.profile_source,
+               "profile_provenance": profile_statement(first.profile) or None, "kernels": infos}
     emit(ns, payload, text)
     return 0
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import sys
 from typing import Any
 
 from engine.cli.evaluating import evaluate_options
-from engine.cli.options import add_input_options, add_model_options, emit, inputs_from_args
+from engine.cli.options import ALL_KERNELS, add_input_options, add_model_options, emit, inputs_from_args, kernel_names
 from engine.cli.registry import Command
+from engine.errors import WarplineError
 from engine.evaluation.registry import model_ids, models
 from engine.evaluation.report import predictions_csv, predictions_payload, predictions_text
 from engine.evaluation.verdict import explain
@@ -24,19 +26,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--import-ncu", metavar="CSV",
                         help="Nsight Compute CSV with gpc__cycles_elapsed.max: adds each model's error")
     parser.add_argument("--csv", help="also write the predictions as CSV")
+    parser.add_argument("--no-effects", action="store_true",
+                        help="list the assumed inputs without re-running the headline model with each "
+                             "one's alternative (faster)")
     parser.add_argument("--explain", action="store_true",
                         help="add the bottleneck verdict: what limits the kernel, with each unit's "
                              "utilisation and the warp-cycles per stall cause (from the simulation)")
 
 
 def run(ns: argparse.Namespace, renderer: Any = None) -> int:
+    if ns.kernel != ALL_KERNELS:
+        payload, text = _predict(ns)
+        emit(ns, payload, text)
+        return 0
+    if ns.csv or ns.import_ncu:
+        raise WarplineError(f"--kernel {ALL_KERNELS}: --csv and --import-ncu name one kernel's figures; "
+                            "give --kernel NAME")
+    payloads, texts = [], []
+    for name in kernel_names(ns.file):
+        one = copy.copy(ns)
+        one.kernel = name
+        payload, text = _predict(one)
+        payloads.append(payload)
+        texts.append(text)
+        ns._told_profile = getattr(one, "_told_profile", False)
+    emit(ns, {"file": ns.file, "kernels": payloads}, "\n\n".join(texts))
+    return 0
+
+
+def _predict(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
     inputs = inputs_from_args(ns)
     chosen = None if not ns.model or "all" in ns.model else list(dict.fromkeys(ns.model))
     if ns.derivation and chosen is not None and "manybsp" not in chosen:
         chosen.append("manybsp")
     if ns.explain and chosen is not None and "pipeline" not in chosen:
         chosen.append("pipeline")      # the verdict reads the simulation's aggregates
-    ev = evaluate_options(ns, inputs, only=chosen, trace=False)
+    if chosen is not None and not ns.no_effects and not any(m in chosen for m in ("pipeline", "manybsp")):
+        chosen.append("pipeline")      # the effects are measured on the headline figure
+    ev = evaluate_options(ns, inputs, announce=False, only=chosen, trace=False, effects=not ns.no_effects)
     measured = None
     if ns.import_ncu:
         from engine.ncu import measured_cycles
@@ -57,8 +84,7 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
     if ns.csv:
         predictions_csv(ev, ns.csv)
         print(f"wrote {ns.csv}", file=sys.stderr)
-    emit(ns, payload, text)
-    return 0
+    return payload, text
 
 
 COMMAND = Command("predict", "every model's predicted cycles (SM cycles, kernel cycles with the launch cost, µs)",

@@ -10,6 +10,7 @@ from engine.cli.evaluating import evaluate_options
 from engine.cli.options import add_input_options, emit, inputs_from_args, parse_range
 from engine.cli.registry import Command
 from engine.errors import WarplineError
+from engine.evaluation.caveats import figure_caveats
 from engine.evaluation.registry import title
 from engine.evaluation.sweep import describe_sweep, sweep_csv, sweep_rows
 from engine.state import POLICIES
@@ -44,7 +45,7 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
     if sweep is None:
         raise WarplineError("sweep: " + ("; ".join(f"{k}: {v}" for k, v in ev.errors.items()) or "nothing to sweep"))
     if ns.csv:
-        sweep_csv(sweep, ns.csv)
+        sweep_csv(sweep, ns.csv, figure_caveats(ev).csv_header)
         print(f"wrote {ns.csv}", file=sys.stderr)
     header, rows = sweep_rows(sweep)
     ids = [h.removesuffix("_kernel_cycles") for h in header[2:]]

@@ -9,6 +9,7 @@ from engine.cli.evaluating import evaluate_options
 from engine.cli.options import add_input_options, add_model_options, emit, inputs_from_args
 from engine.cli.registry import Command
 from engine.errors import WarplineError
+from engine.evaluation.caveats import figure_caveats
 
 
 def add_simulation_options(parser: argparse.ArgumentParser) -> None:
@@ -52,7 +53,7 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
     ev = simulated(ns, inputs)
     sim = ev.simulation
     if ns.csv:
-        export_trace_csv(sim.trace, ns.csv, ev.trace_names, ev.trace_units)
+        export_trace_csv(sim.trace, ns.csv, ev.trace_names, ev.trace_units, figure_caveats(ev).csv_header)
     if ns.chrome_trace:
         export_chrome_trace(sim.trace, ns.chrome_trace, ev.trace_names, ev.trace_units)
     figures = ev.models["pipeline"].figures

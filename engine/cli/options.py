@@ -15,7 +15,7 @@ from engine.errors import WarplineError
 from engine.fileio import read_regular_file
 from engine.inputs import KernelInputs, resolve_inputs
 from engine.launch import parse_dim
-from engine.names import find_kernel
+from engine.names import display_name, find_kernel
 from engine.pipeline.simulator import DEFAULT_MAX_WARP_INSTRUCTIONS
 from engine.ptx import index_kernels, parse_kernel
 from engine.ptx.index import read_ptx_bytes
@@ -23,6 +23,7 @@ from engine.ptx.model import Module
 from engine.state import POLICIES
 
 MAX_LAUNCH_FILE_BYTES = 1 << 20
+ALL_KERNELS = "all"        # --kernel all: every kernel of the file (the commands that allow it)
 # The most values an A:B[:STEP] option may name (occupancies never exceed a few thousand warps).
 MAX_RANGE_POINTS = 100_000
 
@@ -125,7 +126,8 @@ def non_negative_int(text: str) -> int:
 def add_input_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="PTX file")
     parser.add_argument("--kernel", help="kernel: mangled or demangled name, bare name or a unique part; "
-                                         "default: the first")
+                                         "default: the first (named on stderr when the file has several); "
+                                         f"'{ALL_KERNELS}' runs every kernel (info, predict)")
     parser.add_argument("--profile", help="GPU profile name or .toml path (default: the one for the PTX's "
                                           "architecture, named on stderr)")
     parser.add_argument("--launch", dest="launch_file", help="launch-settings .toml (samples have one)")
@@ -158,11 +160,30 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 def load_chosen_kernel(path: str, wanted: str | None) -> tuple[Module, str]:
     """The module with only the kernel ``wanted`` names (and what it needs), and that kernel's
     name: the file is indexed without parsing bodies and only that kernel is parsed, so one
-    kernel of a 250-kernel library costs a fraction of the whole file's parse."""
+    kernel of a 250-kernel library costs a fraction of the whole file's parse. Without ``wanted``
+    in a file of several kernels, stderr names the one chosen and the others."""
     data = read_ptx_bytes(path)
     entries = index_kernels(data, filename=path)
+    if wanted == ALL_KERNELS and not any(e.name == ALL_KERNELS for e in entries):
+        raise WarplineError(f"--kernel {ALL_KERNELS}: this command runs one kernel at a time; "
+                            f"'info' and 'predict' run every kernel of {path}")
     entry = find_kernel(entries, wanted, path)
+    if wanted is None and len(entries) > 1:
+        print(chosen_kernel_note(path, entry.name, [e.name for e in entries]), file=sys.stderr)
     return parse_kernel(data, entry.name, filename=path), entry.name
+
+
+def chosen_kernel_note(path: str, chosen: str, names: Sequence[str]) -> str:
+    """What stderr says when a file of several kernels runs its first: which, and the others."""
+    others = [display_name(n) for n in names if n != chosen]
+    shown = ", ".join(others[:8]) + (f", and {len(others) - 8} more" if len(others) > 8 else "")
+    return (f"warpline: {path} has {len(names)} kernels; running the first, {display_name(chosen)} "
+            f"(others: {shown}); choose one with --kernel NAME, or --kernel {ALL_KERNELS}")
+
+
+def kernel_names(path: str) -> list[str]:
+    """Every kernel of the file, in file order (indexed, bodies not parsed)."""
+    return [e.name for e in index_kernels(read_ptx_bytes(path), filename=path)]
 
 
 def inputs_from_args(ns: argparse.Namespace, kernel: str | None = None,

@@ -8,7 +8,14 @@ nothing else computes a model's cycles. It runs, in order:
 2. part ``timeline``: the Pipeline-model simulation with its trace and lane layout;
 3. parts ``models`` and ``derivation``: Many-BSP (BLOCK table, supersteps, equations) and every
    other model of the registry, each as :class:`~engine.evaluation.figures.CycleFigures`;
-4. part ``sweep`` (when asked): every model at each resident-blocks count.
+4. part ``sweep`` (when asked): every model at each resident-blocks count;
+5. part ``assumptions`` (when asked): the headline figure again with each assumed input at its
+   alternative value (:mod:`engine.evaluation.assumptions`).
+
+Before any of them, the launch's missing argument values are supplied by the compiler
+conventions and the rule for unknown values (:mod:`engine.conventions`): every stage and model
+reads :attr:`Evaluation.launch`, the state's launch with those values added, and every value
+that is a guess is listed in :attr:`Evaluation.assumptions`.
 
 ``on_part`` receives a snapshot after each step, so a window redraws the chart before the slower
 models finish. A stage that fails with a ``WarplineError`` records its message and lets the others
@@ -32,7 +39,9 @@ from typing import Any
 import numpy as np
 
 from engine.analysis import KernelAnalysis, analyze_kernel
+from engine.conventions import complete_arguments, completed_launch, kernel_structure
 from engine.errors import WarplineError
+from engine.evaluation.assumptions import Effect, headline_model, list_assumptions
 from engine.evaluation.context import ModelContext
 from engine.evaluation.figures import CycleFigures, ModelResult
 from engine.evaluation.manybsp_at import occupancy_overrides
@@ -84,7 +93,8 @@ PART_TIMELINE = "timeline"
 PART_MODELS = "models"
 PART_DERIVATION = "derivation"
 PART_SWEEP = "sweep"
-PARTS = (PART_TIMELINE, PART_MODELS, PART_DERIVATION, PART_SWEEP)
+PART_ASSUMPTIONS = "assumptions"
+PARTS = (PART_TIMELINE, PART_MODELS, PART_DERIVATION, PART_SWEEP, PART_ASSUMPTIONS)
 
 
 class Cancelled(Exception):
@@ -129,6 +139,17 @@ class Evaluation:
     parts: tuple[str, ...] = ()
     finished: bool = False                   # True on the evaluation returned at the end (not a snapshot)
     elapsed_s: float = 0.0
+    # The launch every stage ran with: the state's, with the argument values it lacks supplied
+    # (engine.conventions); None when the analysis failed.
+    launch: Launch | None = None
+    completion: Any = None                   # engine.conventions Completion: each supplied value
+    assumptions: tuple[Any, ...] = ()        # engine.evaluation.assumptions Assumption, every guess
+    effects: dict[str, Any] = field(default_factory=dict)   # assumption key -> Effect (part "assumptions")
+
+    @property
+    def run_launch(self) -> Launch:
+        """The launch the models ran with (the state's when nothing was supplied)."""
+        return self.launch if self.launch is not None else self.state.launch
 
     @property
     def max_blocks(self) -> int:
@@ -151,7 +172,7 @@ class Evaluation:
     def snapshot(self) -> Evaluation:
         """A copy whose containers the receiver owns (the evaluation goes on filling its own)."""
         return dataclasses.replace(self, models=dict(self.models), errors=dict(self.errors),
-                                   warnings=list(self.warnings), finished=False)
+                                   warnings=list(self.warnings), effects=dict(self.effects), finished=False)
 
 
 PartFn = Callable[[Evaluation, tuple[str, ...]], None]
@@ -185,6 +206,8 @@ class Evaluator:
         self._sass_maps: dict[tuple, tuple[Any, tuple[Any, str]]] = {}
         self._traffic_cache: dict[tuple, tuple[KernelDescription, Any]] = {}
         self._memory: dict[tuple, tuple[Any, str]] = {}
+        self._completions: dict[tuple, tuple[Any, Any]] = {}
+        self._structures: dict[tuple, KernelAnalysis] = {}
 
     # ------------------------------------------------------------------ cached inputs
 
@@ -205,6 +228,24 @@ class Evaluator:
             self._analyses[key] = analyze_kernel(inputs.function, launch, inputs.module)
         return self._analyses[key]
 
+    def structure(self, inputs: KernelInputs) -> KernelAnalysis:
+        """The kernel's CFG, def-use graph and classes without launch-dependent trip counts (what
+        the conventions read), once per kernel."""
+        key = (id(inputs.function), inputs.kernel_name)
+        if key not in self._structures:
+            _bounded(self._structures, self.CACHE_LIMIT)
+            self._structures[key] = kernel_structure(inputs.function, inputs.module)
+        return self._structures[key]
+
+    def completion(self, inputs: KernelInputs, launch: Launch, analysis: KernelAnalysis) -> tuple[Any, Any]:
+        """(Completion, alternatives) of ``launch``'s arguments (engine.conventions), once per
+        kernel and launch."""
+        key = (id(inputs.function), inputs.kernel_name, repr(launch))
+        if key not in self._completions:
+            _bounded(self._completions, self.CACHE_LIMIT)
+            self._completions[key] = complete_arguments(inputs.function, inputs.module, launch, analysis)
+        return self._completions[key]
+
     def memory(self, inputs: KernelInputs, analysis: KernelAnalysis, launch: Launch) -> tuple[Any, str]:
         """The memory-access analysis and why it is missing if it is (keyed by the analysis: an
         edit of a latency or of the occupancy reuses it)."""
@@ -220,6 +261,11 @@ class Evaluator:
 
     # ------------------------------------------------------------------ evaluation
 
+    def prepare(self, inputs: KernelInputs, state: WorkbenchState | None = None) -> Evaluation:
+        """Only what every model needs first: the launch completed, the analysis, occupancy,
+        memory accesses and the assumptions (``info``); no model runs."""
+        return self._prepare(inputs, state or state_for(inputs))
+
     def evaluate(self, inputs: KernelInputs, state: WorkbenchState | None = None, *,
                  sweep: bool = False, sweep_blocks: Sequence[int] | None = None,
                  sweep_warps: Sequence[int] | None = None,
@@ -228,7 +274,8 @@ class Evaluator:
                  cancel: CancelCheck | None = None, progress: ProgressFn | None = None,
                  on_part: PartFn | None = None,
                  max_warp_instructions: int | None = DEFAULT_MAX_WARP_INSTRUCTIONS,
-                 time_budget_s: float | None = None, mechanisms: Any = None) -> Evaluation:
+                 time_budget_s: float | None = None, effects: bool = False,
+                 mechanisms: Any = None) -> Evaluation:
         """Every model for ``state`` (default: :func:`state_for` the inputs).
 
         ``sweep``: also the occupancy sweep (``sweep_blocks``/``sweep_warps`` choose its points;
@@ -236,6 +283,7 @@ class Evaluator:
         keep the simulation's trace and lay out the timeline. ``cycle_budget``: stop the
         simulation after that many cycles (its figure is then a lower bound, and says so).
         ``max_warp_instructions``/``time_budget_s``: the bounds of each simulation (None: none).
+        ``effects``: also part ``assumptions``, how far each assumed input moves the headline figure.
         ``mechanisms``: the :class:`engine.mechanisms.MechanismConfig` to model with (default: the
         one in effect, every mechanism on unless a caller switched some off); it is part of every
         cache key.
@@ -244,7 +292,7 @@ class Evaluator:
         try:
             with limits(bounds), cancellable(cancel), using(mechanisms or current_mechanisms()):
                 return self._evaluate(inputs, state, sweep, sweep_blocks, sweep_warps, only, trace,
-                                      cycle_budget, cancel, progress, on_part)
+                                      cycle_budget, cancel, progress, on_part, effects)
         except (SimulationCancelled, ExecutionCancelled):
             raise Cancelled() from None
 
@@ -252,7 +300,7 @@ class Evaluator:
                   sweep_blocks: Sequence[int] | None, sweep_warps: Sequence[int] | None,
                   only: Sequence[str] | None, trace: bool, cycle_budget: float | None,
                   cancel: CancelCheck | None, progress: ProgressFn | None,
-                  on_part: PartFn | None) -> Evaluation:
+                  on_part: PartFn | None, effects: bool = False) -> Evaluation:
         started = time.perf_counter()
         state = state or state_for(inputs)
         wanted = [m for m in models() if only is None or m.id in only]
@@ -307,6 +355,10 @@ class Evaluator:
             ev.sweep = self._sweep(inputs, ev, wanted, sweep_blocks, sweep_warps,
                                    lambda f: step(0.5 + 0.5 * f, "occupancy sweep"))
             deliver(PART_SWEEP)
+        if effects and ready and ev.assumptions:
+            step(0.9, "assumptions")
+            ev.effects = self._effects(inputs, ev, cancel)
+            deliver(PART_ASSUMPTIONS)
         step(1.0, "done")
         ev.elapsed_s = time.perf_counter() - started
         ev.finished = True
@@ -321,11 +373,17 @@ class Evaluator:
         analysis: KernelAnalysis | None = None
         occ: Occupancy | None = None
         inferred: dict[str, Any] = {}
+        completion: Any = None
+        alternatives: dict[str, Any] = {}
         try:
             profile = self.profile(state.profile, inputs.profile)
         except WarplineError as exc:
             errors["profile"] = str(exc)
         try:
+            # the arguments the launch lacks, supplied before anything reads them (the CFG and
+            # def-use graph they are inferred from do not depend on the launch)
+            completion, alternatives = self.completion(inputs, launch, self.structure(inputs))
+            launch = completed_launch(launch, completion)
             analysis = self.analysis(inputs, launch)
             # What the analysis infers without the user's trip counts, shown beside them.
             plain = self.analysis(inputs, replace(launch, trip_overrides={})) if launch.trip_overrides \
@@ -346,7 +404,8 @@ class Evaluator:
             resident = 0
         ev = Evaluation(state=state, profile=profile, analysis=analysis, occupancy=occ, resident_blocks=resident,
                         launch_source=state.launch_source or inputs.launch_source, errors=errors,
-                        inferred_trips=inferred)
+                        inferred_trips=inferred, launch=launch if analysis is not None else None,
+                        completion=completion)
         if state.occupancy is not None and max_blocks and state.occupancy > max_blocks:
             ev.warnings.append(f"occupancy {state.occupancy} blocks/SM cannot be reached: at most {max_blocks} "
                                f"fit ({occ.limiter if occ else '?'}); {max_blocks} used")
@@ -362,6 +421,8 @@ class Evaluator:
                 # the loops as the sampled warps ran them: every model counts the same passes
                 ev.analysis = with_executed_trips(analysis, execution)
                 ev.inferred_trips = dict(ev.analysis.trip_counts)
+        if analysis is not None:
+            ev.assumptions = list_assumptions(ev, alternatives)
         return ev
 
     def _describe(self, inputs: KernelInputs, ev: Evaluation) -> None:
@@ -399,12 +460,12 @@ class Evaluator:
         """(unedited, edited) description of ``ev``'s state at ``resident`` blocks per SM."""
         state, profile, analysis = ev.state, ev.profile, ev.analysis
         assert profile is not None and analysis is not None
-        key = (id(analysis), profile.name, str(profile.path), repr(state.launch), resident, current_mechanisms())
+        key = (id(analysis), profile.name, str(profile.path), repr(ev.run_launch), resident, current_mechanisms())
         base = self._descriptions.get(key)
         if base is None:
             _bounded(self._descriptions, self.DESCRIPTION_LIMIT)
             sass = self._sass(inputs, profile)[0] if enabled("sass") else None
-            base = build_description(analysis, profile, state.launch, PipelineOverrides(),
+            base = build_description(analysis, profile, ev.run_launch, PipelineOverrides(),
                                      resident_blocks=resident, module=inputs.module, memory=ev.memory,
                                      sass=sass)
             self._descriptions[key] = base
@@ -444,7 +505,7 @@ class Evaluator:
         hit = self._traffic_cache.get(key)
         if hit is not None and hit[0] is base:
             return hit[1]
-        launch, device = ev.state.launch, ev.profile.device
+        launch, device = ev.run_launch, ev.profile.device
         per_warp = uncountable_instructions(base)
         if per_warp is not None:
             # Nested trip counts whose product leaves 64 bits (10^10 x 10^10): no per-instruction
@@ -494,7 +555,7 @@ class Evaluator:
         instruction table is cached, so an edit re-runs the BLOCK table, supersteps and equations."""
         profile, analysis, state = ev.profile, ev.analysis, ev.state
         assert profile is not None and analysis is not None
-        launch = state.launch
+        launch = ev.run_launch
         resources = _resources(inputs, launch)
         key = (id(analysis), current_mechanisms(), profile.name, str(profile.path), repr(launch), resources.registers,
                resources.static_shared_bytes)
@@ -574,6 +635,51 @@ class Evaluator:
                     sweep.errors.setdefault(spec.id, result.error)
             progress((k + 1) / max(1, len(chosen)))
         return sweep
+
+
+    def assumption_effects(self, inputs: KernelInputs, ev: Evaluation, cancel: CancelCheck | None = None,
+                           max_warp_instructions: int | None = DEFAULT_MAX_WARP_INSTRUCTIONS,
+                           time_budget_s: float | None = None) -> Evaluation:
+        """``ev`` (a finished evaluation) with part ``assumptions`` added: the window's worker runs
+        it after delivering the rest, so that nothing waits for these extra evaluations."""
+        out = ev.snapshot()
+        if not ev.assumptions or ev.analysis is None or ev.profile is None:
+            return out
+        try:
+            with limits(Limits(max_warp_instructions, time_budget_s, cancel)):
+                out.effects = self._effects(inputs, ev, cancel)
+        except SimulationCancelled:
+            raise Cancelled() from None
+        out.parts = (*ev.parts, PART_ASSUMPTIONS)
+        out.finished = True
+        return out
+
+    def _effects(self, inputs: KernelInputs, ev: Evaluation, cancel: CancelCheck | None) -> dict[str, Any]:
+        """The headline figure with each assumed input at its alternative value: the state's
+        launch with that input given (what is derived from it follows), one headline model, no
+        trace; a failed alternative records why."""
+        headline = headline_model(ev)
+        if headline is None:
+            return {}
+        base = ev.models[headline].figures
+        assert base is not None
+        out: dict[str, Any] = {}
+        for assumption in ev.assumptions:
+            change = assumption.alternative
+            if change is None:
+                continue
+            if cancel is not None and cancel():
+                raise Cancelled()
+            try:
+                state = replace(ev.state, launch=change.apply(ev.state.launch))
+                other = self._evaluate(inputs, state, False, None, None, [headline], False, None, cancel, None, None)
+                figures = other.models[headline].figures
+                out[assumption.key] = Effect(headline, base.kernel_cycles,
+                                             figures.kernel_cycles if figures is not None else None,
+                                             other.models[headline].error if figures is None else "")
+            except WarplineError as exc:
+                out[assumption.key] = Effect(headline, base.kernel_cycles, None, str(exc))
+        return out
 
 
 def _blocked(ev: Evaluation, model_id: str) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from engine.evaluation.caveats import figure_caveats
 from engine.evaluation.core import Evaluation
 from engine.evaluation.figures import FIGURE_TITLES
 from engine.evaluation.registry import model as model_spec
@@ -21,7 +22,9 @@ def predictions_payload(ev: Evaluation, measured_kernel_cycles: float | None = N
     """Every model's figures, keyed by model id, plus what they were computed for."""
     state = ev.state
     launch = state.launch
+    caveats = figure_caveats(ev)
     out: dict[str, Any] = {
+        "caveats": caveats.as_dict(),
         "kernel": state.kernel,
         "kernel_display": display_name(state.kernel),
         "profile": ev.profile.name if ev.profile is not None else state.profile,
@@ -46,11 +49,14 @@ def predictions_payload(ev: Evaluation, measured_kernel_cycles: float | None = N
             entry.update({k: None for k in FIGURE_TITLES})
         entry["note"] = result.note
         entry["error"] = result.error or None
+        entry["rests_on_assumptions"] = caveats.guessed and result.figures is not None
         if measured_kernel_cycles is not None:
             entry["error_percent"] = result.error_percent(measured_kernel_cycles)
         out["models"][model_id] = entry
     if measured_kernel_cycles is not None:
         out["measured_kernel_cycles"] = measured_kernel_cycles
+    out["assumptions"] = assumptions_payload(ev)
+    out["supplied_arguments"] = supplied_payload(ev)
     if ev.traffic is not None:
         out["memory_traffic"] = ev.traffic.as_dict()
     if ev.loaded_dram is not None:
@@ -68,6 +74,39 @@ def predictions_payload(ev: Evaluation, measured_kernel_cycles: float | None = N
         if result.details.get("derivation"):
             out["models"][model_id]["derivation"] = [_quantity(q) for q in result.details["derivation"]]
     return out
+
+
+def assumptions_payload(ev: Any) -> list[dict[str, Any]]:
+    """Every guessed input with its effect on the headline figure (None until part
+    ``assumptions`` has run)."""
+    return [a.as_dict(ev.effects.get(a.key)) for a in ev.assumptions]
+
+
+def supplied_payload(ev: Any) -> list[dict[str, Any]]:
+    """Every argument value the launch did not give, exact or guessed, with its rule."""
+    completion = ev.completion
+    if completion is None:
+        return []
+    return [{"index": v.index, "parameter": v.label, "value": v.value, "how": v.how, "certain": v.certain,
+             "rule": v.rule} for v in completion.supplied]
+
+
+def assumptions_lines(ev: Any, effects: bool = True) -> list[str]:
+    """The text form of :func:`assumptions_payload`, for ``predict`` and ``info``."""
+    if not ev.assumptions:
+        return ["  assumptions: none (every input the models read is given or follows from the PTX)"]
+    lines = [f"  assumptions ({len(ev.assumptions)}: inputs the launch does not give; give them to remove the guess):"]
+    for a in ev.assumptions:
+        lines.append(f"    [{a.kind}] {a.subject}: {a.assumed}")
+        lines.append(f"        why: {a.rule}")
+        for detail in a.details if len(a.details) > 1 else ():
+            lines.append(f"          {detail}")
+        if a.alternative is not None and effects:
+            effect = ev.effects.get(a.key)
+            moved = effect.text() if effect is not None else "not evaluated (see predict)"
+            lines.append(f"        if {a.alternative.description}: {moved}")
+        lines.append(f"        give it: {a.fill.option}")
+    return lines
 
 
 def _derived_parameter_lines(ev: Evaluation) -> list[str]:
@@ -88,7 +127,9 @@ def predictions_text(ev: Evaluation, measured_kernel_cycles: float | None = None
     state = ev.state
     launch = state.launch
     profile = ev.profile.name if ev.profile is not None else state.profile
-    lines = [f"{display_name(state.kernel)} on {profile}: grid {launch.grid} block {launch.block}, "
+    caveats = figure_caveats(ev)
+    lines = [caveats.first_line()] if caveats.first_line() else []
+    lines += [f"{display_name(state.kernel)} on {profile}: grid {launch.grid} block {launch.block}, "
              f"{ev.resident_blocks} resident blocks/SM, {state.policy}",
              f"  launch: {ev.launch_source}",
              f"  kernel cycles = SM cycles + launch cost ({ev.launch_cycles:,.0f} cycles, profile "
@@ -105,8 +146,8 @@ def predictions_text(ev: Evaluation, measured_kernel_cycles: float | None = None
             continue
         f = result.figures
         us = f.microseconds
-        row = (f"  {name:<22} {_cycles(f.sm_cycles):>14} {_cycles(f.kernel_cycles):>14} "
-               f"{(f'{us:,.3f}' if us is not None else '—'):>11}")
+        row = (f"  {name:<22} {caveats.mark(_cycles(f.sm_cycles)):>14} {caveats.mark(_cycles(f.kernel_cycles)):>14} "
+               f"{(caveats.mark(f'{us:,.3f}') if us is not None else '—'):>11}")
         if measured_kernel_cycles is not None:
             err = result.error_percent(measured_kernel_cycles)
             row += f" {(f'{err:+.1f} %' if err is not None else '—'):>9}"
@@ -119,6 +160,7 @@ def predictions_text(ev: Evaluation, measured_kernel_cycles: float | None = None
         lines.append(f"  error [{stage}]: {message}")
     for warning in ev.warnings:
         lines.append(f"  warning: {warning}")
+    lines.extend(assumptions_lines(ev, effects="assumptions" in ev.parts))
     if derivation:
         shown = ([("Many-BSP", ev.manybsp.prediction.quantities.values())]
                  if ev.manybsp is not None and not ev.manybsp.refused else [])
@@ -145,7 +187,8 @@ PREDICTION_COLUMNS = ("model", "title", "family", "sm_cycles", "launch_cycles", 
 
 
 def predictions_csv(ev: Evaluation, path: str | None = None) -> str:
-    """One row per model, figures rounded to what they mean (0.1 cycle, 0.001 µs)."""
+    """One row per model, figures rounded to what they mean (0.1 cycle, 0.001 µs); the figure
+    columns' headers say so when the figures rest on assumed inputs."""
     rows = []
     for model_id, result in ev.models.items():
         spec = model_spec(model_id)
@@ -154,4 +197,7 @@ def predictions_csv(ev: Evaluation, path: str | None = None) -> str:
                      *("" if values.get(k) is None else values[k]
                        for k in ("sm_cycles", "launch_cycles", "kernel_cycles", "microseconds")),
                      csv_safe(result.note), csv_safe(result.error)])
-    return csv_text(PREDICTION_COLUMNS, rows, path)
+    caveats = figure_caveats(ev)
+    columns = [caveats.csv_header(c) if c in FIGURE_TITLES and c != "launch_cycles" else c
+               for c in PREDICTION_COLUMNS]
+    return csv_text(columns, rows, path)

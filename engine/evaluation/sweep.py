@@ -103,9 +103,12 @@ def sweep_rows(sweep: Sweep, rounded: bool = True) -> tuple[list[str], list[list
     return header, rows
 
 
-def sweep_csv(sweep: Sweep, path: str | None = None) -> str:
-    """The sweep as CSV (kernel cycles, launch cost included, rounded to 0.1 cycle)."""
+def sweep_csv(sweep: Sweep, path: str | None = None, header_of: Callable[[str], str] | None = None) -> str:
+    """The sweep as CSV (kernel cycles, launch cost included, rounded to 0.1 cycle); ``header_of``
+    marks the figure columns (``Caveats.csv_header`` of the evaluation, engine.evaluation.caveats)."""
     header, rows = sweep_rows(sweep)
+    if header_of is not None:
+        header = header[:2] + [header_of(h) for h in header[2:]]
     return csv_text(header, rows, path)
 
 

@@ -55,6 +55,7 @@ TITLE_PX = 30                 # height of the title line above the chart
 
 def title_line(evaluation: Any) -> str:
     """Kernel, GPU profile, launch and the predicted time: what a figure in a report needs to say."""
+    from engine.evaluation.caveats import figure_caveats
     from engine.names import display_name
 
     state = evaluation.state
@@ -67,12 +68,13 @@ def title_line(evaluation: Any) -> str:
     text = f"{kernel} · {profile} · grid {dims[0]}, block {dims[1]}, " \
            f"{evaluation.resident_blocks} blocks/SM"
     sim = evaluation.simulation
+    caveats = figure_caveats(evaluation)
     if sim is not None:
         figures = evaluation.figures(float(sim.cycles))
-        text += f" · predicted {figures.sm_cycles:,.0f} SM cycles"
+        text += f" · predicted {caveats.mark(f'{figures.sm_cycles:,.0f}')} SM cycles"
         if figures.microseconds is not None:
             text += f" ({figures.kernel_cycles:,.0f} kernel cycles = {figures.microseconds:.3f} µs)"
-    return text
+    return text + caveats.title_suffix()
 
 
 def _paint(view: Any, painter: QPainter, width: int, height: int, title: str) -> None:

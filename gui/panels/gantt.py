@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
 from engine.evaluation import Evaluation
+from engine.evaluation.caveats import figure_caveats
 from engine.evaluation.compare import BaselineFigures
 from engine.names import display_name
 from gui.elided import ElidedLabel
@@ -103,11 +104,12 @@ class GanttPanel(QWidget):
             self.highlight(self._selected)   # a new trace: keep the user's selection outlined
         d = result.description
         self.caption.setToolTip(kernel)      # the mangled name on hover
+        caveats = figure_caveats(result)
         self.caption.setText(
-            f"{display_name(kernel)} — pipeline simulation of one SM: {float(sim.cycles):,.0f} cycles, "
-            f"{d.blocks} blocks "
+            f"{display_name(kernel)} — pipeline simulation of one SM: {caveats.mark(f'{float(sim.cycles):,.0f}')} "
+            f"cycles, {d.blocks} blocks "
             f"({result.resident_blocks} resident), {d.warps_per_block} warps/block, policy {sim.policy}"
-            + (" — trace truncated" if sim.trace.truncated else ""))
+            + (" — trace truncated" if sim.trace.truncated else "") + caveats.title_suffix())
         return True
 
     def highlight(self, instructions: set[int]) -> None:

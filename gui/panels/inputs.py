@@ -229,9 +229,34 @@ class InputsPanel(QWidget):
             self.profile_combo.addItem(OPEN_PROFILE, None)
         self.profile_combo.setCurrentIndex(max(0, self.profile_combo.findData(current)))
 
+    def _show_supplied(self, result: Evaluation) -> None:
+        """Argument values the launch does not give: the value every model ran with, in italics
+        (the derived colour when exact, the assumed one when a guess), the rule on hover."""
+        completion = result.completion
+        theme = current_theme(self.palette())
+        for row in range(self.args_table.rowCount()):
+            item = self.args_table.item(row, 2)
+            if item is None:
+                continue
+            supplied = completion.supplied_for(row) if completion is not None else None
+            font = item.font()
+            if supplied is None or item.text() not in ("", f"{supplied.value:g}"):
+                if font.italic():
+                    font.setItalic(False)
+                    item.setFont(font)
+                    item.setForeground(self.args_table.palette().text())
+                    item.setToolTip("")
+                continue
+            item.setText(f"{supplied.value:g}")
+            font.setItalic(True)
+            item.setFont(font)
+            item.setForeground(theme.qcolor("derived_text" if supplied.certain else "assumed_text"))
+            item.setToolTip(f"not given: {supplied.how} ({supplied.rule}); type the real value to give it")
+
     def show_result(self, result: Evaluation) -> None:
         self._updating = True
         try:
+            self._show_supplied(result)
             self.occupancy.show_occupancy(result.occupancy, result.resident_blocks)
             if result.analysis is not None:
                 loops = result.analysis.loop_info

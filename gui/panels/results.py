@@ -30,11 +30,13 @@ from PySide6.QtWidgets import (
 
 from engine.errors import WarplineError
 from engine.evaluation import FIGURE_HELP, FIGURE_TITLES, Evaluation, ModelResult
+from engine.evaluation.caveats import MARK, Caveats, figure_caveats
 from engine.evaluation.registry import model as model_spec
 from engine.ncu import measured_cycles
 from engine.profiles import ASSUMED, DERIVED, MISSING, PLACEHOLDER
 from gui.curves import CurvesPlot
 from gui.glossary import explain_term, set_header_tips
+from gui.panels.assumptions import AssumptionsPanel
 from gui.panels.compare import ComparePanel
 from gui.panels.memory import MemoryPanel
 from gui.panels.verdict import VerdictPanel
@@ -120,6 +122,7 @@ class ResultsPanel(QWidget):
         self.plot, self.legend, self.marker = self.plot_widget.plot, self.plot_widget.legend, self.plot_widget.marker
         self._theme = current(self.palette())
         self._models_shown: Evaluation | None = None
+        self._caveats = Caveats((), "")        # of the figures shown (engine.evaluation.caveats)
 
         self.derivation = QTableWidget(0, 4)
         self._derivation_rows: list[tuple[str, str, str, str]] = []
@@ -158,6 +161,16 @@ class ResultsPanel(QWidget):
         self.compare = ComparePanel()
         self.tabs.addTab(self.compare, "Compare")
         self.tabs.setTabToolTip(4, "The current result against the pinned baseline (Edit › Pin as baseline)")
+        # engine.evaluation.assumptions: the guessed inputs, their effects and where to give them
+        self.assumptions = AssumptionsPanel(session)
+        self.tabs.addTab(self.assumptions, "Assumptions")
+        self.tabs.setTabToolTip(self.tabs.indexOf(self.assumptions),
+                                "Every input the models guessed (argument values, trip counts, data, the "
+                                "launch): the value taken, why, how far the prediction moves if it is off, "
+                                "and a field to give the real value")
+        self.assumptions.countChanged.connect(self._count_assumptions)
+        self.assumptions.message.connect(self.message)
+        self.headline.linkActivated.connect(lambda _link: self.tabs.setCurrentWidget(self.assumptions))
         self.tabs.addTab(self.messages, "Messages")
 
         layout = QVBoxLayout(self)
@@ -210,9 +223,11 @@ class ResultsPanel(QWidget):
     def show_models(self, result: Evaluation) -> None:
         """Every model's figures, in registry order; the primary models also in the headline."""
         self._models_shown = result
+        self._caveats = figure_caveats(result)
         measured = result.state.measured_cycles
         rows = list(result.models.values())
         head = []
+        caveats = self._caveats
         for r in rows:
             spec = model_spec(r.model)
             if not spec.primary:
@@ -222,10 +237,16 @@ class ResultsPanel(QWidget):
                 continue
             f = r.figures
             us = f" = {_fmt(f.microseconds, 2)} µs" if f.microseconds is not None else ""
-            head.append(f"<b>{spec.title}</b>: {_fmt(f.kernel_cycles)} kernel cycles{us} "
+            head.append(f"<b>{spec.title}</b>: {caveats.mark(_fmt(f.kernel_cycles))} kernel cycles{us} "
                         f"<small>({_fmt(f.sm_cycles)} SM cycles + {_fmt(f.launch_cycles)} launch cost)</small>")
         profile = result.profile.name if result.profile else "?"
         head.append(f"<small>{profile} at {result.clock_mhz:g} MHz, {result.resident_blocks} blocks/SM</small>")
+        color = f' style="color:{self._theme.assumed_text}"'
+        if caveats.guessed:
+            head.append(f'<small{color}>{MARK} {html.escape(caveats.short())}: see the '
+                        f'<a href="#assumptions">Assumptions</a> tab</small>')
+        if caveats.profile:
+            head.append(f"<small{color}>profile {html.escape(caveats.profile)}</small>")
         self.headline.setText("<br>".join(head))
         if self.table.rowCount() != len(rows):
             self.table.setRowCount(len(rows))
@@ -235,11 +256,16 @@ class ResultsPanel(QWidget):
     def _fill_row(self, k: int, r: ModelResult, measured: float | None) -> None:
         spec = model_spec(r.model)
         err = r.error_percent(measured)
-        cells = [spec.title, _fmt(r.sm_cycles), _fmt(r.kernel_cycles), _fmt(r.microseconds, 3),
-                 "" if err is None else f"{err:+.1f} %"]
+        caveats = self._caveats
+        figures = [_fmt(r.sm_cycles), _fmt(r.kernel_cycles), _fmt(r.microseconds, 3)]
+        if r.figures is not None:
+            figures = [caveats.mark(text) for text in figures]
+        cells = [spec.title, *figures, "" if err is None else f"{err:+.1f} %"]
         bold = QFont()
         bold.setBold(spec.primary)
         tip = spec.explanation + (f"\n\n{r.note}" if r.note else "") + (f"\n\nNo figure: {r.error}" if r.error else "")
+        if caveats.guessed and r.figures is not None:
+            tip += f"\n\n{MARK} {caveats.short()}: {', '.join(a.subject for a in caveats.assumptions)}"
         for col, text in enumerate(cells):
             item = self.table.item(k, col)
             if item is None:
@@ -252,6 +278,10 @@ class ResultsPanel(QWidget):
             item.setForeground(self._theme.qcolor("error_text") if r.figures is None
                                else self.palette().text().color())
             item.setToolTip(tip)
+
+    def _count_assumptions(self, count: int) -> None:
+        index = self.tabs.indexOf(self.assumptions)
+        self.tabs.setTabText(index, f"Assumptions ({count})" if count else "Assumptions")
 
     def _show_messages(self, result: Evaluation) -> None:
         lines = [f"[{stage}] {msg}" for stage, msg in result.errors.items()]

@@ -227,9 +227,11 @@ def predict_manybsp(
     if analysis is None:
         analysis = analyze_kernel(function, launch, module)
     if memory is True:
-        from engine.memory import analyze_memory
+        from engine.memory.executed import executed_memory, with_executed_trips
 
-        memory = analyze_memory(analysis, launch, module)
+        memory = executed_memory(analysis, launch, module)
+        if memory.execution is not None and not getattr(launch, "trip_overrides", None):
+            analysis = with_executed_trips(analysis, memory.execution)   # as the evaluator counts loops
     if resources is None:
         from engine.resources import kernel_resources
         resources = kernel_resources(module, function.name)

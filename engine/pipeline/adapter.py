@@ -605,9 +605,12 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     dram: dict[int, float] = {}
     report: Any = memory if memory is not True else None
     if ov.memory_cost is None and memory is not None:
-        from engine.memory import analyze_memory, retry_passes
+        from engine.memory import retry_passes
+        from engine.memory.executed import executed_memory, with_executed_trips
 
-        report = analyze_memory(analysis, launch, module) if memory is True else memory
+        report = executed_memory(analysis, launch, module) if memory is True else memory
+        if memory is True and report.execution is not None and not getattr(launch, "trip_overrides", None):
+            analysis = with_executed_trips(analysis, report.execution)   # as the evaluator counts loops
         sm = sm_context(analysis, profile, launch, module, resident, report)
         passes = retry_passes(report, sm, retried)
         ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(

@@ -287,13 +287,9 @@ def _sass_instructions(inputs: KernelInputs, d: KernelDescription) -> tuple[floa
         return None, str(exc)
     if not isinstance(mapped, SassMap):
         return None, mapped.reason
-    per_path: dict[int, float] = {}
     per_block = 0.0
-    for w in range(d.warps_per_block):
-        path = d.path_of_warp(w)
-        if path not in per_path:
-            per_path[path] = mapped.executed(d.dynamic_counts(path), dict(d.retry_passes))
-        per_block += per_path[path]
+    for path, warps in d.block_composition():
+        per_block += mapped.executed(d.dynamic_counts(path), dict(d.retry_passes)) * warps
     return per_block * inputs.launch.n_blocks, ""
 
 

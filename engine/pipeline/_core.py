@@ -332,7 +332,7 @@ def simulate_core(params, unit, lam, Lam, dep_cause, isbar, slots, dep_src,
                     w = b * wpb + wi
                     s_gid[w] = next_block * wpb + wi
                     s_state[w] = ACTIVE
-                    s_pc[w] = path_start[warp_path[wi]]
+                    s_pc[w] = path_start[warp_path[next_block % warp_path.shape[0], wi]]
                     s_k[w] = 0
                     s_kend[w] = 0
                     s_sp[w] = 0

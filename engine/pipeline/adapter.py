@@ -646,18 +646,21 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
             return _PathBuilder(analysis, launch, ov, latencies, dropped, unroll, deps, device.sm_count, order)
 
         single_wave = 0 < launch.n_blocks <= device.sm_count
-        traced, traced_warps, extra, _ = block_paths(execution, builder_for, single_wave)
+        traced, kinds, extra = block_paths(execution, builder_for, single_wave)
         counted_traced = None
         if single_wave:
-            # the SM with the slowest block sets the time; the launch's counts are the mean block's
-            counted = counted_block_paths(execution, builder_for)
-            if counted:
-                per_warp = [traced[traced_warps[w]] if traced_warps else traced[0] for w in range(len(counted))]
-                traced, traced_warps, counted_traced = per_warp, tuple(range(len(counted))), tuple(counted)
+            # the SM with the largest block sets the time; the launch counts the blocks' mix
+            counted, counted_kinds, _ = counted_block_paths(execution, builder_for)
+            counted_traced = tuple(counted[p] for p in counted_kinds[0])
+            traced = [traced[p] for p in kinds[0]]
+            kinds = (tuple(range(len(traced))),)
+            if len(counted_kinds) > 1 or len(counted_traced) != len(traced):
+                counted_traced = None     # no warp-by-warp counterpart: counted as simulated
         if any(_executes(list(p)) for p in traced):
             return dataclasses.replace(
-                _finish(analysis, profile, launch, resident, ov, instructions, subsystems, traced, traced_warps,
-                        extra, counted_traced, notes, passes), traced=True)
+                _finish(analysis, profile, launch, resident, ov, instructions, subsystems, traced, None,
+                        extra, counted_traced, notes, passes), traced=True,
+                block_kinds=kinds if len(kinds) > 1 or len(set(kinds[0])) > 1 else None)
     walks = [walk(0 if branches is not None else None)]
     representatives = [walks[0][0].warp]
     warp_path = None

@@ -187,6 +187,10 @@ class KernelDescription:
     retry_passes: tuple[tuple[int, float], ...] = ()
     # the paths are the ones the sampled warps ran (engine.execution): each warp's own
     traced: bool = False
+    # Blocks of several kinds (a triangular grid's full, partial and empty blocks): per kind, the
+    # path of each of its warps; the SM's blocks take the kinds in turn, in launch order (block b
+    # is kind b mod len). None: every block is ``warp_path``'s.
+    block_kinds: tuple[tuple[int, ...], ...] | None = None
 
     # ---- derived figures -------------------------------------------------------------------
     @property
@@ -195,7 +199,23 @@ class KernelDescription:
         return min(self.resident_blocks, self.blocks) * self.warps_per_block
 
     def path_of_warp(self, warp_in_block: int) -> int:
+        if self.block_kinds is not None:
+            return self.block_kinds[0][warp_in_block]
         return 0 if self.warp_path is None else self.warp_path[warp_in_block]
+
+    def block_composition(self) -> list[tuple[int, float]]:
+        """(path, warps) of an average block: each warp's path, the kinds of blocks weighted alike."""
+        kinds = self.block_kinds or (tuple(self.path_of_warp(w) for w in range(self.warps_per_block)),)
+        weights: dict[int, float] = {}
+        for kind in kinds:
+            for path in kind:
+                weights[path] = weights.get(path, 0.0) + 1.0 / len(kinds)
+        return sorted(weights.items())
+
+    def warp_path_table(self) -> np.ndarray:
+        """[kinds, warps] path of each warp of each kind of block (one kind without kinds)."""
+        kinds = self.block_kinds or (tuple(self.path_of_warp(w) for w in range(self.warps_per_block)),)
+        return np.array(kinds, dtype=np.int64).reshape(len(kinds), self.warps_per_block)
 
     def dynamic_counts(self, path: int = 0) -> np.ndarray:
         """How often one warp on ``path`` executes each static instruction (int64 array), on
@@ -215,9 +235,10 @@ class KernelDescription:
         return counts
 
     def mean_counts(self) -> np.ndarray:
-        """How often a warp of a block executes each instruction, on average over its warps."""
-        return sum((self.dynamic_counts(self.path_of_warp(w)) for w in range(self.warps_per_block)),
-                   np.zeros(len(self.instructions), dtype=np.int64)) / self.warps_per_block
+        """How often a warp of a block executes each instruction, on average over its warps (and
+        over the kinds of blocks)."""
+        return sum((self.dynamic_counts(p) * w for p, w in self.block_composition()),
+                   np.zeros(len(self.instructions), dtype=np.float64)) / self.warps_per_block
 
     def instructions_per_warp(self, path: int = 0) -> int:
         return int(self.dynamic_counts(path).sum())
@@ -225,8 +246,8 @@ class KernelDescription:
     def total_warp_instructions(self) -> int:
         """Warp instructions the whole SM share issues (every block, every warp)."""
         per_path = [self.instructions_per_warp(p) for p in range(len(self.paths))]
-        per_block = sum(per_path[self.path_of_warp(w)] for w in range(self.warps_per_block))
-        return per_block * self.blocks
+        per_block = sum(per_path[p] * w for p, w in self.block_composition())
+        return int(round(per_block * self.blocks))
 
     def with_changes(self, **changes: object) -> KernelDescription:
         """A copy with some fields replaced (occupancy sweeps, overrides)."""
@@ -293,6 +314,11 @@ class KernelDescription:
             for p in self.warp_path:
                 if not 0 <= p < len(self.paths):
                     raise SimulationError(f"warp_path refers to path {p}, which does not exist")
+        if self.block_kinds is not None:
+            for kind in self.block_kinds:
+                if len(kind) != self.warps_per_block or not all(0 <= p < len(self.paths) for p in kind):
+                    raise SimulationError("a kind of block names a path for each of its warps, and only "
+                                          "paths that exist")
         if self.extra_slots < 0:
             raise SimulationError(f"negative number of extra completion slots ({self.extra_slots})")
         for p, nodes in enumerate(self.paths):

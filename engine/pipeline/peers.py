@@ -54,8 +54,7 @@ class KernelFigures:
 
 def _mean_counts(d: KernelDescription) -> np.ndarray:
     """Per static instruction, executions per warp averaged over the warps of a block."""
-    per_path = {p: d.dynamic_counts(p) for p in range(len(d.paths))}
-    return sum(per_path[d.path_of_warp(w)] for w in range(d.warps_per_block)) / d.warps_per_block
+    return d.mean_counts()
 
 
 def single_warp(d: KernelDescription, path: int = 0) -> KernelDescription:

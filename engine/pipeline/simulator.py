@@ -110,8 +110,8 @@ def path_instructions(d: KernelDescription) -> list[int]:
 def warp_instructions(d: KernelDescription, blocks: int | None = None) -> int:
     """Warp instructions ``blocks`` blocks (default: the SM's share) issue (exact)."""
     per_path = path_instructions(d)
-    per_block = sum(per_path[d.path_of_warp(w)] for w in range(d.warps_per_block))
-    return per_block * (d.blocks if blocks is None else blocks)
+    per_block = sum(per_path[p] * w for p, w in d.block_composition())
+    return int(round(per_block * (d.blocks if blocks is None else blocks)))
 
 
 def _plan(d: KernelDescription, budget: int | None) -> tuple[int, str]:
@@ -312,7 +312,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
 
     unit, lam, Lam, isbar, slots, dep_src, dep_cause, pool_dlo, pool_dhi, prog = _static_arrays(d, ticks)
     n_done = n + d.extra_slots     # completion slots per warp
-    warp_path = np.array([d.path_of_warp(w) for w in range(d.warps_per_block)], dtype=np.int64)
+    warp_path = d.warp_path_table()
 
     budget = -1 if cycle_budget is None else int(Fraction(cycle_budget) * ticks)
     params = np.zeros(_core.N_PARAMS, dtype=np.int64)

@@ -112,52 +112,56 @@ class TracedPath:
         return out
 
 
+BLOCK_KINDS = 8          # kinds of blocks the simulated SM runs at most (quantiles of their work)
+
+
 def block_totals(execution: Any, block_sizes: np.ndarray) -> np.ndarray:
     """Warp-instructions each executed block ran (every warp's entered blocks' sizes)."""
     per_warp = np.array([int(block_sizes[p].sum()) if len(p) else 0 for p in execution.paths], dtype=np.int64)
     return per_warp.reshape(-1, execution.warps_per_block).sum(axis=1)
 
 
-def representative_block(execution: Any, block_sizes: np.ndarray, single_wave: bool) -> int:
+def representative_blocks(execution: Any, block_sizes: np.ndarray, single_wave: bool) -> list[int]:
+    """The sampled blocks the simulated SM runs, in turn. Blocks that differ in work (a triangular
+    grid's full, partial and empty blocks) are represented by the blocks at evenly spaced
+    quantiles of the sample's work (at most :data:`BLOCK_KINDS`), so the SM runs their mix; a
+    single wave runs its largest block (that SM sets the time)."""
     totals = block_totals(execution, block_sizes)
     if single_wave:
-        return int(np.argmax(totals))
-    return int(np.argmin(np.abs(totals - totals.mean())))
+        return [int(np.argmax(totals))]
+    if totals.max() <= 1.02 * max(totals.min(), 1):
+        return [int(np.argmin(np.abs(totals - totals.mean())))]
+    order = np.argsort(totals, kind="stable")
+    picks = [int(order[min(len(order) - 1, int((k + 0.5) * len(order) / BLOCK_KINDS))])
+             for k in range(BLOCK_KINDS)]
+    return list(dict.fromkeys(picks)) if len(order) >= BLOCK_KINDS else [int(b) for b in order]
 
 
 def block_paths(execution: Any, builder_for: Any, single_wave: bool
-                ) -> tuple[list[tuple[PathNode, ...]], tuple[int, ...] | None, int, int]:
-    """(distinct paths, the path of each warp of the block (None: all the same), completion slots
-    the unrolled copies use, the executed block they come from)."""
-    cfg = builder_for(None).cfg
-    sizes = np.array([b.end - b.start for b in cfg.blocks], dtype=np.int64)
-    chosen = representative_block(execution, sizes, single_wave)
-    return _paths_of(execution, builder_for, chosen)
-
-
-def counted_block_paths(execution: Any, builder_for: Any) -> list[tuple[PathNode, ...]] | None:
-    """The paths of the block nearest the sample's mean, each warp's in block order (for counting
-    what the launch executes when the simulated block is another)."""
-    cfg = builder_for(None).cfg
-    sizes = np.array([b.end - b.start for b in cfg.blocks], dtype=np.int64)
-    chosen = representative_block(execution, sizes, False)
+                ) -> tuple[list[tuple[PathNode, ...]], tuple[tuple[int, ...], ...], int]:
+    """(distinct paths, per kind of block the path of each of its warps, completion slots the
+    unrolled copies use)."""
     builder = builder_for(None)
+    sizes = np.array([b.end - b.start for b in builder.cfg.blocks], dtype=np.int64)
+    chosen = representative_blocks(execution, sizes, single_wave)
     tracer = TracedPath(builder)
-    return [tracer.build(execution.paths[w]) for w in execution.block_warps(chosen)]
-
-
-def _paths_of(execution: Any, builder_for: Any, chosen: int
-              ) -> tuple[list[tuple[PathNode, ...]], tuple[int, ...] | None, int, int]:
     paths: list[tuple[PathNode, ...]] = []
     index: dict[tuple, int] = {}
-    warp_path = []
-    builder = builder_for(None)
-    tracer = TracedPath(builder)
-    for w in execution.block_warps(chosen):
-        nodes = tracer.build(execution.paths[w])
-        sig = _signature(nodes)
-        if sig not in index:
-            index[sig] = len(paths)
-            paths.append(nodes)
-        warp_path.append(index[sig])
-    return paths, (tuple(warp_path) if len(paths) > 1 else None), builder.extra_slots, chosen
+    kinds: list[tuple[int, ...]] = []
+    for block in chosen:
+        kind = []
+        for w in execution.block_warps(block):
+            nodes = tracer.build(execution.paths[w])
+            sig = _signature(nodes)
+            if sig not in index:
+                index[sig] = len(paths)
+                paths.append(nodes)
+            kind.append(index[sig])
+        kinds.append(tuple(kind))
+    return paths, tuple(dict.fromkeys(kinds)) if len(set(kinds)) == 1 else tuple(kinds), builder.extra_slots
+
+
+def counted_block_paths(execution: Any, builder_for: Any) -> tuple[list[tuple[PathNode, ...]],
+                                                                   tuple[tuple[int, ...], ...], int]:
+    """The blocks' mix as the launch counts it (a single wave is simulated at its largest block)."""
+    return block_paths(execution, builder_for, False)

@@ -402,6 +402,7 @@ class MainWindow(QMainWindow):
         self._action(export, "&Supersteps CSV…", self._export_supersteps_csv)
         self._action(export, "Occupancy curves as P&NG, SVG or PDF…", self._export_curves_image)
         self._action(export, "Occupancy c&urves CSV…", self._export_curves_csv)
+        self._action(export, "&Roofline as PNG, SVG or PDF…", self._export_roofline_image)
         self._action(export, "&Predictions CSV…", self._export_predictions_csv)
         file.addSeparator()
         self._action(file, "&Quit", self.close, QKeySequence.StandardKey.Quit)
@@ -953,6 +954,30 @@ class MainWindow(QMainWindow):
             return
         self._guarded(lambda: self.export_curves(path, dialog.width_spin.value(), dialog.height_spin.value(),
                                                  title=dialog.title_check.isChecked()), path)
+
+    def export_roofline(self, path: str | os.PathLike[str], width: int = 1200, height: int = 800,
+                        title: bool = True) -> Path:
+        """The roofline as PNG, SVG or PDF (by suffix), as the Roofline tab draws it (its work
+        choice), under a title line naming the kernel, GPU profile and launch."""
+        from gui.gantt.export_png import figure_title
+        from gui.panels.roofline import export_roofline
+
+        result = self.session.result
+        if result is None or "models" not in result.parts:
+            raise WarplineError("the models are still running")
+        return export_roofline(result, path, width, height, figure_title(result, "roofline") if title else "",
+                               work=self.results_panel.roofline.work)
+
+    def _export_roofline_image(self) -> None:
+        if self._result_or_warn() is None:
+            return
+        dialog = SizeDialog(self, 1200, 800, what="roofline")
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return
+        path = self._image_path("Export the roofline", "roofline")
+        if path is not None:
+            self._guarded(lambda: self.export_roofline(path, dialog.width_spin.value(), dialog.height_spin.value(),
+                                                       title=dialog.title_check.isChecked()), path)
 
     def export_trace_csv(self, path: str | os.PathLike[str]) -> int:
         from engine.timeline import export_trace_csv

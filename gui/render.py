@@ -82,6 +82,18 @@ class QtRenderer:
         except (OSError, ValueError) as exc:
             raise WarplineError(f"{path}: cannot write the occupancy curves: {exc}") from None
 
+    def roofline_image(self, evaluation: Any, path: str | Path, *, width: int, height: int,
+                       title: bool = True, work: str | None = None) -> Path:
+        _headless_platform()
+        from gui.gantt.export_png import figure_title
+        from gui.panels.roofline import export_roofline
+
+        try:
+            return export_roofline(evaluation, path, width, height,
+                                   title=figure_title(evaluation, "roofline") if title else "", work=work)
+        except (OSError, ValueError) as exc:
+            raise WarplineError(f"{path}: cannot write the roofline: {exc}") from None
+
     def batch_png(self, series: Any, path: str | Path, *, model_title: str) -> Path:
         _headless_platform()
         from gui.batch_plot import plot_batch

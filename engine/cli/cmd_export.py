@@ -55,6 +55,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--curves-png", help="occupancy curves as PNG (as the window's Curves tab, with a title line)")
     parser.add_argument("--curves-svg", help="occupancy curves as SVG")
     parser.add_argument("--curves-pdf", help="occupancy curves as PDF")
+    parser.add_argument("--roofline-png", help="roofline chart (work per byte at L1, L2 and DRAM against the "
+                                               "profile's ceilings) as PNG")
+    parser.add_argument("--roofline-svg", help="roofline chart as SVG")
+    parser.add_argument("--roofline-pdf", help="roofline chart as PDF")
+    parser.add_argument("--roofline-work", choices=("flop", "instruction"),
+                        help="roofline work: floating-point operations or warp instructions (default: FLOP "
+                             "when the kernel has any)")
     add_sweep_points(parser, prefix="curve-")
 
 
@@ -66,14 +73,16 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
 
     pictures = [p for p in (ns.png, ns.svg, ns.pdf) if p]
     curve_pictures = [p for p in (ns.curves_png, ns.curves_svg, ns.curves_pdf) if p]
-    wanted = (*pictures, *curve_pictures, ns.csv, ns.block_csv, ns.supersteps_csv, ns.curves_csv,
+    roofline_pictures = [p for p in (ns.roofline_png, ns.roofline_svg, ns.roofline_pdf) if p]
+    wanted = (*pictures, *curve_pictures, *roofline_pictures, ns.csv, ns.block_csv, ns.supersteps_csv, ns.curves_csv,
               ns.predictions_csv)
     if not any(wanted):
         raise WarplineError("export: give at least one of --png, --svg, --pdf, --csv, --predictions-csv, "
                             "--block-csv, --supersteps-csv, --curves-csv, --curves-png, --curves-svg, "
-                            "--curves-pdf")
-    if pictures or curve_pictures:
-        renderer = require_renderer(renderer, "--png/--svg/--pdf" if pictures else "--curves-png/-svg/-pdf")
+                            "--curves-pdf, --roofline-png, --roofline-svg, --roofline-pdf")
+    if pictures or curve_pictures or roofline_pictures:
+        renderer = require_renderer(renderer, "--png/--svg/--pdf" if pictures else
+                                    "--curves-png/-svg/-pdf" if curve_pictures else "--roofline-png/-svg/-pdf")
     inputs = inputs_from_args(ns)
     ev = evaluate_options(ns, inputs, trace=bool(pictures or ns.csv), sweep=bool(ns.curves_csv or curve_pictures),
                           cycle_budget=ns.cycle_budget, **sweep_points(ns, "curve-"))
@@ -110,6 +119,10 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
         for picture in curve_pictures:
             renderer.curves_image(ev, picture, width=ns.width, height=ns.height, title=not ns.no_title)
             written.append(picture)
+    for picture in roofline_pictures:
+        renderer.roofline_image(ev, picture, width=ns.width, height=ns.height, title=not ns.no_title,
+                                work=ns.roofline_work)
+        written.append(picture)
     emit(ns, {"written": written}, "\n".join(f"wrote {p}" for p in written))
     return 0
 

@@ -27,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--explain", action="store_true",
                         help="add the bottleneck verdict: what limits the kernel, with each unit's "
                              "utilisation and the warp-cycles per stall cause (from the simulation)")
+    parser.add_argument("--roofline", choices=("auto", "flop", "instruction"), nargs="?", const="auto",
+                        help="add the roofline: work per byte at L1, L2 and DRAM against the profile's ceilings, "
+                             "the bound named (work: FLOP, warp instructions, or auto)")
 
 
 def run(ns: argparse.Namespace, renderer: Any = None) -> int:
@@ -34,7 +37,7 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
     chosen = None if not ns.model or "all" in ns.model else list(dict.fromkeys(ns.model))
     if ns.derivation and chosen is not None and "manybsp" not in chosen:
         chosen.append("manybsp")
-    if ns.explain and chosen is not None and "pipeline" not in chosen:
+    if (ns.explain or ns.roofline) and chosen is not None and "pipeline" not in chosen:
         chosen.append("pipeline")      # the verdict reads the simulation's aggregates
     ev = evaluate_options(ns, inputs, only=chosen, trace=False)
     measured = None
@@ -54,6 +57,18 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
         else:
             payload["explain"] = verdict.as_dict()
             text += "\n" + verdict.text()
+    if ns.roofline:
+        from engine.errors import WarplineError
+        from engine.evaluation.roofline import roofline
+
+        try:
+            chart = roofline(ev, None if ns.roofline == "auto" else ns.roofline)
+        except WarplineError as exc:
+            payload["roofline"] = {"error": str(exc)}
+            text += f"\nRoofline: {exc}"
+        else:
+            payload["roofline"] = chart.as_dict()
+            text += "\n" + chart.text()
     if ns.csv:
         predictions_csv(ev, ns.csv)
         print(f"wrote {ns.csv}", file=sys.stderr)

@@ -27,6 +27,10 @@ class Renderer(Protocol):
         """The evaluation's occupancy curves as PNG, SVG or PDF (by the path's suffix), with a
         title line (kernel, profile, launch)."""
 
+    def roofline_image(self, evaluation: Any, path: str | Path, *, width: int, height: int,
+                       title: bool = True, work: str | None = None) -> Path:
+        """The evaluation's roofline (engine.evaluation.roofline) as PNG, SVG or PDF (by suffix)."""
+
     def validation_png(self, result: Any, path: str | Path) -> Path:
         """Predicted against measured cycles of a validation run."""
 

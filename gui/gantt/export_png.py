@@ -75,6 +75,12 @@ def title_line(evaluation: Any) -> str:
     return text
 
 
+def figure_title(evaluation: Any, what: str) -> str:
+    """The title line of a figure other than the timeline: kernel, profile, launch and ``what``."""
+    base = title_line(evaluation).split(" · predicted ", 1)[0]
+    return f"{base} · {what}"
+
+
 def _paint(view: Any, painter: QPainter, width: int, height: int, title: str) -> None:
     """The title line, then the chart (laid out for width × the rest) below it."""
     painter.fillRect(QRectF(0, 0, width, height), QColor(colors.BACKGROUND))

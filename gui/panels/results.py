@@ -37,6 +37,7 @@ from gui.curves import CurvesPlot
 from gui.glossary import explain_term, set_header_tips
 from gui.panels.compare import ComparePanel
 from gui.panels.memory import MemoryPanel
+from gui.panels.roofline import RooflinePanel
 from gui.panels.verdict import VerdictPanel
 from gui.session import Session
 from gui.theme import PALETTE_EVENTS, current
@@ -155,9 +156,14 @@ class ResultsPanel(QWidget):
         self.tabs.addTab(self.memory, "Memory")
         self.tabs.setTabToolTip(3, "Where each global access is served (L1, L2, DRAM) and the launch's bytes "
                                    "per level, with the limiting level")
+        self.roofline = RooflinePanel()
+        self.tabs.addTab(self.roofline, "Roofline")
+        self.tabs.setTabToolTip(self.tabs.indexOf(self.roofline), "The kernel's work per byte at L1, L2 and DRAM "
+                                "against the profile's compute and bandwidth ceilings, with the bound named")
         self.compare = ComparePanel()
         self.tabs.addTab(self.compare, "Compare")
-        self.tabs.setTabToolTip(4, "The current result against the pinned baseline (Edit › Pin as baseline)")
+        self.tabs.setTabToolTip(self.tabs.indexOf(self.compare),
+                                "The current result against the pinned baseline (Edit › Pin as baseline)")
         self.tabs.addTab(self.messages, "Messages")
 
         layout = QVBoxLayout(self)
@@ -170,6 +176,7 @@ class ResultsPanel(QWidget):
         self.measured.valueChanged.connect(self._measured_edited)
         self.import_button.clicked.connect(self._import_ncu)
         session.modelsChanged.connect(self.show_models)
+        session.modelsChanged.connect(self.roofline.set_result)
         session.derivationChanged.connect(self._show_derivation)
         session.sweepChanged.connect(self._show_curves)
         session.timelineChanged.connect(lambda ev: self.plot_widget.set_marker(ev.resident_blocks))

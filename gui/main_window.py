@@ -806,6 +806,7 @@ class MainWindow(QMainWindow):
             return
         self.session.shutdown()
         self.baseline.shutdown()
+        self.results_panel.sensitivity.shutdown()
         self.session.discard_recovery()
         event.accept()
 

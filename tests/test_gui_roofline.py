@@ -27,7 +27,8 @@ def test_roofline_tab_follows_edits(window, qtbot):
     expected = roofline(window.session.result)
     assert tab.roofline.as_dict() == expected.as_dict()
     plot = tab.plot_widget
-    assert len(plot.labels) >= 3 + len(expected.compute)      # each level's point and each roof named
+    used = [c for c in expected.compute if c.used]
+    assert len(plot.labels) == 3 + 3 + len(used)      # each level's point and roof, each pipe in use named
     assert expected.bound in tab.caption.text()
     # an edit (a global load three times slower) redraws the chart with the new time
     model = window.block_view.model_

@@ -38,6 +38,7 @@ from gui.glossary import explain_term, set_header_tips
 from gui.panels.compare import ComparePanel
 from gui.panels.memory import MemoryPanel
 from gui.panels.roofline import RooflinePanel
+from gui.panels.sensitivity import SensitivityPanel
 from gui.panels.verdict import VerdictPanel
 from gui.session import Session
 from gui.theme import PALETTE_EVENTS, current
@@ -160,6 +161,11 @@ class ResultsPanel(QWidget):
         self.tabs.addTab(self.roofline, "Roofline")
         self.tabs.setTabToolTip(self.tabs.indexOf(self.roofline), "The kernel's work per byte at L1, L2 and DRAM "
                                 "against the profile's compute and bandwidth ceilings, with the bound named")
+        self.sensitivity = SensitivityPanel(session)
+        self.tabs.addTab(self.sensitivity, "Sensitivity")
+        self.tabs.setTabToolTip(self.tabs.indexOf(self.sensitivity), "What-if: how far each latency, bandwidth, "
+                                "the clock and the occupancy move the kernel cycles at ±X %, ranked")
+        self.sensitivity.message.connect(self.message)
         self.compare = ComparePanel()
         self.tabs.addTab(self.compare, "Compare")
         self.tabs.setTabToolTip(self.tabs.indexOf(self.compare),

@@ -20,8 +20,6 @@ from gui.panels.when_shown import WhenShown
 from gui.theme import LIGHT, PALETTE_EVENTS, Theme, current, style_chart
 
 LEVEL_COLORS = {"L1": "#2ca02c", "L2": "#1f77b4", "DRAM": "#d62728"}
-COMPUTE_COLOR = "#7f7f7f"
-USED_COMPUTE_COLOR = "#444444"
 WORK_CHOICES = (("automatic", None), ("FLOP", WORK_FLOP), ("warp instructions", WORK_INSTRUCTION))
 
 
@@ -38,9 +36,7 @@ class RooflinePlot(pg.GraphicsLayoutWidget):
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         for side in ("left", "bottom"):
             self.plot.getAxis(side).enableAutoSIPrefix(False)    # the labels say "k", "M", "G" themselves
-        # the roofs are labelled on the chart; the legend names the kernel's points
-        self.legend = pg.LegendItem(labelTextSize="8pt", colCount=3, verSpacing=-6)
-        self.addItem(self.legend, row=1, col=0)
+        # (no legend: the roofs are labelled on the chart, which must also fit a narrow dock)
         self._fixed_theme = theme
         self._theme = theme or current(self.palette())
         self.shown: Roofline | None = None
@@ -49,7 +45,6 @@ class RooflinePlot(pg.GraphicsLayoutWidget):
 
     def _apply_theme(self) -> None:
         style_chart(self, self.plot, self._theme)
-        self.legend.opts["labelTextColor"] = self._theme.chart_text
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
         super().changeEvent(event)
@@ -64,49 +59,44 @@ class RooflinePlot(pg.GraphicsLayoutWidget):
     def show_roofline(self, r: Roofline) -> None:
         self.shown = r
         self.plot.clear()
-        self.legend.clear()
         self.labels = []
         text_color = self._theme.chart_text
         per = "FLOP" if r.work == WORK_FLOP else "warp instr."
         self.plot.setLabel("bottom", f"operational intensity ({per} per byte)")
         self.plot.setLabel("left", f"{per} per second")
         peak = r.peak_compute()
-        top = max([c.per_second for c in r.compute] + [r.attained, 1.0])
-        cap = peak.per_second if peak is not None else top
+        cap = peak.per_second if peak is not None else max(r.attained, 1.0)
+        top = max(cap, r.attained, 1.0)
         # x from a decade below the lowest point or knee to a decade above the highest
         knees = [cap / c.per_second for c in r.memory if c.per_second > 0]
         xs = [p.intensity for p in r.points if p.intensity] + knees
         x_lo = max(min(xs, default=1e-2) / 10, 1e-6)
         x_hi = max(max(xs, default=1e2) * 10, x_lo * 100)
         for c in r.compute:
-            color = USED_COMPUTE_COLOR if c.used else COMPUTE_COLOR
-            style = Qt.PenStyle.SolidLine if c.used else Qt.PenStyle.DotLine
-            self.plot.plot([x_lo, x_hi], [c.per_second, c.per_second],
-                                  pen=pg.mkPen(color, width=2 if c.used else 1, style=style))
-            self._label(f"{c.name}{'' if c.used else ' (not used)'} {format_rate(c.per_second, c)}", x_hi,
-                        c.per_second, (1.02, 1.1))
+            if not c.used:      # the pipes the kernel leaves idle: named under the chart
+                continue
+            self.plot.plot([x_lo, x_hi], [c.per_second, c.per_second], pen=pg.mkPen(text_color, width=2))
+            self._label(f"{c.name} {format_rate(c.per_second, c)}", x_hi, c.per_second, (1.02, 1.1))
         for c in r.memory:
             # the diagonal up to where it meets the peak compute: bandwidth × intensity = peak
             knee = cap / c.per_second
             self.plot.plot([x_lo, knee], [c.per_second * x_lo, cap],
-                                  pen=pg.mkPen(LEVEL_COLORS.get(c.name, "#888"), width=2,
-                                               style=Qt.PenStyle.DashLine))
-            # along its line, just above it (a slope of one decade per decade on both log axes)
-            at = x_lo * 1.5
-            self._label(f"{c.name} {format_rate(c.per_second, c)}", at, c.per_second * at, (0, 1.0), along=True)
+                           pen=pg.mkPen(LEVEL_COLORS.get(c.name, "#888"), width=2, style=Qt.PenStyle.DashLine))
+            # along its line, just above it and ending short of its knee (the knees lie apart, where
+            # the lines' starts crowd together)
+            at = knee / 1.5
+            self._label(f"{c.name} {format_rate(c.per_second, c)}", at, c.per_second * at, (1.0, 1.0), along=True)
         y = r.attained
         for p in r.points:
             if p.intensity is None or y <= 0:
                 continue
             color = LEVEL_COLORS.get(p.level, "#888")
             bound = p.level == r.bound
-            item = self.plot.plot([p.intensity], [y], pen=None, symbol="o" if not bound else "star",
-                                  symbolSize=14 if bound else 11, symbolBrush=color,
-                                  symbolPen=pg.mkPen(text_color, width=1))
-            self.legend.addItem(item, f"kernel at {p.level}")
+            self.plot.plot([p.intensity], [y], pen=None, symbol="o" if not bound else "star",
+                           symbolSize=14 if bound else 11, symbolBrush=color, symbolPen=pg.mkPen(text_color, width=1))
             self._label(f"{p.level}{' (bound)' if bound else ''}", p.intensity, y, (0.5, 1.3))
         ys = [y] if y > 0 else []
-        y_lo = min(ys + [c.per_second * x_lo for c in r.memory] + [top / 1e4]) / 2
+        y_lo = min(ys + [c.per_second * x_lo for c in r.memory] + [top / 1e3]) / 2
         vb = self.plot.getViewBox()
         vb.enableAutoRange(enable=False)
         vb.setRange(xRange=(math.log10(x_lo), math.log10(x_hi)),
@@ -115,6 +105,9 @@ class RooflinePlot(pg.GraphicsLayoutWidget):
     def _label(self, text: str, x: float, y: float, anchor: tuple[float, float], along: bool = False) -> None:
         extra = {"angle": 0, "rotateAxis": (1, 1)} if along else {}
         label = pg.TextItem(text, color=self._theme.chart_text, anchor=anchor, **extra)
+        font = label.textItem.font()
+        font.setPointSizeF(8.0)
+        label.setFont(font)
         label.setPos(math.log10(x), math.log10(y))
         self.plot.addItem(label)
         self.labels.append(label)
@@ -122,7 +115,6 @@ class RooflinePlot(pg.GraphicsLayoutWidget):
     def clear_roofline(self) -> None:
         self.shown = None
         self.plot.clear()
-        self.legend.clear()
 
 
 class RooflinePanel(QWidget):
@@ -179,7 +171,10 @@ class RooflinePanel(QWidget):
         self.roofline = r
         self.plot_widget.show_roofline(r)
         levels = ", ".join(f"{p.level} {p.intensity:.3g}" for p in r.points if p.intensity is not None)
+        idle = [f"{c.name} {format_rate(c.per_second, c)}" for c in r.compute if not c.used]
         notes = "".join(f"<br><small>{n}</small>" for n in r.notes)
+        if idle:
+            notes += f"<br><small>Pipes the kernel does not use (not drawn): {', '.join(idle)}.</small>"
         self.caption.setText(f"<b>{r.sentence()}</b><br>Attained {r.rate_text(r.attained)}"
                              f" over the Pipeline simulation's {r.kernel_cycles:,.0f} kernel cycles; "
                              f"{r.unit} per byte: {levels or '—'}.{notes}")

@@ -55,6 +55,7 @@ from gui import main_thread_gc
 from gui.baseline import Baseline
 from gui.gantt.widget import DEFAULT_LANE_PX
 from gui.loader import KernelList, LoadRequest, list_kernels, load_kernel
+from gui.panels.diff import DiffPanel
 from gui.panels.gantt import GanttPanel
 from gui.panels.inputs import InputsPanel
 from gui.panels.results import ResultsPanel
@@ -176,6 +177,11 @@ class MainWindow(QMainWindow):
         self.side_tabs = QTabWidget()
         self.side_tabs.addTab(self.superstep_view, "Supersteps")
         self.side_tabs.addTab(self.source_panel, "Source")
+        self.diff_panel = DiffPanel()
+        self.side_tabs.addTab(self.diff_panel, "Diff")
+        self.side_tabs.setTabToolTip(self.side_tabs.indexOf(self.diff_panel),
+                                     "The instructions of the comparison (baseline or a second kernel) aligned "
+                                     "with the current kernel's, changed rows and cells marked")
         top = QSplitter(Qt.Orientation.Horizontal)
         top.setObjectName("tableSplit")
         top.addWidget(self.block_view)
@@ -420,6 +426,7 @@ class MainWindow(QMainWindow):
         self._action(edit, "Reset all model &overrides", self._reset_overrides)
         edit.addSeparator()
         self._action(edit, "&Pin as baseline", self.pin_baseline, QKeySequence("Ctrl+B"))
+        self._action(edit, "Compare with another &kernel or file…", self._compare_dialog, QKeySequence("Ctrl+K"))
         self._action(edit, "&Clear the baseline", self.baseline.clear)
 
         view = bar.addMenu("&View")
@@ -462,6 +469,9 @@ class MainWindow(QMainWindow):
         s.fileChanged.connect(self._show_sources)
         self.baseline.changed.connect(self._baseline_changed)
         self.baseline.edited.connect(s.mark_unsaved)
+        self.baseline.failedToCompare.connect(self.show_error)
+        s.evaluationFinished.connect(self.diff_panel.set_current)
+        self.diff_panel.instructionPicked.connect(self.block_view.select_instruction)
         s.baselinesLoaded.connect(lambda entries: self.baseline.restore(entries, s.inputs, s.ptx_sha256))
         self.superstep_view.instructionsSelected.connect(self._superstep_selected)
 
@@ -540,12 +550,29 @@ class MainWindow(QMainWindow):
         label = self.baseline.label + (f" ({self.baseline.note})" if self.baseline.note else "")
         self.gantt.set_baseline(result, label)
         self.results_panel.compare.set_baseline(result, label)
+        self.diff_panel.set_baseline(result, self.baseline.label)
         self.session.set_baselines(self.baseline.entries())
         recomputed = isinstance(result, Evaluation) and self.baseline.stored is not None
         if result is not None and not recomputed:      # a recomputation keeps the tab the user is on
             self.results_dock.show()
             self.results_dock.raise_()
             self.results_panel.tabs.setCurrentWidget(self.results_panel.compare)
+
+    def compare_with(self, path: str | os.PathLike[str], kernel: str | None = None) -> None:
+        """Open ``path`` (another file, or another version of this one) as the comparison, on the
+        current GPU profile (and launch, for a version of the same kernel): loaded and evaluated
+        in the background, then drawn above the current run, listed in the Compare tab and
+        aligned in the Diff tab."""
+        state = self.session.state
+        self.baseline.compare_with(path, profile=state.profile if state is not None else None, kernel=kernel,
+                                   choose=lambda names: self.choose_kernel(names), like=state)
+        self.show_message(f"Opening {Path(path).name} as the comparison…")
+
+    def _compare_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Compare with", str(self._last_dir()),
+                                              "PTX (*.ptx);;All files (*)")
+        if path:
+            self.compare_with(path)
 
     def _hot_spot_picked(self, instructions: list[int]) -> None:
         """A hot-spot row: its instructions outlined in the table and the chart, the first selected."""
@@ -807,6 +834,7 @@ class MainWindow(QMainWindow):
         self.session.shutdown()
         self.baseline.shutdown()
         self.results_panel.sensitivity.shutdown()
+        self.diff_panel.shutdown()
         self.session.discard_recovery()
         event.accept()
 
@@ -892,15 +920,22 @@ class MainWindow(QMainWindow):
         return Path(path)
 
     def export_timeline(self, path: str | os.PathLike[str], width: int = 1600, height: int = 900,
-                        visible: bool = False, title: bool = True) -> Path:
+                        visible: bool = False, title: bool = True, baseline: bool = True) -> Path:
         """The timeline as PNG, SVG or PDF (by suffix): the whole run or the visible range, under a
-        title line naming the kernel, GPU profile, launch and predicted time."""
+        title line naming the kernel, GPU profile, launch and predicted time. ``baseline``: a
+        pinned baseline (or comparison) the chart shows is drawn above it, as on screen."""
+        from gui.gantt.export_pair import caption
         from gui.gantt.export_png import export_timeline, title_line
 
         result = self.gantt.result
         text = title_line(result) if title and result is not None else ""
+        shown = self.gantt.baseline if baseline else None
+        captions = ("", "")
+        if shown is not None and result is not None:
+            captions = (f"baseline — {caption(self.baseline.label, shown)}", f"current — {caption('', result)}")
         return export_timeline(self.gantt.view, path, width, height, title=text,
-                               x_range=self.gantt.view.x_range() if visible else None)
+                               x_range=self.gantt.view.x_range() if visible else None,
+                               baseline=self.gantt.baseline_view if shown is not None else None, captions=captions)
 
     def _image_path(self, title: str, stem: str) -> Path | None:
         """A PNG, SVG or PDF file to write (the chosen filter's suffix when the name has none)."""

@@ -94,6 +94,17 @@ class QtRenderer:
         except (OSError, ValueError) as exc:
             raise WarplineError(f"{path}: cannot write the roofline: {exc}") from None
 
+    def pair_image(self, before: Any, after: Any, path: str | Path, *, width: int, height: int,
+                   labels: tuple[str, str] = ("before", "after")) -> Path:
+        _headless_platform()
+        from gui.gantt.export_pair import export_pair
+
+        title = f"{labels[0]} → {labels[1]} · {before.profile.name if before.profile else before.state.profile}"
+        try:
+            return export_pair(before, after, path, width, height, labels=labels, title=title)
+        except (OSError, ValueError) as exc:
+            raise WarplineError(f"{path}: cannot write the before/after timelines: {exc}") from None
+
     def batch_png(self, series: Any, path: str | Path, *, model_title: str) -> Path:
         _headless_platform()
         from gui.batch_plot import plot_batch

@@ -31,6 +31,10 @@ class Renderer(Protocol):
                        title: bool = True, work: str | None = None) -> Path:
         """The evaluation's roofline (engine.evaluation.roofline) as PNG, SVG or PDF (by suffix)."""
 
+    def pair_image(self, before: Any, after: Any, path: str | Path, *, width: int, height: int,
+                   labels: tuple[str, str] = ("before", "after")) -> Path:
+        """Two evaluations' timelines stacked on one cycle axis (``diff --png``)."""
+
     def validation_png(self, result: Any, path: str | Path) -> Path:
         """Predicted against measured cycles of a validation run."""
 

@@ -36,6 +36,7 @@ from engine.errors import WarplineError
 from engine.evaluation import Evaluator, models
 from engine.evaluation.sensitivity import DEFAULT_MODEL, Sensitivity, sensitivity
 from gui.background import BackgroundRunner
+from gui.glossary import set_header_tips
 from gui.theme import PALETTE_EVENTS, current, style_chart
 
 MINUS_COLOR = "#4c9be8"
@@ -43,6 +44,12 @@ PLUS_COLOR = "#e8794c"
 KEEP_RESULTS = 16
 DELAY_MS = 300            # after the window's evaluation finished: a burst of edits settles first
 COLUMNS = ("parameter", "base", "−X %: Δ kernel cycles", "+X %: Δ kernel cycles", "note")
+COLUMN_HELP = ("The figure that was moved: a latency class, a memory level's latency or bandwidth, the clock "
+               "or the resident blocks per SM.",
+               "Its value in the profile (or the state) the run starts from.",
+               "The change of the model's kernel cycles with the figure lowered by the step.",
+               "The change of the model's kernel cycles with the figure raised by the step.",
+               "Why a side has no figure, or the occupancy a side ran at.")
 
 
 class TornadoPlot(pg.PlotWidget):
@@ -144,6 +151,7 @@ class SensitivityPanel(QWidget):
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("sensitivityTable")
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        set_header_tips(self.table, COLUMN_HELP)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         header = self.table.horizontalHeader()
@@ -282,6 +290,7 @@ class SensitivityPanel(QWidget):
         self.table.setRowCount(len(records))
         step = f"{100 * result.step:g}"
         self.table.setHorizontalHeaderLabels([c.replace("X", step) for c in COLUMNS])
+        set_header_tips(self.table, COLUMN_HELP)
         for k, rec in enumerate(records):
             def delta(cycles: float | None, pct: float | None) -> str:
                 return "—" if cycles is None else f"{cycles:+,.0f} ({pct:+.1f} %)"

@@ -146,8 +146,12 @@ def curves_title(evaluation: Any) -> str:
     kernel = display_name(state.kernel)
     if len(kernel) > 48 and "(" in kernel:
         kernel = kernel.split("(", 1)[0] + "(…)"
+    from engine.evaluation.provenance import edits
+
+    made = edits(state)
     return (f"{kernel} · {profile} · grid {grid}, block {block} · occupancy curves "
-            f"(now {evaluation.resident_blocks} blocks/SM)")
+            f"(now {evaluation.resident_blocks} blocks/SM)"
+            + (f" · edited: {', '.join(made[:4])}{' …' if len(made) > 4 else ''}" if made else " · as computed"))
 
 
 def export_curves(evaluation: Any, path: str | Path, width: int = 1200, height: int = 800,

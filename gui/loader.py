@@ -47,7 +47,7 @@ from engine.launch import load_launch_file
 from engine.names import display_name, find_kernel
 from engine.ptx import index_kernels, parse_kernel
 from engine.ptx.index import read_ptx_bytes
-from engine.session_file import SessionData, load_session
+from engine.session_file import MissingPtxError, SessionData, load_session
 
 POLL_MS = 15     # how often the UI thread looks for the loader's outcomes while one is pending
 
@@ -123,7 +123,8 @@ def load_session_file(path: Path, data: SessionData | None = None,
     ptx = data.ptx_path
     if not ptx.is_file():
         what = "does not exist" if not ptx.exists() else "is not a regular file"
-        raise WarplineError(f"{os.fspath(path)}: the session's PTX file {ptx} {what}")
+        beside = f" (nor is {ptx.name} beside the session)" if not ptx.exists() else ""
+        raise MissingPtxError(f"{os.fspath(path)}: the session's PTX file {ptx} {what}{beside}", Path(path), ptx)
     listing = list_kernels(ptx, data.state.kernel, cancelled)
     assert listing.chosen is not None     # named by the session: found, or list_kernels raised
     return data, load_kernel(ptx, listing, listing.chosen, cancelled, profile=data.state.profile)

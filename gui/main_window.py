@@ -50,7 +50,7 @@ from engine.errors import PtxSyntaxError, WarplineError
 from engine.evaluation import Evaluation, sweep_csv
 from engine.evaluation.compare import BaselineFigures
 from engine.names import display_name
-from engine.session_file import SUFFIX
+from engine.session_file import SUFFIX, MissingPtxError
 from gui import main_thread_gc
 from gui.baseline import Baseline
 from gui.gantt.widget import DEFAULT_LANE_PX
@@ -59,6 +59,7 @@ from gui.panels.diff import DiffPanel
 from gui.panels.gantt import GanttPanel
 from gui.panels.inputs import InputsPanel
 from gui.panels.results import ResultsPanel
+from gui.panels.sass import SassPanel
 from gui.panels.source import SourcePanel
 from gui.panels.tables import BlockTableView, SuperstepView
 from gui.session import Session
@@ -94,9 +95,16 @@ class ErrorBanner(QFrame):
         close.setText("✕")
         close.setAutoRaise(True)
         close.clicked.connect(self.hide)
+        # what the user can do about the error, when there is something (Locate… a missing file)
+        self.action_button = QToolButton()
+        self.action_button.setObjectName("bannerAction")
+        self.action_button.hide()
+        self.action_button.clicked.connect(self._act)
+        self._action: Callable[[], None] | None = None
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 4, 4)
         layout.addWidget(self.label, 1)
+        layout.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self.restyle()
         self.hide()
@@ -111,9 +119,17 @@ class ErrorBanner(QFrame):
         if sheet != self.styleSheet():
             self.setStyleSheet(sheet)
 
-    def show_error(self, text: str) -> None:
+    def show_error(self, text: str, action: tuple[str, Callable[[], None]] | None = None) -> None:
+        """Show ``text``; ``action``: (button text, what it does) offered beside it."""
         self.label.setText(text)
+        self._action = action[1] if action is not None else None
+        self.action_button.setText(action[0] if action is not None else "")
+        self.action_button.setVisible(action is not None)
         self.show()
+
+    def _act(self) -> None:
+        if self._action is not None:
+            self._action()
 
 
 class SizeDialog(QDialog):
@@ -177,6 +193,11 @@ class MainWindow(QMainWindow):
         self.side_tabs = QTabWidget()
         self.side_tabs.addTab(self.superstep_view, "Supersteps")
         self.side_tabs.addTab(self.source_panel, "Source")
+        self.sass_panel = SassPanel()
+        self.side_tabs.addTab(self.sass_panel, "SASS")
+        self.side_tabs.setTabToolTip(self.side_tabs.indexOf(self.sass_panel),
+                                     "The SASS ptxas makes of the kernel, each line with its PTX instruction and its "
+                                     "predicted warp-cycles; import Nsight Compute source counters to compare")
         self.diff_panel = DiffPanel()
         self.side_tabs.addTab(self.diff_panel, "Diff")
         self.side_tabs.setTabToolTip(self.side_tabs.indexOf(self.diff_panel),
@@ -471,6 +492,11 @@ class MainWindow(QMainWindow):
         self.baseline.edited.connect(s.mark_unsaved)
         self.baseline.failedToCompare.connect(self.show_error)
         s.evaluationFinished.connect(self.diff_panel.set_current)
+        s.fileChanged.connect(lambda: self.sass_panel.set_inputs(self.session.inputs))
+        s.timelineChanged.connect(self.sass_panel.set_result)
+        self.sass_panel.instructionPicked.connect(self.block_view.select_instruction)
+        self.sass_panel.message.connect(self.show_message)
+        self.block_view.rowsSelected.connect(self.sass_panel.mark_instructions)
         self.diff_panel.instructionPicked.connect(self.block_view.select_instruction)
         s.baselinesLoaded.connect(lambda entries: self.baseline.restore(entries, s.inputs, s.ptx_sha256))
         self.superstep_view.instructionsSelected.connect(self._superstep_selected)
@@ -615,6 +641,8 @@ class MainWindow(QMainWindow):
                     self.session.open_loaded(load_kernel(path, listing, kernel))
         except WarplineError as exc:
             self._show_open_error(path, exc)
+            if isinstance(exc, MissingPtxError):
+                self.offer_locate(exc)
             return False
         self._opened(path, notes)
         return True
@@ -700,6 +728,9 @@ class MainWindow(QMainWindow):
         elif request.error is not None:
             if restore:
                 self.show_error(f"Cannot restore the unsaved session of {name}: {request.error}")
+            elif isinstance(request.error, MissingPtxError) and request.origin == "session":
+                self._show_open_error(path, request.error)
+                self.offer_locate(request.error)
             else:
                 self._show_open_error(path, request.error)
         elif request.origin == "kernel":
@@ -712,6 +743,27 @@ class MainWindow(QMainWindow):
             self.show_message(f"Restored unsaved work on {name}")
         else:
             self._opened(path, request.notes)
+
+    def offer_locate(self, error: MissingPtxError) -> None:
+        """The session's PTX is missing (not where it was saved, not beside the session): the
+        error banner offers Locate…, which asks where the file is and opens the session with it
+        (the window does not block on a question meanwhile)."""
+        self._model_banner = False
+        self.banner.show_error(f"Cannot open {error.session_path.name}: {error}\nLocate "
+                               f"{error.ptx_path.name} to open the session with it.",
+                               ("Locate…", lambda: self._locate(error)))
+
+    def _locate(self, error: MissingPtxError) -> None:
+        chosen = self.locate_file(error)
+        if chosen is not None:
+            self.banner.hide()
+            self.session.open_session_async(error.session_path, ptx=chosen)
+
+    def locate_file(self, error: MissingPtxError) -> Path | None:
+        """The Locate… file dialog (tests replace it)."""
+        chosen, _ = QFileDialog.getOpenFileName(self, f"Locate {error.ptx_path.name}", str(error.session_path.parent),
+                                                "PTX (*.ptx);;All files (*)")
+        return Path(chosen) if chosen else None
 
     def _show_open_error(self, path: Path, exc: WarplineError) -> None:
         if isinstance(exc, PtxSyntaxError):
@@ -834,7 +886,9 @@ class MainWindow(QMainWindow):
         self.session.shutdown()
         self.baseline.shutdown()
         self.results_panel.sensitivity.shutdown()
+        self.gantt.series.shutdown()
         self.diff_panel.shutdown()
+        self.sass_panel.shutdown()
         self.session.discard_recovery()
         event.accept()
 
@@ -933,9 +987,24 @@ class MainWindow(QMainWindow):
         captions = ("", "")
         if shown is not None and result is not None:
             captions = (f"baseline — {caption(self.baseline.label, shown)}", f"current — {caption('', result)}")
-        return export_timeline(self.gantt.view, path, width, height, title=text,
-                               x_range=self.gantt.view.x_range() if visible else None,
-                               baseline=self.gantt.baseline_view if shown is not None else None, captions=captions)
+        below, copies = [], []
+        series = self.gantt.series
+        if self.gantt.series_box.isChecked() and series.series is not None:
+            # the time series as shown under the chart, on the same cycles
+            from gui.gantt.export_png import Piece
+            from gui.gantt.timeseries import export_copy
+
+            copies.append(export_copy(series.series))
+            below.append(Piece(copies[-1], max(160, int(height * 0.3)), "time series (this SM)"))
+        try:
+            return export_timeline(self.gantt.view, path, width, height, title=text,
+                                   x_range=self.gantt.view.x_range() if visible else None,
+                                   baseline=self.gantt.baseline_view if shown is not None else None,
+                                   captions=captions, below=below)
+        finally:
+            for copy in copies:
+                copy.close()
+                copy.deleteLater()
 
     def _image_path(self, title: str, stem: str) -> Path | None:
         """A PNG, SVG or PDF file to write (the chosen filter's suffix when the name has none)."""
@@ -1021,7 +1090,15 @@ class MainWindow(QMainWindow):
         result = self.session.result
         if result is None or result.simulation is None or result.simulation.trace is None:
             raise WarplineError("no simulation trace to export")
-        return export_trace_csv(result.simulation.trace, path, result.trace_names, result.trace_units)
+        return export_trace_csv(result.simulation.trace, path, result.trace_names, result.trace_units,
+                                header=self._provenance(result))
+
+    def _provenance(self, result: Evaluation) -> list[str]:
+        """What a CSV export was computed from (file, kernel, profile, launch, edits)."""
+        from engine.evaluation.provenance import comment_lines
+
+        inputs = self.session.inputs
+        return comment_lines(result, inputs.path if inputs is not None else None)
 
     def _export_trace_csv(self) -> None:
         if self._result_or_warn() is not None and (path := self._save_path("Export timeline CSV", ".csv",
@@ -1057,7 +1134,7 @@ class MainWindow(QMainWindow):
 
         result = self._result_or_warn()
         if result is not None and (path := self._save_path("Export predictions", ".csv", "predictions")):
-            self._guarded(lambda: predictions_csv(result, str(path)), path)
+            self._guarded(lambda: predictions_csv(result, str(path), comments=self._provenance(result)), path)
 
     def _guarded(self, action, path: Path | None = None) -> None:  # noqa: ANN001
         try:

@@ -34,7 +34,7 @@ def unknown_command(word: str) -> str:
 # The options of every command that name a file to write: checked before any work starts.
 OUTPUT_OPTIONS = ("png", "svg", "pdf", "csv", "plot", "chrome_trace", "predictions_csv", "block_csv",
                   "supersteps_csv", "curves_csv", "curves_png", "curves_svg", "curves_pdf", "out",
-                  "roofline_png", "roofline_svg", "roofline_pdf")
+                  "roofline_png", "roofline_svg", "roofline_pdf", "time_series_csv")
 
 
 def _output_paths(ns: Any) -> list[str]:

@@ -52,7 +52,7 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
     if not ns.json and sys.stderr.isatty():
         print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
     if ns.csv:
-        result.csv(ns.csv)
+        result.csv(ns.csv, comments=[f"file: {inputs.path}"])
         print(f"wrote {ns.csv}", file=sys.stderr)
     emit(ns, {"file": str(inputs.path), "kernel": inputs.kernel_name, **result.as_dict()}, result.text())
     return 0

@@ -18,9 +18,11 @@ class Renderer(Protocol):
         """The evaluation's timeline as a PNG of width × height pixels."""
 
     def timeline_image(self, evaluation: Any, path: str | Path, *, width: int, height: int,
-                       color_mode: str, x_range: tuple[float, float] | None = None, title: bool = True) -> Path:
+                       color_mode: str, x_range: tuple[float, float] | None = None, title: bool = True,
+                       series_buckets: int | None = None) -> Path:
         """The evaluation's timeline as PNG, SVG or PDF (by the path's suffix), over the whole run
-        or ``x_range`` (cycles), with a title line (kernel, profile, launch, predicted time)."""
+        or ``x_range`` (cycles), with a title line (kernel, profile, launch, predicted time);
+        ``series_buckets``: the time series under it, in that many buckets."""
 
     def curves_image(self, evaluation: Any, path: str | Path, *, width: int, height: int,
                      title: bool = True) -> Path:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,10 +121,12 @@ class KernelDiff:
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
-    def csv(self, path: str | None = None) -> str:
+    def csv(self, path: str | None = None, comments: Sequence[str] = ()) -> str:
+        """The aligned rows; ``comments``: lines before the header (before and after are named)."""
         records = self.records()
         header = list(records[0]) if records else ["status", "before", "after"]
-        return csv_text(header, [list(r.values()) for r in records], path)
+        lines = [f"before: {self.before_label}", f"after: {self.after_label}", *comments]
+        return csv_text(header, [list(r.values()) for r in records], path, lines)
 
 
 def normalised(text: str, kernel: str) -> str:

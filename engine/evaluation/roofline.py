@@ -227,7 +227,7 @@ def _launch_counts(d: Any, warps_in_grid: int) -> np.ndarray:
 
 
 # ---- ceilings --------------------------------------------------------------------------------------
-def _level_rates(profile: Any) -> dict[str, tuple[float, str]]:
+def level_rates(profile: Any) -> dict[str, tuple[float, str]]:
     """λ (SM cycles per 128-byte request, every SM streaming) of each level and where it came
     from, with the memory model's fallbacks (engine.memory.hierarchy.level_times)."""
     memory = profile.pipeline.memory
@@ -265,7 +265,7 @@ def ceilings(profile: Any, sms_used: int, work: str) -> tuple[list[Ceiling], lis
                 where = f"{flop:g} FLOP per {opcode} / λ {cost.lam:g} ({cost.source or 'profile'})"
                 compute.append(Ceiling(pipe, "compute", flop / cost.lam * sms_used * hz, where))
     memory = []
-    for level, (lam, source) in _level_rates(profile).items():
+    for level, (lam, source) in level_rates(profile).items():
         if lam <= 0:
             continue
         # L1 is each SM's own; L2 and DRAM are the GPU's, λ measured with every SM streaming

@@ -39,6 +39,7 @@ from typing import Any
 
 from engine.errors import WarplineError
 from engine.evaluation.core import Cancelled, Evaluation, Evaluator, state_for
+from engine.evaluation.provenance import comment_lines
 from engine.evaluation.registry import model as model_spec
 from engine.evaluation.verdict import explain
 from engine.fileio import csv_text
@@ -109,6 +110,7 @@ class Sensitivity:
     elapsed_s: float = 0.0
     evaluations: int = 0
     verdict: str = ""                   # the base evaluation's bottleneck sentence
+    source: list[str] = field(default_factory=list)   # what it ran on (provenance.comment_lines)
 
     def summary(self) -> str:
         """The most sensitive knob in one sentence; where the global-load latency is not first,
@@ -176,10 +178,12 @@ class Sensitivity:
         lines.append(f"  {self.evaluations} evaluations in {self.elapsed_s:.1f} s")
         return "\n".join(lines)
 
-    def csv(self, path: str | None = None) -> str:
+    def csv(self, path: str | None = None, comments: Sequence[str] = ()) -> str:
+        """The ranked table; ``comments``: lines before the header (what it was computed from)."""
         records = self.records()
         header = list(records[0]) if records else ["rank", "parameter"]
-        return csv_text(header, [list(r.values()) for r in records], path)
+        lines = [*comments, *self.source, f"sensitivity of {self.model} kernel cycles to ±{100 * self.step:g} %"]
+        return csv_text(header, [list(r.values()) for r in records], path, lines)
 
 
 # ---- the knobs -------------------------------------------------------------------------------------
@@ -355,7 +359,8 @@ def sensitivity(inputs: KernelInputs, state: WorkbenchState | None = None, *, st
         progress(1.0, "done")
     verdict = explain(base)
     return Sensitivity(model, float(step), base_cycles, result.microseconds, rows, notes,
-                       time.perf_counter() - started, runs, verdict.sentence if verdict is not None else "")
+                       time.perf_counter() - started, runs, verdict.sentence if verdict is not None else "",
+                       comment_lines(base))
 
 
 def _side(evaluator: Evaluator, inputs: KernelInputs, state: WorkbenchState, base: Evaluation, knob: Parameter,

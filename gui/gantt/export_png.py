@@ -58,7 +58,9 @@ TITLE_PX = 30                 # height of the title line above the chart
 
 
 def title_line(evaluation: Any) -> str:
-    """Kernel, GPU profile, launch and the predicted time: what a figure in a report needs to say."""
+    """Kernel, GPU profile, launch, occupancy, edits and the predicted time: what a figure in a
+    report needs to say."""
+    from engine.evaluation.provenance import state_text
     from engine.names import display_name
 
     state = evaluation.state
@@ -68,8 +70,8 @@ def title_line(evaluation: Any) -> str:
     kernel = display_name(state.kernel)
     if len(kernel) > 48 and "(" in kernel:      # a long signature would push the figures off the line
         kernel = kernel.split("(", 1)[0] + "(…)"
-    text = f"{kernel} · {profile} · grid {dims[0]}, block {dims[1]}, " \
-           f"{evaluation.resident_blocks} blocks/SM"
+    # the occupancy and the user's edits ("as computed" without any): the what-if the figure shows
+    text = f"{kernel} · {profile} · grid {dims[0]}, block {dims[1]}, {state_text(evaluation)}"
     sim = evaluation.simulation
     if sim is not None:
         figures = evaluation.figures(float(sim.cycles))
@@ -283,8 +285,8 @@ def export_timeline(view: GanttView, path: str | Path, width: int = 1600, height
     """Save what ``view`` shows (trace, colour mode, time unit, highlights) as PNG, SVG or PDF
     (by suffix), over the whole run or ``x_range`` (cycles), with ``title`` above the chart.
     ``baseline``: a second chart (the pinned baseline) drawn above it on the same cycle axis,
-    ``captions`` naming (baseline, current); ``below``: further pieces under the chart (laid out
-    by the caller), such as the time series."""
+    ``captions`` naming (baseline, current); ``below``: further pieces under the chart, such as
+    the time series (laid out here; one with a ``set_x_range`` method is put on the same cycles)."""
     if view.layout_data is None or view.trace is None:
         raise ValueError("the Gantt view shows no trace; nothing to export")
     copies = [_copy_of(view)]
@@ -310,6 +312,10 @@ def export_timeline(view: GanttView, path: str | Path, width: int = 1600, height
             spans.append(copy.x_range())
         # one cycle axis for every chart: the longer run whole, or the range asked for
         shared = x_range or (min(a for a, _ in spans), max(b for _, b in spans))
+        for piece in below:
+            _lay_out(piece.view, width, piece.chart_height)
+            if hasattr(piece.view, "set_x_range"):
+                piece.view.set_x_range(*shared)
         for copy in copies:
             vb = copy.plot.getViewBox()
             # each view limits panning to its own run: widen the limits to the shared range first

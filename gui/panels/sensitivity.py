@@ -311,7 +311,8 @@ class SensitivityPanel(QWidget):
         if not path:
             return
         try:
-            self.result.csv(path)
+            inputs = self.session.inputs
+            self.result.csv(path, comments=[f"file: {inputs.path}"] if inputs is not None else ())
         except WarplineError as exc:
             self.message.emit(str(exc))
             return

@@ -1,0 +1,345 @@
+"""The SASS tab: the kernel's SASS as ptxas assembles it for the profile's GPU, each line with its
+PTX instruction (the BLOCK table's row) and its predicted share of the run's warp-cycles split by
+stall cause (:mod:`engine.evaluation.source_counters`). Importing an Nsight Compute source page
+(``ncu --page source --csv``, SASS or CUDA view) adds the measured samples and stall reasons per
+line, the disagreement in percentage points, and ranks the lines by it.
+
+The listing takes a ptxas run (a second or two): it is made in the background the first time the
+tab is shown for a kernel, and the predictions follow every new result while the tab is shown.
+Picking a line selects its PTX instruction in the BLOCK table; selecting BLOCK-table rows marks
+their SASS lines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from engine.errors import WarplineError
+from engine.evaluation.source_counters import (
+    CAUSES,
+    FOLDED,
+    LineComparison,
+    SourceComparison,
+    compare_sass,
+    compare_source,
+    predicted_sass,
+    views_for,
+)
+from engine.ncu_source import VIEW_SASS, SourceView, load_source_csv
+from engine.sass import SassUnavailable, sass_listing, sass_map
+from gui.background import BackgroundRunner
+from gui.glossary import set_header_tips
+from gui.panels.when_shown import WhenShown
+from gui.theme import PALETTE_EVENTS, current
+
+HEADERS = ("address", "SASS", "#", "predicted", "top cause", "measured", "Δ points")
+HELP = ("The instruction's byte offset in the kernel (as Nsight Compute shows it, less the kernel's base).",
+        "The SASS instruction ptxas makes of the PTX for the profile's GPU.",
+        "The PTX instruction (BLOCK-table row) it belongs to; blank for code of no instruction (slow paths).",
+        "Its share of the run's predicted warp-cycles (issuing it and waiting to issue it).",
+        "The cause most of its predicted warp-cycles go to (hover for every cause).",
+        "Its share of the warp-state samples Nsight Compute measured (imported source counters).",
+        "Measured minus predicted share, in percentage points: the largest either way are the "
+        "model's worst lines.")
+CAUSE_WORDS = {"issuing": "issuing", "memory_dependency": "memory", "compute_dependency": "arithmetic",
+               "barrier": "barrier", "subsystem_busy": "busy unit", "issue_limit": "issue slot", "other": "other"}
+
+
+def _causes_text(causes: dict[str, float]) -> str:
+    return ", ".join(f"{CAUSE_WORDS.get(c, c)} {100 * v:.0f} %" for c, v in
+                     sorted(causes.items(), key=lambda item: -item[1]) if v >= 0.005) or "—"
+
+
+class SassPanel(QWidget):
+    instructionPicked = Signal(int)     # 1-based PTX instruction
+    message = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.caption = QLabel("The SASS is assembled when this tab is first shown.")
+        self.caption.setObjectName("sassCaption")
+        self.caption.setWordWrap(True)
+        self.view_box = QComboBox()
+        self.view_box.setObjectName("sassView")
+        self.view_box.addItem("SASS")
+        self.view_box.setToolTip("The listing: the SASS, or the CUDA lines of an imported source page")
+        self.ranked_box = QCheckBox("largest disagreements first")
+        self.ranked_box.setObjectName("sassRanked")
+        self.ranked_box.setEnabled(False)
+        self.ranked_box.setToolTip("Order the lines by |measured − predicted| share (after an import)")
+        self.import_button = QPushButton("Import source counters…")
+        self.import_button.setToolTip("An Nsight Compute source page as CSV (ncu --import R.ncu-rep --page source "
+                                      "--csv --print-source sass, or cuda): measured samples per line")
+        self.import_button.clicked.connect(self._import_dialog)
+        row = QHBoxLayout()
+        row.addWidget(self.view_box)
+        row.addWidget(self.ranked_box, 1)
+        row.addWidget(self.import_button)
+        self.table = QTableWidget(0, len(HEADERS))
+        self.table.setObjectName("sassTable")
+        self.table.setHorizontalHeaderLabels(list(HEADERS))
+        set_header_tips(self.table, HELP)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setWordWrap(False)
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self._mono = mono
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.table.itemSelectionChanged.connect(self._picked)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.caption)
+        layout.addLayout(row)
+        layout.addWidget(self.table, 1)
+
+        self.inputs: Any = None
+        self.result: Any = None
+        self.listing: Any = None            # engine.sass.SassListing of the open kernel
+        self.positions: dict[int, tuple[int, ...]] = {}
+        self.measured: list[SourceView] = []
+        self.measured_path: Path | None = None
+        self.lines: list[LineComparison] = []
+        self.comparison: SourceComparison | None = None
+        self.shown_lines: list[LineComparison] = []
+        self._listing_key: Any = None
+        self._marked: set[int] = set()
+        self._runner = BackgroundRunner("warpline-sass", self)
+        self._runner.finished.connect(self._listed)
+        self._runner.failed.connect(lambda _g, message: self.caption.setText(f"No SASS: {message}"))
+        self._when_shown = WhenShown(self, self._draw)
+        self.view_box.currentIndexChanged.connect(lambda _i: self._when_shown.run(force=True))
+        self.ranked_box.toggled.connect(lambda _on: self._fill())
+
+    # ---- inputs ----------------------------------------------------------------------------------
+    def set_inputs(self, inputs: Any) -> None:
+        """A kernel was opened: its listing is made again when shown; imported counters of another
+        kernel no longer apply."""
+        if inputs is not self.inputs:
+            self.inputs = inputs
+            self.listing, self.positions, self._listing_key = None, {}, None
+            self.lines, self.comparison = [], None
+            if self.measured and inputs is not None:
+                try:
+                    views_for(self.measured, inputs.kernel_name)
+                except WarplineError:
+                    self._forget_measured()
+
+    def set_result(self, result: Any) -> None:
+        self.result = result
+        self._when_shown.offer(result)
+
+    def showEvent(self, event: object) -> None:  # noqa: N802 - Qt API
+        super().showEvent(event)
+        self._when_shown.run()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
+        super().changeEvent(event)
+        if event.type() in PALETTE_EVENTS and getattr(self, "shown_lines", None):
+            self._fill()
+
+    def wait(self, msecs: int = 60_000) -> bool:
+        return self._runner.wait(msecs)
+
+    # ---- the listing (background) ------------------------------------------------------------
+    def _arch(self, result: Any) -> int | None:
+        profile = getattr(result, "profile", None)
+        return profile.device.sm_version if profile is not None else None
+
+    def _draw(self, result: Any) -> None:
+        inputs = self.inputs
+        if inputs is None or result is None or result.simulation is None:
+            return
+        key = (id(inputs), self._arch(result))
+        if self.listing is None or self._listing_key != key:
+            if self._listing_key != ("pending", key):
+                self._listing_key = ("pending", key)
+                self.caption.setText("Assembling the kernel with ptxas…")
+                arch = self._arch(result)
+                self._runner.submit(lambda _cancel, _progress: (key, sass_listing(
+                    inputs.path, inputs.kernel_name, arch, module=inputs.module), sass_map(
+                    inputs.path, inputs.kernel_name, arch, module=inputs.module)))
+            return
+        self._compute()
+
+    def _listed(self, _gen: int, payload: tuple) -> None:
+        key, listing, smap = payload
+        if isinstance(listing, SassUnavailable) or isinstance(smap, SassUnavailable):
+            why = listing.reason if isinstance(listing, SassUnavailable) else smap.reason
+            self._listing_key = key
+            self.caption.setText(f"No SASS for this kernel: {why}")
+            return
+        self.listing, self.positions, self._listing_key = listing, dict(smap.positions), key
+        self._compute()
+
+    # ---- predictions and measurements -------------------------------------------------------------
+    def _compute(self) -> None:
+        result = self.result
+        if result is None or self.listing is None:
+            return
+        view = self._measured_view()
+        try:
+            if view is None:
+                self.comparison = None
+                self.lines = predicted_sass(result, self.listing, self.positions)
+            elif view.view == VIEW_SASS:
+                self.comparison = compare_sass(result, self.listing, self.positions, view)
+                self.lines = self.comparison.lines
+            else:
+                self.comparison = compare_source(result, view)
+                self.lines = self.comparison.lines
+        except WarplineError as exc:
+            self.caption.setText(str(exc))
+            return
+        self._caption()
+        self._fill()
+
+    def _measured_view(self) -> SourceView | None:
+        """The imported table the view box shows (entry 0 is the prediction alone)."""
+        index = self.view_box.currentIndex()
+        return self.measured[index - 1] if self.measured and 1 <= index <= len(self.measured) else None
+
+    def _caption(self) -> None:
+        listing = self.listing
+        text = f"{len(listing.lines)} SASS instructions for {listing.arch} (ptxas)"
+        c = self.comparison
+        if c is not None:
+            text += (f"; {self.measured_path.name if self.measured_path else 'measured'}: {c.total_samples:,.0f} "
+                     f"samples, matched by {c.matched_by}")
+            ranked = c.ranked(1)
+            if ranked:
+                worst = ranked[0]
+                where = f"{worst.address:#06x}" if worst.address is not None else f"line {worst.key}"
+                text += (f". Largest disagreement: {where} ({worst.text[:40]}), measured "
+                         f"{100 * (worst.measured_share or 0):.1f} % against {100 * worst.predicted_share:.1f} % "
+                         "predicted")
+            text += "".join(f". {n}" for n in c.notes)
+        self.caption.setText(text + ".")
+
+    def _fill(self) -> None:
+        lines = list(self.lines)
+        measured = self.comparison is not None
+        self.ranked_box.setEnabled(measured)
+        if measured and self.ranked_box.isChecked():
+            lines.sort(key=lambda line: -abs(line.disagreement or 0.0))
+        self.shown_lines = lines
+        sass = self.comparison is None or self.comparison.view == VIEW_SASS
+        self.table.setHorizontalHeaderLabels(list(HEADERS) if sass else ["line", "source", *HEADERS[2:]])
+        set_header_tips(self.table, HELP)
+        self.table.setColumnHidden(5, not measured)
+        self.table.setColumnHidden(6, not measured)
+        self.table.setRowCount(len(lines))
+        theme = current(self.palette())
+        worse, better = theme.qcolor("worse"), theme.qcolor("better")
+        text_color = self.palette().text().color()
+        for k, line in enumerate(lines):
+            top = max(line.predicted_causes, key=line.predicted_causes.get, default="")
+            where = f"{line.address:#06x}" if line.address is not None else "" if line.key == FOLDED else str(line.key)
+            cells = [where, line.text, " ".join(str(i) for i in line.instructions),
+                     f"{100 * line.predicted_share:.2f} %" if line.predicted else "",
+                     CAUSE_WORDS.get(top, top),
+                     "" if line.measured_share is None else f"{100 * line.measured_share:.2f} %",
+                     "" if line.disagreement is None else f"{line.disagreement:+.2f}"]
+            for col, value in enumerate(cells):
+                item = QTableWidgetItem(value)
+                if col in (0, 1):
+                    item.setFont(self._mono)
+                if col in (2, 3, 5, 6):
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                if col == 4:
+                    item.setToolTip("predicted: " + _causes_text(line.predicted_causes)
+                                    + ("\nmeasured: " + _causes_text(line.measured_causes) if measured else ""))
+                if col == 6 and line.disagreement:
+                    item.setForeground(worse if line.disagreement > 0 else better)
+                else:
+                    item.setForeground(text_color)
+                self.table.setItem(k, col, item)
+        self._paint_marks()
+
+    def _paint_marks(self) -> None:
+        """Tint the lines of the instructions selected in the BLOCK table (only the backgrounds)."""
+        tint, clear = QColor(255, 200, 0, 70), QColor(0, 0, 0, 0)
+        for k, line in enumerate(self.shown_lines):
+            color = tint if any(i in self._marked for i in line.instructions) else clear
+            for col in range(self.table.columnCount()):
+                item = self.table.item(k, col)
+                if item is not None:
+                    item.setBackground(color)
+
+    # ---- import ---------------------------------------------------------------------------------
+    def import_counters(self, path: str | Path) -> None:
+        """Read an ncu source page (WarplineError when it is not one, or has no table of this kernel)."""
+        views = load_source_csv(path)
+        if self.inputs is not None:
+            views = views_for(views, self.inputs.kernel_name)
+        self.measured, self.measured_path = views, Path(path)
+        self.view_box.blockSignals(True)
+        self.view_box.clear()
+        self.view_box.addItem("SASS (predicted only)")
+        for view in views:
+            self.view_box.addItem("measured SASS" if view.view == VIEW_SASS else
+                                  f"measured CUDA lines{' of ' + view.file if view.file else ''}")
+        self.view_box.setCurrentIndex(1)
+        self.view_box.blockSignals(False)
+        self.ranked_box.setChecked(True)
+        self._when_shown.run(force=True)
+
+    def _forget_measured(self) -> None:
+        self.measured, self.measured_path = [], None
+        self.view_box.blockSignals(True)
+        self.view_box.clear()
+        self.view_box.addItem("SASS")
+        self.view_box.blockSignals(False)
+
+    def _import_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import an Nsight Compute source page", "",
+                                              "CSV (*.csv);;All files (*)")
+        if not path:
+            return
+        try:
+            self.import_counters(path)
+        except WarplineError as exc:
+            self.message.emit(f"Not imported: {exc}")
+            self.caption.setText(f"Not imported: {exc}")
+
+    # ---- selection ------------------------------------------------------------------------------
+    def _picked(self) -> None:
+        rows = {i.row() for i in self.table.selectedItems()}
+        if len(rows) == 1:
+            line = self.shown_lines[rows.pop()]
+            if line.instructions:
+                self.instructionPicked.emit(line.instructions[0])
+
+    def mark_instructions(self, rows: Any) -> None:
+        """Mark the SASS lines of the BLOCK-table rows selected (InstructionRow objects)."""
+        marked = {r.index for r in rows}
+        if marked != self._marked:
+            self._marked = marked
+            self._paint_marks()
+
+    def shutdown(self) -> None:
+        self._runner.stop()
+
+
+__all__ = ["CAUSES", "SassPanel"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,7 +32,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
     QHBoxLayout,
-    QInputDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -50,10 +49,12 @@ from engine.errors import PtxSyntaxError, WarplineError
 from engine.evaluation import Evaluation, sweep_csv
 from engine.evaluation.compare import BaselineFigures
 from engine.names import display_name
+from engine.ptx.summary import KernelSummary
 from engine.session_file import SUFFIX, MissingPtxError
 from gui import main_thread_gc
 from gui.baseline import Baseline
 from gui.gantt.widget import DEFAULT_LANE_PX
+from gui.kernel_picker import KernelPicker
 from gui.loader import KernelList, LoadRequest, list_kernels, load_kernel
 from gui.panels.diff import DiffPanel
 from gui.panels.gantt import GanttPanel
@@ -578,6 +579,8 @@ class MainWindow(QMainWindow):
         self.results_panel.compare.set_baseline(result, label)
         self.diff_panel.set_baseline(result, self.baseline.label)
         self.session.set_baselines(self.baseline.entries())
+        if isinstance(result, Evaluation) and self.baseline.label:
+            self.show_message(f"Comparing with {self.baseline.label}")
         recomputed = isinstance(result, Evaluation) and self.baseline.stored is not None
         if result is not None and not recomputed:      # a recomputation keeps the tab the user is on
             self.results_dock.show()
@@ -789,16 +792,35 @@ class MainWindow(QMainWindow):
         (the first kernel when the user cancels)."""
         if listing.chosen is not None:
             return listing.chosen
-        return self.choose_kernel(list(listing.names)) or listing.names[0]
+        self._picking = listing             # (what choose_kernel shows of each kernel)
+        try:
+            return self.choose_kernel(list(listing.names)) or listing.names[0]
+        finally:
+            self._picking = None
 
-    def choose_kernel(self, names: list[str]) -> str | None:
-        """Ask which kernel to open (tests replace this); the list shows demangled names."""
-        shown = [display_name(n) for n in names]
-        if len(set(shown)) != len(shown):
-            shown = list(names)
-        choice, ok = QInputDialog.getItem(self, "Choose a kernel", f"This file has {len(names)} kernels:",
-                                          shown, 0, False)
-        return names[shown.index(choice)] if ok and choice in shown else None
+    def choose_kernel(self, names: list[str], summaries: Sequence[KernelSummary] | None = None) -> str | None:
+        """Ask which kernel to open (tests replace this): the kernel picker, demangled names with
+        their sizes, loops and launch bounds, filtered as the user types. ``summaries``: those of
+        the file being opened (default: what the loader listed)."""
+        if summaries is None:
+            summaries = self._listed_summaries(names)
+        picker = self.kernel_picker(names, summaries)
+        return picker.chosen() if picker.exec() == QDialog.DialogCode.Accepted else None
+
+    def kernel_picker(self, names: Sequence[str], summaries: Sequence[KernelSummary] = ()) -> KernelPicker:
+        return KernelPicker(names, summaries, self)
+
+    def _listed_summaries(self, names: list[str]) -> tuple[KernelSummary, ...]:
+        """The summaries the loader made of the file whose kernels are being chosen."""
+        picking = getattr(self, "_picking", None)
+        if picking is not None and list(picking.names) == list(names):
+            return picking.summaries
+        for loader in (self.session.loader, getattr(self.baseline, "_loader", None)):
+            current = getattr(loader, "current", None)
+            listing = getattr(current, "listing", None)
+            if listing is not None and list(listing.names) == list(names):
+                return listing.summaries
+        return ()
 
     def _open_dialog(self) -> None:
         if not self.confirm_discard():

@@ -34,7 +34,7 @@ def test_sass_tab_lists_and_links(window, qtbot):
     assert panel.table.rowCount() == len(panel.lines) >= len(panel.listing.lines)
     shares = [line.predicted_share for line in panel.lines]
     assert sum(shares) == pytest.approx(1.0)
-    assert panel.table.isColumnHidden(5), "no measured column before an import"
+    assert panel.table.isColumnHidden(4), "no measured column before an import"
     # a line selects its PTX instruction in the BLOCK table ...
     k = next(k for k, line in enumerate(panel.shown_lines) if line.instructions and "LDG" in line.text)
     panel.table.selectRow(k)
@@ -55,9 +55,9 @@ def test_import_source_counters_ranks_disagreements(window, qtbot, tmp_path):
     page.write_text(_page(_sass_rows(listing, samples)), encoding="utf-8")
     panel.import_counters(page)
     qtbot.waitUntil(lambda: panel.comparison is not None, timeout=10_000)
-    assert not panel.table.isColumnHidden(5) and panel.ranked_box.isChecked()
+    assert not panel.table.isColumnHidden(4) and panel.ranked_box.isChecked()
     assert panel.shown_lines[0].key == listing.lines[worst].position
-    assert panel.table.item(0, 6).text().startswith("-")
+    assert panel.table.item(0, 5).text().startswith("-")
     assert "Largest disagreement" in panel.caption.text()
     bad = tmp_path / "bad.csv"
     bad.write_text("not,a,source,page\n1,2,3,4\n", encoding="utf-8")

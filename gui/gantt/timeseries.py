@@ -24,6 +24,7 @@ from gui.theme import LIGHT, PALETTE_EVENTS, Theme, current, style_chart
 
 LEVEL_COLORS = {"L1": "#2ca02c", "L2": "#1f77b4", "DRAM": "#d62728"}
 ROW_WEIGHTS = (3, 2, 3)          # throughput, active warps, stall mix
+LEGEND_MIN_PX = 240              # below this height the legend gives its row to the plots
 
 
 class TimeSeriesView(QWidget):
@@ -72,6 +73,13 @@ class TimeSeriesView(QWidget):
                 self._style()
                 if self.series is not None:
                     self.show_series(self.series)
+
+    def resizeEvent(self, event: object) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        show = self.height() >= LEGEND_MIN_PX
+        if self.legend.isVisible() != show:
+            self.legend.setVisible(show)
+            self.legend.setMaximumHeight(10_000 if show else 0)
 
     def link_to(self, plot: pg.PlotItem) -> None:
         """Share the x axis (cycles) with ``plot`` (the Gantt chart's)."""

@@ -29,12 +29,12 @@ from gui.glossary import set_header_tips
 from gui.panels.when_shown import WhenShown
 from gui.theme import PALETTE_EVENTS, current
 
-HEADERS = ("", "#", "# now", "instruction", "changed cells", "share", "share now")
+HEADERS = ("", "#", "# now", "share", "share now", "changed cells", "instruction")
 HELP = ("How the row differs: same, renamed (other registers or labels), changed, added or removed.",
         "The instruction's number in the comparison (the baseline).", "Its number in the current kernel.",
-        "The instruction (comparison → current where they differ).", "The BLOCK-table cells that differ.",
         "Its share of the comparison's simulated warp-cycles.",
-        "Its share of the current run's simulated warp-cycles.")
+        "Its share of the current run's simulated warp-cycles.", "The BLOCK-table cells that differ.",
+        "The instruction (comparison → current where they differ).")
 # row tints (translucent: they read on light and dark tables alike) and the theme colour of the mark
 TINTS = {ADDED: QColor(40, 160, 40, 60), REMOVED: QColor(200, 40, 40, 60), CHANGED: QColor(230, 160, 0, 60),
          RENAMED: QColor(128, 128, 128, 40)}
@@ -65,7 +65,8 @@ class DiffPanel(QWidget):
         self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(True)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         self.table.itemSelectionChanged.connect(self._picked)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -137,18 +138,20 @@ class DiffPanel(QWidget):
             if r.status in (CHANGED, RENAMED):
                 text = f"{r.before_text}  →  {r.after_text}"
             cells = [r.status, "" if r.before is None else str(r.before), "" if r.after is None else str(r.after),
-                     text, ", ".join(r.changed_cells),
                      "" if r.before_share is None else f"{100 * r.before_share:.1f} %",
-                     "" if r.after_share is None else f"{100 * r.after_share:.1f} %"]
+                     "" if r.after_share is None else f"{100 * r.after_share:.1f} %",
+                     ", ".join(r.changed_cells), text]
             tint = TINTS.get(r.status)
             for col, value in enumerate(cells):
                 item = QTableWidgetItem(value)
-                if col in (1, 2, 5, 6):
+                if col in (1, 2, 3, 4):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 if tint is not None:
                     item.setBackground(tint)
-                item.setForeground(marked if col == 4 and r.changed_cells else text_color)
-                if col == 3:
+                elif col == 5 and r.changed_cells:
+                    item.setBackground(marked)       # the edited-cell tint of the BLOCK table
+                item.setForeground(text_color)
+                if col == 6:
                     item.setToolTip(text)
                 self.table.setItem(k, col, item)
 

@@ -59,6 +59,7 @@ class GanttPanel(QWidget):
         # lanes' room)
         self.series = TimeSeriesPanel()
         self.series.link_to(self.view.plot)
+        self.series.setMinimumHeight(170)      # three plots a reader can tell apart
         self.series.hide()
         self.stack.addWidget(self.series)
         self.stack.setChildrenCollapsible(False)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from engine.errors import WarplineError
 from engine.evaluation.roofline import WORK_FLOP, WORK_INSTRUCTION, Roofline, format_rate, roofline
@@ -137,6 +137,10 @@ class RooflinePanel(QWidget):
         row.addWidget(QLabel("Work"))
         row.addWidget(self.work_box)
         row.addStretch(1)
+        # the plot takes the room the tab gets and asks for none (the predictions table above the
+        # tabs keeps its rows on a small screen); the details are in the caption's tooltip
+        self.plot_widget.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
+        self.plot_widget.setMinimumHeight(120)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(row)
@@ -172,12 +176,11 @@ class RooflinePanel(QWidget):
         self.plot_widget.show_roofline(r)
         levels = ", ".join(f"{p.level} {p.intensity:.3g}" for p in r.points if p.intensity is not None)
         idle = [f"{c.name} {format_rate(c.per_second, c)}" for c in r.compute if not c.used]
-        notes = "".join(f"<br><small>{n}</small>" for n in r.notes)
-        if idle:
-            notes += f"<br><small>Pipes the kernel does not use (not drawn): {', '.join(idle)}.</small>"
-        self.caption.setText(f"<b>{r.sentence()}</b><br>Attained {r.rate_text(r.attained)}"
-                             f" over the Pipeline simulation's {r.kernel_cycles:,.0f} kernel cycles; "
-                             f"{r.unit} per byte: {levels or '—'}.{notes}")
+        notes = list(r.notes) + ([f"Pipes the kernel does not use (not drawn): {', '.join(idle)}."] if idle else [])
+        self.caption.setText(f"<b>{r.sentence()}</b> Attained {r.rate_text(r.attained)}; {r.unit} per byte: "
+                             f"{levels or '—'}.")
+        self.caption.setToolTip(f"Attained over the Pipeline simulation's {r.kernel_cycles:,.0f} kernel cycles."
+                                + "".join(f"\n{n}" for n in notes))
 
 
 class _Figure(QWidget):

@@ -50,15 +50,15 @@ from gui.glossary import set_header_tips
 from gui.panels.when_shown import WhenShown
 from gui.theme import PALETTE_EVENTS, current
 
-HEADERS = ("address", "SASS", "#", "predicted", "top cause", "measured", "Δ points")
+HEADERS = ("address", "#", "predicted", "top cause", "measured", "Δ points", "SASS")
 HELP = ("The instruction's byte offset in the kernel (as Nsight Compute shows it, less the kernel's base).",
-        "The SASS instruction ptxas makes of the PTX for the profile's GPU.",
         "The PTX instruction (BLOCK-table row) it belongs to; blank for code of no instruction (slow paths).",
         "Its share of the run's predicted warp-cycles (issuing it and waiting to issue it).",
         "The cause most of its predicted warp-cycles go to (hover for every cause).",
         "Its share of the warp-state samples Nsight Compute measured (imported source counters).",
         "Measured minus predicted share, in percentage points: the largest either way are the "
-        "model's worst lines.")
+        "model's worst lines.",
+        "The SASS instruction ptxas makes of the PTX for the profile's GPU (or the CUDA source line).")
 CAUSE_WORDS = {"issuing": "issuing", "memory_dependency": "memory", "compute_dependency": "arithmetic",
                "barrier": "barrier", "subsystem_busy": "busy unit", "issue_limit": "issue slot", "other": "other"}
 
@@ -106,7 +106,8 @@ class SassPanel(QWidget):
         self._mono = mono
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setStretchLastSection(True)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         self.table.itemSelectionChanged.connect(self._picked)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -245,10 +246,10 @@ class SassPanel(QWidget):
             lines.sort(key=lambda line: -abs(line.disagreement or 0.0))
         self.shown_lines = lines
         sass = self.comparison is None or self.comparison.view == VIEW_SASS
-        self.table.setHorizontalHeaderLabels(list(HEADERS) if sass else ["line", "source", *HEADERS[2:]])
+        self.table.setHorizontalHeaderLabels(list(HEADERS) if sass else ["line", *HEADERS[1:-1], "source"])
         set_header_tips(self.table, HELP)
+        self.table.setColumnHidden(4, not measured)
         self.table.setColumnHidden(5, not measured)
-        self.table.setColumnHidden(6, not measured)
         self.table.setRowCount(len(lines))
         theme = current(self.palette())
         worse, better = theme.qcolor("worse"), theme.qcolor("better")
@@ -256,21 +257,22 @@ class SassPanel(QWidget):
         for k, line in enumerate(lines):
             top = max(line.predicted_causes, key=line.predicted_causes.get, default="")
             where = f"{line.address:#06x}" if line.address is not None else "" if line.key == FOLDED else str(line.key)
-            cells = [where, line.text, " ".join(str(i) for i in line.instructions),
+            numbers = " ".join(str(i) for i in line.instructions[:3]) + (" …" if len(line.instructions) > 3 else "")
+            cells = [where, numbers,
                      f"{100 * line.predicted_share:.2f} %" if line.predicted else "",
                      CAUSE_WORDS.get(top, top),
                      "" if line.measured_share is None else f"{100 * line.measured_share:.2f} %",
-                     "" if line.disagreement is None else f"{line.disagreement:+.2f}"]
+                     "" if line.disagreement is None else f"{line.disagreement:+.2f}", line.text]
             for col, value in enumerate(cells):
                 item = QTableWidgetItem(value)
-                if col in (0, 1):
+                if col in (0, 6):
                     item.setFont(self._mono)
-                if col in (2, 3, 5, 6):
+                if col in (1, 2, 4, 5):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                if col == 4:
+                if col == 3:
                     item.setToolTip("predicted: " + _causes_text(line.predicted_causes)
                                     + ("\nmeasured: " + _causes_text(line.measured_causes) if measured else ""))
-                if col == 6 and line.disagreement:
+                if col == 5 and line.disagreement:
                     item.setForeground(worse if line.disagreement > 0 else better)
                 else:
                     item.setForeground(text_color)
@@ -324,6 +326,13 @@ class SassPanel(QWidget):
             self.caption.setText(f"Not imported: {exc}")
 
     # ---- selection ------------------------------------------------------------------------------
+    def select_line(self, row: int) -> None:
+        """Select (and scroll to) a row of the table as shown."""
+        self.table.selectRow(row)
+        item = self.table.item(row, 0)
+        if item is not None:
+            self.table.scrollToItem(item, QAbstractItemView.ScrollHint.PositionAtCenter)
+
     def _picked(self) -> None:
         rows = {i.row() for i in self.table.selectedItems()}
         if len(rows) == 1:

@@ -22,7 +22,7 @@ def _shown(window, qtbot):
     qtbot.waitUntil(lambda: panel.listing is not None or "No SASS" in panel.caption.text(), timeout=60_000)
     if panel.listing is None:
         pytest.skip(panel.caption.text())
-    qtbot.waitUntil(lambda: panel.table.rowCount() > 0, timeout=10_000)
+    qtbot.waitUntil(lambda: panel.model_.rowCount() > 0, timeout=10_000)
     return panel
 
 
@@ -31,7 +31,7 @@ def test_sass_tab_lists_and_links(window, qtbot):
     assert panel.listing is None, "not assembled while hidden"
     panel = _shown(window, qtbot)
     assert isinstance(panel.listing, SassListing)
-    assert panel.table.rowCount() == len(panel.lines) >= len(panel.listing.lines)
+    assert panel.model_.rowCount() == len(panel.lines) >= len(panel.listing.lines)
     shares = [line.predicted_share for line in panel.lines]
     assert sum(shares) == pytest.approx(1.0)
     assert panel.table.isColumnHidden(4), "no measured column before an import"
@@ -57,7 +57,7 @@ def test_import_source_counters_ranks_disagreements(window, qtbot, tmp_path):
     qtbot.waitUntil(lambda: panel.comparison is not None, timeout=10_000)
     assert not panel.table.isColumnHidden(4) and panel.ranked_box.isChecked()
     assert panel.shown_lines[0].key == listing.lines[worst].position
-    assert panel.table.item(0, 5).text().startswith("-")
+    assert panel.model_.text(0, 5).startswith("-")
     assert "Largest disagreement" in panel.caption.text()
     bad = tmp_path / "bad.csv"
     bad.write_text("not,a,source,page\n1,2,3,4\n", encoding="utf-8")

@@ -77,7 +77,7 @@ def main() -> int:
         until(lambda: results.sensitivity.result is not None)
     elif args.view == "sass":
         window.side_tabs.setCurrentWidget(window.sass_panel)
-        until(lambda: window.sass_panel.table.rowCount() > 0)
+        until(lambda: window.sass_panel.model_.rowCount() > 0)
         hot = max(range(len(window.sass_panel.shown_lines)),
                   key=lambda k: window.sass_panel.shown_lines[k].predicted_share)
         window.sass_panel.select_line(hot)

@@ -64,7 +64,9 @@ class DiffPanel(QWidget):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        # widths measured once per fill (a column sized to its contents on every item set
+        # re-measures every row: quadratic in the rows of a large kernel)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
         self.table.itemSelectionChanged.connect(self._picked)
@@ -154,6 +156,7 @@ class DiffPanel(QWidget):
                 if col == 6:
                     item.setToolTip(text)
                 self.table.setItem(k, col, item)
+        self.table.resizeColumnsToContents()
 
     def _picked(self) -> None:
         rows = {i.row() for i in self.table.selectedItems()}

@@ -82,6 +82,13 @@ class GanttPanel(QWidget):
         self.shown_cycles: float | None = None
         self.view.instructionClicked.connect(lambda i: self.instructionClicked.emit(int(i) + 1))
         self.view.optionsChanged.connect(self._follow_options)
+        self._series_pending: Evaluation | None = None
+        self.view.painted.connect(self._chart_painted)
+
+    def _chart_painted(self) -> None:
+        pending, self._series_pending = self._series_pending, None
+        if pending is not None:
+            self.series.set_result(pending)
 
     def show_series(self, on: bool) -> None:
         """Show or hide the time series under the chart (they take a third of its height)."""
@@ -130,7 +137,9 @@ class GanttPanel(QWidget):
                                 subsystems=result.trace_units)
         self.redraws += 1
         self.shown_cycles = float(sim.cycles)
-        self.series.set_result(result)
+        # the series follow once the chart has painted the new trace (their job would compete with
+        # that paint for the interpreter); hidden, they are not computed at all
+        self._series_pending = result
         self._share_axis()
         if self._selected:
             self.highlight(self._selected)   # a new trace: keep the user's selection outlined

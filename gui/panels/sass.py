@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtCore import QAbstractTableModel, QEvent, QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -26,8 +26,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
-    QTableWidget,
-    QTableWidgetItem,
+    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -46,7 +45,6 @@ from engine.evaluation.source_counters import (
 from engine.ncu_source import VIEW_SASS, SourceView, load_source_csv
 from engine.sass import SassUnavailable, sass_listing, sass_map
 from gui.background import BackgroundRunner
-from gui.glossary import set_header_tips
 from gui.panels.when_shown import WhenShown
 from gui.theme import PALETTE_EVENTS, current
 
@@ -66,6 +64,93 @@ CAUSE_WORDS = {"issuing": "issuing", "memory_dependency": "memory", "compute_dep
 def _causes_text(causes: dict[str, float]) -> str:
     return ", ".join(f"{CAUSE_WORDS.get(c, c)} {100 * v:.0f} %" for c, v in
                      sorted(causes.items(), key=lambda item: -item[1]) if v >= 0.005) or "—"
+
+
+class LinesModel(QAbstractTableModel):
+    """The table's rows: one per line (SASS or source), computed by the engine; only what is on
+    screen is formatted, so an edit's refresh costs nothing per row."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.lines: list[LineComparison] = []
+        self.measured = False
+        self.sass = True
+        self.marked: set[int] = set()
+        self.theme: Any = None
+        self.text_color = QColor()
+        mono = QFont("monospace")
+        mono.setStyleHint(QFont.StyleHint.Monospace)
+        self.mono = mono
+
+    def set_lines(self, lines: list[LineComparison], measured: bool, sass: bool, theme: Any,
+                  text_color: QColor) -> None:
+        self.beginResetModel()
+        self.lines, self.measured, self.sass, self.theme, self.text_color = lines, measured, sass, theme, text_color
+        self.endResetModel()
+
+    def set_marked(self, marked: set[int]) -> None:
+        self.marked = set(marked)
+        if self.lines:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self.lines) - 1, len(HEADERS) - 1))
+
+    def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008 - Qt API
+        return 0 if parent.isValid() else len(self.lines)
+
+    def columnCount(self, parent: QModelIndex = QModelIndex()) -> int:  # noqa: N802, B008 - Qt API
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if orientation != Qt.Orientation.Horizontal:
+            return None
+        if role == Qt.ItemDataRole.DisplayRole:
+            if not self.sass and section in (0, 6):
+                return "line" if section == 0 else "source"
+            return HEADERS[section]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return HELP[section]
+        return None
+
+    def text(self, row: int, column: int) -> str:
+        line = self.lines[row]
+        if column == 0:
+            return f"{line.address:#06x}" if line.address is not None else "" if line.key == FOLDED else str(line.key)
+        if column == 1:
+            return " ".join(str(i) for i in line.instructions[:3]) + (" …" if len(line.instructions) > 3 else "")
+        if column == 2:
+            return f"{100 * line.predicted_share:.2f} %" if line.predicted else ""
+        if column == 3:
+            top = max(line.predicted_causes, key=line.predicted_causes.get, default="")
+            return CAUSE_WORDS.get(top, top)
+        if column == 4:
+            return "" if line.measured_share is None else f"{100 * line.measured_share:.2f} %"
+        if column == 5:
+            return "" if line.disagreement is None else f"{line.disagreement:+.2f}"
+        return line.text
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row, column = index.row(), index.column()
+        line = self.lines[row]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return self.text(row, column)
+        if role == Qt.ItemDataRole.TextAlignmentRole and column in (1, 2, 4, 5):
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.FontRole and column in (0, 6):
+            return self.mono
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if column == 3:
+                return ("predicted: " + _causes_text(line.predicted_causes)
+                        + ("\nmeasured: " + _causes_text(line.measured_causes) if self.measured else ""))
+            if column == 6:
+                return line.text
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if column == 5 and line.disagreement and self.theme is not None:
+                return self.theme.qcolor("worse" if line.disagreement > 0 else "better")
+            return self.text_color
+        if role == Qt.ItemDataRole.BackgroundRole and any(i in self.marked for i in line.instructions):
+            return QColor(255, 200, 0, 70)
+        return None
 
 
 class SassPanel(QWidget):
@@ -93,22 +178,19 @@ class SassPanel(QWidget):
         row.addWidget(self.view_box)
         row.addWidget(self.ranked_box, 1)
         row.addWidget(self.import_button)
-        self.table = QTableWidget(0, len(HEADERS))
+        self.model_ = LinesModel(self)
+        self.table = QTableView()
         self.table.setObjectName("sassTable")
-        self.table.setHorizontalHeaderLabels(list(HEADERS))
-        set_header_tips(self.table, HELP)
+        self.table.setModel(self.model_)
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setWordWrap(False)
-        mono = QFont("monospace")
-        mono.setStyleHint(QFont.StyleHint.Monospace)
-        self._mono = mono
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
         self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
-        self.table.itemSelectionChanged.connect(self._picked)
+        self.table.selectionModel().selectionChanged.connect(lambda *_: self._picked())
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.caption)
@@ -126,9 +208,10 @@ class SassPanel(QWidget):
         self.shown_lines: list[LineComparison] = []
         self._listing_key: Any = None
         self._marked: set[int] = set()
+        self._shape: tuple = ()
         self._runner = BackgroundRunner("warpline-sass", self)
-        self._runner.finished.connect(self._listed)
-        self._runner.failed.connect(lambda _g, message: self.caption.setText(f"No SASS: {message}"))
+        self._runner.finished.connect(self._finished)
+        self._runner.failed.connect(lambda _g, message: self.caption.setText(message.splitlines()[0]))
         self._when_shown = WhenShown(self, self._draw)
         self.view_box.currentIndexChanged.connect(lambda _i: self._when_shown.run(force=True))
         self.ranked_box.toggled.connect(lambda _on: self._fill())
@@ -178,14 +261,19 @@ class SassPanel(QWidget):
                 self._listing_key = ("pending", key)
                 self.caption.setText("Assembling the kernel with ptxas…")
                 arch = self._arch(result)
-                self._runner.submit(lambda _cancel, _progress: (key, sass_listing(
+                self._runner.submit(lambda _cancel, _progress: ("listing", key, sass_listing(
                     inputs.path, inputs.kernel_name, arch, module=inputs.module), sass_map(
                     inputs.path, inputs.kernel_name, arch, module=inputs.module)))
             return
         self._compute()
 
-    def _listed(self, _gen: int, payload: tuple) -> None:
-        key, listing, smap = payload
+    def _finished(self, _gen: int, payload: tuple) -> None:
+        if payload[0] == "listing":
+            self._listed(*payload[1:])
+        else:
+            self._computed(*payload[1:])
+
+    def _listed(self, key: Any, listing: Any, smap: Any) -> None:
         if isinstance(listing, SassUnavailable) or isinstance(smap, SassUnavailable):
             why = listing.reason if isinstance(listing, SassUnavailable) else smap.reason
             self._listing_key = key
@@ -196,23 +284,26 @@ class SassPanel(QWidget):
 
     # ---- predictions and measurements -------------------------------------------------------------
     def _compute(self) -> None:
-        result = self.result
-        if result is None or self.listing is None:
+        """The prediction per line (and the measured page's match) of the newest result, in the
+        background: a large trace's stalls take a while to attribute."""
+        result, listing, positions = self.result, self.listing, self.positions
+        if result is None or listing is None:
             return
         view = self._measured_view()
-        try:
+
+        def work(_cancel: Any, _progress: Any) -> tuple:
             if view is None:
-                self.comparison = None
-                self.lines = predicted_sass(result, self.listing, self.positions)
-            elif view.view == VIEW_SASS:
-                self.comparison = compare_sass(result, self.listing, self.positions, view)
-                self.lines = self.comparison.lines
-            else:
-                self.comparison = compare_source(result, view)
-                self.lines = self.comparison.lines
-        except WarplineError as exc:
-            self.caption.setText(str(exc))
-            return
+                return "lines", result, None, predicted_sass(result, listing, positions)
+            comparison = (compare_sass(result, listing, positions, view) if view.view == VIEW_SASS
+                          else compare_source(result, view))
+            return "lines", result, comparison, comparison.lines
+
+        self._runner.submit(work)
+
+    def _computed(self, result: Any, comparison: SourceComparison | None, lines: list[LineComparison]) -> None:
+        if result is not self.result:
+            return                  # a newer result's job follows
+        self.comparison, self.lines = comparison, lines
         self._caption()
         self._fill()
 
@@ -246,48 +337,18 @@ class SassPanel(QWidget):
             lines.sort(key=lambda line: -abs(line.disagreement or 0.0))
         self.shown_lines = lines
         sass = self.comparison is None or self.comparison.view == VIEW_SASS
-        self.table.setHorizontalHeaderLabels(list(HEADERS) if sass else ["line", *HEADERS[1:-1], "source"])
-        set_header_tips(self.table, HELP)
+        shape = (len(lines), measured, sass, id(self.listing))
+        self.model_.set_lines(lines, measured, sass, current(self.palette()), self.palette().text().color())
         self.table.setColumnHidden(4, not measured)
         self.table.setColumnHidden(5, not measured)
-        self.table.setRowCount(len(lines))
-        theme = current(self.palette())
-        worse, better = theme.qcolor("worse"), theme.qcolor("better")
-        text_color = self.palette().text().color()
-        for k, line in enumerate(lines):
-            top = max(line.predicted_causes, key=line.predicted_causes.get, default="")
-            where = f"{line.address:#06x}" if line.address is not None else "" if line.key == FOLDED else str(line.key)
-            numbers = " ".join(str(i) for i in line.instructions[:3]) + (" …" if len(line.instructions) > 3 else "")
-            cells = [where, numbers,
-                     f"{100 * line.predicted_share:.2f} %" if line.predicted else "",
-                     CAUSE_WORDS.get(top, top),
-                     "" if line.measured_share is None else f"{100 * line.measured_share:.2f} %",
-                     "" if line.disagreement is None else f"{line.disagreement:+.2f}", line.text]
-            for col, value in enumerate(cells):
-                item = QTableWidgetItem(value)
-                if col in (0, 6):
-                    item.setFont(self._mono)
-                if col in (1, 2, 4, 5):
-                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-                if col == 3:
-                    item.setToolTip("predicted: " + _causes_text(line.predicted_causes)
-                                    + ("\nmeasured: " + _causes_text(line.measured_causes) if measured else ""))
-                if col == 5 and line.disagreement:
-                    item.setForeground(worse if line.disagreement > 0 else better)
-                else:
-                    item.setForeground(text_color)
-                self.table.setItem(k, col, item)
-        self._paint_marks()
+        if shape != self._shape:
+            # widths once per listing (or view), not per edit: measuring every row is what costs
+            self._shape = shape
+            self.table.resizeColumnsToContents()
 
     def _paint_marks(self) -> None:
-        """Tint the lines of the instructions selected in the BLOCK table (only the backgrounds)."""
-        tint, clear = QColor(255, 200, 0, 70), QColor(0, 0, 0, 0)
-        for k, line in enumerate(self.shown_lines):
-            color = tint if any(i in self._marked for i in line.instructions) else clear
-            for col in range(self.table.columnCount()):
-                item = self.table.item(k, col)
-                if item is not None:
-                    item.setBackground(color)
+        """Tint the lines of the instructions selected in the BLOCK table."""
+        self.model_.set_marked(self._marked)
 
     # ---- import ---------------------------------------------------------------------------------
     def import_counters(self, path: str | Path) -> None:
@@ -329,12 +390,10 @@ class SassPanel(QWidget):
     def select_line(self, row: int) -> None:
         """Select (and scroll to) a row of the table as shown."""
         self.table.selectRow(row)
-        item = self.table.item(row, 0)
-        if item is not None:
-            self.table.scrollToItem(item, QAbstractItemView.ScrollHint.PositionAtCenter)
+        self.table.scrollTo(self.model_.index(row, 0), QAbstractItemView.ScrollHint.PositionAtCenter)
 
     def _picked(self) -> None:
-        rows = {i.row() for i in self.table.selectedItems()}
+        rows = {i.row() for i in self.table.selectionModel().selectedRows()}
         if len(rows) == 1:
             line = self.shown_lines[rows.pop()]
             if line.instructions:

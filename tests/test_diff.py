@@ -4,7 +4,6 @@ and BLOCK cells marked, every model with the absolute and % difference; ``diff``
 from __future__ import annotations
 
 import csv
-import io
 import json
 from pathlib import Path
 
@@ -100,7 +99,9 @@ def test_cli_diff(tmp_path, capsys, versions):
     pipeline = next(m for m in payload["models"] if m["model"] == "pipeline")
     assert pipeline["difference_percent"] == pytest.approx(
         100 * pipeline["difference_cycles"] / pipeline["before_kernel_cycles"], abs=0.01)
-    rows = list(csv.DictReader(io.StringIO(out_csv.read_text(encoding="utf-8"))))
+    text = out_csv.read_text(encoding="utf-8").splitlines()
+    assert text[0].startswith("# before: mm.sm_90.ptx [matrixMulTiled<32>]")
+    rows = list(csv.DictReader(line for line in text if not line.startswith("# ")))
     assert len(rows) == len(payload["rows"]) and {r["status"] for r in rows} >= {SAME, RENAMED, CHANGED}
     from PySide6.QtGui import QImage
 

@@ -4,7 +4,6 @@ state) and evaluated by the evaluation core; ranked; text, JSON and CSV say the 
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
 from pathlib import Path
@@ -84,7 +83,9 @@ def test_occupancy_at_its_limit_and_scaled_names(hotspot):
 def test_formats_agree(hotspot):
     _, result = hotspot
     payload = result.as_dict()
-    rows = list(csv.DictReader(io.StringIO(result.csv())))
+    text = result.csv().splitlines()
+    assert any(line.startswith("# kernel: ") for line in text) and any(line.startswith("# edits: ") for line in text)
+    rows = list(csv.DictReader(line for line in text if not line.startswith("# ")))
     assert [r["parameter"] for r in rows] == [p["parameter"] for p in payload["parameters"]] == result.ranked_keys()
     first = payload["parameters"][0]
     assert float(rows[0]["minus_delta_cycles"] or "nan") == pytest.approx(first["minus_delta_cycles"] or float("nan"),
@@ -122,7 +123,9 @@ def test_cli_sensitivity_json_and_csv(tmp_path, capsys):
     assert {p["parameter"] for p in payload["parameters"]} == {"bandwidth:DRAM", "clock"}
     dram = next(p for p in payload["parameters"] if p["parameter"] == "bandwidth:DRAM")
     assert dram["plus_delta_cycles"] < 0 < dram["minus_delta_cycles"]      # a copy streams DRAM
-    assert out.read_text(encoding="utf-8").startswith("rank,parameter,")
+    lines = out.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == f"# file: {ptx}" and next(line for line in lines if not line.startswith("# ")).startswith(
+        "rank,parameter,")
     with pytest.raises(SystemExit):
         cli_main(["sensitivity", ptx, "--step", "250"])
     assert "at most 90 %" in capsys.readouterr().err

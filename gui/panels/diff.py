@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
+    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -52,7 +53,10 @@ class DiffPanel(QWidget):
         self.only_changes = QCheckBox("only rows that differ")
         self.only_changes.setChecked(True)
         self.only_changes.toggled.connect(lambda _on: self._fill())
-        top = QHBoxLayout()
+        controls = QWidget()                       # (asks for no width: see gui/panels/sass.py)
+        controls.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        top = QHBoxLayout(controls)
+        top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(self.only_changes)
         top.addStretch(1)
         self.table = QTableWidget(0, len(HEADERS))
@@ -73,7 +77,7 @@ class DiffPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.caption)
-        layout.addLayout(top)
+        layout.addWidget(controls)
         layout.addWidget(self.table, 1)
         self.baseline: Any = None
         self.label = ""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QSplitter, QVBoxLayout, QWidget
 
 from engine.evaluation import Evaluation
 from engine.evaluation.compare import BaselineFigures
@@ -69,12 +69,12 @@ class GanttPanel(QWidget):
                                    "warps and the share of warps per stall cause")
         self.series_box.toggled.connect(self.show_series)
         self.baseline: Evaluation | None = None
+        # in the chart's toolbar, beside "collapse warps" (a row of its own would take the lanes' room)
+        bar = self.view.toolbar.layout()
+        bar.insertWidget(bar.indexOf(self.view.groups_button) + 1, self.series_box)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
-        top = QHBoxLayout()
-        top.addWidget(self.caption, 1)
-        top.addWidget(self.series_box)
-        layout.addLayout(top)
+        layout.addWidget(self.caption)
         layout.addWidget(self.stack, 1)
         self.result: Evaluation | None = None
         self._selected: set[int] = set()

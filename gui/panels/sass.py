@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -166,15 +167,24 @@ class SassPanel(QWidget):
         self.view_box.setObjectName("sassView")
         self.view_box.addItem("SASS")
         self.view_box.setToolTip("The listing: the SASS, or the CUDA lines of an imported source page")
-        self.ranked_box = QCheckBox("largest disagreements first")
+        self.view_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.view_box.setMinimumContentsLength(6)
+        self.ranked_box = QCheckBox("ranked")
         self.ranked_box.setObjectName("sassRanked")
         self.ranked_box.setEnabled(False)
-        self.ranked_box.setToolTip("Order the lines by |measured − predicted| share (after an import)")
-        self.import_button = QPushButton("Import source counters…")
-        self.import_button.setToolTip("An Nsight Compute source page as CSV (ncu --import R.ncu-rep --page source "
-                                      "--csv --print-source sass, or cuda): measured samples per line")
+        self.ranked_box.setToolTip("The largest disagreements first: lines ordered by |measured − predicted| "
+                                   "share (after an import)")
+        self.import_button = QPushButton("Import ncu…")
+        self.import_button.setToolTip("Import source counters: an Nsight Compute source page as CSV (ncu --import "
+                                      "R.ncu-rep --page source --csv --print-source sass, or cuda): measured "
+                                      "samples and stall reasons per line")
         self.import_button.clicked.connect(self._import_dialog)
-        row = QHBoxLayout()
+        # the controls ask for no width: the tab shares a splitter with the BLOCK table, whose
+        # share the user (and a small screen) decides; squeezed, they are clipped, not the table
+        controls = QWidget()
+        controls.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        row = QHBoxLayout(controls)
+        row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.view_box)
         row.addWidget(self.ranked_box, 1)
         row.addWidget(self.import_button)
@@ -194,7 +204,7 @@ class SassPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addWidget(self.caption)
-        layout.addLayout(row)
+        layout.addWidget(controls)
         layout.addWidget(self.table, 1)
 
         self.inputs: Any = None

@@ -66,6 +66,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--edits", type=int, default=40)
     parser.add_argument("--ptx", default=str(ROOT / "samples" / "ptx" / "hotspot.sm_90.ptx"))
+    parser.add_argument("--views", choices=("none", "bench", "sensitivity"), default="none",
+                        help="views left open while editing: 'bench' = the Roofline tab, the SASS tab and the "
+                             "time series under the chart (all follow every edit); 'sensitivity' = the "
+                             "Sensitivity tab (a background run after every edit)")
     args = parser.parse_args()
 
     app = QApplication.instance() or QApplication([])
@@ -83,6 +87,21 @@ def main() -> int:
     wait(app, lambda: session.result is not None and session.result.finished)
     print(f"open + first complete result: {1000 * (time.perf_counter() - t0):.0f} ms")
     settle(app)
+    if args.views != "none":
+        results = window.results_panel
+        window.results_dock.show()
+        window.results_dock.raise_()
+        if args.views == "bench":
+            results.tabs.setCurrentWidget(results.roofline)
+            window.side_tabs.setCurrentWidget(window.sass_panel)
+            window.gantt.show_series(True)
+            wait(app, lambda: window.sass_panel.model_.rowCount() > 0 and window.gantt.series.series is not None
+                 and results.roofline.roofline is not None, timeout=120)
+        else:
+            results.tabs.setCurrentWidget(results.sensitivity)
+            wait(app, lambda: results.sensitivity.result is not None, timeout=120)
+        settle(app, 0.5)
+        print(f"views open: {args.views}")
 
     model = window.block_view.model_
     rows = [k for k, r in enumerate(model.rows) if r.is_global_access and r.lat_comm > 0]

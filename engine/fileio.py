@@ -33,6 +33,9 @@ def replace_atomically(path: str | os.PathLike[str], text: str | bytes, fsync: b
         raise IsADirectoryError(21, "is a folder, not a file to write", str(target))
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        # mkstemp makes the file 0600; an output file gets what any program's would: the mode of
+        # the file it replaces, else 0666 less the user's umask (0644 with the usual 022)
+        os.chmod(tmp, _mode_for(target))
         binary = isinstance(text, bytes)
         with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as handle:
             handle.write(text)
@@ -44,6 +47,28 @@ def replace_atomically(path: str | os.PathLike[str], text: str | bytes, fsync: b
         _remove(tmp)
         raise
     return target
+
+
+def current_umask() -> int:
+    """The process's umask, read without changing it where the system says it (Linux's
+    /proc/self/status); elsewhere set and restored at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _mode_for(target: Path) -> int:
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        return 0o666 & ~current_umask()
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str | bytes) -> Path:
@@ -72,10 +97,14 @@ def check_writable(*paths: str | os.PathLike[str] | None) -> None:
 
 
 def csv_text(header: Sequence[object], rows: Iterable[Sequence[object]],
-             path: str | os.PathLike[str] | None = None) -> str:
+             path: str | os.PathLike[str] | None = None, comments: Sequence[str] = ()) -> str:
     """A header and rows as CSV text (``\\n`` line ends), also written atomically to ``path``
-    when one is given: every CSV export goes through here."""
+    when one is given: every CSV export goes through here. ``comments``: lines written first,
+    each after ``# `` (what the table was computed from; ``pandas.read_csv(comment="#")`` and
+    spreadsheets that skip comments read the table as before)."""
     buffer = io.StringIO()
+    for line in comments:
+        buffer.write("# " + " ".join(str(line).split()) + "\n")
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow([csv_safe(cell) for cell in header])
     # every text cell escaped against formulas: PTX text (guarded "@%p1 bra"), names, notes

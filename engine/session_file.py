@@ -92,6 +92,40 @@ class SessionData:
     fingerprint: Fingerprint | None = None
     owner: RecoveryOwner | None = None
     baselines: tuple[StoredBaseline, ...] = ()
+    # where the session said the PTX was when it is not there and was found elsewhere (relative to
+    # the session, or beside it: locate_ptx); None when found where it said
+    moved_from: Path | None = None
+    ptx_relative: str | None = None      # the PTX's path relative to the session's folder, as stored
+
+
+class MissingPtxError(WarplineError):
+    """A session's PTX file is neither where the session says nor beside the session: the window
+    offers to locate it."""
+
+    def __init__(self, message: str, session_path: Path, ptx_path: Path) -> None:
+        super().__init__(message)
+        self.session_path = session_path
+        self.ptx_path = ptx_path
+
+
+def locate_ptx(stored: Path, relative: str | None, session_path: str | os.PathLike[str]) -> Path:
+    """Where a session's PTX file is: the absolute path it stored when that file exists, else the
+    relative path from the session's folder, else a file of the same name beside the session;
+    the stored path when none exists (the loader then says it is missing)."""
+    if stored.is_file():
+        return stored
+    folder = Path(session_path).resolve().parent
+    candidates = ([folder / relative] if relative else []) + [folder / stored.name]
+    return next((c.resolve() for c in candidates if c.is_file()), stored)
+
+
+def _relative(ptx: Path, session_path: str | os.PathLike[str] | None) -> str | None:
+    if session_path is None:
+        return None
+    try:
+        return os.path.relpath(Path(ptx).resolve(), Path(session_path).resolve().parent)
+    except ValueError:        # another drive (Windows): only the absolute path is kept
+        return None
 
 
 def _data_home() -> Path:
@@ -224,14 +258,21 @@ def _short(text: str, limit: int = 60) -> str:
 def session_to_dict(ptx_path: str | os.PathLike[str], state: WorkbenchState, *,
                     fingerprint: Fingerprint | None = None,
                     owner: RecoveryOwner | None = None,
-                    baselines: Iterable[StoredBaseline] = ()) -> dict[str, Any]:
-    stored = [_baseline_to_dict(b) for b in baselines]
+                    baselines: Iterable[StoredBaseline] = (),
+                    session_path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """The session as JSON data. ``session_path``: where it is written; the PTX files are then
+    also stored relative to its folder (``file_relative``), so that a session sent with its PTX
+    opens on another machine (:func:`locate_ptx`)."""
+    stored = [_baseline_to_dict(b, session_path) for b in baselines]
     data: dict[str, Any] = {
         "format": FORMAT,
         "version": VERSION if stored else 1,
         "file": str(Path(ptx_path).resolve()),
         **_state_to_dict(state),
     }
+    relative = _relative(Path(ptx_path), session_path)
+    if relative is not None:
+        data["file_relative"] = relative
     if fingerprint is not None:
         data["fingerprint"] = {"ptx_sha256": fingerprint.ptx_sha256,
                                "rows": {str(r): t for r, t in sorted(fingerprint.rows.items())}}
@@ -242,11 +283,13 @@ def session_to_dict(ptx_path: str | os.PathLike[str], state: WorkbenchState, *,
     return data
 
 
-def _baseline_to_dict(baseline: StoredBaseline) -> dict[str, Any]:
+def _baseline_to_dict(baseline: StoredBaseline, session_path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     fig = baseline.figures
+    relative = _relative(Path(baseline.ptx_path), session_path)
     return {
         "label": baseline.label,
         "file": str(Path(baseline.ptx_path).resolve()),
+        **({"file_relative": relative} if relative is not None else {}),
         "ptx_sha256": baseline.ptx_sha256,
         "state": _state_to_dict(baseline.state),
         "figures": {"models": dict(fig.models), "shares": dict(fig.shares), "verdict": fig.verdict,
@@ -291,7 +334,8 @@ def save_session(path: str | os.PathLike[str], ptx_path: str | os.PathLike[str],
     """Write the session atomically; returns the path written. ``owner`` marks an autosave."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    data = session_to_dict(ptx_path, state, fingerprint=fingerprint, owner=owner, baselines=baselines)
+    data = session_to_dict(ptx_path, state, fingerprint=fingerprint, owner=owner, baselines=baselines,
+                           session_path=target)
     text = json.dumps(data, indent=2, sort_keys=False) + "\n"
     return replace_atomically(target, text, fsync=True)
 
@@ -364,8 +408,10 @@ def session_from_dict(data: Any, source: str = "<session>") -> SessionData:
     if version > VERSION:
         raise rd.fail("version", f"version {version} is newer than this Warpline reads ({VERSION})")
     ptx = Path(rd.get(data, "file", str))
+    relative = rd.get(data, "file_relative", str, optional=True)
     state = _state(rd, data)
-    return SessionData(ptx, state, _fingerprint(rd, data), _owner(rd, data), _baselines(rd, data))
+    return SessionData(ptx, state, _fingerprint(rd, data), _owner(rd, data), _baselines(rd, data),
+                       ptx_relative=relative)
 
 
 def _state(rd: _Reader, data: dict[str, Any]) -> WorkbenchState:
@@ -401,7 +447,11 @@ def _baselines(rd: _Reader, data: dict[str, Any]) -> tuple[StoredBaseline, ...]:
         if len(sha) != 64 or any(ch not in "0123456789abcdef" for ch in sha):
             raise b.fail("ptx_sha256", f"expected a SHA-256 as 64 lowercase hex digits, got {sha!r}")
         state = _state(rd.within(where + ".state."), b.get(item, "state", dict))
-        out.append(StoredBaseline(b.get(item, "label", str), Path(b.get(item, "file", str)), sha, state,
+        path = Path(b.get(item, "file", str))
+        relative = b.get(item, "file_relative", str, optional=True)
+        if not path.is_file() and relative and rd.source not in ("", "<session>"):
+            path = locate_ptx(path, relative, rd.source)
+        out.append(StoredBaseline(b.get(item, "label", str), path, sha, state,
                                   _figures(b.within("figures."), b.get(item, "figures", dict))))
     return tuple(out)
 
@@ -528,7 +578,11 @@ def load_session(path: str | os.PathLike[str]) -> SessionData:
         raise WarplineError(f"{source}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from None
     except RecursionError:
         raise WarplineError(f"{source}: the JSON is nested too deeply to be a session") from None
-    return session_from_dict(data, source)
+    session = session_from_dict(data, source)
+    found = locate_ptx(session.ptx_path, session.ptx_relative, path)
+    if found != session.ptx_path:
+        session = replace(session, ptx_path=found, moved_from=session.ptx_path)
+    return session
 
 
 # ---------------------------------------------------------------------------- recovery

@@ -138,6 +138,7 @@ class _Figure(QWidget):
 def curves_title(evaluation: Any) -> str:
     """Kernel, GPU profile, launch and what the figure shows, for its title line."""
     from engine.evaluation.caveats import figure_caveats
+    from engine.evaluation.provenance import edits
     from engine.names import display_name
 
     state = evaluation.state
@@ -147,8 +148,11 @@ def curves_title(evaluation: Any) -> str:
     kernel = display_name(state.kernel)
     if len(kernel) > 48 and "(" in kernel:
         kernel = kernel.split("(", 1)[0] + "(…)"
+    made = edits(state)
     return (f"{kernel} · {profile} · grid {grid}, block {block} · occupancy curves "
-            f"(now {evaluation.resident_blocks} blocks/SM)" + figure_caveats(evaluation).title_suffix())
+            f"(now {evaluation.resident_blocks} blocks/SM)"
+            + (f" · edited: {', '.join(made[:4])}{' …' if len(made) > 4 else ''}" if made else " · as computed")
+            + figure_caveats(evaluation).title_suffix())
 
 
 def export_curves(evaluation: Any, path: str | Path, width: int = 1200, height: int = 800,

@@ -47,7 +47,8 @@ from engine.launch import load_launch_file
 from engine.names import display_name, find_kernel
 from engine.ptx import index_kernels, parse_kernel
 from engine.ptx.index import read_ptx_bytes
-from engine.session_file import SessionData, load_session
+from engine.ptx.summary import KernelSummary, summarize
+from engine.session_file import MissingPtxError, SessionData, load_session
 
 POLL_MS = 15     # how often the UI thread looks for the loader's outcomes while one is pending
 
@@ -64,6 +65,8 @@ class KernelList:
     data: bytes
     names: tuple[str, ...]
     chosen: str | None
+    # what the kernel picker shows of each (size, loops, launch bounds), when it is to be asked
+    summaries: tuple[KernelSummary, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -81,9 +84,11 @@ def _check(cancelled: Callable[[], bool]) -> None:
 
 
 def list_kernels(path: Path, wanted: str | None = None,
-                 cancelled: Callable[[], bool] = lambda: False) -> KernelList:
+                 cancelled: Callable[[], bool] = lambda: False, ask: bool = False) -> KernelList:
     """Read ``path`` and index its kernels; ``wanted`` names one (any spelling find_kernel
-    accepts). A file without kernels, or a wanted kernel it does not have, is a WarplineError."""
+    accepts). A file without kernels, or a wanted kernel it does not have, is a WarplineError.
+    ``ask``: a file of several kernels is asked about even when a sample's launch file names one
+    (a second kernel opened as the comparison is usually another kernel of the same file)."""
     filename = os.fspath(path)
     data = read_ptx_bytes(filename)
     _check(cancelled)
@@ -91,13 +96,13 @@ def list_kernels(path: Path, wanted: str | None = None,
     _check(cancelled)
     names = tuple(e.name for e in entries)
     if wanted is None:
-        launch_file = find_launch_file(path)
+        launch_file = None if ask and len(entries) > 1 else find_launch_file(path)
         if launch_file is not None:
             # the sample's launch file says which kernel it launches (as resolve_inputs reads it)
             launches = load_launch_file(launch_file).launches
             wanted = launches[0].kernel if launches and launches[0].kernel else None
         elif len(entries) > 1:
-            return KernelList(data, names, None)
+            return KernelList(data, names, None, tuple(summarize(data, entries)))
     return KernelList(data, names, find_kernel(entries, wanted, filename).name)
 
 
@@ -123,7 +128,8 @@ def load_session_file(path: Path, data: SessionData | None = None,
     ptx = data.ptx_path
     if not ptx.is_file():
         what = "does not exist" if not ptx.exists() else "is not a regular file"
-        raise WarplineError(f"{os.fspath(path)}: the session's PTX file {ptx} {what}")
+        beside = f" (nor is {ptx.name} beside the session)" if not ptx.exists() else ""
+        raise MissingPtxError(f"{os.fspath(path)}: the session's PTX file {ptx} {what}{beside}", Path(path), ptx)
     listing = list_kernels(ptx, data.state.kernel, cancelled)
     assert listing.chosen is not None     # named by the session: found, or list_kernels raised
     return data, load_kernel(ptx, listing, listing.chosen, cancelled, profile=data.state.profile)
@@ -275,7 +281,8 @@ class PtxLoader(QObject):
             self._out.put((request, "failed", WarplineError("internal error:\n" + traceback.format_exc())))
 
     def _index_step(self, request: LoadRequest) -> None:
-        listing = list_kernels(request.path, request.kernel, request._flag.is_set)
+        listing = list_kernels(request.path, request.kernel, request._flag.is_set,
+                               ask=request.origin == "baseline" and request.choose is not None)
         self._out.put((request, "listed", listing))
 
     def _load_step(self, request: LoadRequest) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,7 +32,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
     QHBoxLayout,
-    QInputDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -51,14 +50,18 @@ from engine.evaluation import Evaluation, sweep_csv
 from engine.evaluation.caveats import figure_caveats
 from engine.evaluation.compare import BaselineFigures
 from engine.names import display_name
-from engine.session_file import SUFFIX
+from engine.ptx.summary import KernelSummary
+from engine.session_file import SUFFIX, MissingPtxError
 from gui import main_thread_gc
 from gui.baseline import Baseline
 from gui.gantt.widget import DEFAULT_LANE_PX
+from gui.kernel_picker import KernelPicker
 from gui.loader import KernelList, LoadRequest, list_kernels, load_kernel
+from gui.panels.diff import DiffPanel
 from gui.panels.gantt import GanttPanel
 from gui.panels.inputs import InputsPanel
 from gui.panels.results import ResultsPanel
+from gui.panels.sass import SassPanel
 from gui.panels.source import SourcePanel
 from gui.panels.tables import BlockTableView, SuperstepView
 from gui.session import Session
@@ -94,9 +97,16 @@ class ErrorBanner(QFrame):
         close.setText("✕")
         close.setAutoRaise(True)
         close.clicked.connect(self.hide)
+        # what the user can do about the error, when there is something (Locate… a missing file)
+        self.action_button = QToolButton()
+        self.action_button.setObjectName("bannerAction")
+        self.action_button.hide()
+        self.action_button.clicked.connect(self._act)
+        self._action: Callable[[], None] | None = None
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 4, 4)
         layout.addWidget(self.label, 1)
+        layout.addWidget(self.action_button, 0, Qt.AlignmentFlag.AlignTop)
         layout.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self.restyle()
         self.hide()
@@ -111,9 +121,17 @@ class ErrorBanner(QFrame):
         if sheet != self.styleSheet():
             self.setStyleSheet(sheet)
 
-    def show_error(self, text: str) -> None:
+    def show_error(self, text: str, action: tuple[str, Callable[[], None]] | None = None) -> None:
+        """Show ``text``; ``action``: (button text, what it does) offered beside it."""
         self.label.setText(text)
+        self._action = action[1] if action is not None else None
+        self.action_button.setText(action[0] if action is not None else "")
+        self.action_button.setVisible(action is not None)
         self.show()
+
+    def _act(self) -> None:
+        if self._action is not None:
+            self._action()
 
 
 class SizeDialog(QDialog):
@@ -177,6 +195,16 @@ class MainWindow(QMainWindow):
         self.side_tabs = QTabWidget()
         self.side_tabs.addTab(self.superstep_view, "Supersteps")
         self.side_tabs.addTab(self.source_panel, "Source")
+        self.sass_panel = SassPanel()
+        self.side_tabs.addTab(self.sass_panel, "SASS")
+        self.side_tabs.setTabToolTip(self.side_tabs.indexOf(self.sass_panel),
+                                     "The SASS ptxas makes of the kernel, each line with its PTX instruction and its "
+                                     "predicted warp-cycles; import Nsight Compute source counters to compare")
+        self.diff_panel = DiffPanel()
+        self.side_tabs.addTab(self.diff_panel, "Diff")
+        self.side_tabs.setTabToolTip(self.side_tabs.indexOf(self.diff_panel),
+                                     "The instructions of the comparison (baseline or a second kernel) aligned "
+                                     "with the current kernel's, changed rows and cells marked")
         top = QSplitter(Qt.Orientation.Horizontal)
         top.setObjectName("tableSplit")
         top.addWidget(self.block_view)
@@ -403,6 +431,7 @@ class MainWindow(QMainWindow):
         self._action(export, "&Supersteps CSV…", self._export_supersteps_csv)
         self._action(export, "Occupancy curves as P&NG, SVG or PDF…", self._export_curves_image)
         self._action(export, "Occupancy c&urves CSV…", self._export_curves_csv)
+        self._action(export, "&Roofline as PNG, SVG or PDF…", self._export_roofline_image)
         self._action(export, "&Predictions CSV…", self._export_predictions_csv)
         file.addSeparator()
         self._action(file, "&Quit", self.close, QKeySequence.StandardKey.Quit)
@@ -420,6 +449,7 @@ class MainWindow(QMainWindow):
         self._action(edit, "Reset all model &overrides", self._reset_overrides)
         edit.addSeparator()
         self._action(edit, "&Pin as baseline", self.pin_baseline, QKeySequence("Ctrl+B"))
+        self._action(edit, "Compare with another &kernel or file…", self._compare_dialog, QKeySequence("Ctrl+K"))
         self._action(edit, "&Clear the baseline", self.baseline.clear)
 
         view = bar.addMenu("&View")
@@ -462,6 +492,15 @@ class MainWindow(QMainWindow):
         s.fileChanged.connect(self._show_sources)
         self.baseline.changed.connect(self._baseline_changed)
         self.baseline.edited.connect(s.mark_unsaved)
+        self.baseline.failedToCompare.connect(self.show_error)
+        s.evaluationFinished.connect(self.diff_panel.set_current)
+        s.fileChanged.connect(lambda: self.sass_panel.set_inputs(self.session.inputs))
+        # (after the chart: the timeline part is painted first, the per-line figures follow)
+        s.modelsChanged.connect(self.sass_panel.set_result)
+        self.sass_panel.instructionPicked.connect(self.block_view.select_instruction)
+        self.sass_panel.message.connect(self.show_message)
+        self.block_view.rowsSelected.connect(self.sass_panel.mark_instructions)
+        self.diff_panel.instructionPicked.connect(self.block_view.select_instruction)
         s.baselinesLoaded.connect(lambda entries: self.baseline.restore(entries, s.inputs, s.ptx_sha256))
         self.superstep_view.instructionsSelected.connect(self._superstep_selected)
 
@@ -540,12 +579,31 @@ class MainWindow(QMainWindow):
         label = self.baseline.label + (f" ({self.baseline.note})" if self.baseline.note else "")
         self.gantt.set_baseline(result, label)
         self.results_panel.compare.set_baseline(result, label)
+        self.diff_panel.set_baseline(result, self.baseline.label)
         self.session.set_baselines(self.baseline.entries())
+        if isinstance(result, Evaluation) and self.baseline.label:
+            self.show_message(f"Comparing with {self.baseline.label}")
         recomputed = isinstance(result, Evaluation) and self.baseline.stored is not None
         if result is not None and not recomputed:      # a recomputation keeps the tab the user is on
             self.results_dock.show()
             self.results_dock.raise_()
             self.results_panel.tabs.setCurrentWidget(self.results_panel.compare)
+
+    def compare_with(self, path: str | os.PathLike[str], kernel: str | None = None) -> None:
+        """Open ``path`` (another file, or another version of this one) as the comparison, on the
+        current GPU profile (and launch, for a version of the same kernel): loaded and evaluated
+        in the background, then drawn above the current run, listed in the Compare tab and
+        aligned in the Diff tab."""
+        state = self.session.state
+        self.baseline.compare_with(path, profile=state.profile if state is not None else None, kernel=kernel,
+                                   choose=lambda names: self.choose_kernel(names), like=state)
+        self.show_message(f"Opening {Path(path).name} as the comparison…")
+
+    def _compare_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Compare with", str(self._last_dir()),
+                                              "PTX (*.ptx);;All files (*)")
+        if path:
+            self.compare_with(path)
 
     def _hot_spot_picked(self, instructions: list[int]) -> None:
         """A hot-spot row: its instructions outlined in the table and the chart, the first selected."""
@@ -588,6 +646,8 @@ class MainWindow(QMainWindow):
                     self.session.open_loaded(load_kernel(path, listing, kernel))
         except WarplineError as exc:
             self._show_open_error(path, exc)
+            if isinstance(exc, MissingPtxError):
+                self.offer_locate(exc)
             return False
         self._opened(path, notes)
         return True
@@ -673,6 +733,9 @@ class MainWindow(QMainWindow):
         elif request.error is not None:
             if restore:
                 self.show_error(f"Cannot restore the unsaved session of {name}: {request.error}")
+            elif isinstance(request.error, MissingPtxError) and request.origin == "session":
+                self._show_open_error(path, request.error)
+                self.offer_locate(request.error)
             else:
                 self._show_open_error(path, request.error)
         elif request.origin == "kernel":
@@ -685,6 +748,27 @@ class MainWindow(QMainWindow):
             self.show_message(f"Restored unsaved work on {name}")
         else:
             self._opened(path, request.notes)
+
+    def offer_locate(self, error: MissingPtxError) -> None:
+        """The session's PTX is missing (not where it was saved, not beside the session): the
+        error banner offers Locate…, which asks where the file is and opens the session with it
+        (the window does not block on a question meanwhile)."""
+        self._model_banner = False
+        self.banner.show_error(f"Cannot open {error.session_path.name}: {error}\nLocate "
+                               f"{error.ptx_path.name} to open the session with it.",
+                               ("Locate…", lambda: self._locate(error)))
+
+    def _locate(self, error: MissingPtxError) -> None:
+        chosen = self.locate_file(error)
+        if chosen is not None:
+            self.banner.hide()
+            self.session.open_session_async(error.session_path, ptx=chosen)
+
+    def locate_file(self, error: MissingPtxError) -> Path | None:
+        """The Locate… file dialog (tests replace it)."""
+        chosen, _ = QFileDialog.getOpenFileName(self, f"Locate {error.ptx_path.name}", str(error.session_path.parent),
+                                                "PTX (*.ptx);;All files (*)")
+        return Path(chosen) if chosen else None
 
     def _show_open_error(self, path: Path, exc: WarplineError) -> None:
         if isinstance(exc, PtxSyntaxError):
@@ -710,16 +794,35 @@ class MainWindow(QMainWindow):
         (the first kernel when the user cancels)."""
         if listing.chosen is not None:
             return listing.chosen
-        return self.choose_kernel(list(listing.names)) or listing.names[0]
+        self._picking = listing             # (what choose_kernel shows of each kernel)
+        try:
+            return self.choose_kernel(list(listing.names)) or listing.names[0]
+        finally:
+            self._picking = None
 
-    def choose_kernel(self, names: list[str]) -> str | None:
-        """Ask which kernel to open (tests replace this); the list shows demangled names."""
-        shown = [display_name(n) for n in names]
-        if len(set(shown)) != len(shown):
-            shown = list(names)
-        choice, ok = QInputDialog.getItem(self, "Choose a kernel", f"This file has {len(names)} kernels:",
-                                          shown, 0, False)
-        return names[shown.index(choice)] if ok and choice in shown else None
+    def choose_kernel(self, names: list[str], summaries: Sequence[KernelSummary] | None = None) -> str | None:
+        """Ask which kernel to open (tests replace this): the kernel picker, demangled names with
+        their sizes, loops and launch bounds, filtered as the user types. ``summaries``: those of
+        the file being opened (default: what the loader listed)."""
+        if summaries is None:
+            summaries = self._listed_summaries(names)
+        picker = self.kernel_picker(names, summaries)
+        return picker.chosen() if picker.exec() == QDialog.DialogCode.Accepted else None
+
+    def kernel_picker(self, names: Sequence[str], summaries: Sequence[KernelSummary] = ()) -> KernelPicker:
+        return KernelPicker(names, summaries, self)
+
+    def _listed_summaries(self, names: list[str]) -> tuple[KernelSummary, ...]:
+        """The summaries the loader made of the file whose kernels are being chosen."""
+        picking = getattr(self, "_picking", None)
+        if picking is not None and list(picking.names) == list(names):
+            return picking.summaries
+        for loader in (self.session.loader, getattr(self.baseline, "_loader", None)):
+            current = getattr(loader, "current", None)
+            listing = getattr(current, "listing", None)
+            if listing is not None and list(listing.names) == list(names):
+                return listing.summaries
+        return ()
 
     def _open_dialog(self) -> None:
         if not self.confirm_discard():
@@ -806,6 +909,10 @@ class MainWindow(QMainWindow):
             return
         self.session.shutdown()
         self.baseline.shutdown()
+        self.results_panel.sensitivity.shutdown()
+        self.gantt.series.shutdown()
+        self.diff_panel.shutdown()
+        self.sass_panel.shutdown()
         self.session.discard_recovery()
         event.accept()
 
@@ -891,15 +998,37 @@ class MainWindow(QMainWindow):
         return Path(path)
 
     def export_timeline(self, path: str | os.PathLike[str], width: int = 1600, height: int = 900,
-                        visible: bool = False, title: bool = True) -> Path:
+                        visible: bool = False, title: bool = True, baseline: bool = True) -> Path:
         """The timeline as PNG, SVG or PDF (by suffix): the whole run or the visible range, under a
-        title line naming the kernel, GPU profile, launch and predicted time."""
+        title line naming the kernel, GPU profile, launch and predicted time. ``baseline``: a
+        pinned baseline (or comparison) the chart shows is drawn above it, as on screen."""
+        from gui.gantt.export_pair import caption
         from gui.gantt.export_png import export_timeline, title_line
 
         result = self.gantt.result
         text = title_line(result) if title and result is not None else ""
-        return export_timeline(self.gantt.view, path, width, height, title=text,
-                               x_range=self.gantt.view.x_range() if visible else None)
+        shown = self.gantt.baseline if baseline else None
+        captions = ("", "")
+        if shown is not None and result is not None:
+            captions = (f"baseline — {caption(self.baseline.label, shown)}", f"current — {caption('', result)}")
+        below, copies = [], []
+        series = self.gantt.series
+        if self.gantt.series_box.isChecked() and series.series is not None:
+            # the time series as shown under the chart, on the same cycles
+            from gui.gantt.export_png import Piece
+            from gui.gantt.timeseries import export_copy
+
+            copies.append(export_copy(series.series))
+            below.append(Piece(copies[-1], max(160, int(height * 0.3)), "time series (this SM)"))
+        try:
+            return export_timeline(self.gantt.view, path, width, height, title=text,
+                                   x_range=self.gantt.view.x_range() if visible else None,
+                                   baseline=self.gantt.baseline_view if shown is not None else None,
+                                   captions=captions, below=below)
+        finally:
+            for copy in copies:
+                copy.close()
+                copy.deleteLater()
 
     def _image_path(self, title: str, stem: str) -> Path | None:
         """A PNG, SVG or PDF file to write (the chosen filter's suffix when the name has none)."""
@@ -955,6 +1084,30 @@ class MainWindow(QMainWindow):
         self._guarded(lambda: self.export_curves(path, dialog.width_spin.value(), dialog.height_spin.value(),
                                                  title=dialog.title_check.isChecked()), path)
 
+    def export_roofline(self, path: str | os.PathLike[str], width: int = 1200, height: int = 800,
+                        title: bool = True) -> Path:
+        """The roofline as PNG, SVG or PDF (by suffix), as the Roofline tab draws it (its work
+        choice), under a title line naming the kernel, GPU profile and launch."""
+        from gui.gantt.export_png import figure_title
+        from gui.panels.roofline import export_roofline
+
+        result = self.session.result
+        if result is None or "models" not in result.parts:
+            raise WarplineError("the models are still running")
+        return export_roofline(result, path, width, height, figure_title(result, "roofline") if title else "",
+                               work=self.results_panel.roofline.work)
+
+    def _export_roofline_image(self) -> None:
+        if self._result_or_warn() is None:
+            return
+        dialog = SizeDialog(self, 1200, 800, what="roofline")
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return
+        path = self._image_path("Export the roofline", "roofline")
+        if path is not None:
+            self._guarded(lambda: self.export_roofline(path, dialog.width_spin.value(), dialog.height_spin.value(),
+                                                       title=dialog.title_check.isChecked()), path)
+
     def export_trace_csv(self, path: str | os.PathLike[str]) -> int:
         from engine.timeline import export_trace_csv
 
@@ -962,7 +1115,14 @@ class MainWindow(QMainWindow):
         if result is None or result.simulation is None or result.simulation.trace is None:
             raise WarplineError("no simulation trace to export")
         return export_trace_csv(result.simulation.trace, path, result.trace_names, result.trace_units,
-                                figure_caveats(result).csv_header)
+                                figure_caveats(result).csv_header, header=self._provenance(result))
+
+    def _provenance(self, result: Evaluation) -> list[str]:
+        """What a CSV export was computed from (file, kernel, profile, launch, edits)."""
+        from engine.evaluation.provenance import comment_lines
+
+        inputs = self.session.inputs
+        return comment_lines(result, inputs.path if inputs is not None else None)
 
     def _export_trace_csv(self) -> None:
         if self._result_or_warn() is not None and (path := self._save_path("Export timeline CSV", ".csv",
@@ -998,7 +1158,7 @@ class MainWindow(QMainWindow):
 
         result = self._result_or_warn()
         if result is not None and (path := self._save_path("Export predictions", ".csv", "predictions")):
-            self._guarded(lambda: predictions_csv(result, str(path)), path)
+            self._guarded(lambda: predictions_csv(result, str(path), comments=self._provenance(result)), path)
 
     def _guarded(self, action, path: Path | None = None) -> None:  # noqa: ANN001
         try:

@@ -33,6 +33,7 @@ from engine.session_file import (
     claim_orphan,
     current_owner,
     fingerprint_for,
+    load_session,
     new_session_id,
     ptx_sha256,
     save_session,
@@ -206,16 +207,25 @@ class Session(QObject):
         return self._adopt_session(Path(path), data, loaded)
 
     def open_session_async(self, path: str | os.PathLike[str],
-                           on_done: Callable[[LoadRequest], None] | None = None) -> LoadRequest:
+                           on_done: Callable[[LoadRequest], None] | None = None,
+                           ptx: str | os.PathLike[str] | None = None) -> LoadRequest:
         """Start opening a session file off the UI thread (read, index its PTX, parse and resolve
         only its kernel), with the loader's progress and cancel as for a PTX file. The session
-        changes when the load succeeds; the request's ``notes`` then say what no longer matches."""
-        return self.loader.start(LoadRequest(Path(path), origin="session", on_done=on_done))
+        changes when the load succeeds; the request's ``notes`` then say what no longer matches.
+        ``ptx``: the session's PTX file where the user located it (the session's own is missing);
+        it is checked against the session's fingerprint like any other."""
+        data = None
+        if ptx is not None:
+            data = replace(load_session(Path(path)), ptx_path=Path(ptx).resolve(), moved_from=None)
+        return self.loader.start(LoadRequest(Path(path), origin="session", session=data, on_done=on_done))
 
     def _adopt_session(self, path: Path, data: SessionData, loaded: Loaded) -> list[str]:
         state, notes = check_fingerprint(data, loaded.inputs, loaded.sha256)
         state, launch_notes = check_launch(state, loaded.inputs)
         notes += launch_notes
+        if data.moved_from is not None:
+            notes.append(f"its PTX file was not at {data.moved_from}: opened {loaded.inputs.path}, found "
+                         "beside the session")
         self._adopt(loaded.inputs, state, loaded.sha256, loaded.kernels)
         self.session_path = path
         if notes and state != data.state:

@@ -56,7 +56,8 @@ def test_trace_csv_and_chrome_trace(tmp_path, capsys):
     assert main(["trace", HOTSPOT, "--profile", "h100", "--csv", str(csv_path), "--chrome-trace", str(json_path),
                  "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    rows = list(csv.DictReader(csv_path.open()))
+    with csv_path.open() as fh:     # the "# file: …" lines first (what the run was), then the table
+        rows = list(csv.DictReader(line for line in fh if not line.startswith("# ")))
     assert sum(r["kind"] == "issue" for r in rows) == summary["issue_rows"] == summary["instructions_issued"]
     assert sum(r["kind"] == "stall" for r in rows) == summary["stall_rows"]
     events = json.loads(json_path.read_text())["traceEvents"]

@@ -197,19 +197,31 @@ def test_given_values_remove_the_marks(capsys, tmp_path):
     assert main(args) == 0
     out = capsys.readouterr().out.splitlines()
     assert not any(MARK in line for line in out)
-    assert csv.read_text().splitlines()[0].split(",")[3] == "sm_cycles"
-    # one stride left out: marked again, in the text and in the CSV header
+    comments, header = _csv_head(csv)
+    assert header.split(",")[3] == "sm_cycles"
+    assert comments and not any(line.startswith("# assumptions:") for line in comments)
+    # one stride left out: marked again, in the text, the CSV header and its comment lines
     assert main([*common, *(f"--arg={i}={v}" for i, v in given.items() if i != Y_STRIDE)]) == 0
     assert capsys.readouterr().out.startswith(MARK)
-    assert "sm_cycles (rests on 1 assumed input)" in csv.read_text().splitlines()[0]
+    comments, header = _csv_head(csv)
+    assert "sm_cycles (rests on 1 assumed input)" in header
+    assert any(line.startswith(f"# assumptions: {MARK} the figures rest on 1 assumed input:") for line in comments)
+
+
+def _csv_head(path) -> tuple[list[str], str]:
+    """A CSV export's ``# `` comment lines (what it was computed from) and its header line."""
+    lines = path.read_text().splitlines()
+    comments = [line for line in lines if line.startswith("# ")]
+    return comments, lines[len(comments)]
 
 
 def test_csv_headers_of_guessed_figures_are_marked(tmp_path, capsys):
     csv = tmp_path / "p.csv"
     assert main(["predict", str(AXPY), "--profile", "h100", "--no-ptxas", "--model", "roofline",
                  "--no-effects", "--csv", str(csv)]) == 0
-    header = csv.read_text().splitlines()[0]
+    comments, header = _csv_head(csv)
     assert "sm_cycles (rests on 3 assumed inputs)" in header and "launch_cycles," in header
+    assert any(line.startswith(f"# assumptions: {MARK} the figures rest on 3 assumed inputs:") for line in comments)
 
 
 def test_a_file_of_several_kernels_names_the_one_it_runs(capsys):

@@ -110,7 +110,10 @@ def test_all_csv_exports_write_engine_tables(window, tmp_path, monkeypatch):
     assert float(curves[0]["manybsp_kernel_cycles"]) == pytest.approx(
         dict(result.sweep.kernel_cycles("manybsp"))[1], abs=0.05)
     with open(tmp_path / "predictions.csv", newline="") as fh:
-        predictions = {r["model"]: r for r in csv.DictReader(fh)}
+        lines = fh.read().splitlines()
+    # what the figures were computed from comes first, as comment lines
+    assert lines[0].startswith("# file: ") and any(line.startswith("# edits: ") for line in lines)
+    predictions = {r["model"]: r for r in csv.DictReader(line for line in lines if not line.startswith("# "))}
     assert float(predictions["pipeline"]["kernel_cycles"]) == pytest.approx(
         result.models["pipeline"].kernel_cycles, abs=0.05)
 

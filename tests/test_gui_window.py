@@ -211,7 +211,8 @@ def test_export_png_and_trace_csv(window, tmp_path):
     trace = window.session.result.simulation.trace
     n = window.export_trace_csv(path)
     with open(path, newline="") as fh:
-        rows = list(csv.DictReader(fh))
+        # the comment lines first (what the run was), then the table
+        rows = list(csv.DictReader(line for line in fh if not line.startswith("# ")))
     assert n == len(rows) == len(trace.issues) + len(trace.stalls)
     issues = [r for r in rows if r["kind"] == "issue"]
     assert len(issues) == len(trace.issues)

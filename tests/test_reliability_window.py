@@ -202,14 +202,17 @@ def test_blocking_open_file_parses_only_the_chosen_kernel(window, qtbot, library
 
 def test_kernel_chooser_lists_demangled_names_and_returns_the_mangled_one(window, monkeypatch):
     shown = {}
+    make = window.kernel_picker
 
-    class Dialog:           # the window's QInputDialog
-        @staticmethod
-        def getItem(parent, title, label, items, current, editable):
-            shown["items"], shown["label"] = list(items), label
-            return items[1], True
+    def picker(names, summaries=()):
+        dialog = make(names, summaries)
+        shown["items"] = [dialog.table.item(k, 0).text() for k in range(dialog.table.rowCount())]
+        shown["label"] = dialog.label.text()
+        dialog.filter.setText("kernel<1>")          # typed into the filter box, then Open
+        monkeypatch.setattr(dialog, "exec", lambda: dialog.DialogCode.Accepted)
+        return dialog
 
-    monkeypatch.setattr(main_window_module, "QInputDialog", Dialog)
+    monkeypatch.setattr(window, "kernel_picker", picker)
     names = ["_Z14library_kernelILi0EEvPfS0_i", "_Z14library_kernelILi1EEvPfS0_i"]
     assert window.choose_kernel(names) == names[1]
     assert shown["items"][1].startswith("library_kernel<1>(") and "2 kernels" in shown["label"]

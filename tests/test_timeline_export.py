@@ -13,6 +13,7 @@ import pytest
 from engine.pipeline.examples import example_kernel, tiled_mm_kernel
 from engine.pipeline.simulator import simulate
 from engine.pipeline.trace import STALL_CAUSES
+from engine.stall_links import StallLinks
 from engine.timeline import (
     export_chrome_trace,
     export_trace_csv,
@@ -144,12 +145,22 @@ def test_csv_round_trip(small, tmp_path):
         assert float(r["start"]) == pytest.approx(rec["issue"], abs=0.05)
         assert float(r["end"]) == pytest.approx(rec["complete"], abs=0.05)
         assert r["cause"] == ""
+    links = StallLinks(trace)
+    waits, held = links.waits_for(), links.held_by()
     for r in stalls:
-        rec = trace.stalls[int(r["row"])]
+        k = int(r["row"])
+        rec = trace.stalls[k]
         assert int(r["warp"]) == rec["warp"] and r["cause"] == STALL_CAUSES[rec["cause"]]
         assert float(r["start"]) == pytest.approx(rec["start"], abs=0.05)
         assert float(r["end"]) == pytest.approx(rec["end"], abs=0.05)
-        assert r["block"] == r["instruction"] == ""
+        assert r["block"] == r["subsystem"] == ""
+        # the instruction the warp waits to issue and the one holding it, named as in the chart
+        assert r["instruction"] == ("" if waits[k] < 0 else str(waits[k] + 1))
+        assert r["held_by"] == ("" if held[k] < 0 else str(held[k] + 1))
+        if waits[k] >= 0:
+            expected = names[waits[k]]
+            assert r["name"] == ("'" + expected if expected.startswith("@") else expected)
+    assert any(r["instruction"] for r in stalls) and any(r["held_by"] for r in stalls)
 
 
 def test_chrome_trace_loads_and_nests(tiled, tmp_path):

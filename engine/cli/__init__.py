@@ -10,6 +10,7 @@ Commands that draw (PNG) get a renderer from the entry point (:mod:`engine.cli.r
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -28,12 +29,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def unknown_command(word: str) -> str:
-    return f"error: unknown command {word!r} (commands: {', '.join(command_names())}; or give a .ptx file)"
+    """The message for a first word that is no command: the closest command when there is one
+    ("did you mean 'predict'?"), and the list."""
+    close = difflib.get_close_matches(word.lower(), command_names(), n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return (f"error: unknown command {word!r}{hint} (commands: {', '.join(command_names())}; "
+            "or give a .ptx file)")
 
 
 # The options of every command that name a file to write: checked before any work starts.
 OUTPUT_OPTIONS = ("png", "svg", "pdf", "csv", "plot", "chrome_trace", "predictions_csv", "block_csv",
-                  "supersteps_csv", "curves_csv", "curves_png", "curves_svg", "curves_pdf", "out")
+                  "supersteps_csv", "curves_csv", "curves_png", "curves_svg", "curves_pdf", "out",
+                  "roofline_png", "roofline_svg", "roofline_pdf", "time_series_csv")
 
 
 def _output_paths(ns: Any) -> list[str]:

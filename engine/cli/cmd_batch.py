@@ -110,7 +110,11 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
     cache = ResultCache(ns.cache or default_cache(ns.out[0])).load()
     todo = pending_units(plan, cache)
     executor = make_executor(ns, len(todo))
-    progress = ProgressBar(plan.rows, plan.rows - sum(u.rows for u in todo), enabled=not ns.quiet)
+    cached = plan.rows - sum(u.rows for u in todo)
+    if not ns.quiet:      # said at once: a long batch is never silent, terminal or log
+        print(f"batch: {plan.rows:,} rows planned, {cached:,} of them cached; {executor.description}",
+              file=sys.stderr, flush=True)
+    progress = ProgressBar(plan.rows, cached, enabled=not ns.quiet)
     try:
         result = run_batch(plan, executor, cache, progress)
     finally:

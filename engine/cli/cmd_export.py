@@ -47,6 +47,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--width", type=_image_side, default=1600, help="pictures' width in pixels")
     parser.add_argument("--height", type=_image_side, default=900, help="pictures' height in pixels")
     parser.add_argument("--color", choices=("warp", "class", "block"), default="class")
+    parser.add_argument("--time-series", action="store_true",
+                        help="timeline pictures: add the time series under the chart (DRAM, L2 and L1 bytes per "
+                             "cycle, active warps, the share of warps per stall cause)")
+    parser.add_argument("--time-series-csv", help="the time series as CSV (one row per bucket of cycles)")
+    parser.add_argument("--buckets", type=positive_int, default=400, help="time series: buckets over the run")
     parser.add_argument("--csv", help="timeline events and stalls as CSV")
     parser.add_argument("--predictions-csv", help="every model's figures as CSV")
     parser.add_argument("--block-csv", help="Many-BSP BLOCK table as CSV")
@@ -55,11 +60,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--curves-png", help="occupancy curves as PNG (as the window's Curves tab, with a title line)")
     parser.add_argument("--curves-svg", help="occupancy curves as SVG")
     parser.add_argument("--curves-pdf", help="occupancy curves as PDF")
+    parser.add_argument("--roofline-png", help="roofline chart (work per byte at L1, L2 and DRAM against the "
+                                               "profile's ceilings) as PNG")
+    parser.add_argument("--roofline-svg", help="roofline chart as SVG")
+    parser.add_argument("--roofline-pdf", help="roofline chart as PDF")
+    parser.add_argument("--roofline-work", choices=("flop", "instruction"),
+                        help="roofline work: floating-point operations or warp instructions (default: FLOP "
+                             "when the kernel has any)")
     add_sweep_points(parser, prefix="curve-")
 
 
 def run(ns: argparse.Namespace, renderer: Any = None) -> int:
     from engine.evaluation.caveats import figure_caveats
+    from engine.evaluation.provenance import comment_lines
     from engine.evaluation.report import predictions_csv
     from engine.evaluation.sweep import sweep_csv
     from engine.manybsp import export_block_table, export_supersteps
@@ -67,31 +80,40 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
 
     pictures = [p for p in (ns.png, ns.svg, ns.pdf) if p]
     curve_pictures = [p for p in (ns.curves_png, ns.curves_svg, ns.curves_pdf) if p]
-    wanted = (*pictures, *curve_pictures, ns.csv, ns.block_csv, ns.supersteps_csv, ns.curves_csv,
-              ns.predictions_csv)
+    roofline_pictures = [p for p in (ns.roofline_png, ns.roofline_svg, ns.roofline_pdf) if p]
+    wanted = (*pictures, *curve_pictures, *roofline_pictures, ns.csv, ns.time_series_csv, ns.block_csv,
+              ns.supersteps_csv, ns.curves_csv, ns.predictions_csv)
     if not any(wanted):
         raise WarplineError("export: give at least one of --png, --svg, --pdf, --csv, --predictions-csv, "
                             "--block-csv, --supersteps-csv, --curves-csv, --curves-png, --curves-svg, "
-                            "--curves-pdf")
-    if pictures or curve_pictures:
-        renderer = require_renderer(renderer, "--png/--svg/--pdf" if pictures else "--curves-png/-svg/-pdf")
+                            "--curves-pdf, --roofline-png, --roofline-svg, --roofline-pdf, --time-series-csv")
+    if pictures or curve_pictures or roofline_pictures:
+        renderer = require_renderer(renderer, "--png/--svg/--pdf" if pictures else
+                                    "--curves-png/-svg/-pdf" if curve_pictures else "--roofline-png/-svg/-pdf")
     inputs = inputs_from_args(ns)
-    ev = evaluate_options(ns, inputs, trace=bool(pictures or ns.csv), sweep=bool(ns.curves_csv or curve_pictures),
+    traced = bool(pictures or ns.csv or ns.time_series_csv)
+    ev = evaluate_options(ns, inputs, trace=traced, sweep=bool(ns.curves_csv or curve_pictures),
                           cycle_budget=ns.cycle_budget, **sweep_points(ns, "curve-"))
     written: list[str] = []
-    if pictures or ns.csv:
+    if pictures or ns.csv or ns.time_series_csv:
         if ev.simulation is None or ev.simulation.trace is None:
             raise WarplineError(ev.models["pipeline"].error or "the simulation did not run")
         if ns.csv:
             export_trace_csv(ev.simulation.trace, ns.csv, ev.trace_names, ev.trace_units,
-                             figure_caveats(ev).csv_header)
+                             figure_caveats(ev).csv_header, header=comment_lines(ev, inputs.path))
             written.append(ns.csv)
+        if ns.time_series_csv:
+            from engine.evaluation.timeseries import time_series
+
+            time_series(ev, ns.buckets).csv(ns.time_series_csv, comment_lines(ev, inputs.path))
+            written.append(ns.time_series_csv)
         for picture in pictures:
+            extra = {"series_buckets": ns.buckets} if ns.time_series else {}
             renderer.timeline_image(ev, picture, width=ns.width, height=ns.height, color_mode=ns.color,
-                                    x_range=ns.range, title=not ns.no_title)
+                                    x_range=ns.range, title=not ns.no_title, **extra)
             written.append(picture)
     if ns.predictions_csv:
-        predictions_csv(ev, ns.predictions_csv)
+        predictions_csv(ev, ns.predictions_csv, comments=comment_lines(ev, inputs.path))
         written.append(ns.predictions_csv)
     if ns.block_csv or ns.supersteps_csv:
         if ev.manybsp is None:
@@ -112,6 +134,10 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
         for picture in curve_pictures:
             renderer.curves_image(ev, picture, width=ns.width, height=ns.height, title=not ns.no_title)
             written.append(picture)
+    for picture in roofline_pictures:
+        renderer.roofline_image(ev, picture, width=ns.width, height=ns.height, title=not ns.no_title,
+                                work=ns.roofline_work)
+        written.append(picture)
     emit(ns, {"written": written}, "\n".join(f"wrote {p}" for p in written))
     return 0
 

@@ -32,6 +32,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--explain", action="store_true",
                         help="add the bottleneck verdict: what limits the kernel, with each unit's "
                              "utilisation and the warp-cycles per stall cause (from the simulation)")
+    parser.add_argument("--source-counters", metavar="CSV",
+                        help="Nsight Compute source page (ncu --page source --csv, SASS or CUDA view): its "
+                             "samples and stall reasons per line beside the predicted warp-cycles, the largest "
+                             "disagreements first")
+    parser.add_argument("--lines", type=int, default=15, metavar="N",
+                        help="--source-counters: how many of the largest disagreements to list (default 15)")
+    parser.add_argument("--roofline", choices=("auto", "flop", "instruction"), nargs="?", const="auto",
+                        help="add the roofline: work per byte at L1, L2 and DRAM against the profile's ceilings, "
+                             "the bound named (work: FLOP, warp instructions, or auto)")
 
 
 def run(ns: argparse.Namespace, renderer: Any = None) -> int:
@@ -59,11 +68,17 @@ def _predict(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
     chosen = None if not ns.model or "all" in ns.model else list(dict.fromkeys(ns.model))
     if ns.derivation and chosen is not None and "manybsp" not in chosen:
         chosen.append("manybsp")
-    if ns.explain and chosen is not None and "pipeline" not in chosen:
+    if (ns.explain or ns.roofline or ns.source_counters) and chosen is not None and "pipeline" not in chosen:
         chosen.append("pipeline")      # the verdict reads the simulation's aggregates
     if chosen is not None and not ns.no_effects and not any(m in chosen for m in ("pipeline", "manybsp")):
         chosen.append("pipeline")      # the effects are measured on the headline figure
-    ev = evaluate_options(ns, inputs, announce=False, only=chosen, trace=False, effects=not ns.no_effects)
+    measured_lines = None
+    if ns.source_counters:
+        from engine.ncu_source import load_source_csv
+
+        measured_lines = load_source_csv(ns.source_counters)     # refused before any model runs
+    ev = evaluate_options(ns, inputs, announce=False, only=chosen, trace=measured_lines is not None,
+                          effects=not ns.no_effects)
     measured = None
     if ns.import_ncu:
         from engine.ncu import measured_cycles
@@ -81,10 +96,47 @@ def _predict(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
         else:
             payload["explain"] = verdict.as_dict()
             text += "\n" + verdict.text()
+    if measured_lines is not None:
+        comparisons = source_comparisons(ev, inputs, measured_lines)
+        payload["source_counters"] = [c.as_dict(limit=ns.lines) for c in comparisons]
+        text += "".join("\n" + c.text(ns.lines) for c in comparisons)
+    if ns.roofline:
+        from engine.evaluation.roofline import roofline
+
+        try:
+            chart = roofline(ev, None if ns.roofline == "auto" else ns.roofline)
+        except WarplineError as exc:
+            payload["roofline"] = {"error": str(exc)}
+            text += f"\nRoofline: {exc}"
+        else:
+            payload["roofline"] = chart.as_dict()
+            text += "\n" + chart.text()
     if ns.csv:
-        predictions_csv(ev, ns.csv)
+        from engine.evaluation.provenance import comment_lines
+
+        predictions_csv(ev, ns.csv, comments=comment_lines(ev, inputs.path))
         print(f"wrote {ns.csv}", file=sys.stderr)
     return payload, text
+
+
+def source_comparisons(ev: Any, inputs: Any, views: list) -> list:
+    """Each measured table of the kernel (SASS or source view) against the evaluation's prediction."""
+    from engine.evaluation.source_counters import compare_sass, compare_source, views_for
+    from engine.ncu_source import VIEW_SASS
+    from engine.sass import SassUnavailable, sass_listing, sass_map
+
+    out = []
+    for view in views_for(views, inputs.kernel_name):
+        if view.view != VIEW_SASS:
+            out.append(compare_source(ev, view))
+            continue
+        arch = ev.profile.device.sm_version if ev.profile is not None else None
+        listing = sass_listing(inputs.path, inputs.kernel_name, arch, module=inputs.module)
+        smap = sass_map(inputs.path, inputs.kernel_name, arch, module=inputs.module)
+        if isinstance(listing, SassUnavailable) or isinstance(smap, SassUnavailable):
+            raise WarplineError(f"the SASS view needs the kernel's SASS: {listing.reason if isinstance(listing, SassUnavailable) else smap.reason}")  # noqa: E501
+        out.append(compare_sass(ev, listing, smap.positions, view))
+    return out
 
 
 COMMAND = Command("predict", "every model's predicted cycles (SM cycles, kernel cycles with the launch cost, µs)",

@@ -45,6 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(ns: argparse.Namespace, renderer: Any = None) -> int:
+    from engine.evaluation.provenance import comment_lines
     from engine.timeline import export_chrome_trace, export_trace_csv
 
     if not ns.csv and not ns.chrome_trace:
@@ -53,7 +54,8 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
     ev = simulated(ns, inputs)
     sim = ev.simulation
     if ns.csv:
-        export_trace_csv(sim.trace, ns.csv, ev.trace_names, ev.trace_units, figure_caveats(ev).csv_header)
+        export_trace_csv(sim.trace, ns.csv, ev.trace_names, ev.trace_units, figure_caveats(ev).csv_header,
+                         header=comment_lines(ev, inputs.path))
     if ns.chrome_trace:
         export_chrome_trace(sim.trace, ns.chrome_trace, ev.trace_names, ev.trace_units)
     figures = ev.models["pipeline"].figures

@@ -29,6 +29,8 @@ MODULES = (
     "engine.cli.cmd_sweep",
     "engine.cli.cmd_trace",
     "engine.cli.cmd_export",
+    "engine.cli.cmd_sensitivity",
+    "engine.cli.cmd_diff",
     "engine.cli.cmd_validate",
     "engine.cli.cmd_models",
     "engine.cli.cmd_batch",

@@ -4,6 +4,7 @@ the same names and numbers (:mod:`engine.evaluation.figures`) in each."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from engine.evaluation.caveats import figure_caveats
@@ -186,18 +187,26 @@ PREDICTION_COLUMNS = ("model", "title", "family", "sm_cycles", "launch_cycles", 
                       "microseconds", "note", "error")
 
 
-def predictions_csv(ev: Evaluation, path: str | None = None) -> str:
+def predictions_csv(ev: Evaluation, path: str | None = None, comments: Sequence[str] = ()) -> str:
     """One row per model, figures rounded to what they mean (0.1 cycle, 0.001 µs); the figure
-    columns' headers say so when the figures rest on assumed inputs."""
-    rows = []
-    for model_id, result in ev.models.items():
-        spec = model_spec(model_id)
-        values = result.figures.as_dict(rounded=True) if result.figures is not None else {}
-        rows.append([model_id, spec.title, spec.family,
-                     *("" if values.get(k) is None else values[k]
-                       for k in ("sm_cycles", "launch_cycles", "kernel_cycles", "microseconds")),
-                     csv_safe(result.note), csv_safe(result.error)])
+    columns' headers say so when the figures rest on assumed inputs; ``comments``: lines before
+    the header (:func:`engine.evaluation.provenance.comment_lines`)."""
+    rows = [[("" if value is None else csv_safe(value)) for value in record.values()]
+            for record in prediction_records(ev)]
     caveats = figure_caveats(ev)
     columns = [caveats.csv_header(c) if c in FIGURE_TITLES and c != "launch_cycles" else c
                for c in PREDICTION_COLUMNS]
-    return csv_text(columns, rows, path)
+    return csv_text(columns, rows, path, comments)
+
+
+def prediction_records(ev: Evaluation) -> list[dict[str, Any]]:
+    """One dict per model with the CSV's columns (:data:`PREDICTION_COLUMNS`; None for no figure):
+    what the CSV and the Python API's table hold."""
+    out = []
+    for model_id, result in ev.models.items():
+        spec = model_spec(model_id)
+        values = result.figures.as_dict(rounded=True) if result.figures is not None else {}
+        out.append({"model": model_id, "title": spec.title, "family": spec.family,
+                    **{k: values.get(k) for k in ("sm_cycles", "launch_cycles", "kernel_cycles", "microseconds")},
+                    "note": result.note, "error": result.error})
+    return out

@@ -125,8 +125,32 @@ MAX_PTX_BYTES = 512 << 20
 
 def read_ptx_bytes(path: str | os.PathLike[str]) -> bytes:
     """The bytes of a PTX file: a regular file of at most MAX_PTX_BYTES (``/dev/zero`` or a FIFO
-    is refused, not read forever); unreadable files raise a WarplineError naming the file."""
-    return read_regular_file(path, MAX_PTX_BYTES, "PTX file")
+    is refused, not read forever); unreadable files raise a WarplineError naming the file, and so
+    do files that are not PTX at all (:func:`check_is_ptx`)."""
+    data = read_regular_file(path, MAX_PTX_BYTES, "PTX file")
+    check_is_ptx(data, os.fspath(path))
+    return data
+
+
+# PTX opens with its .version and .target directives (after comments); a file without either in
+# its first megabyte is something else (a .cu source, a cubin, a picture, a README)
+_HEADER = re.compile(rb"^[ \t]*\.(?:version|target)\b", re.M)
+_HEADER_BYTES = 1 << 20
+_BINARY = {b"\x7fELF": "an ELF binary (a cubin or an executable)", b"\x89PNG": "a PNG image",
+           b"%PDF": "a PDF document", b"PK\x03\x04": "a zip archive", b"\xff\xd8\xff": "a JPEG image"}
+
+
+def check_is_ptx(data: bytes, filename: str) -> None:
+    """WarplineError "not a PTX file" for bytes that cannot be PTX: binary data, or text without
+    a ``.version`` or ``.target`` directive."""
+    kind = next((what for magic, what in _BINARY.items() if data.startswith(magic)), None)
+    if kind is None and b"\0" in data[:4096]:
+        kind = "binary data"
+    if kind is not None:
+        raise WarplineError(f"{filename}: not a PTX file ({kind})")
+    if data.strip() and not _HEADER.search(data[:_HEADER_BYTES]):
+        hint = " (CUDA source: nvcc -ptx turns it into PTX)" if filename.endswith((".cu", ".cuh")) else ""
+        raise WarplineError(f"{filename}: not a PTX file: no .version or .target directive{hint}")
 
 
 def _source(source: str | bytes | os.PathLike[str], filename: str | None) -> tuple[bytes, str]:

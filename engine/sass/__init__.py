@@ -20,6 +20,7 @@ from engine.ptx import parse_ptx
 from engine.ptx.index import kernel_source
 from engine.ptx.model import Module
 from engine.sass import cache
+from engine.sass.annotated import SassLine, SassListing, annotate
 from engine.sass.assemble import ToolFailure, disassemble
 from engine.sass.classes import CLASSES, sass_class
 from engine.sass.listing import SassListingError, parse_listing
@@ -28,8 +29,8 @@ from engine.sass.model import SassMap, SassUnavailable
 from engine.sass.rewrite import rewrite
 from engine.sass.tools import SassTools, find_tools
 
-__all__ = ["CLASSES", "SassError", "SassMap", "SassTools", "SassUnavailable", "find_tools", "sass_class",
-           "sass_map"]
+__all__ = ["CLASSES", "SassError", "SassLine", "SassListing", "SassMap", "SassTools", "SassUnavailable",
+           "find_tools", "sass_class", "sass_listing", "sass_map"]
 
 _TARGET = re.compile(r"^\s*\.target\s+([^\s,/]+)", re.MULTILINE)
 # nvdisasm 13 (and ptxas 13) know Turing and newer only.
@@ -72,6 +73,61 @@ def sass_map(ptx: str | os.PathLike[str], kernel: str, arch: str | int | None = 
     parse); instruction indices are those of ``module.kernel(kernel).instructions``. ``tools``
     overrides the lookup of ptxas/nvdisasm. Never starts a tool for a (text, kernel, arch, tools)
     it has answered before, in this process or (for maps) an earlier one."""
+    prepared = _prepare(ptx, kernel, arch, tools)
+    if isinstance(prepared, SassUnavailable):
+        return prepared
+    text, filename, arch_name, found_tools = prepared
+    key = cache.cache_key(text, kernel, arch_name, found_tools.fingerprint())
+    remembered = cache.lookup(key)
+    if remembered is not None:
+        return remembered
+    assembled, parsed = _parsed(text, filename, kernel, module)
+    outcome = _compute(assembled, parsed, kernel, arch_name, found_tools)
+    cache.store(key, outcome)
+    return outcome
+
+
+def sass_listing(ptx: str | os.PathLike[str], kernel: str, arch: str | int | None = None, *,
+                 module: Module | None = None, tools: SassTools | None = None) -> SassListing | SassUnavailable:
+    """Every SASS instruction of ``kernel`` as ptxas assembles it for ``arch`` (arguments as for
+    :func:`sass_map`), each with the PTX instruction it belongs to (the map's own rule): what the
+    window's SASS tab lists. Remembered in this process per (text, kernel, arch, tools)."""
+    prepared = _prepare(ptx, kernel, arch, tools)
+    if isinstance(prepared, SassUnavailable):
+        return prepared
+    text, filename, arch_name, found_tools = prepared
+    key = cache.cache_key(text, kernel, arch_name, found_tools.fingerprint()) + ":listing"
+    remembered = _listings.get(key)
+    if remembered is not None:
+        return remembered
+    assembled, parsed = _parsed(text, filename, kernel, module)
+    rewritten = rewrite(assembled, parsed)
+    raw = disassemble(rewritten.text, kernel, arch_name, found_tools)
+    if isinstance(raw, ToolFailure):
+        outcome: SassListing | SassUnavailable = SassUnavailable(raw.reason)
+    else:
+        try:
+            functions = parse_listing(raw)
+        except SassListingError as exc:
+            outcome = SassUnavailable(str(exc))
+        else:
+            if kernel not in functions:
+                outcome = SassUnavailable(f"nvdisasm listed no function {kernel!r}")
+            else:
+                outcome = annotate(parsed.kernel(kernel), parsed, functions[kernel], rewritten, arch_name)
+    _listings[key] = outcome
+    while len(_listings) > LISTINGS_KEPT:
+        _listings.pop(next(iter(_listings)))
+    return outcome
+
+
+LISTINGS_KEPT = 32
+_listings: dict[str, SassListing | SassUnavailable] = {}
+
+
+def _prepare(ptx: str | os.PathLike[str], kernel: str, arch: str | int | None,
+             tools: SassTools | None) -> tuple[str, str, str, SassTools] | SassUnavailable:
+    """(text, file name, architecture, tools), or why no SASS can be had."""
     text, filename = _text_of(ptx)
     arch_name = _arch(arch, text)
     if arch_name is None:
@@ -82,10 +138,11 @@ def sass_map(ptx: str | os.PathLike[str], kernel: str, arch: str | int | None = 
     found_tools = tools or find_tools()
     if isinstance(found_tools, str):
         return SassUnavailable(found_tools)
-    key = cache.cache_key(text, kernel, arch_name, found_tools.fingerprint())
-    remembered = cache.lookup(key)
-    if remembered is not None:
-        return remembered
+    return text, filename, arch_name, found_tools
+
+
+def _parsed(text: str, filename: str, kernel: str, module: Module | None) -> tuple[str, Module]:
+    """The text to assemble and its parse (``module`` when the caller has parsed it already)."""
     assembled = text
     if module is None:
         # Only this kernel and what it calls: in a 25 MB library, parsing and rewriting the
@@ -97,13 +154,11 @@ def sass_map(ptx: str | os.PathLike[str], kernel: str, arch: str | int | None = 
             raise SassError(str(exc)) from None
     parsed = module if module is not None else parse_ptx(assembled, filename)
     try:
-        function = parsed.kernel(kernel)
+        parsed.kernel(kernel)
     except KeyError:
         names = ", ".join(k.name for k in parsed.kernels) or "none"
         raise SassError(f"{filename}: no kernel {kernel!r} (kernels: {names})") from None
-    outcome = _compute(assembled, parsed, function.name, arch_name, found_tools)
-    cache.store(key, outcome)
-    return outcome
+    return assembled, parsed
 
 
 def _compute(text: str, module: Module, kernel: str, arch: str, tools: SassTools) -> SassMap | SassUnavailable:

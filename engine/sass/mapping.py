@@ -393,6 +393,18 @@ def _fold_retry_loops(code: list[SassInstruction], owners: list[int | None], inn
     return out, folded
 
 
+def line_owners(kernel: Function, module: Module, listing: Sequence[SassInstruction],
+                rewritten: Rewritten) -> list[int | None]:
+    """Per position of the listing's live code, the PTX instruction it belongs to (None: none, or
+    a slow path), by the same rules :func:`map_kernel` counts with."""
+    code = _live(listing)
+    blocks = _blocks(code)
+    live, _subroutine, _cold = _live_positions(code, blocks)
+    inner = _loops(_back_edges(code, live), len(code))
+    raw = _owners(code, kernel, module, rewritten)
+    return [o if live[p] else None for p, o in enumerate(_fill(raw, blocks, inner, live))]
+
+
 def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstruction], rewritten: Rewritten,
                arch: str, tool: str) -> SassMap:
     """The :class:`SassMap` of ``kernel`` from its SASS ``listing``."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +45,11 @@ def _render(view: Any, path: str | Path, width: int, height: int) -> Path:
         image = image.scaled(width, height, Qt.AspectRatioMode.IgnoreAspectRatio,
                              Qt.TransformationMode.SmoothTransformation)
     out = Path(path)
-    if not image.save(str(out), "PNG"):
+    target = out.with_name(out.name + ".part")
+    if not image.save(str(target), "PNG"):
+        target.unlink(missing_ok=True)
         raise OSError(f"could not write the PNG file {out}")
+    os.replace(target, out)
     return out
 
 
@@ -53,9 +57,9 @@ FORMATS = (".png", ".svg", ".pdf")
 TITLE_PX = 30                 # height of the title line above the chart
 
 
-def title_line(evaluation: Any) -> str:
-    """Kernel, GPU profile, launch and the predicted time: what a figure in a report needs to say."""
-    from engine.evaluation.caveats import figure_caveats
+def _launch_text(evaluation: Any) -> str:
+    """Kernel, GPU profile, launch, occupancy and edits: the what-if a figure shows."""
+    from engine.evaluation.provenance import state_text
     from engine.names import display_name
 
     state = evaluation.state
@@ -65,8 +69,16 @@ def title_line(evaluation: Any) -> str:
     kernel = display_name(state.kernel)
     if len(kernel) > 48 and "(" in kernel:      # a long signature would push the figures off the line
         kernel = kernel.split("(", 1)[0] + "(…)"
-    text = f"{kernel} · {profile} · grid {dims[0]}, block {dims[1]}, " \
-           f"{evaluation.resident_blocks} blocks/SM"
+    # the occupancy and the user's edits ("as computed" without any)
+    return f"{kernel} · {profile} · grid {dims[0]}, block {dims[1]}, {state_text(evaluation)}"
+
+
+def title_line(evaluation: Any) -> str:
+    """Kernel, GPU profile, launch, occupancy, edits and the predicted time: what a figure in a
+    report needs to say (marked when it rests on assumed inputs)."""
+    from engine.evaluation.caveats import figure_caveats
+
+    text = _launch_text(evaluation)
     sim = evaluation.simulation
     caveats = figure_caveats(evaluation)
     if sim is not None:
@@ -77,21 +89,61 @@ def title_line(evaluation: Any) -> str:
     return text + caveats.title_suffix()
 
 
+def figure_title(evaluation: Any, what: str) -> str:
+    """The title line of a figure other than the timeline: kernel, profile, launch, ``what`` and
+    the mark of figures resting on assumed inputs."""
+    from engine.evaluation.caveats import figure_caveats
+
+    return f"{_launch_text(evaluation)} · {what}{figure_caveats(evaluation).title_suffix()}"
+
+
+CAPTION_PX = 22               # a caption line above a piece of a stacked figure
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One chart of a stacked figure: a widget with a ``graphics`` view, its height in pixels
+    (caption included) and a caption line above it ('' for none)."""
+
+    view: Any
+    height: int
+    caption: str = ""
+
+    @property
+    def chart_height(self) -> int:
+        return self.height - (CAPTION_PX if self.caption else 0)
+
+
+def _text_line(painter: QPainter, rect: QRectF, text: str, px: int, bold: bool) -> None:
+    font = QFont(painter.font())
+    font.setPixelSize(px)
+    font.setBold(bold)
+    painter.setFont(font)
+    painter.setPen(QColor(colors.FOREGROUND))
+    metrics = QFontMetrics(font)
+    painter.drawText(rect, Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
+                     metrics.elidedText(text, Qt.TextElideMode.ElideRight, int(rect.width())))
+
+
+def _paint_stack(painter: QPainter, width: int, height: int, title: str, pieces: Sequence[Piece]) -> None:
+    """The title line, then each piece (its caption, its chart) below the one before."""
+    painter.fillRect(QRectF(0, 0, width, height), QColor(colors.BACKGROUND))
+    top = 0.0
+    if title:
+        _text_line(painter, QRectF(8, 0, width - 16, TITLE_PX), title, 15, True)
+        top = TITLE_PX
+    for piece in pieces:
+        if piece.caption:
+            _text_line(painter, QRectF(8, top, width - 16, CAPTION_PX), piece.caption, 13, False)
+            top += CAPTION_PX
+        piece.view.graphics.render(painter, QRectF(0, top, width, piece.chart_height),
+                                   piece.view.graphics.viewport().rect())
+        top += piece.chart_height
+
+
 def _paint(view: Any, painter: QPainter, width: int, height: int, title: str) -> None:
     """The title line, then the chart (laid out for width × the rest) below it."""
-    painter.fillRect(QRectF(0, 0, width, height), QColor(colors.BACKGROUND))
-    top = 0
-    if title:
-        font = QFont(painter.font())
-        font.setPixelSize(15)
-        font.setBold(True)
-        painter.setFont(font)
-        painter.setPen(QColor(colors.FOREGROUND))
-        metrics = QFontMetrics(font)
-        painter.drawText(QRectF(8, 0, width - 16, TITLE_PX), Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft,
-                         metrics.elidedText(title, Qt.TextElideMode.ElideRight, width - 16))
-        top = TITLE_PX
-    view.graphics.render(painter, QRectF(0, top, width, height - top), view.graphics.viewport().rect())
+    _paint_stack(painter, width, height, title, [Piece(view, height - (TITLE_PX if title else 0))])
 
 
 def _lay_out(view: Any, width: int, height: int) -> None:
@@ -129,30 +181,55 @@ def _write(view: Any, path: str | Path, width: int, height: int, title: str) -> 
     """Write the chart (and title) as PNG, SVG or PDF, by the file's suffix (``view`` as for
     :func:`_lay_out`, with a ``drop_pixmap_caches`` method)."""
     out = Path(path)
-    suffix = out.suffix.lower()
-    if suffix not in FORMATS:
-        raise ValueError(f"{out}: write the timeline as {', '.join(FORMATS)}")
+    _check_format(out)
     _check_writable(out.with_name(out.name + ".part"))
     chart_h = height - (TITLE_PX if title else 0)
     _lay_out(view, width, chart_h)
-    if suffix != ".png":
-        view.drop_pixmap_caches()
-    if suffix == ".png" and not title:
+    if out.suffix.lower() == ".png" and not title:
         return _render(view, out, width, height)
+    return _write_stack(out, width, height, title, [Piece(view, chart_h)])
+
+
+def _check_format(out: Path) -> None:
+    if out.suffix.lower() not in FORMATS:
+        raise ValueError(f"{out}: write the figure as {', '.join(FORMATS)}")
+
+
+def write_stack(path: str | Path, width: int, height: int, title: str, pieces: Sequence[Piece]) -> Path:
+    """Lay each piece out at width × its chart height and write them stacked under ``title`` as
+    PNG, SVG or PDF (by suffix)."""
+    out = Path(path)
+    _check_format(out)
+    _check_writable(out.with_name(out.name + ".part"))
+    for piece in pieces:
+        _lay_out(piece.view, width, piece.chart_height)
+    return _write_stack(out, width, height, title, pieces)
+
+
+def _write_stack(out: Path, width: int, height: int, title: str, pieces: Sequence[Piece]) -> Path:
+    """Paint laid-out pieces into ``out`` (PNG, SVG or PDF by suffix), through a temporary file
+    renamed over it: a reader never sees half a file, and the file gets the user's umask."""
+    suffix = out.suffix.lower()
+    if suffix != ".png":
+        for piece in pieces:
+            piece.view.drop_pixmap_caches()
+    target = out.with_name(out.name + ".part")
     if suffix == ".png":
         image = QImage(width, height, QImage.Format.Format_ARGB32)
+        if title:
+            image.setText("Title", title)     # the title line, also as the PNG's text (readable by tools)
+        image.setText("Software", "Warpline")
         painter = QPainter(image)
         try:
-            _paint(view, painter, width, height, title)
+            _paint_stack(painter, width, height, title, pieces)
         finally:
             painter.end()
-        if not image.save(str(out), "PNG"):
+        if not image.save(str(target), "PNG"):
+            target.unlink(missing_ok=True)
             raise OSError(f"could not write the PNG file {out}")
-        return out
-    if suffix == ".svg":
+    elif suffix == ".svg":
         from PySide6.QtSvg import QSvgGenerator
 
-        target = out.with_name(out.name + ".part")
         generator = QSvgGenerator()
         generator.setFileName(str(target))
         generator.setSize(QSize(width, height))
@@ -161,13 +238,12 @@ def _write(view: Any, path: str | Path, width: int, height: int, title: str) -> 
         generator.setDescription("Pipeline simulation of one SM (Warpline)")
         painter = QPainter(generator)
         try:
-            _paint(view, painter, width, height, title)
+            _paint_stack(painter, width, height, title, pieces)
         finally:
             painter.end()
     else:
         from PySide6.QtGui import QPageLayout, QPageSize, QPdfWriter
 
-        target = out.with_name(out.name + ".part")
         writer = QPdfWriter(str(target))
         writer.setResolution(96)
         writer.setTitle(title or "Warpline timeline")
@@ -179,7 +255,7 @@ def _write(view: Any, path: str | Path, width: int, height: int, title: str) -> 
             # the page is width × height points; paint in pixels at 96 dpi scaled onto it
             scale = writer.width() / width
             painter.scale(scale, scale)
-            _paint(view, painter, width, height, title)
+            _paint_stack(painter, width, height, title, pieces)
         finally:
             painter.end()
     if not target.is_file() or target.stat().st_size == 0:
@@ -188,38 +264,84 @@ def _write(view: Any, path: str | Path, width: int, height: int, title: str) -> 
     return out
 
 
+def _copy_of(view: GanttView) -> GanttView:
+    """A light-themed copy of ``view`` showing what it shows (trace, colours, unit, lanes,
+    collapsed and hidden groups, highlights): figures for a report are light whatever the desktop."""
+    copy = GanttView(theme=LIGHT)
+    copy.param_prefix = view.param_prefix
+    copy.set_layout(view.trace, view.instruction_names, view.layout_data)
+    copy.set_color_mode(view.color_mode())
+    copy.set_clock(view.clock_mhz())
+    copy.set_time_unit(view.time_unit())
+    copy.set_lane_height(view.lane_height())
+    copy.set_all_collapsed(False)               # as the view shows it, never the copy's own choice
+    for label in view.collapsed_groups():      # collapsed groups stay heat strips
+        copy.set_group_collapsed(label, True)
+    copy.set_hidden_groups(view.hidden_groups())   # and filtered ones stay out
+    copy.highlight_instructions(view.highlighted_instructions)
+    region = view.highlighted_range()
+    if region is not None:
+        copy.highlight_range(*region)
+    return copy
+
+
+BASELINE_SHARE = 0.42      # of a figure's chart height, the pinned baseline's
+
+
 def export_timeline(view: GanttView, path: str | Path, width: int = 1600, height: int = 900,
-                    title: str = "", x_range: tuple[float, float] | None = None) -> Path:
+                    title: str = "", x_range: tuple[float, float] | None = None,
+                    baseline: GanttView | None = None, captions: tuple[str, str] = ("", ""),
+                    below: Sequence[Piece] = ()) -> Path:
     """Save what ``view`` shows (trace, colour mode, time unit, highlights) as PNG, SVG or PDF
-    (by suffix), over the whole run or ``x_range`` (cycles), with ``title`` above the chart."""
-    layout = view.layout_data
-    if layout is None or view.trace is None:
+    (by suffix), over the whole run or ``x_range`` (cycles), with ``title`` above the chart.
+    ``baseline``: a second chart (the pinned baseline) drawn above it on the same cycle axis,
+    ``captions`` naming (baseline, current); ``below``: further pieces under the chart, such as
+    the time series (laid out here; one with a ``set_x_range`` method is put on the same cycles)."""
+    if view.layout_data is None or view.trace is None:
         raise ValueError("the Gantt view shows no trace; nothing to export")
-    copy = GanttView(theme=LIGHT)      # a figure for a report: light whatever the desktop's theme
+    copies = [_copy_of(view)]
+    if baseline is not None and baseline.layout_data is not None and baseline.trace is not None:
+        copies.insert(0, _copy_of(baseline))
+        copies[0].hide_legend()           # the current chart's legend and time axis serve both
+        copies[0].plot.showAxis("bottom", False)
     try:
-        copy.param_prefix = view.param_prefix
-        copy.set_layout(view.trace, view.instruction_names, layout)
-        copy.set_color_mode(view.color_mode())
-        copy.set_clock(view.clock_mhz())
-        copy.set_time_unit(view.time_unit())
-        copy.set_lane_height(view.lane_height())
-        copy.set_all_collapsed(False)               # as the view shows it, never the copy's own choice
-        for label in view.collapsed_groups():      # collapsed groups stay heat strips
-            copy.set_group_collapsed(label, True)
-        copy.set_hidden_groups(view.hidden_groups())   # and filtered ones stay out
-        copy.highlight_instructions(view.highlighted_instructions)
-        region = view.highlighted_range()
-        if region is not None:
-            copy.highlight_range(*region)
-        _lay_out(copy, width, height - (TITLE_PX if title else 0))
-        if x_range is not None:
-            copy.plot.getViewBox().setXRange(*x_range, padding=0.0)
+        room = height - (TITLE_PX if title else 0) - sum(p.height for p in below)
+        if room < 100:
+            raise ValueError(f"{height} pixels leave no room for the chart")
+        if len(copies) == 2:
+            first = int(room * BASELINE_SHARE)
+            pieces = [Piece(copies[0], first, captions[0] or "baseline"),
+                      Piece(copies[1], room - first, captions[1] or "current")]
         else:
+            pieces = [Piece(copies[0], room, captions[1])]
+        for piece in pieces:
+            _lay_out(piece.view, width, piece.chart_height)
+        spans = []
+        for copy in copies:
             copy.fit()
-        return _write(copy, path, width, height, title)
+            spans.append(copy.x_range())
+        # one cycle axis for every chart: the longer run whole, or the range asked for
+        shared = x_range or (min(a for a, _ in spans), max(b for _, b in spans))
+        for piece in below:
+            _lay_out(piece.view, width, piece.chart_height)
+            if hasattr(piece.view, "set_x_range"):
+                piece.view.set_x_range(*shared)
+        for copy in copies:
+            vb = copy.plot.getViewBox()
+            # each view limits panning to its own run: widen the limits to the shared range first
+            vb.setLimits(xMin=min(shared[0], vb.state["limits"]["xLimits"][0] or shared[0]),
+                         xMax=max(shared[1], vb.state["limits"]["xLimits"][1] or shared[1]))
+            vb.setXRange(*shared, padding=0.0)
+        out = Path(path)
+        if len(pieces) == 1 and not below and not pieces[0].caption:
+            return _write(copies[0], out, width, height, title)
+        _check_format(out)
+        _check_writable(out.with_name(out.name + ".part"))
+        return _write_stack(out, width, height, title, [*pieces, *below])
     finally:
-        copy.close()
-        copy.deleteLater()
+        for copy in copies:
+            copy.close()
+            copy.deleteLater()
 
 
 def export_png(view: GanttView, path: str | Path, width: int = 1600, height: int = 900) -> Path:

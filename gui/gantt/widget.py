@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from engine.pipeline.trace import STALL_CAUSES, Trace
+from engine.stall_links import StallLinks
 from engine.timeline import (
     HEAT_CATEGORIES,
     WARP_COLORS,
@@ -125,8 +126,7 @@ class GanttView(QWidget):
         self.hover_text = ""
         self._lane_px = DEFAULT_LANE_PX
         self.param_prefix = ""                   # "<mangled kernel>_param_": shortened in tooltips
-        self._warp_order: np.ndarray | None = None
-        self._warp_sorted = np.zeros(0)
+        self._links: StallLinks | None = None     # what each stall waits on, made on the first hover
         self._groups: list[WarpGroup] = []
         self._collapsed: set[str] = set()        # labels of the collapsed warp groups
         self._hidden: set[str] = set()           # labels of the warp groups filtered out
@@ -302,7 +302,7 @@ class GanttView(QWidget):
         refills the existing bar items in place: no scene, legend or raster-layer rebuild."""
         self._reset(keep_items=True)
         self._trace, self._names, self._layout = trace, list(names), layout
-        self._warp_order = None
+        self._links = None
         self._activity = {}
         self._groups = self._warp_groups()
         labels = {g.label for g in self._groups}
@@ -534,24 +534,26 @@ class GanttView(QWidget):
         text = self._names[instr]
         return text.replace(self.param_prefix, "param_") if self.param_prefix else text
 
+    def _stall_links(self) -> StallLinks:
+        if self._links is None or self._links.trace is not self._trace:
+            self._links = StallLinks(self._trace)
+        return self._links
+
     def waited_instruction(self, stall_row: int) -> int | None:
         """The 0-based instruction a stall waits on: its warp's next issue at or after the stall's
-        end (None when the warp issues nothing more, e.g. a finished warp)."""
+        end (None when the warp issues nothing more, e.g. a finished warp); engine.stall_links,
+        as the timeline CSV and the Chrome trace name it."""
         if self._trace is None:
             return None
-        issues = self._trace.issues
-        if self._warp_order is None:
-            self._warp_order = np.lexsort((issues["issue"], issues["warp"]))
-            self._warp_sorted = issues["warp"][self._warp_order]
-        rec = self._trace.stalls[stall_row]
-        warp = int(rec["warp"])
-        lo = int(np.searchsorted(self._warp_sorted, warp, "left"))
-        hi = int(np.searchsorted(self._warp_sorted, warp, "right"))
-        times = issues["issue"][self._warp_order[lo:hi]]
-        k = int(np.searchsorted(times, float(rec["end"]) - 1e-9, "left"))
-        if k >= hi - lo:
+        k = int(self._stall_links().waits_for([stall_row])[0])
+        return k if k >= 0 else None
+
+    def holding_instruction(self, stall_row: int) -> int | None:
+        """The 0-based instruction whose result (or barrier) holds a stall, or None."""
+        if self._trace is None:
             return None
-        return int(issues["instr"][self._warp_order[lo + k]])
+        k = int(self._stall_links().held_by([stall_row])[0])
+        return k if k >= 0 else None
 
     def describe(self, lane_index: int, bar: int) -> str:
         """Tooltip text of one bar."""
@@ -563,6 +565,9 @@ class GanttView(QWidget):
             start, end = float(rec["start"]), float(rec["end"])
             waited = self.waited_instruction(row)
             target = (f"\nwaits to issue #{waited + 1}: {self.name_of(waited)}" if waited is not None else "")
+            held = self.holding_instruction(row)
+            if held is not None:
+                target += f"\nheld by #{held + 1}: {self.name_of(held)}"
             return (f"stall: {STALL_CAUSES[int(rec['cause'])].replace('_', ' ')} · warp {int(rec['warp'])}"
                     f"{target}\ncycles {start:g} → {end:g} ({self._span_text(end - start)})")
         rec = self._trace.issues[row]

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QCheckBox, QSplitter, QVBoxLayout, QWidget
 
 from engine.evaluation import Evaluation
 from engine.evaluation.caveats import figure_caveats
 from engine.evaluation.compare import BaselineFigures
 from engine.names import display_name
 from gui.elided import ElidedLabel
+from gui.gantt.timeseries import TimeSeriesPanel
 from gui.gantt.widget import GanttView
 
 BASELINE_SHARE = 0.45      # of the two charts' lane height, the baseline's
@@ -55,8 +56,23 @@ class GanttPanel(QWidget):
         self.stack = QSplitter(Qt.Orientation.Vertical)
         self.stack.addWidget(self.baseline_box)
         self.stack.addWidget(self.view)
+        # the time series under the chart, on its time axis (off until asked for: they take the
+        # lanes' room)
+        self.series = TimeSeriesPanel()
+        self.series.link_to(self.view.plot)
+        self.series.setMinimumHeight(170)      # three plots a reader can tell apart
+        self.series.hide()
+        self.stack.addWidget(self.series)
         self.stack.setChildrenCollapsible(False)
+        self.series_box = QCheckBox("time series")
+        self.series_box.setObjectName("timeSeriesBox")
+        self.series_box.setToolTip("Under the chart, on its time axis: DRAM, L2 and L1 bytes per cycle, the active "
+                                   "warps and the share of warps per stall cause")
+        self.series_box.toggled.connect(self.show_series)
         self.baseline: Evaluation | None = None
+        # in the chart's toolbar, beside "collapse warps" (a row of its own would take the lanes' room)
+        bar = self.view.toolbar.layout()
+        bar.insertWidget(bar.indexOf(self.view.groups_button) + 1, self.series_box)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.caption)
@@ -67,6 +83,29 @@ class GanttPanel(QWidget):
         self.shown_cycles: float | None = None
         self.view.instructionClicked.connect(lambda i: self.instructionClicked.emit(int(i) + 1))
         self.view.optionsChanged.connect(self._follow_options)
+        self._series_pending: Evaluation | None = None
+        self.view.painted.connect(self._chart_painted)
+
+    def _chart_painted(self) -> None:
+        pending, self._series_pending = self._series_pending, None
+        if pending is not None:
+            self.series.set_result(pending)
+
+    def show_series(self, on: bool) -> None:
+        """Show or hide the time series under the chart (they take a third of its height)."""
+        if self.series_box.isChecked() != on:
+            self.series_box.setChecked(on)       # (calls back here)
+            return
+        self.series.setVisible(on)
+        if on:
+            sizes = self.stack.sizes()
+            total = sum(sizes)
+            share = max(int(total * 0.36), min(150, total // 2))
+            rest = total - share
+            top = sizes[0] if self.baseline_box.isVisible() else 0
+            self.stack.setSizes([top, max(rest - top, 100), share])
+            if self.result is not None:
+                self.series.set_result(self.result)
 
     def _follow_options(self) -> None:
         """The baseline chart shows what the current chart's toolbar says (the same warp groups
@@ -99,6 +138,9 @@ class GanttPanel(QWidget):
                                 subsystems=result.trace_units)
         self.redraws += 1
         self.shown_cycles = float(sim.cycles)
+        # the series follow once the chart has painted the new trace (their job would compete with
+        # that paint for the interpreter); hidden, they are not computed at all
+        self._series_pending = result
         self._share_axis()
         if self._selected:
             self.highlight(self._selected)   # a new trace: keep the user's selection outlined
@@ -134,9 +176,10 @@ class GanttPanel(QWidget):
             cycles = "" if baseline.cycles is None else f": {baseline.cycles:,.0f} cycles"
             self.baseline_caption.setText(f"Baseline — {label}{cycles} (no trace to draw)")
             self.baseline_box.show()
-            total = max(self.stack.height(), 200)
+            series = self.stack.sizes()[2] if self.series.isVisible() else 0
+            total = max(self.stack.height() - series, 200)
             line = self.baseline_caption.sizeHint().height() + 4
-            self.stack.setSizes([line, total - line])
+            self.stack.setSizes([line, total - line, series])
             self._share_axis()
             return
         self.baseline_view.show()
@@ -165,14 +208,15 @@ class GanttPanel(QWidget):
     def _stack_sizes(self) -> list[int]:
         """Heights of the baseline and current charts that give their lanes about the same room:
         the current chart also holds the toolbar, the time axis and the legend."""
-        total = max(self.stack.height(), 200)
+        series = self.stack.sizes()[2] if self.series.isVisible() else 0
+        total = max(self.stack.height() - series, 200)
         vb = self.view.plot.getViewBox()
         current_extra = self.view.height() - vb.height() if self.view.isVisible() and vb.height() > 1 \
             else CURRENT_EXTRA_PX
         base_extra = self.baseline_caption.sizeHint().height() + BASELINE_EXTRA_PX
         lanes = max(total - current_extra - base_extra, 0)
         base = int(base_extra + lanes * BASELINE_SHARE)
-        return [base, total - base]
+        return [base, total - base, series]
 
     def _share_axis(self) -> None:
         """Both charts span the longer run, so the linked axis can show either one whole."""

@@ -39,6 +39,8 @@ from gui.glossary import explain_term, set_header_tips
 from gui.panels.assumptions import AssumptionsPanel
 from gui.panels.compare import ComparePanel
 from gui.panels.memory import MemoryPanel
+from gui.panels.roofline import RooflinePanel
+from gui.panels.sensitivity import SensitivityPanel
 from gui.panels.verdict import VerdictPanel
 from gui.session import Session
 from gui.theme import PALETTE_EVENTS, current
@@ -158,9 +160,19 @@ class ResultsPanel(QWidget):
         self.tabs.addTab(self.memory, "Memory")
         self.tabs.setTabToolTip(3, "Where each global access is served (L1, L2, DRAM) and the launch's bytes "
                                    "per level, with the limiting level")
+        self.roofline = RooflinePanel()
+        self.tabs.addTab(self.roofline, "Roofline")
+        self.tabs.setTabToolTip(self.tabs.indexOf(self.roofline), "The kernel's work per byte at L1, L2 and DRAM "
+                                "against the profile's compute and bandwidth ceilings, with the bound named")
+        self.sensitivity = SensitivityPanel(session)
+        self.tabs.addTab(self.sensitivity, "Sensitivity")
+        self.tabs.setTabToolTip(self.tabs.indexOf(self.sensitivity), "What-if: how far each latency, bandwidth, "
+                                "the clock and the occupancy move the kernel cycles at ±X %, ranked")
+        self.sensitivity.message.connect(self.message)
         self.compare = ComparePanel()
         self.tabs.addTab(self.compare, "Compare")
-        self.tabs.setTabToolTip(4, "The current result against the pinned baseline (Edit › Pin as baseline)")
+        self.tabs.setTabToolTip(self.tabs.indexOf(self.compare),
+                                "The current result against the pinned baseline (Edit › Pin as baseline)")
         # engine.evaluation.assumptions: the guessed inputs, their effects and where to give them
         self.assumptions = AssumptionsPanel(session)
         self.tabs.addTab(self.assumptions, "Assumptions")
@@ -183,6 +195,7 @@ class ResultsPanel(QWidget):
         self.measured.valueChanged.connect(self._measured_edited)
         self.import_button.clicked.connect(self._import_ncu)
         session.modelsChanged.connect(self.show_models)
+        session.modelsChanged.connect(self.roofline.set_result)
         session.derivationChanged.connect(self._show_derivation)
         session.sweepChanged.connect(self._show_curves)
         session.timelineChanged.connect(lambda ev: self.plot_widget.set_marker(ev.resident_blocks))

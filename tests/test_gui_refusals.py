@@ -58,36 +58,31 @@ def test_superstep_iterations_refuse_absurd_values_in_place(window, qtbot):
     qtbot.waitUntil(lambda: model.rejected is None, timeout=5000)
 
 
-@pytest.mark.parametrize(("field", "text"), [("grid", "1e308"), ("grid", "inf,1,1"), ("block", "nan"),
-                                             ("block", "-32"), ("grid", "99999999999999999999")])
-def test_launch_dimensions_refuse_absurd_values_in_place(window, field, text):
-    edit = getattr(window.inputs_panel, f"{field}_edit")
+def test_launch_inputs_refuse_absurd_values_in_place(window):
+    panel = window.inputs_panel
     state, steps = window.session.state, window.session.undo_stack.count()
-    edit.setText(text)
-    edit.editingFinished.emit()
-    assert _unchanged(window, state, steps)
-    assert edit.toolTip() and edit.toolTip() in window.statusBar().currentMessage()
-    assert "background" in edit.styleSheet()
-
-
-@pytest.mark.parametrize("text", ["1e308", "inf", "nan", "-inf", "99999999999999999999999"])
-def test_argument_values_refuse_absurd_values(window, text):
-    table = window.inputs_panel.args_table
+    # grid and block: the field turns red and its tooltip says why
+    for field, text in [("grid", "1e308"), ("grid", "inf,1,1"), ("block", "nan"), ("block", "-32"),
+                        ("grid", "99999999999999999999")]:
+        edit = getattr(panel, f"{field}_edit")
+        edit.setText(text)
+        edit.editingFinished.emit()
+        assert _unchanged(window, state, steps), text
+        assert edit.toolTip() and edit.toolTip() in window.statusBar().currentMessage(), text
+        assert "background" in edit.styleSheet(), text
+    # argument values: refused, and the cell shows the state's value again
     params = window.session.inputs.function.params
     row = next(i for i, p in enumerate(params) if p.type in ("s32", "u32"))
-    state, steps, old = window.session.state, window.session.undo_stack.count(), table.item(row, 2).text()
-    table.item(row, 2).setText(text)
-    assert _unchanged(window, state, steps)
-    assert window.statusBar().currentMessage().startswith(f"argument {row}: ")
-    assert table.item(row, 2).text() == old        # shown as the state has it
-
-
-@pytest.mark.parametrize(("text", "reason"), ABSURD_COUNTS[:5])
-def test_trip_counts_refuse_absurd_values(window, text, reason):
-    table = window.inputs_panel.loops_table
-    assert table.rowCount() > 0
-    state, steps = window.session.state, window.session.undo_stack.count()
-    table.item(0, 3).setText(text)
-    assert _unchanged(window, state, steps)
-    assert reason in window.statusBar().currentMessage()
-    assert table.item(0, 3).text() != text
+    old = panel.args_table.item(row, 2).text()
+    for text in ["1e308", "inf", "nan", "-inf", "99999999999999999999999"]:
+        panel.args_table.item(row, 2).setText(text)
+        assert _unchanged(window, state, steps), text
+        assert window.statusBar().currentMessage().startswith(f"argument {row}: "), text
+        assert panel.args_table.item(row, 2).text() == old, text
+    # trip counts: the count rule
+    assert panel.loops_table.rowCount() > 0
+    for text, reason in ABSURD_COUNTS:
+        panel.loops_table.item(0, 3).setText(text)
+        assert _unchanged(window, state, steps), text
+        assert reason in window.statusBar().currentMessage(), text
+        assert panel.loops_table.item(0, 3).text() != text

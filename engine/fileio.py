@@ -33,6 +33,10 @@ def replace_atomically(path: str | os.PathLike[str], text: str | bytes, fsync: b
         raise IsADirectoryError(21, "is a folder, not a file to write", str(target))
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        # mkstemp makes the file private (0600); the result gets the mode a plain open() would
+        # give it (or the one it had), so exports on a shared folder stay readable by the group.
+        if os.chmod in os.supports_fd:
+            os.chmod(fd, _mode_for(target))
         binary = isinstance(text, bytes)
         with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as handle:
             handle.write(text)
@@ -84,6 +88,26 @@ def csv_text(header: Sequence[object], rows: Iterable[Sequence[object]],
     if path is not None:
         write_text_atomic(path, text)
     return text
+
+
+def _mode_for(target: Path) -> int:
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    try:   # read without changing it (os.umask can only set it, which races with other threads)
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _remove(path: str) -> None:

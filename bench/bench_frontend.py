@@ -15,12 +15,18 @@ labels-100k    parse + analyze: 100,000 labels (6.4 MB of if-then diamonds)     
 loops-1000     parse + analyze: 1,000 perfectly nested counted loops            no RecursionError
 library-index  ``index_kernels`` of a 25 MB file with 252 kernels               <= 1 s
 library-one    ``parse_kernel`` of one of them + ``analyze_kernel``             <= 3 s
+info-library   ``main.py info`` of that file, as a user runs it (the listing    <= 10 s
+               from the index; imports included)
+predict-labels ``main.py predict`` of the 10^5-label kernel (parse, analysis,   <= 20 s
+               every model), as a user runs it
 =============  ===============================================================  =============
 
-Times exclude generating the text; memory is the child's peak RSS (the interpreter, the text and
-the result included). A case that exceeds ``--timeout`` seconds or ``--memory`` GB is reported
-as such. ``--root DIR`` runs the cases against another checkout (an older engine, for a
-before/after comparison; cases it cannot run are reported as errors).
+Times exclude generating the text; ``cpu`` is the CPU time the case used (its own process and its
+children): on a machine shared with other work, wall seconds grow with the load and CPU seconds
+do not. Memory is the child's peak RSS (the interpreter, the text and the result included). A
+case that exceeds ``--timeout`` seconds or ``--memory`` GB is reported as such. ``--root DIR``
+runs the cases against another checkout (an older engine, for a before/after comparison; cases
+it cannot run are reported as errors).
 
 Run: ``.venv/bin/python bench/bench_frontend.py [--case NAME ...] [--root DIR]``
 """
@@ -37,14 +43,52 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-CASES = ["straight-1M", "repeat-1M", "scopes-100k", "labels-100k", "loops-1000", "library-index", "library-one"]
+CASES = ["straight-1M", "repeat-1M", "scopes-100k", "labels-100k", "loops-1000", "library-index", "library-one",
+         "info-library", "predict-labels"]
 TARGETS = {"straight-1M": "<= 15 s, <= 1.5 GB", "repeat-1M": "<= 15 s, <= 1.5 GB",
            "scopes-100k": "seconds", "labels-100k": "fine", "loops-1000": "no RecursionError",
-           "library-index": "<= 1 s", "library-one": "<= 3 s"}
+           "library-index": "<= 1 s", "library-one": "<= 3 s", "info-library": "<= 10 s",
+           "predict-labels": "<= 20 s"}
 
 
 def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kB on Linux
+
+
+def _cpu_s() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _library(work: Path) -> Path:
+    from tests import ptx_gen
+
+    path = work / "library.ptx"
+    if not path.exists():
+        path.write_text(ptx_gen.library(kernels=252, instructions=2800))
+    return path
+
+
+def run_command(case: str, work: Path, root: Path) -> dict:
+    """A ``main.py`` command as a user runs it: its own process, imports and all."""
+    from tests import ptx_gen
+
+    if case == "info-library":
+        path, argv = _library(work), ["info"]
+    else:
+        path, argv = work / "labels-100k.ptx", ["predict", "--profile", "h100", "--no-ptxas"]
+        if not path.exists():
+            path.write_text(ptx_gen.many_labels(100_000))
+    before = _cpu_s()
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, str(root / "main.py"), argv[0], str(path), *argv[1:]],
+                          capture_output=True, text=True, cwd=root, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        return {"case": case, "error": (done.stderr.strip().splitlines() or ["no output"])[-1][:120]}
+    return {"case": case, "input_mb": round(path.stat().st_size / 1e6, 1), "seconds": seconds,
+            "cpu_s": _cpu_s() - before, "rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+            "output_lines": len(done.stdout.splitlines())}
 
 
 def run_case(case: str, work: Path) -> dict:
@@ -53,10 +97,9 @@ def run_case(case: str, work: Path) -> dict:
     from tests import ptx_gen
 
     out: dict = {"case": case}
+    cpu = _cpu_s()
     if case.startswith("library"):
-        path = work / "library.ptx"
-        if not path.exists():
-            path.write_text(ptx_gen.library(kernels=252, instructions=2800))
+        path = _library(work)
         out["input_mb"] = round(path.stat().st_size / 1e6, 1)
         from engine.ptx import index_kernels, parse_kernel
 
@@ -77,6 +120,7 @@ def run_case(case: str, work: Path) -> dict:
             out["seconds"] = time.perf_counter() - start
             out["parse_s"] = parse_s
             out["instructions"] = len(analysis.function.instructions)
+        out["cpu_s"] = _cpu_s() - cpu
         out["rss_mb"] = _rss_mb()
         return out
 
@@ -88,6 +132,7 @@ def run_case(case: str, work: Path) -> dict:
         "loops-1000": lambda: ptx_gen.nested_loops(1000),
     }[case]()
     out["input_mb"] = round(len(text) / 1e6, 1)
+    cpu = _cpu_s()
     start = time.perf_counter()
     module = parse_ptx(text, f"{case}.ptx")
     out["parse_s"] = time.perf_counter() - start
@@ -101,6 +146,7 @@ def run_case(case: str, work: Path) -> dict:
         out["blocks"] = len(analysis.cfg.blocks)
         out["loops"] = len(analysis.cfg.loops)
     out["seconds"] = time.perf_counter() - start
+    out["cpu_s"] = _cpu_s() - cpu
     out["rss_mb"] = _rss_mb()
     return out
 
@@ -111,7 +157,7 @@ def _child(case: str, root: Path, work: Path, memory_gb: float) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     sys.path[:0] = [str(root), str(REPO)]  # the engine under test first; tests.ptx_gen from here
     try:
-        result = run_case(case, work)
+        result = run_command(case, work, root) if case in ("info-library", "predict-labels") else run_case(case, work)
     except MemoryError:
         result = {"case": case, "error": f"out of memory (> {memory_gb:g} GB)"}
     except RecursionError:

@@ -26,7 +26,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine.fileio import write_text_atomic  # noqa: E402
-from engine.validation import SUITES, ValidationResult, format_validation, run_validation  # noqa: E402
+from engine.validation import (  # noqa: E402
+    SUITES,
+    ValidationResult,
+    ValidationRow,
+    format_validation,
+    run_validation,
+)
 
 MODELS = ("pipeline", "manybsp_star", "roofline", "manybsp")
 TITLES = {"pipeline": "Pipeline simulation", "manybsp_star": "Many-BSP*", "roofline": "Roofline",
@@ -181,6 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "validation.md")
     parser.add_argument("--manybsp-doc", type=Path, default=ROOT / "docs" / "manybsp.md")
     parser.add_argument("--no-doc", action="store_true", help="only write the JSON")
+    parser.add_argument("--only", nargs="*", metavar="SUITE-GPU",
+                        help="validate only these (v2-h100 ...); the others are read from their stored JSON, so "
+                             "several processes can validate a suite each and one writes the document")
+    parser.add_argument("--from-json", action="store_true",
+                        help="validate nothing: the document from the stored JSON of every suite and GPU")
     ns = parser.parse_args(argv)
     results: dict[str, ValidationResult] = {}
     rows: dict[str, list[dict]] = {}
@@ -189,9 +200,18 @@ def main(argv: list[str] | None = None) -> int:
         if not SUITES[suite].measured(gpu):
             print(f"{key}: no measurements yet ({', '.join(str(r) for r in SUITES[suite].runs[gpu])} missing)")
             continue
+        out = ROOT / "bench" / "results" / f"validation-{key}.json"
+        if ns.from_json or (ns.only is not None and key not in ns.only):
+            if not out.is_file():
+                print(f"{key}: no stored run ({out.relative_to(ROOT)})")
+                continue
+            rows[key] = json.loads(out.read_text(encoding="utf-8"))["rows"]
+            stored = [ValidationRow.from_dict(r) for r in rows[key]]
+            results[key] = ValidationResult(gpu, stored, list(dict.fromkeys(m for r in stored for m in r.predicted)))
+            print(f"{key}: read {out.relative_to(ROOT)}")
+            continue
         results[key] = run_validation(gpu, suite=suite)
         rows[key] = _rows_json(results[key])
-        out = ROOT / "bench" / "results" / f"validation-{key}.json"
         write_text_atomic(out, json.dumps({"suite": suite, "profile": gpu, "rows": rows[key]}, indent=1) + "\n")
         print(f"{key}: simulator MAPE {_pct(results[key].mape('pipeline'))}; wrote {out.relative_to(ROOT)}")
     text = markdown(results, rows)

@@ -33,9 +33,10 @@ def replace_atomically(path: str | os.PathLike[str], text: str | bytes, fsync: b
         raise IsADirectoryError(21, "is a folder, not a file to write", str(target))
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        # mkstemp makes the file 0600; an output file gets what any program's would: the mode of
-        # the file it replaces, else 0666 less the user's umask (0644 with the usual 022)
-        os.chmod(tmp, _mode_for(target))
+        # mkstemp makes the file private (0600); the result gets the mode a plain open() would
+        # give it (or the one it had), so exports on a shared folder stay readable by the group.
+        if os.chmod in os.supports_fd:
+            os.chmod(fd, _mode_for(target))
         binary = isinstance(text, bytes)
         with (os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")) as handle:
             handle.write(text)
@@ -113,6 +114,7 @@ def csv_text(header: Sequence[object], rows: Iterable[Sequence[object]],
     if path is not None:
         write_text_atomic(path, text)
     return text
+
 
 
 def _remove(path: str) -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from engine.errors import WarplineError
-from engine.launch import Launch
+from engine.launch import MAX_TRIP_COUNT, Launch
 from engine.manybsp import Overrides
 from engine.manybsp.model import override_number
 
@@ -136,10 +136,33 @@ def with_cell_edit(state: WorkbenchState, row: int, column: str, value: float | 
     return state.with_overrides(edit)
 
 
+def parse_count(text: str, what: str) -> int:
+    """A repeat count the user typed (a superstep's iterations, a loop's trip count): a whole
+    number from 0 to 2^63 - 1, the launch's rule for trip counts; WarplineError names ``what``."""
+    value = text.strip()
+    try:
+        count = int(value)
+    except ValueError:
+        try:
+            number = float(value)
+        except ValueError:
+            raise WarplineError(f"{what}: {value!r} is not a number") from None
+        if number != number or number in (float("inf"), float("-inf")):
+            raise WarplineError(f"{what}: {value!r} is not a finite number") from None
+        if not number.is_integer():
+            raise WarplineError(f"{what}: {value!r} is not a whole number") from None
+        count = int(number)
+    if count < 0:
+        raise WarplineError(f"{what}: {value} is negative (a non-negative whole number is needed)")
+    if count > MAX_TRIP_COUNT:
+        raise WarplineError(f"{what}: {value} is too large (at most 2^63 - 1)")
+    return count
+
+
 def with_iterations(state: WorkbenchState, level1: int, value: int | None) -> WorkbenchState:
     """Level-1 superstep ``level1`` (1-based) runs ``value`` times; None drops the override."""
-    if value is not None and value < 0:
-        raise WarplineError(f"level-1 superstep {level1}: {value} iterations is negative")
+    if value is not None:
+        parse_count(str(value), f"level-1 superstep {level1} iterations")
 
     def edit(ov: Overrides) -> None:
         if value is None:

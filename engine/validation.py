@@ -22,7 +22,7 @@ import statistics
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from engine.errors import TableFormatError, WarplineError
 from engine.inputs import resolve_inputs
@@ -188,6 +188,16 @@ class ValidationRow:
                 "measured_dram_bytes": self.measured_dram_bytes, "predicted_dram_bytes": self.predicted_dram_bytes,
                 "measured_l2_hit_percent": self.measured_l2_hit_percent,
                 "predicted_l2_hit_percent": self.predicted_l2_hit_percent}
+
+    @classmethod
+    def from_dict(cls, row: dict[str, Any]) -> ValidationRow:
+        """A row as :meth:`as_dict` wrote it (a stored validation run)."""
+        return cls(row["configuration"], row["kernel"], row["measured_kernel_cycles"],
+                   dict(row["predicted_kernel_cycles"]), dict(row.get("errors") or {}), bool(row["held_out"]),
+                   row.get("measured_warp_instructions"), row.get("predicted_warp_instructions"),
+                   row.get("sass_warp_instructions"), row.get("measured_dram_bytes"),
+                   row.get("predicted_dram_bytes"), row.get("measured_l2_hit_percent"),
+                   row.get("predicted_l2_hit_percent"))
 
     def instruction_error_percent(self) -> float | None:
         if not self.measured_instructions or self.predicted_instructions is None:

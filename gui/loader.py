@@ -10,7 +10,9 @@ why no Qt object is touched off the UI thread):
    the window keeps running;
 2. :func:`load_kernel`: parse only that kernel (``engine.ptx.parse_kernel``), resolve its inputs
    (profile, launch, registers: ``ptxas -v`` on a large file takes seconds) and hash the bytes
-   that were read.
+   that were read. The parse reports how far it is through the kernel (``progressChanged``: the
+   status bar's bar fills), and a cancelled load stops the parse there rather than finishing it
+   for nothing.
 
 A session file (and an autosave being restored) takes the same two steps in one thread
 (:func:`load_session_file`): the session is read and validated, the PTX indexed, and only the
@@ -65,6 +67,7 @@ class KernelList:
     data: bytes
     names: tuple[str, ...]
     chosen: str | None
+    spans: tuple[tuple[int, int], ...] = ()    # each kernel's byte range in ``data`` (progress)
     # what the kernel picker shows of each (size, loops, launch bounds), when it is to be asked
     summaries: tuple[KernelSummary, ...] = ()
 
@@ -95,6 +98,7 @@ def list_kernels(path: Path, wanted: str | None = None,
     entries = index_kernels(data, filename)
     _check(cancelled)
     names = tuple(e.name for e in entries)
+    spans = tuple((e.start, e.end) for e in entries)
     if wanted is None:
         launch_file = None if ask and len(entries) > 1 else find_launch_file(path)
         if launch_file is not None:
@@ -102,15 +106,27 @@ def list_kernels(path: Path, wanted: str | None = None,
             launches = load_launch_file(launch_file).launches
             wanted = launches[0].kernel if launches and launches[0].kernel else None
         elif len(entries) > 1:
-            return KernelList(data, names, None, tuple(summarize(data, entries)))
-    return KernelList(data, names, find_kernel(entries, wanted, filename).name)
+            return KernelList(data, names, None, spans, tuple(summarize(data, entries)))
+    return KernelList(data, names, find_kernel(entries, wanted, filename).name, spans)
 
 
 def load_kernel(path: Path, listing: KernelList, kernel: str,
-                cancelled: Callable[[], bool] = lambda: False, profile: str | None = None) -> Loaded:
+                cancelled: Callable[[], bool] = lambda: False, profile: str | None = None,
+                progress: Callable[[float], None] | None = None) -> Loaded:
     """Parse only ``kernel`` of the listed file and resolve its inputs (launch and registers;
-    ``profile`` None: the default profile)."""
-    module = parse_kernel(listing.data, kernel, os.fspath(path))
+    ``profile`` None: the default profile). ``progress(fraction)``: how far the parse is through
+    the kernel, now and then; a cancellation stops the parse at the next report."""
+    span = listing.spans[listing.names.index(kernel)] if len(listing.spans) == len(listing.names) else None
+
+    def parsed(done: int, total: int) -> None:
+        _check(cancelled)
+        if progress is not None:
+            # the text is the file's (other bodies blanked): positions count from the kernel's
+            # first byte (characters and bytes agree in PTX, which is ASCII but for comments)
+            start, end = span if span is not None else (0, total)
+            progress(min(1.0, max(0.0, (done - start) / max(1, end - start))))
+
+    module = parse_kernel(listing.data, kernel, os.fspath(path), parsed)
     _check(cancelled)
     inputs = resolve_inputs(path, kernel=kernel, module=module, profile=profile)
     _check(cancelled)
@@ -167,6 +183,7 @@ class PtxLoader(QObject):
     """Runs one :class:`LoadRequest` at a time; a new one cancels the one before."""
 
     stageChanged = Signal(object, str)   # request, what it is doing now (in words)
+    progressChanged = Signal(object, float)  # request, how far the current step is (0..1)
     loaded = Signal(object)              # request, with .loaded
     finished = Signal(object)            # request: loaded, failed (.error) or cancelled
     busyChanged = Signal(bool)
@@ -229,7 +246,9 @@ class PtxLoader(QObject):
                 break
             if request is not self.current or request.cancelled:
                 continue                     # cancelled, or replaced by a newer request
-            if kind == "listed":
+            if kind == "progress":
+                self.progressChanged.emit(request, payload)
+            elif kind == "listed":
                 self._listed(request, payload)
             elif kind == "loaded":
                 if isinstance(payload, tuple):      # a session: its data and its kernel
@@ -288,7 +307,8 @@ class PtxLoader(QObject):
     def _load_step(self, request: LoadRequest) -> None:
         assert request.listing is not None and request.kernel is not None
         profile = request.profile if request.origin == "baseline" else None
-        loaded = load_kernel(request.path, request.listing, request.kernel, request._flag.is_set, profile)
+        loaded = load_kernel(request.path, request.listing, request.kernel, request._flag.is_set, profile,
+                             lambda fraction: self._out.put((request, "progress", fraction)))
         self._out.put((request, "loaded", loaded))
 
     def _session_step(self, request: LoadRequest) -> None:

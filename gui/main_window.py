@@ -686,7 +686,7 @@ class MainWindow(QMainWindow):
         self.load_label = QLabel()
         self.load_label.setMaximumWidth(520)
         self.load_bar = QProgressBar()
-        self.load_bar.setRange(0, 0)              # busy: the parser cannot say how far it is
+        self.load_bar.setRange(0, 0)              # busy until a step says how far it is (the parse does)
         self.load_bar.setMaximumWidth(120)
         self.load_cancel = QToolButton()
         self.load_cancel.setText("Cancel")
@@ -705,12 +705,19 @@ class MainWindow(QMainWindow):
         self._cancel_key.activated.connect(self.cancel_load)
         loader = self.session.loader
         loader.stageChanged.connect(self._load_stage)
+        loader.progressChanged.connect(self._load_progress)
         loader.busyChanged.connect(self._load_busy)
         loader.finished.connect(self._load_finished)
 
     def _load_stage(self, request: LoadRequest, text: str) -> None:
         self.load_label.setText(f"{text}…")
         self.load_label.setToolTip(str(request.path))
+        self.load_bar.setRange(0, 0)              # busy until the step says how far it is
+
+    def _load_progress(self, request: LoadRequest, fraction: float) -> None:
+        # the parse of the chosen kernel: the bar fills as it goes
+        self.load_bar.setRange(0, 1000)
+        self.load_bar.setValue(round(1000 * fraction))
 
     def _load_busy(self, busy: bool) -> None:
         self.load_status.setVisible(busy)

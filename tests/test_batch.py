@@ -1,6 +1,6 @@
-"""batch at scale: the samples and the parser corpus through local workers and a real Dask
-cluster (identical outputs), a batch stopped with Ctrl+C, then killed with SIGKILL, then re-run,
-the plot, the best-launch table and the spec file."""
+"""batch at scale: the samples and the parser corpus through local workers, a batch stopped with
+Ctrl+C, then with SIGTERM, then killed with SIGKILL, then re-run, the plot, the best-launch table
+and the spec file. Dask clusters: tests/test_batch_cluster.py."""
 
 from __future__ import annotations
 
@@ -61,19 +61,6 @@ def test_samples_and_corpus_give_one_row_per_kernel_launch_profile_model(local_r
             assert row["message"] and "\n" not in row["message"]
 
 
-def test_dask_cluster_gives_the_same_rows_as_local_workers(local_run, tmp_path):
-    distributed = pytest.importorskip("distributed")
-    import pyarrow.parquet as pq
-
-    out = tmp_path / "rows.csv"
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-                                  dashboard_address=None) as cluster:
-        assert main(["batch", SAMPLES, CORPUS, *CHEAP, "--scheduler", cluster.scheduler_address,
-                     "--out", str(out), "--out", str(out.with_suffix(".parquet"))]) == 0
-    assert out.read_bytes() == local_run.read_bytes()
-    assert pq.read_table(out.with_suffix(".parquet")).equals(pq.read_table(local_run.with_suffix(".parquet")))
-
-
 def _start(out: Path, *extra: str) -> subprocess.Popen:
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
     return subprocess.Popen([sys.executable, str(ROOT / "main.py"), "batch", SAMPLES, *CHEAP, "--workers", "2",
@@ -109,10 +96,24 @@ def test_ctrl_c_then_sigkill_then_a_rerun_gives_every_row_once(local_run, tmp_pa
     assert 30 <= len(kept) < len(expected)
     assert all(expected[identity(r)] == r for r in kept)
 
+    # SIGTERM to the command alone (as `timeout`, `kill` and SLURM send it): the same as Ctrl+C,
+    # with the exit status of SIGTERM.
+    out.unlink()
+    before = _cached_lines(cache)
+    proc = _start(out)
+    _wait_for_rows(proc, cache, before + 30)
+    os.kill(proc.pid, signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert "interrupted (SIGTERM)" in err and "Traceback" not in err
+    kept = read_csv(out)
+    assert before + 30 <= len(kept) < len(expected)
+    assert all(expected[identity(r)] == r for r in kept)
+
     # SIGKILL half-way: no output written, the cache keeps what had finished.
     out.unlink()
     proc = _start(out)
-    _wait_for_rows(proc, cache, len(expected) // 2)
+    _wait_for_rows(proc, cache, (_cached_lines(cache) + len(expected)) // 2)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     assert 0 < _cached_lines(cache) < len(expected) and not out.exists()

@@ -6,15 +6,22 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
+import signal
+import stat
+import time
 from pathlib import Path
 
 import pytest
 
-from engine.batch import BatchSpec, InProcess, ResultCache, plan_batch, run_batch
-from engine.batch.output import rows_csv
+from engine.batch import BatchSpec, Failed, InProcess, ResultCache, StopBatch, plan_batch, run_batch
+from engine.batch.lock import OutputLock
+from engine.batch.output import rows_csv, write_rows
 from engine.batch.plan import Unit
 from engine.batch.report import best_launches, kernel_series
 from engine.batch.rows import empty_row
+from engine.batch.runner import FAIL_FAST_UNITS, FailureStreak
+from engine.batch.signals import StopSignals, exit_status
 from engine.batch.spec import read_spec_file
 from engine.batch.work import run_unit
 from engine.cli import main
@@ -38,7 +45,8 @@ def test_failing_rows_are_recorded_and_the_batch_goes_on(tmp_path, capsys):
     out = tmp_path / "rows.csv"
     assert main(["batch", str(broken), COPY, "--profile", "h100", "--model", "roofline", "--grid", "4",
                  "--block", "64", "--arg", "nosuch=1", "--arg", "0=0", "--no-ptxas", "--no-launch-file",
-                 "--workers", "1", "--out", str(out), "--quiet"]) == 0
+                 "--workers", "1", "--out", str(out), "--quiet"]) == 1      # every row failed: not a success
+    assert capsys.readouterr().err.strip().splitlines()[-1].startswith("error: every row failed (3 rows); the first: ")
     rows = list(csv.DictReader(io.StringIO(out.read_text())))
     bad = [r for r in rows if r["file"] == str(broken)]
     assert len(bad) == 1 and bad[0]["status"] == "error"
@@ -59,15 +67,36 @@ def test_row_keys_follow_contents_not_spelling(tmp_path):
     assert not set(a.units[0].keys()) & set(h200.units[0].keys())
 
 
+K1, K2, K3 = ("1" * 64, "2" * 64, "3" * 64)      # row keys are SHA-256 digests in hex
+
+
 def test_cache_skips_cut_lines_and_keeps_the_rest(tmp_path):
     cache = ResultCache(tmp_path)
-    cache.add([("k1", {"a": 1}), ("k2", {"a": 2})])
+    cache.add([(K1, {"a": 1}), (K2, {"a": 2})])
     cache.close()
     (path,) = tmp_path.glob("rows-*.jsonl")
     with path.open("a") as handle:
-        handle.write(json.dumps({"key": "k3", "row": {"a": 3}})[:15])     # a write cut by SIGKILL
+        handle.write(json.dumps({"key": K3, "row": {"a": 3}})[:15])     # a write cut by SIGKILL
     loaded = ResultCache(tmp_path).load()
-    assert loaded.rows == {"k1": {"a": 1}, "k2": {"a": 2}} and loaded.skipped_lines == 1
+    assert loaded.rows == {K1: {"a": 1}, K2: {"a": 2}} and loaded.skipped_lines == 1
+    assert loaded.problems == [f"{path.name} line 3: cut off or not JSON"]
+
+
+def test_cache_names_damaged_lines_and_takes_the_good_ones(tmp_path):
+    cache = ResultCache(tmp_path)
+    cache.add([(K1, {"sm_cycles": 1234.5}), (K2, {"sm_cycles": 99.0}), (K3, {"sm_cycles": 7.0})])
+    cache.close()
+    (path,) = tmp_path.glob("rows-*.jsonl")
+    lines = path.read_text().splitlines()
+    lines[0] = lines[0].replace("1234.5", "1284.5")          # one digit changed on disk: still JSON
+    lines[1] = lines[1].replace(K2, "not-a-key")
+    lines.insert(2, "\x00\x00garbage")
+    lines.append('{"key": "%s", "row": {"sm_cycles": 5.0}}' % ("4" * 64))   # an older line, no checksum
+    path.write_text("\n".join(lines) + "\n")
+    loaded = ResultCache(tmp_path).load()
+    assert loaded.rows == {K3: {"sm_cycles": 7.0}, "4" * 64: {"sm_cycles": 5.0}}
+    assert loaded.problems == [f"{path.name} line 1: the row does not match its checksum (damaged)",
+                               f"{path.name} line 2: not a row key", f"{path.name} line 3: cut off or not JSON"]
 
 
 def test_csv_cells_are_escaped_against_formulas():
@@ -128,3 +157,91 @@ def test_command_line_mistakes_are_one_line_errors(tmp_path, capsys):
     assert main(["batch", MM, "--profile", "h100", "--kernel", "nosuchkernel", "--out", out]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 4 and all(line.startswith("error: ") for line in err)
+
+
+class _LostEverywhere(InProcess):
+    """Every unit lost where it ran, the same way (a cluster that cannot load the work)."""
+
+    description = "a cluster that cannot load the work"
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    def run(self, units):
+        for unit in units:
+            self.asked += 1
+            yield unit, Failed(f"worker failed: RuntimeError: Error during deserialization of the task graph "
+                               f"(task run_unit-{self.asked:08x}{'ab' * 6})")
+
+
+def test_units_lost_the_same_way_stop_the_batch_early(tmp_path):
+    plan = plan_batch(spec(MM, COPY, grids=((4, 1, 1), (8, 1, 1))))
+    executor = _LostEverywhere()
+    result = run_batch(plan, executor, ResultCache(tmp_path))
+    assert executor.asked == FAIL_FAST_UNITS < len(plan.units)
+    assert result.stopped.startswith("3 units in a row failed the same way where they ran: worker failed: ")
+    assert result.rows == [] and not list(tmp_path.glob("rows-*"))     # nothing cached, nothing to write
+
+
+def test_a_unit_that_ran_ends_a_streak_of_lost_units():
+    streak = FailureStreak(limit=2)
+    streak.see(Failed("worker failed: KilledWorker: task a1b2c3d4e5f6"))
+    streak.see([])                                       # a unit that ran
+    streak.see(Failed("worker failed: KilledWorker: task 0f0f0f0f0f0f"))
+    streak.see(Failed("worker failed: OSError: other"))  # another kind: a new streak
+    with pytest.raises(StopBatch, match="2 units in a row"):
+        streak.see(Failed("worker failed: OSError: other"))
+
+
+def test_a_second_batch_on_a_locked_output_is_refused_before_work(tmp_path, capsys):
+    out = tmp_path / "rows.csv"
+    with OutputLock([out]):
+        assert main(["batch", MM, "--profile", "h100", "--model", "roofline", "--no-ptxas", "--workers", "1",
+                     "--out", str(out), "--quiet"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"error: {out}: another batch is writing it (pid {os.getpid()} on ")
+    assert not out.exists() and not (tmp_path / "rows.batch-cache").exists()
+    assert main(["batch", MM, "--profile", "h100", "--model", "roofline", "--no-ptxas", "--workers", "1",
+                 "--out", str(out), "--quiet"]) == 0                # released with the context
+
+
+def test_no_room_for_the_rows_is_refused_before_work(tmp_path, capsys, monkeypatch):
+    real = os.statvfs
+    monkeypatch.setattr(os, "statvfs", lambda path: _Statvfs(real(path), free_blocks=10))
+    out = tmp_path / "rows.csv"
+    assert main(["batch", MM, COPY, "--profile", "h100", "--model", "roofline", "--no-ptxas", "--workers", "1",
+                 "--out", str(out), "--quiet"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert "free, and this batch needs about" in line and "rows for the cache and the outputs" in line
+    assert not out.exists() and not list((tmp_path / "rows.batch-cache").glob("rows-*"))
+
+
+class _Statvfs:
+    """A file system's figures with only ``free_blocks`` left."""
+
+    def __init__(self, real, free_blocks):
+        self.f_frsize, self.f_bavail = real.f_frsize, free_blocks
+
+
+def test_stop_signals_interrupt_the_work_then_only_record(tmp_path):
+    with StopSignals() as signals:
+        with pytest.raises(KeyboardInterrupt) as caught:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)          # the handler raises in this thread before the sleep ends
+        assert caught.value.signal_name == "SIGTERM"
+        signals.disarm()
+        os.kill(os.getpid(), signal.SIGHUP)         # while the outputs are written: recorded only
+        time.sleep(0.01)
+    assert signals.received == "SIGTERM" and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    assert exit_status("SIGTERM") == 143 and exit_status("SIGINT") == 130
+
+
+def test_outputs_get_the_mode_a_plain_file_would(tmp_path):
+    out = tmp_path / "rows.csv"
+    write_rows([empty_row(file="f", kernel="k", status="ok")], str(out))
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~mask
+    out.chmod(0o640)
+    write_rows([], str(out))
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640

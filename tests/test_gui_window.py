@@ -287,8 +287,8 @@ def test_kernel_picker_for_files_with_several_kernels(window, qtbot, tmp_path, m
     monkeypatch.setattr(window, "choose_kernel", choose)
     parses, whole = [], []
     real_parse = loader_module.parse_kernel
-    monkeypatch.setattr(loader_module, "parse_kernel", lambda data, name, file: parses.append(name)
-                        or real_parse(data, name, file))
+    monkeypatch.setattr(loader_module, "parse_kernel", lambda data, name, file, *rest: parses.append(name)
+                        or real_parse(data, name, file, *rest))
     real_load = inputs_module.load_ptx
     monkeypatch.setattr(inputs_module, "load_ptx", lambda p: whole.append(p) or real_load(p))
     assert window.open_file(path)

@@ -31,6 +31,35 @@ def test_fractional_lambda_keeps_time_exact() -> None:
     assert r.ticks_per_cycle == 3
 
 
+def test_a_latency_table_too_fine_for_exact_ticks_runs_on_a_grid_and_says_so() -> None:
+    # Latencies with unrelated denominators (as averaged memory costs give): keeping all exact
+    # would need 9973 * 9967 * 9949 ticks per cycle.
+    lams = [Fraction(13, 9973), Fraction(1, 9967), Fraction(2, 3), Fraction(5, 8)]
+    Lams = [Fraction(40000, 9949), Fraction(9, 2), Fraction(7, 9973), Fraction(1, 7)]
+    ins = tuple(make_instruction(f"i{k}", 0, lam, Lam, deps=((k - 1,) if k else ()))
+                for k, (lam, Lam) in enumerate(zip(lams, Lams, strict=True)))
+    d = KernelDescription(instructions=ins, subsystems=("alu",), paths=((Loop((Run((0, 1, 2, 3)),), 50),),),
+                          warps_per_block=4, blocks=3, resident_blocks=2)
+    assert d.exact_ticks_per_cycle() > 10**6 and d.ticks_per_cycle() == 2520
+    r = simulate(d)
+    assert r.ticks_per_cycle == 2520
+    assert r.note.startswith("timed on a grid of 1/2520 cycle: keeping every λ/Λ exact would need ")
+    # 1/9967 goes up to one step, 1/2520, the least a positive λ may take: a move of 0.0003 cycles
+    assert r.note.endswith("so durations were rounded, each by at most 0.0003 cycles")
+    # Fractions that fit the grid are kept: 2/3, 5/8, 9/2 and 1/7 exactly, the rest within 1/5040.
+    snapped, _ = d.on_time_grid()
+    assert [i.lam for i in snapped.instructions][2:] == lams[2:] and snapped.instructions[3].Lam == Fraction(1, 7)
+    assert all(abs(a.Lam - b.Lam) <= Fraction(1, 5040) and 0 < a.lam and abs(a.lam - b.lam) < Fraction(1, 2520)
+               for a, b in zip(snapped.instructions, ins, strict=True))
+    # The grid's time is the exact time of the rounded table, close to the unrounded one.
+    assert r.cycles == simulate(snapped).cycles
+    # and close to the time of the table put on a finer grid that is still exact (1/100000)
+    fine = d.with_changes(instructions=tuple(
+        replace(i, lam=Fraction(round(i.lam * 10**5), 10**5), Lam=Fraction(round(i.Lam * 10**5), 10**5)) for i in ins))
+    assert fine.exact_ticks_per_cycle() <= 10**6
+    assert abs(r.cycles - simulate(fine).cycles) < Fraction(1, 1000) * r.cycles
+
+
 def test_loop_carried_dependence_reads_previous_iteration() -> None:
     # b reads c, which comes later in the body: iteration k's b waits for iteration k-1's c
     ins = (make_instruction("a", 0, 1, 1), make_instruction("b", 0, 1, 1, deps=(2,)),

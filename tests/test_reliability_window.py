@@ -61,12 +61,12 @@ class Gate:
         self.parsed: list[str] = []
         real = loader_module.parse_kernel
 
-        def parse(data, name, filename):
+        def parse(data, name, filename, progress=None):
             self.parsed.append(name)
             self.entered.set()
             assert self.release.wait(60)
             try:
-                return real(data, name, filename)
+                return real(data, name, filename, progress)
             finally:
                 self.returned.set()
 
@@ -191,7 +191,7 @@ def test_blocking_open_file_parses_only_the_chosen_kernel(window, qtbot, library
     parsed = []
     real = loader_module.parse_kernel
     monkeypatch.setattr(loader_module, "parse_kernel",
-                        lambda data, name, file: parsed.append(name) or real(data, name, file))
+                        lambda data, name, file, *rest: parsed.append(name) or real(data, name, file, *rest))
     monkeypatch.setattr(window, "choose_kernel", lambda names: names[3])
     assert window.open_file(library)                # returns with the kernel open
     assert not window.session.loading and window.session.state.kernel == parsed[0]

@@ -46,6 +46,9 @@ PYEOF
 )
   # shellcheck disable=SC2086
   echo "$deps" | xargs -d '\n' .venv/bin/python -m pip install -q --disable-pip-version-check
+  # Warpline itself, editable: separate processes started from this environment (Dask's
+  # scheduler and workers, docs/batch.md) can then import engine and gui from any folder.
+  .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e .
   touch "$stamp"
 }
 

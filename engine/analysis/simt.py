@@ -251,7 +251,7 @@ class _Machine:
         base, known = self._operand(address.base, "u64")
         if not known.all() and address.base.name:
             self.why.setdefault(instr.dests[0], self.why.get(address.base.name, "its address is unknown"))
-        where = base + address.offset
+        where = base + int64(address.offset)
         pointer = declared_buffer(where[known], self.function.params, self.values)
         if pointer is None:
             raise LaneError(f"{instr.full_opcode} at line {line} reads a buffer without declared data")

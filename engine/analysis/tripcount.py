@@ -313,6 +313,8 @@ def _mean_warp_exit(limit: int, coeffs: dict[str, int], step: int, cmp: str, val
         if _index_atom(name) is None:
             raise _Fail(f"the loop bound is not uniform: {culprit.reason}")
 
+    _fits_lanes(limit, *coeffs.values(), what="the loop's bound")
+
     def exits(env: dict[str, Any]) -> Any:
         distance = np.full(len(env["%tid.x"]), limit, dtype=np.int64)
         for name, c in coeffs.items():
@@ -321,6 +323,13 @@ def _mean_warp_exit(limit: int, coeffs: dict[str, int], step: int, cmp: str, val
 
     block_axes = {found[1] for found in map(_index_atom, coeffs) if found and found[0] == "ctaid"}
     return _mean_over_warps(values, culprit.reason, exits, block_axes)
+
+
+def _fits_lanes(*numbers: int, what: str) -> None:
+    """Refuse per-lane arithmetic on numbers beyond 64 bits (huge immediates, shifts out of the
+    register): the lanes are int64 arrays, and such a bound is no real loop's."""
+    if any(not -(1 << 63) <= int(n) < (1 << 63) for n in numbers):
+        raise _Fail(f"{what}: a number outside the signed 64-bit range, not evaluated per lane")
 
 
 def _index_atom(name: str) -> tuple[str, int] | None:
@@ -422,6 +431,7 @@ class _LaneValues:
         if linear is None:
             raise _Fail(f"not a per-thread integer: {value.reason}")
         offset, terms = linear
+        _fits_lanes(offset, *terms.values(), what=value.expr)
         out = np.full(len(env["%tid.x"]), offset, dtype=np.int64)
         for name, c in terms.items():
             if name not in env:

@@ -408,10 +408,15 @@ class UniformEvaluator:
         elif op == "xor":
             r = int(x) ^ int(y)
         elif op == "shl":
-            r = int(x) << min(int(a[1]), _bits_of(t))
+            r = int(x) << shift_amount(a[1], _bits_of(t))
         else:  # shr: arithmetic for signed types, logical otherwise (x is already typed)
-            r = int(x) >> min(int(a[1]), _bits_of(t))
+            r = int(x) >> shift_amount(a[1], _bits_of(t))
         return as_type(r, out_t), f"({e[0]} {_SYMBOL[op]} {e[1]})"
+
+
+def shift_amount(amount: Number, width: int) -> int:
+    """A shift's amount as PTX reads it: a .u32, and amounts above the width act as the width."""
+    return min(int(amount) & 0xFFFFFFFF, width)
 
 
 def _trunc_div(x: Number, y: Number) -> int:
@@ -462,7 +467,10 @@ def _linear_apply(instr: Instruction, ins: list[Value], reason: str) -> Value | 
         if op == "shl":
             if b[1]:
                 return None
-            b = (1 << b[0], {})
+            width = _bits_of(types[-1])
+            amount = shift_amount(b[0], width)
+            # shifted out entirely: 0, as the hardware gives (not x * 2**64)
+            b = ((1 << amount) if amount < width else 0, {})
         if a[1] and b[1]:
             return None  # a product of two unknowns is not linear
         const, other = (a[0], b) if not a[1] else (b[0], a)
@@ -475,6 +483,8 @@ def _linear_apply(instr: Instruction, ins: list[Value], reason: str) -> Value | 
             expr = f"({expr} + {exprs[2]})"
     else:
         return None
+    if any(not -(1 << 64) < v < (1 << 64) for v in (r[0], *r[1].values())):
+        return None  # beyond 64 bits: no index of a real kernel (and numbers that only grow)
     return from_linear(r[0], r[1], expr, reason)
 
 

@@ -56,6 +56,11 @@ class WarpBranches:
         self.warps = math.ceil(self.threads / WARP) if 0 < self.threads <= MAX_THREADS else 0
         self._evaluators: dict[int, ThreadEvaluator] = {}
         self._outcomes: dict[int, tuple[bool | None, ...]] = {}
+        # By (guard, its reaching definitions, negated): a thread's guard value depends on the
+        # branch only through the definitions that reach it (the per-thread evaluators have no
+        # loop-exit values and no feasibility filter), and nvcc guards many branches with one
+        # predicate: a kernel of 50,000 such branches evaluates it once per thread, not 50,000 times.
+        self._by_definitions: dict[tuple[str, tuple[int, ...], bool], tuple[bool | None, ...]] = {}
 
     def _thread(self, linear: int) -> ThreadEvaluator:
         evaluator = self._evaluators.get(linear)
@@ -83,6 +88,18 @@ class WarpBranches:
         if cached is not None:
             return cached
         instr = self.function.instructions[index]
+        if instr.guard:
+            key = (instr.guard, self.defuse.reaching(index, instr.guard), instr.guard_negated)
+            shared = self._by_definitions.get(key)
+            if shared is None:
+                shared = self._by_definitions[key] = self._evaluate(index)
+            self._outcomes[index] = shared
+            return shared
+        self._outcomes[index] = ()
+        return ()
+
+    def _evaluate(self, index: int) -> tuple[bool | None, ...]:
+        instr = self.function.instructions[index]
         result: list[bool | None] = []
         for w in range(self.warps if instr.guard else 0):
             ways: set[bool] | None = set()
@@ -100,8 +117,7 @@ class WarpBranches:
                 result = [None] * self.warps
                 break
             result.append(next(iter(ways)) if ways is not None and len(ways) == 1 else None)
-        self._outcomes[index] = tuple(result)
-        return self._outcomes[index]
+        return tuple(result)
 
 
 _CACHE: OrderedDict[tuple, tuple[Any, WarpBranches]] = OrderedDict()

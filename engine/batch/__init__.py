@@ -7,7 +7,8 @@
 * :mod:`work`: what a worker does with a unit (parse once, evaluate, rows);
 * :mod:`rows`: the row's columns and the bottleneck columns;
 * :mod:`cache`: the append-only result cache that makes a batch resumable;
-* :mod:`executors`: this process, local worker processes, or a Dask cluster;
+* :mod:`executors`: this process or local worker processes; :mod:`dask_cluster`: a Dask cluster;
+* :mod:`signals`: SIGTERM handled like Ctrl+C; :mod:`lock`: one batch per output at a time;
 * :mod:`runner`: a plan through an executor and the cache, rows back in plan order;
 * :mod:`output`: CSV and Parquet; :mod:`report`: best launches and the plot's series;
 * :mod:`progress`: the progress bar.
@@ -16,11 +17,12 @@ Every figure comes from :class:`engine.evaluation.Evaluator`, as everywhere else
 """
 
 from engine.batch.cache import ResultCache
-from engine.batch.executors import DaskCluster, InProcess, LocalPool, default_workers
+from engine.batch.dask_cluster import DaskCluster
+from engine.batch.executors import Failed, InProcess, LocalPool, StopBatch, default_workers
 from engine.batch.plan import Plan, Unit, plan_batch
 from engine.batch.rows import COLUMNS
 from engine.batch.runner import BatchResult, run_batch
 from engine.batch.spec import BatchSpec, read_spec_file
 
-__all__ = ["COLUMNS", "BatchResult", "BatchSpec", "DaskCluster", "InProcess", "LocalPool", "Plan", "ResultCache",
-           "Unit", "default_workers", "plan_batch", "read_spec_file", "run_batch"]
+__all__ = ["COLUMNS", "BatchResult", "BatchSpec", "DaskCluster", "Failed", "InProcess", "LocalPool", "Plan",
+           "ResultCache", "StopBatch", "Unit", "default_workers", "plan_batch", "read_spec_file", "run_batch"]

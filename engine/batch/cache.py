@@ -9,6 +9,7 @@ every input), so either copy will do.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -27,6 +28,7 @@ class ResultCache:
         self.folder = Path(folder)
         self.rows: dict[str, dict[str, Any]] = {}
         self.skipped_lines = 0
+        self.problems: list[str] = []     # "FILE line N: why", for each line skipped
         self._handle: TextIO | None = None
 
     def load(self) -> ResultCache:
@@ -37,10 +39,13 @@ class ResultCache:
                 text = path.read_text(encoding="utf-8", errors="replace")
             except OSError as exc:
                 raise WarplineError(f"{path}: cannot read the batch cache: {exc.strerror or exc}") from None
-            for line in text.splitlines():
+            for number, line in enumerate(text.splitlines(), 1):
+                if not line.strip():
+                    continue
                 record = _record(line)
-                if record is None:
-                    self.skipped_lines += bool(line.strip())
+                if isinstance(record, str):
+                    self.skipped_lines += 1
+                    self.problems.append(f"{path.name} line {number}: {record}")
                     continue
                 self.rows[record[0]] = record[1]
         return self
@@ -53,7 +58,8 @@ class ResultCache:
         lines = []
         for key, row in records:
             self.rows[key] = row
-            lines.append(json.dumps({"key": key, "row": row}, allow_nan=False, separators=(",", ":")))
+            lines.append(json.dumps({"key": key, "row": row, "sum": row_sum(row)}, allow_nan=False,
+                                    separators=(",", ":")))
         if not lines:
             return
         try:
@@ -82,11 +88,30 @@ class ResultCache:
         return self._handle
 
 
-def _record(line: str) -> tuple[str, dict[str, Any]] | None:
+def row_sum(row: dict[str, Any]) -> str:
+    text = json.dumps(row, sort_keys=True, allow_nan=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+KEY_LENGTH = 64     # a SHA-256 in hex (engine.batch.keys.row_key)
+
+
+def _record(line: str) -> tuple[str, dict[str, Any]] | str:
+    """``(key, row)``, or why the line is not one."""
     try:
         data = json.loads(line)
     except ValueError:
-        return None
-    if not isinstance(data, dict) or not isinstance(data.get("key"), str) or not isinstance(data.get("row"), dict):
-        return None
-    return data["key"], data["row"]
+        return "cut off or not JSON"
+    if not isinstance(data, dict) or not isinstance(data.get("row"), dict):
+        return "not a cache record"
+    key = data.get("key")
+    if not isinstance(key, str) or len(key) != KEY_LENGTH or any(c not in "0123456789abcdef" for c in key):
+        return "not a row key"
+    if "sum" in data:
+        try:
+            damaged = data["sum"] != row_sum(data["row"])
+        except ValueError:      # NaN or infinity written into a row
+            damaged = True
+        if damaged:
+            return "the row does not match its checksum (damaged)"
+    return key, data["row"]

@@ -1,32 +1,57 @@
-"""Where units run: in this process, in local worker processes, or on a Dask cluster.
+"""Where units run: in this process, in local worker processes, or on a Dask cluster
+(:mod:`engine.batch.dask_cluster`).
 
-Each executor yields ``(unit, records)`` as units finish, in any order (the runner puts rows back
-in plan order). A unit whose worker died gives error rows that are not cached, so a re-run tries
-it again.
+Each executor yields ``(unit, outcome)`` as units finish, in any order (the runner puts rows back
+in plan order). The outcome is the unit's records, or a :class:`Failed` when the unit never ran to
+the end because of where it ran (a dead worker, a cluster that cannot load the work): the runner
+turns those into error rows that are not cached, so a re-run tries them again, and stops the batch
+early when every unit fails that way.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import re
 import signal
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from typing import Any, Protocol
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Protocol
 
 from engine.batch.plan import Unit
-from engine.batch.work import Record, failure_records, run_unit
+from engine.batch.rows import one_line
+from engine.batch.work import Record, run_unit
 from engine.errors import WarplineError
-from engine.ptx.index import read_ptx_bytes
 
-Finished = tuple[Unit, list[Record]]
+
+@dataclass(frozen=True)
+class Failed:
+    """A unit lost to the machinery that runs it, not to its inputs."""
+
+    reason: str          # one line
+
+    @property
+    def kind(self) -> str:
+        """The reason without what names one task or process (hex ids, addresses, numbers), so
+        that the same failure of many units reads the same."""
+        return re.sub(r"(0x)?[0-9a-f]{8,}|\d+", "#", self.reason)
+
+
+Finished = tuple[Unit, "list[Record] | Failed"]
+
+
+class StopBatch(WarplineError):
+    """The batch cannot go on where it runs (the cluster went away, the cache cannot be written):
+    the runner keeps what is done and the command ends with this one line."""
 
 
 class Executor(Protocol):
     description: str
 
     def run(self, units: Sequence[Unit]) -> Iterator[Finished]:
-        """Every unit's records, as each finishes."""
+        """Every unit's outcome, as each finishes; raises :class:`StopBatch` when no more can run."""
 
     def stop(self) -> None:
         """Drop what has not started and release the workers (after Ctrl+C, or at the end)."""
@@ -52,9 +77,11 @@ class InProcess:
         pass
 
 
-def _ignore_sigint() -> None:
-    # Ctrl+C reaches the whole process group; only the driver should act on it.
+def _ignore_stop_signals() -> None:
+    # Ctrl+C reaches the whole process group, and SLURM sends SIGTERM to every process of a job:
+    # only the driver acts on them (it stops the pool and writes what is done).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 class LocalPool:
@@ -69,7 +96,7 @@ class LocalPool:
         context = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         if "forkserver" in methods:
             context.set_forkserver_preload(["engine.batch.work"])
-        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_sigint)
+        self._pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_ignore_stop_signals)
         self._futures: dict[Future[list[Record]], Unit] = {}
 
     def run(self, units: Sequence[Unit]) -> Iterator[Finished]:
@@ -77,51 +104,17 @@ class LocalPool:
         for future in as_completed(self._futures):
             unit = self._futures.pop(future)
             try:
-                yield unit, future.result()
-            except Exception as exc:  # noqa: BLE001 - a dead worker (BrokenProcessPool), recorded per row
-                yield unit, failure_records(unit, f"worker failed: {type(exc).__name__}: {exc}")
+                records = future.result()
+            except BrokenProcessPool as exc:
+                # A worker process died (the kernel's out-of-memory killer, a kill): the pool is
+                # broken and would fail every unit left, so the batch stops with what is done.
+                raise StopBatch(f"a local worker process died ({one_line(str(exc))})") from None
+            except Exception as exc:  # noqa: BLE001 - e.g. a result that could not be sent back
+                yield unit, Failed(f"worker failed: {type(exc).__name__}: {one_line(str(exc))}")
+            else:
+                yield unit, records
 
     def stop(self) -> None:
         for future in self._futures:
             future.cancel()
         self._pool.shutdown(wait=False, cancel_futures=True)
-
-
-class DaskCluster:
-    """A Dask distributed scheduler at ``address``; each file's bytes go to the cluster once."""
-
-    def __init__(self, address: str, connect_timeout: float = 10.0) -> None:
-        try:
-            from distributed import Client
-        except ImportError:
-            raise WarplineError("--scheduler needs dask[distributed] (pip install 'dask[distributed]')") from None
-        try:
-            self._client = Client(address, timeout=connect_timeout, set_as_default=False)
-        except (OSError, TimeoutError, ValueError) as exc:
-            raise WarplineError(f"--scheduler {address}: cannot connect: {exc}") from None
-        workers = len(self._client.scheduler_info().get("workers", {}))
-        self.description = f"Dask cluster {address} ({workers} workers)"
-        self._futures: dict[Any, Unit] = {}
-
-    def run(self, units: Sequence[Unit]) -> Iterator[Finished]:
-        from distributed import as_completed as dask_completed
-
-        data: dict[str, Any] = {}
-        for unit in units:
-            if unit.ptx.sha not in data:
-                data[unit.ptx.sha] = self._client.scatter(read_ptx_bytes(unit.ptx.path), hash=False)
-        self._futures = {self._client.submit(run_unit, unit, data[unit.ptx.sha], pure=False): unit
-                         for unit in units}
-        for future in dask_completed(list(self._futures), loop=self._client.loop):
-            unit = self._futures.pop(future)
-            try:
-                yield unit, future.result()
-            except Exception as exc:  # noqa: BLE001 - e.g. KilledWorker: recorded per row, not cached
-                yield unit, failure_records(unit, f"worker failed: {type(exc).__name__}: {exc}")
-            future.release()
-
-    def stop(self) -> None:
-        if self._futures:
-            self._client.cancel(list(self._futures))
-            self._futures = {}
-        self._client.close()

@@ -42,6 +42,7 @@ SPEC_KEYS: dict[str, tuple[str, str]] = {
     "without": ("without", "list"),
     "workers": ("workers", "int"),
     "scheduler": ("scheduler", "text"),
+    "worker-wait": ("worker_wait", "int"),
     "out": ("out", "paths"),
     "cache": ("cache", "path"),
 }

@@ -58,6 +58,7 @@ class CacheConfig:
     l1_ways: int = L1_WAYS
     l2_ways: int = L2_WAYS
     dram_fetch_bytes: int = DRAM_FETCH_BYTES
+    wave_blocks: int = 0               # blocks the GPU runs at once (0: not known)
 
 
 @dataclass
@@ -163,11 +164,15 @@ def _replay(req_block, req_kind, req_order, flush_at, entry_start, entry_line, e
                     way = w
                     break
             if way < 0:
-                oldest = 0
-                for w in range(1, l2_ways):
-                    if l2_age[s2, w] < l2_age[s2, oldest]:
-                        oldest = w
-                way = oldest
+                # an empty way if there is one, else a pseudo-random victim: the L2 ring measured
+                # with one thread keeps hitting past its capacity (25 MB near, 50 MB with the far
+                # partition), as a cyclic sweep through an LRU cache would not
+                for w in range(l2_ways):
+                    if l2_tag[s2, w] == -1:
+                        way = w
+                        break
+                if way < 0:
+                    way = np.int64((np.uint64(clock + 7) * np.uint64(0xD1B54A32D192ED03)) >> np.uint64(40)) % l2_ways
                 l2_tag[s2, way] = line
                 l2_valid[s2, way] = 0
                 for q in range(4):
@@ -218,7 +223,8 @@ def cache_config(profile: object, resident_blocks: int, shared_bytes_per_block: 
     carved = min(carveouts) if carveouts else used          # the driver's smallest carve-out that fits
     l1 = max(0, total - carved - L1_UNAVAILABLE_BYTES) // max(1, resident_blocks)
     l2 = int((getattr(device, "l2_cache_bytes", None) or 0) * L2_EFFECTIVE_SHARE)
-    return CacheConfig(l1_bytes_per_block=l1, l2_bytes=l2)
+    wave = int(getattr(device, "sm_count", 0) or 0) * max(1, resident_blocks)
+    return CacheConfig(l1_bytes_per_block=l1, l2_bytes=l2, wave_blocks=wave)
 
 
 _DEBUG = bool(os.environ.get("WARPLINE_DEBUG_CACHES"))     # per-buffer extrapolation on stdout
@@ -341,12 +347,19 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     in_before = role[block] == "before"
     in_window = role[block] == "window"
     before_order = np.flatnonzero(in_before)
-    order = np.concatenate([before_order, np.flatnonzero(in_window)]).astype(np.int64)
+    grid = execution.grid or (sample.grid_blocks, 1, 1)
+    row = grid[0] if grid[1] > 1 else grid[0] * grid[1]
+    if len(before_order) and config.wave_blocks and row < config.wave_blocks:
+        # the row before runs in the same wave as the window: their requests interleave, as the
+        # run issued them (a panel the rows share is fetched once for all of them)
+        order = np.flatnonzero(in_before | in_window).astype(np.int64)
+        before_order = before_order[:0]
+    else:
+        order = np.concatenate([before_order, np.flatnonzero(in_window)]).astype(np.int64)
     entry_request = log["entry_request"]
     starts = np.searchsorted(entry_request, np.arange(n_req + 1)).astype(np.int64)
     entry_owner = np.repeat(np.arange(n_req), np.diff(starts))
     lines, masks = log["entry_line"], log["entry_sectors"].astype(np.int64)
-    grid = execution.grid or (sample.grid_blocks, 1, 1)
     G = sample.grid_blocks
     # the footprint of every buffer over the grid, from every executed block's sets
     buffers = lines >> BUFFER_LINE_SHIFT
@@ -361,7 +374,6 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     # a row of blocks between the row before and the window moves this many bytes through L2
     flush_at = -1
     if len(before_order):
-        row = grid[0] if grid[1] > 1 else grid[0] * grid[1]
         per_block_bytes = sum(f.sectors for f in footprints.values()) * SECTOR / max(G, 1)
         if row * per_block_bytes > config.l2_bytes:
             flush_at = len(before_order)
@@ -405,6 +417,22 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     dram = cold_kept + out["again"]
     dram_bytes = out["cold_b"] * keep + out["again_b"]
     l2 = out["l2"] + out["cold"] - cold_kept
+    # every sector of the grid's footprint comes from DRAM once: the measured blocks pay their
+    # share of it even where blocks outside the measured part fetched it first in the replay
+    # (blocks of one wave share a panel: whichever asks first misses, and the run asks in turn)
+    for b, fp in footprints.items():
+        sel = chosen & (request_buffer == b) & np.isin(kind, (LOAD_CACHED, LOAD_UNCACHED, ATOMIC))
+        share = fp.sectors * n_measured / max(G, 1)
+        have = float(dram[sel].sum())
+        served_by_l2 = float(l2[sel].sum())
+        if have >= share or served_by_l2 <= 0:
+            continue
+        moved = min(share - have, served_by_l2)
+        fraction = moved / served_by_l2
+        per_sector = float(dram_bytes[sel].sum()) / have if have > 0 else float(config.dram_fetch_bytes) / 2
+        dram[sel] += l2[sel] * fraction
+        dram_bytes[sel] += l2[sel] * fraction * max(per_sector, float(SECTOR))
+        l2[sel] -= l2[sel] * fraction
     for index in np.unique(instr[chosen]).tolist():
         sel = chosen & (instr == index)
         total = float(sectors[sel].sum())

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from engine.batch.signals import exit_status
 from engine.cli.registry import command_names, commands
 from engine.errors import WarplineError
 from engine.fileio import check_writable
@@ -64,9 +65,10 @@ def main(argv: Sequence[str] | None = None, renderer: Any = None) -> int:
     except WarplineError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:     # Ctrl+C, or SIGTERM where a command turns it into one
+        signal_name = getattr(exc, "signal_name", "SIGINT")
+        print(f"interrupted ({signal_name})", file=sys.stderr)
+        return exit_status(signal_name)
     except BrokenPipeError:
         return 0
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,15 +25,20 @@ from engine.batch import (
     read_spec_file,
     run_batch,
 )
+from engine.batch.lock import OutputLock
 from engine.batch.output import output_format, write_rows
+from engine.batch.preflight import check_cache_folder, check_room
 from engine.batch.progress import ProgressBar
 from engine.batch.report import BEST_COLUMNS, BEST_TYPES, best_launches, best_text, kernel_series
+from engine.batch.rows import STATUS_OK
 from engine.batch.runner import BatchResult, pending_units
+from engine.batch.signals import StopSignals, exit_status
 from engine.cli.options import non_negative_int, parse_args_option, parse_range, parse_trip_option, positive_int
 from engine.cli.registry import Command
 from engine.cli.render import require_renderer
 from engine.errors import WarplineError
 from engine.evaluation.registry import model, model_ids
+from engine.fileio import check_writable
 from engine.launch import parse_dim
 from engine.mechanisms import MECHANISMS, check_names
 from engine.state import POLICIES
@@ -42,9 +48,14 @@ UNSET: dict[str, Any] = {
     "sources": [], "kernel": [], "profile": [], "model": [], "grid": [], "block": [], "smem_dynamic": [],
     "regs": None, "arg": [], "trip": [], "occupancy": [], "launch_file": None, "config": [],
     "no_launch_file": False, "policy": None, "no_ptxas": False, "without": [], "workers": None, "scheduler": None,
-    "out": [], "cache": None,
+    "worker_wait": None, "out": [], "cache": None,
 }
 MAX_PLOT_PANELS = 24
+DEFAULT_WORKER_WAIT_S = 60
+NAMED_CACHE_PROBLEMS = 5
+# Exit statuses besides 0, 2 (bad input, engine.cli) and 128 + signal (interrupted, 130 for Ctrl+C):
+EXIT_ALL_FAILED = 1     # the batch ran to the end and no row has a figure
+EXIT_STOPPED = 3        # the batch could not go on where it ran (lost cluster, full disk, ...)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -78,6 +89,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"switch a simulator mechanism off (repeatable): {', '.join(MECHANISMS)}")
     parser.add_argument("--workers", type=positive_int, help="local worker processes (default: the machine's cores)")
     parser.add_argument("--scheduler", metavar="tcp://HOST:PORT", help="run on this Dask distributed cluster")
+    parser.add_argument("--worker-wait", type=positive_int, metavar="SECONDS",
+                        help=f"with --scheduler: how long to wait for a worker to join, or to come back when "
+                             f"none is left (default {DEFAULT_WORKER_WAIT_S})")
     parser.add_argument("--out", action="append", default=[], metavar="FILE.csv|FILE.parquet",
                         help="where the rows go (repeatable: CSV and Parquet)")
     parser.add_argument("--cache", metavar="DIR", help="result cache (default: OUT's name + .batch-cache beside it)")
@@ -97,18 +111,55 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
         raise WarplineError("batch: give PTX files, folders or patterns (or a --spec file with 'ptx')")
     if not ns.out:
         raise WarplineError("batch: give --out FILE.csv or --out FILE.parquet")
+    outputs = [*ns.out, *([ns.best_csv] if ns.best_csv else []), *([ns.plot] if ns.plot else [])]
     for path in [*ns.out, *([ns.best_csv] if ns.best_csv else [])]:
         output_format(path)
+    check_writable(*outputs)
+    if ns.worker_wait is not None and ns.worker_wait <= 0:
+        raise WarplineError(f"--worker-wait {ns.worker_wait}: give a number of seconds above 0")
     if ns.plot:
         renderer = require_renderer(renderer, "--plot")
     spec = spec_from_options(ns)
     report_model = ns.report_model or spec.models[0]
     if report_model not in spec.models:
         raise WarplineError(f"--report-model {report_model}: not among the batch's models ({', '.join(spec.models)})")
+    # One batch per output at a time; SIGTERM/SIGHUP stop the batch as Ctrl+C does.
+    with OutputLock(outputs), StopSignals() as signals:
+        result, where = compute(ns, spec, signals)
+        if result.stopped:
+            return stopped(ns, result)
+        write_outputs(ns.out, result)
+        if not ns.quiet:
+            print(summary(result, where), file=sys.stderr)
+            for note in result.notes:
+                print(f"note: {note}", file=sys.stderr)
+            print("wrote " + ", ".join(ns.out), file=sys.stderr)
+        if result.interrupted:
+            print(f"interrupted ({result.signal_name}): {len(result.rows)} of {result.planned} rows kept; run the "
+                  "same command again to finish", file=sys.stderr)
+            return exit_status(result.signal_name)
+        if result.all_failed:
+            print(f"error: every row failed ({len(result.rows)} rows); the first: {result.rows[0].get('message')}",
+                  file=sys.stderr)
+            return EXIT_ALL_FAILED
+        report(ns, result, report_model, renderer)
+        return exit_status(signals.received) if signals.received else 0
 
+
+def compute(ns: argparse.Namespace, spec: BatchSpec, signals: StopSignals) -> tuple[BatchResult, str]:
+    """Plan, check the folders, run what the cache lacks: the result and where it ran. The stop
+    signals interrupt only this part (writing the outputs afterwards is not cut short)."""
     plan = plan_batch(spec)
-    cache = ResultCache(ns.cache or default_cache(ns.out[0])).load()
+    cache_folder = Path(ns.cache or default_cache(ns.out[0]))
+    check_cache_folder(cache_folder)
+    cache = ResultCache(cache_folder).load()
+    for problem in cache.problems[:NAMED_CACHE_PROBLEMS]:
+        print(f"note: batch cache {cache_folder}: {problem}; skipped (its rows are computed again)", file=sys.stderr)
+    if len(cache.problems) > NAMED_CACHE_PROBLEMS:
+        print(f"note: batch cache {cache_folder}: {len(cache.problems) - NAMED_CACHE_PROBLEMS} more lines skipped "
+              "likewise", file=sys.stderr)
     todo = pending_units(plan, cache)
+    check_room(sum(unit.rows for unit in todo), cache_folder, ns.out)
     executor = make_executor(ns, len(todo))
     cached = plan.rows - sum(u.rows for u in todo)
     if not ns.quiet:      # said at once: a long batch is never silent, terminal or log
@@ -116,25 +167,35 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
               file=sys.stderr, flush=True)
     progress = ProgressBar(plan.rows, cached, enabled=not ns.quiet)
     try:
-        result = run_batch(plan, executor, cache, progress)
+        return run_batch(plan, executor, cache, progress), executor.description
     finally:
         progress.close()
-    for path in ns.out:
-        write_rows(result.rows, path)
-    if not ns.quiet:
-        print(summary(result, executor.description), file=sys.stderr)
-        for note in result.notes:
-            print(f"note: {note}", file=sys.stderr)
-        if cache.skipped_lines:
-            print(f"note: {cache.skipped_lines} cut-off cache lines skipped (a run was killed mid-write)",
-                  file=sys.stderr)
-        print("wrote " + ", ".join(ns.out), file=sys.stderr)
-    if result.interrupted:
-        print(f"interrupted: {len(result.rows)} of {result.planned} rows kept; run the same command again "
-              "to finish", file=sys.stderr)
-        return 130
-    report(ns, result, report_model, renderer)
-    return 0
+        signals.disarm()
+
+
+def write_outputs(outputs: list[str], result: BatchResult) -> None:
+    for path in outputs:
+        try:
+            write_rows(result.rows, path)
+        except WarplineError as exc:
+            # Atomic: the file as it was is left whole; the rows are in the cache for a re-run.
+            raise WarplineError(f"{exc}; the rows are kept in the batch cache: run the same command again once "
+                                "it can be written") from None
+
+
+def stopped(ns: argparse.Namespace, result: BatchResult) -> int:
+    """One line: why the batch could not go on, what was kept, how to resume."""
+    done = len(result.rows) - result.uncached
+    kept = "nothing was written"
+    if any(row.get("status") == STATUS_OK for row in result.rows):
+        try:
+            write_outputs(ns.out, result)
+            kept = f"the {done} rows done are in {', '.join(ns.out)}"
+        except WarplineError as exc:
+            kept = f"the outputs could not be written ({exc})"
+    print(f"error: batch stopped after {done} of {result.planned} rows: {result.stopped}; {kept}; the cache keeps "
+          "every finished row: run the same command again to resume", file=sys.stderr)
+    return EXIT_STOPPED
 
 
 def spec_from_options(ns: argparse.Namespace) -> BatchSpec:
@@ -186,7 +247,16 @@ def default_cache(out: str) -> Path:
 
 def make_executor(ns: argparse.Namespace, units: int) -> Any:
     if ns.scheduler:
-        return DaskCluster(ns.scheduler)
+        # The one-line messages say what went wrong; Dask's own log lines (tracebacks of a lost
+        # connection) would bury them.
+        try:
+            import distributed  # noqa: F401 - its import configures the loggers silenced here
+        except ImportError:
+            pass                # DaskCluster says what to install
+        for name in ["distributed", *logging.root.manager.loggerDict]:
+            if name.startswith("distributed"):
+                logging.getLogger(name).setLevel(logging.CRITICAL)
+        return DaskCluster(ns.scheduler, worker_wait=float(ns.worker_wait or DEFAULT_WORKER_WAIT_S))
     workers = min(ns.workers or default_workers(), max(1, units))
     return InProcess() if workers == 1 else LocalPool(workers)
 

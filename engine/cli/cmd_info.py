@@ -1,8 +1,15 @@
-"""``info``: kernels, instruction classes, loops with trip counts, resources, occupancy."""
+"""``info``: kernels, instruction classes, loops with trip counts, resources, occupancy.
+
+Each kernel's facts need it parsed and analysed (and ptxas run): a fraction of a second for a
+kernel, minutes for a library of hundreds. A file of more than :data:`ANALYSED_KERNELS` kernels is
+therefore listed from its kernel index (names, lines, parameters; no body parsed, seconds for
+25 MB), and ``--kernel NAME`` gives one kernel's facts, ``--all`` every kernel's.
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
 from collections import Counter
 from typing import Any
 
@@ -12,6 +19,12 @@ from engine.errors import WarplineError
 from engine.evaluation.caveats import profile_statement
 from engine.inputs import KernelInputs
 from engine.names import display_name
+from engine.ptx import index_kernels
+from engine.ptx.index import KernelEntry, read_ptx_bytes
+
+# Above this many kernels, info lists them from the index instead of analysing each.
+ANALYSED_KERNELS = 16
+_MODULE_DIRECTIVE = re.compile(rb"^[ \t]*\.(version|target)[ \t]+([^\n/;]*)", re.M)
 
 
 def kernel_info(inputs: KernelInputs) -> dict[str, Any]:
@@ -112,7 +125,51 @@ def format_kernel_info(info: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_input_options(parser)
+    parser.add_argument("--all", action="store_true",
+                        help=f"analyse every kernel also of a file of more than {ANALYSED_KERNELS} kernels "
+                             "(otherwise listed from the index)")
+
+
+def kernel_listing(path: str) -> tuple[dict[str, Any], str] | None:
+    """``info``'s payload and text for a file of many kernels, from its index; None when the
+    file has few enough to analyse them all."""
+    data = read_ptx_bytes(path)
+    try:
+        data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return None      # the parse that follows names where the text stops being UTF-8
+    entries = index_kernels(data, path)
+    if len(entries) <= ANALYSED_KERNELS:
+        return None
+    # .version and .target are module directives before the first definition.
+    head = data[: entries[0].start]
+    found = {m.group(1).decode(): m.group(2).decode("utf-8", "replace").strip()
+             for m in _MODULE_DIRECTIVE.finditer(head)}
+    target = [t.strip() for t in found.get("target", "").split(",") if t.strip()]
+    payload = {"file": path, "version": found.get("version", ""), "target": target, "analysed": False,
+               "kernels": [_entry_info(e) for e in entries]}
+    lines = [f"{path}: PTX {payload['version']}, target {', '.join(target)}, {len(entries)} kernels "
+             f"(listed from the index: --kernel NAME for one kernel's analysis, --all for every one's)"]
+    for e in entries:
+        shown = display_name(e.name)
+        name = shown if shown == e.name else f"{shown}  [{e.name}]"
+        lines.append(f"kernel {name}  lines {e.line}-{e.end_line}, {e.param_count} parameters")
+    return payload, "\n".join(lines)
+
+
+def _entry_info(entry: KernelEntry) -> dict[str, Any]:
+    return {"name": entry.name, "display_name": display_name(entry.name), "line": entry.line,
+            "end_line": entry.end_line, "parameters": entry.param_count}
+
+
 def run(ns: argparse.Namespace, renderer: Any = None) -> int:
+    if not ns.kernel and not ns.all and not ns.config:
+        listing = kernel_listing(ns.file)
+        if listing is not None:
+            emit(ns, *listing)
+            return 0
     every = not ns.kernel or ns.kernel == ALL_KERNELS       # without --kernel: every kernel
     if ns.kernel == ALL_KERNELS:
         ns.kernel = None
@@ -135,4 +192,4 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
     return 0
 
 
-COMMAND = Command("info", "kernels, instruction classes, loops, resources, occupancy", add_input_options, run)
+COMMAND = Command("info", "kernels, instruction classes, loops, resources, occupancy", add_arguments, run)

@@ -26,11 +26,12 @@ from engine.analysis import KernelAnalysis
 from engine.analysis.cfg import Loop
 from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.loaded_data import BUFFER_SHIFT, pointer_base
-from engine.analysis.values import LaunchValues, as_type
+from engine.analysis.values import LaunchValues, as_type, shift_amount
 from engine.ptx.model import Instruction, Operand
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 _PHI = "__phi"  # prefix of the placeholder for a loop-header value while its loop is examined
+ADDRESS_BITS = 64  # a form's numbers beyond this are no address (an unsigned 64-bit value is < 2**64)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,11 @@ class Affine:
     @property
     def is_const(self) -> bool:
         return not self.terms
+
+    def fits(self, bits: int) -> bool:
+        """Whether the constant and every coefficient lie within ``bits``-bit integers (either sign)."""
+        limit = 1 << bits
+        return -limit < self.const < limit and all(-limit < c < limit for _, c in self.terms)
 
     def __add__(self, other: Affine) -> Affine:
         coeffs = self.coeffs
@@ -215,6 +221,11 @@ class AddressEvaluator:
             form = self._evaluate(self.function.instructions[index])
         finally:
             self._active.discard(key)
+        if isinstance(form, Affine) and not form.fits(ADDRESS_BITS):
+            # Exact arithmetic of a chain of huge products or shifts: no address of a real kernel,
+            # and numbers that only grow (their text alone would be thousands of digits).
+            form = Unknown(f"{self.function.instructions[index].full_opcode} at line "
+                           f"{self.function.instructions[index].location.line} gives a number beyond 64 bits")
         # Forms holding a loop-header placeholder are only valid while that loop is examined.
         if not (isinstance(form, Affine) and form.mentions(_PHI)):
             self._memo[key] = form
@@ -283,7 +294,9 @@ class AddressEvaluator:
             if op == "shl":
                 if not b.is_const:
                     return Unknown(f"shl at line {line} shifts by a per-thread amount")
-                b = Affine(1 << b.const)
+                width = 8 * TYPE_BYTES.get(t or "", 8)
+                amount = shift_amount(b.const, width)
+                b = Affine((1 << amount) if amount < width else 0)   # all shifted out: 0
             if not a.is_const and not b.is_const:
                 return Unknown(f"{instr.full_opcode} at line {line} multiplies two non-constant "
                                f"values (give the arguments' values in the launch)")
@@ -317,7 +330,11 @@ class AddressEvaluator:
                 return Unknown(f"and at line {line} with mask {c} is not 2^k - 1")
             divisor = c + 1
         elif op == "shr":
-            divisor = 1 << c
+            width = 8 * TYPE_BYTES.get(_types(instr)[-1] if _types(instr) else "", 8)
+            amount = shift_amount(c, width)
+            if amount >= width:
+                return Unknown(f"shr at line {line} by {amount}: every bit shifted out")
+            divisor = 1 << amount
         else:
             divisor = c
         if divisor <= 0:

@@ -86,7 +86,7 @@ class LaneEvaluator:
     def address(self, instr: Instruction, operand: Operand) -> np.ndarray:
         if operand.base is None:
             raise LaneError(f"address {operand.text!r} has no base")
-        return self.operand(operand.base, instr.index, None) + operand.offset
+        return self.operand(operand.base, instr.index, None) + int64(operand.offset)
 
     # ------------------------------------------------------------------ values
     def _affine(self, form: Affine) -> np.ndarray:

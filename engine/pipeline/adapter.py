@@ -737,10 +737,11 @@ def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
 
     smem = launch.smem_dynamic
     if module is not None:
-        from engine.resources import kernel_resources
+        from engine.resources import static_shared_bytes
 
-        # static shared memory is in the declarations: no need to run ptxas for it
-        smem += kernel_resources(module, analysis.function.name, use_ptxas=False).static_shared_bytes
+        # static shared memory is in the declarations: neither ptxas nor the register estimate
+        # (a walk of the whole kernel) is needed for it
+        smem += static_shared_bytes(module, analysis.function)
     sms = profile.device.sm_count or 1
     per_sm = max(1, min(resident, math.ceil(launch.n_blocks / sms)))
     execution = getattr(report, "execution", None)

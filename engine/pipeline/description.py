@@ -13,7 +13,10 @@ A description holds three things, all independent of PTX:
   counted loops, so a loop of a million iterations costs one node, not a million objects.
 
 Time is exact: every λ/Λ and overhead becomes an integer number of ticks, with
-``ticks_per_cycle`` the least common multiple of their denominators.
+``ticks_per_cycle`` the least common multiple of their denominators. Where that would exceed
+:data:`MAX_TICKS_PER_CYCLE` (a latency table of many unrelated fractions), the durations are
+rounded to multiples of 1/:data:`TIME_GRID` cycle instead (:meth:`KernelDescription.on_time_grid`),
+and the simulation says so in its note: it runs on any latency table.
 """
 
 from __future__ import annotations
@@ -31,6 +34,12 @@ from engine.errors import SimulationError
 # Rationals with a denominator above this are rounded to it: simulated time must stay exact and
 # the tick counts must fit comfortably in int64.
 MAX_DENOMINATOR = 10_000
+# Ticks per cycle the simulator's clock may take: beyond, tick counts of long kernels would near
+# int64's range. A table that needs more is put on a grid of 1/TIME_GRID cycle: 2520 is the least
+# common multiple of 1..10, so halves, thirds, ..., tenths (and eighths, the memory costs' unit)
+# stay exact, and any other duration moves by at most 1/5040 cycle.
+MAX_TICKS_PER_CYCLE = 10**6
+TIME_GRID = 2520
 
 
 def to_fraction(value: float | int | Fraction, what: str) -> Fraction:
@@ -263,19 +272,50 @@ class KernelDescription:
             replace(ins, Lam=ins.Lam + add) if add else ins for ins, add in zip(self.instructions, extra, strict=True)))
 
     # ---- exact time --------------------------------------------------------------------
-    def ticks_per_cycle(self) -> int:
-        """LCM of the denominators of every duration, so each becomes a whole number of ticks."""
+    def exact_ticks_per_cycle(self) -> int:
+        """LCM of the denominators of every duration: the ticks per cycle that keep each exact."""
         denominators = [self.warp_issue_interval.denominator, self.block_launch_overhead.denominator,
                         self.warp_launch_overhead.denominator, self.block_launch_interval.denominator,
                         _instruction_ticks(self.instructions)]
         ticks = 1
         for d in denominators:
             ticks = ticks * d // math.gcd(ticks, d)
-        if ticks > 10**6:
-            raise SimulationError(
-                f"the λ/Λ values need {ticks} ticks per cycle to be kept exact; round them to fewer "
-                "distinct fractions (e.g. multiples of 1/8 cycle)")
         return ticks
+
+    def ticks_per_cycle(self) -> int:
+        """The simulator's ticks per cycle for this description: the exact ones, or
+        :data:`TIME_GRID` when those exceed :data:`MAX_TICKS_PER_CYCLE` (see :meth:`on_time_grid`)."""
+        exact = self.exact_ticks_per_cycle()
+        return exact if exact <= MAX_TICKS_PER_CYCLE else TIME_GRID
+
+    def on_time_grid(self) -> tuple[KernelDescription, str]:
+        """This description with every duration a whole number of ticks of :meth:`ticks_per_cycle`,
+        and a note when that rounded any ('' when all were exact already)."""
+        exact = self.exact_ticks_per_cycle()
+        if exact <= MAX_TICKS_PER_CYCLE:
+            return self, ""
+        moved = Fraction(0)
+
+        def grid(value: Fraction, least: Fraction = Fraction(0)) -> Fraction:
+            nonlocal moved
+            # a positive duration stays positive (λ = 0 would let a subsystem issue without end)
+            snapped = max(Fraction(round(value * TIME_GRID), TIME_GRID), least if value > 0 else Fraction(0))
+            moved = max(moved, abs(snapped - value))
+            return snapped
+
+        step = Fraction(1, TIME_GRID)
+        instructions = tuple(
+            ins if TIME_GRID % ins.lam.denominator == 0 and TIME_GRID % ins.Lam.denominator == 0
+            else replace(ins, lam=grid(ins.lam, step), Lam=grid(ins.Lam)) for ins in self.instructions)
+        snapped = replace(self, instructions=instructions,
+                          warp_issue_interval=grid(self.warp_issue_interval, step),
+                          block_launch_overhead=grid(self.block_launch_overhead),
+                          warp_launch_overhead=grid(self.warp_launch_overhead),
+                          block_launch_interval=grid(self.block_launch_interval))
+        note = (f"timed on a grid of 1/{TIME_GRID} cycle: keeping every λ/Λ exact would need {exact} ticks "
+                f"per cycle (more than {MAX_TICKS_PER_CYCLE}), so durations were rounded, each by at most "
+                f"{float(moved):.2g} cycles")
+        return snapped, note
 
     def validate(self) -> None:
         """Refuse inputs the simulator cannot run, naming the offending item."""

@@ -303,6 +303,8 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     full = d
     if simulated != d.blocks:
         d = d.with_changes(blocks=simulated)
+    d, grid_note = d.on_time_grid()
+    note = "; ".join(n for n in (note, grid_note) if n)
     ticks = d.ticks_per_cycle()
     n = len(d.instructions)
 

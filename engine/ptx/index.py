@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -361,14 +362,15 @@ def _blank(data: bytes, start: int, end: int) -> bytes:
 
 
 def parse_kernel(source: str | bytes | os.PathLike[str], name: str,
-                 filename: str | None = None) -> Module:
+                 filename: str | None = None, progress: Callable[[int, int], None] | None = None) -> Module:
     """A Module with the module-level declarations of the file, the kernel ``name`` and the
     ``.func`` definitions it names (directly or through other functions); other bodies and
-    DWARF sections are blanked out. An unknown name raises a WarplineError listing the kernels."""
+    DWARF sections are blanked out. An unknown name raises a WarplineError listing the kernels.
+    ``progress``: as :func:`engine.ptx.parse_ptx` calls it (positions in the file's text)."""
     from engine.ptx.parser import parse_ptx
 
     text, file = kernel_source(source, name, filename)
-    return parse_ptx(text, file)
+    return parse_ptx(text, file, progress)
 
 
 def kernel_source(source: str | bytes | os.PathLike[str], name: str,

@@ -28,6 +28,8 @@ so time and memory stay linear in the input at any nesting depth.
 from __future__ import annotations
 
 import re
+import sys
+from collections.abc import Callable
 from dataclasses import replace
 
 from engine.errors import PtxSyntaxError
@@ -90,6 +92,10 @@ _SPECIAL_SHAPES = frozenset(name.translate(_ZERO_DIGITS) for name in SPECIAL_BAS
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _SHAPE_LIMIT = 1 << 12  # line shapes per parser before they are forgotten (bounds their memory)
 _LINE_LIMIT = 1 << 16  # whole lines remembered, likewise
+# A parse with a progress callback calls it every this many lines (about 0.1 ms of a parse's
+# 7 us a line apart: a check of one integer per line, nothing measurable without a callback).
+PROGRESS_LINES = 1 << 13
+Progress = Callable[[int, int], None]   # (characters read, characters in all); may raise to stop
 _ROW_HIT_RATIO = 16  # see fast_statements
 
 
@@ -101,8 +107,10 @@ def _unescape(text: str) -> str:
 class _Parser(InstructionParser):
     """Module level: directives, declarations and function definitions."""
 
-    def __init__(self, text: str, filename: str) -> None:
+    def __init__(self, text: str, filename: str, progress: Progress | None = None) -> None:
         super().__init__(text, filename)
+        self.progress = progress
+        self.report_at = PROGRESS_LINES       # the line at which progress is called next
         self.module = Module(filename=filename)
         self.declared: set[str] = set()  # names of functions declared without a body so far
         self.line_shapes: dict[bytes, tuple] = {}  # see learn_line
@@ -294,6 +302,10 @@ class _Parser(InstructionParser):
         while True:
             if FAST_PATHS and self.fast_statements(state, scopes):
                 return
+            if self.progress is not None and self.lexer.line >= self.report_at:
+                # the token path (a statement the fast path left) reports too
+                self.report_at = self.lexer.line + PROGRESS_LINES
+                self.progress(self.lexer.pos, len(self.text))
             tok = self.peek()
             if tok is None:
                 raise self.error(f"end of file inside the body of {function.name}", scopes[-1],
@@ -383,8 +395,13 @@ class _Parser(InstructionParser):
         scope_of = state.instruction_scopes.append
         file = self.file
         pos, line, line_start = lexer.pos, lexer.line, lexer.line_start
+        progress = self.progress
+        report_at = self.report_at if progress is not None else sys.maxsize
         try:
             while True:
+                if line >= report_at:
+                    report_at = self.report_at = line + PROGRESS_LINES
+                    progress(pos, len(text))  # type: ignore[misc]  # set whenever report_at is
                 key = None  # the shape of the line after pos, when it must be learnt
                 if starts_line("\n", pos):
                     nl = find("\n", pos + 1)
@@ -774,8 +791,10 @@ class _Parser(InstructionParser):
             instr.operands = tuple(operands)
 
 
-def parse_ptx(text: str, filename: str = "<string>") -> Module:
+def parse_ptx(text: str, filename: str = "<string>", progress: Progress | None = None) -> Module:
     """Parse PTX source text into a :class:`Module`; malformed text raises PtxSyntaxError.
+    ``progress(done, total)``, when given, is called every few thousand lines of a body with the
+    characters read so far; whatever it raises (a cancellation) ends the parse.
 
     Time and memory are linear in the text: tokens are lexed on demand and dropped after each
     statement, nothing recurses on nesting, and equal operands are shared. The cyclic garbage
@@ -784,4 +803,4 @@ def parse_ptx(text: str, filename: str = "<string>") -> Module:
     if text.startswith("\ufeff"):
         text = text[1:]  # a byte-order mark is not PTX, but editors add one
     with paused_gc(promote=True):
-        return _Parser(text, filename).parse()
+        return _Parser(text, filename, progress).parse()

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 
+from engine.errors import WarplineError
 from engine.manybsp import ManyBspResult
-from engine.state import WorkbenchState
+from engine.state import WorkbenchState, parse_count
 from gui.theme import brush
 
 Index = QModelIndex | QPersistentModelIndex
@@ -63,6 +64,12 @@ class SuperstepModel(QAbstractItemModel):
         self.root = Node("root", "", 0, 0)
         self.state: WorkbenchState | None = None
         self._shape: tuple = ()
+        self.rejected: tuple[Node, int] | None = None
+        self.reject_reason = ""
+        self._flash = QTimer(self)
+        self._flash.setSingleShot(True)
+        self._flash.setInterval(900)
+        self._flash.timeout.connect(self._clear_rejected)
 
     def set_result(self, mb: ManyBspResult | None, state: WorkbenchState) -> bool:
         """Show ``mb``; True when the tree was rebuilt (new shape), False when updated in place."""
@@ -161,6 +168,11 @@ class SuperstepModel(QAbstractItemModel):
             if col == 1:
                 return f"{n.start}–{n.end}" if n.kind != "instruction" else ""
             return n.values[col - 2]
+        rejected = self.rejected is not None and self.rejected[0] is n and self.rejected[1] == col
+        if rejected and role == Qt.ItemDataRole.BackgroundRole:
+            return brush("rejected")
+        if rejected and role == Qt.ItemDataRole.ToolTipRole:
+            return self.reject_reason
         overridden = (n.kind == "level1" and self.state is not None
                       and n.level1 in self.state.overrides.iterations)
         if role == Qt.ItemDataRole.BackgroundRole and col == 5 and n.kind == "level1":
@@ -186,15 +198,31 @@ class SuperstepModel(QAbstractItemModel):
             return False
         n = self.node(index)
         text = str(value).strip()
-        try:
-            count = int(text)
-        except ValueError:
-            self.editRejected.emit(f"L1 #{n.level1} iterations: {text!r} is not a whole number")
-            return False
-        if count < 0:
-            self.editRejected.emit(f"L1 #{n.level1} iterations: {count} is negative")
-            return False
         if text == n.values[3]:
+            return False
+        try:
+            count = parse_count(text, f"L1 #{n.level1} iterations")
+        except WarplineError as exc:
+            self.reject(index, str(exc))
             return False
         self.on_iterations(n.level1, count)
         return True
+
+    # ------------------------------------------------------------------ rejection flash
+
+    def reject(self, index: Index, reason: str) -> None:
+        """Refused input: the cell keeps its value, flashes, and its tooltip says why (as the
+        BLOCK table's cells do)."""
+        self.rejected = (self.node(index), index.column())
+        self.reject_reason = f"Refused: {reason}"
+        self.dataChanged.emit(index, index)
+        self.editRejected.emit(reason)
+        self._flash.start()
+
+    def _clear_rejected(self) -> None:
+        if self.rejected is not None:
+            node, column = self.rejected
+            self.rejected = None
+            if node.parent is not None:
+                index = self.createIndex(node.position, column, node)
+                self.dataChanged.emit(index, index)

@@ -33,7 +33,7 @@ from engine.evaluation import Evaluation
 from engine.launch import argument_value, parse_dim
 from engine.names import display_name
 from engine.profiles import list_profiles
-from engine.state import POLICIES, WorkbenchState
+from engine.state import POLICIES, WorkbenchState, parse_count
 from gui.glossary import set_header_tips
 from gui.panels.occupancy import OccupancyControl
 from gui.session import Session
@@ -418,11 +418,9 @@ class InputsPanel(QWidget):
             trips.pop(loop, None)
         else:
             try:
-                count = int(text)
-                if count < 0:
-                    raise ValueError
-            except ValueError:
-                self.message.emit(f"loop {loop}: trip count {text!r} must be a non-negative whole number")
+                count = parse_count(text, f"loop {loop}: trip count")
+            except WarplineError as exc:
+                self.message.emit(str(exc))
                 if self.session.result is not None:
                     self.show_result(self.session.result)
                 return

@@ -11,4 +11,6 @@ contracts=$(mktemp)
 .venv/bin/lint-imports --no-cache > "$contracts" 2>&1 || { cat "$contracts"; rm -f "$contracts"; exit 1; }
 grep -E "KEPT|kept" "$contracts" || true
 rm -f "$contracts"
-exec .venv/bin/python -m pytest -q "$@"
+# One worker per core (WARPLINE_TEST_WORKERS=0 runs in this process, as plain pytest does); a
+# module's tests stay on one worker, so a module-scoped fixture (a validation run) is built once.
+exec .venv/bin/python -m pytest -q -n "${WARPLINE_TEST_WORKERS:-auto}" --dist loadscope "$@"

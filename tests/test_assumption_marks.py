@@ -99,7 +99,9 @@ def test_every_figure_resting_on_an_unknown_input_is_marked(results_panel):
         module = load_ptx(path)
         for kernel in module.kernels:
             inputs = resolve_inputs(path, module=module, kernel=kernel.name, use_ptxas=False)
-            with without(["sass"]):
+            # the marks come from the inputs, not from how the warps' paths are found: the static
+            # walk (no executed sample, no ptxas) keeps 510 kernels within a minute or two
+            with without(["sass", "execution"]):
                 ev = evaluator.evaluate(inputs, only=["pipeline"], trace=False, max_warp_instructions=20_000)
             checked += 1
             why = unknown_inputs(inputs)

@@ -132,11 +132,22 @@ $L__end:
 
 def test_branches_uniform_resolved_and_data_dependent_split_by_probability() -> None:
     from engine.launch import Launch
+    from engine.mechanisms import without
     from engine.ptx import parse_ptx
 
     module = parse_ptx(BRANCHY_PTX)
     profile = load_profile("h100")
     small = Launch(grid=(1, 1, 1), block=(32, 1, 1), args={1: 8})
+    # executed, the warp runs the 8 iterations it runs (the data decide the inner branch)
+    d = describe_kernel(module, "k", profile, small)
+    assert d.traced and sum(loop.count for loop in d.paths[0] if isinstance(loop, Loop)) == 8
+    with without(["execution"]):     # the static rule, for what execution cannot run
+        _check_static_branch_rule(module, profile, small)
+
+
+def _check_static_branch_rule(module, profile, small) -> None:
+    from engine.launch import Launch
+
     d = describe_kernel(module, "k", profile, small)
     loops = [node for node in d.paths[0] if isinstance(node, Loop)]
     assert [loop.count for loop in loops] == [4, 4]            # default p = 0.5 of 8 iterations
@@ -172,7 +183,8 @@ def test_unrolled_copies_get_registers_of_their_own() -> None:
     from engine.pipeline.description import Run
     from engine.pipeline.simulator import simulate
 
-    d = _col_sum_description()
+    with without(["execution"]):     # the static path's loop: a traced path is straight-line
+        d = _col_sum_description()
     loop = next(n for n in d.paths[0] if isinstance(n, Loop) and n.count == 512 // 16)
     (run,) = loop.body
     assert isinstance(run, Run) and run.renamed is not None
@@ -185,7 +197,7 @@ def test_unrolled_copies_get_registers_of_their_own() -> None:
     consumers = [k for k, i in enumerate(run.instructions) if "add.f32" in d.instructions[i].name]
     assert len(loads) == 16 and max(loads) < min(consumers)   # all 16 loads before the first add
     renamed_cycles = simulate(d, trace=False).cycles
-    with without(["renamed_copies"]):
+    with without(["renamed_copies", "execution"]):
         plain = _col_sum_description()
     assert plain.extra_slots == 0
     # the PTX's reused registers hold each copy's loads back behind the previous copy's adds

@@ -118,7 +118,13 @@ def test_a_single_wave_launch_counts_every_path_at_the_mean() -> None:
     inputs = resolve_inputs(V2 / "ptx" / "reduction.sm_90.ptx", profile="h100", grid=(100, 1, 1),
                             launch_file=V2 / "reduction.launch.toml", config="reduce_warp_shfl/g528-b256",
                             args={2: 3 * 25600 + 5000})
-    d = Evaluator().evaluate(inputs, state_for(inputs), trace=False).description
+    executed = Evaluator().evaluate(inputs, state_for(inputs), trace=False).description
+    # executed: the largest sampled block's warps, each its own path (warp 0 also runs the
+    # block's second shuffle tree)
+    assert executed.traced and executed.block_kinds == (tuple(range(8)),) and len(executed.paths) == 8
+    assert executed.instructions_per_warp(0) > executed.instructions_per_warp(1)
+    with without(["execution"]):     # the per-thread trip counts of the static walk
+        d = Evaluator().evaluate(inputs, state_for(inputs), trace=False).description
     assert d.warp_path is not None and len(d.paths) == len(set(d.warp_path)) >= 2
     assert d.counted_paths is not None and len(d.counted_paths) == len(d.paths)
     # the simulated paths run the slowest warp's 4 passes, the counted ones the mean's 3 (ptxas

@@ -77,6 +77,7 @@ class ControlFlowGraph:
     _dom_in: dict[int, int] = field(default_factory=dict, repr=False)   # dominator-tree DFS
     _dom_out: dict[int, int] = field(default_factory=dict, repr=False)  # entry/exit numbers
     _graph: nx.DiGraph | None = field(default=None, repr=False)
+    _block_index: list[int] | None = field(default=None, repr=False)   # instruction -> block
 
     @property
     def graph(self) -> nx.DiGraph:
@@ -99,6 +100,14 @@ class ControlFlowGraph:
         if not 0 <= instruction_index < len(self.function.instructions):
             raise IndexError(instruction_index)
         return self.blocks[bisect.bisect_right(self._starts, instruction_index) - 1]
+
+    def block_indices(self) -> list[int]:
+        """The block index of every instruction, by instruction index (built on first use: the
+        affine analysis asks for it millions of times on a big kernel)."""
+        if self._block_index is None:
+            self._block_index = [self.blocks[bisect.bisect_right(self._starts, i) - 1].index
+                                 for i in range(len(self.function.instructions))]
+        return self._block_index
 
     def loop_of(self, block: int | BasicBlock) -> Loop | None:
         """The innermost loop containing a block, or None."""

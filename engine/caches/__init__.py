@@ -396,7 +396,9 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     rates = {b: float(sectors[chosen & (request_buffer == b)].sum()) / max(1, n_measured) for b in footprints}
     for b, fp in footprints.items():
         sel = chosen & (request_buffer == b)
-        cold = float(out["cold"][sel].sum())
+        # sectors of data the first touches moved (a 64-byte fetch brings a sector's pair): the
+        # unit the footprint counts, so a pair fetched once is not taken for two first touches
+        cold = float(out["cold_b"][sel].sum()) / SECTOR
         if cold <= 0:
             continue
         # of the sample's first touches, the grid's first touches are the footprint's share; the
@@ -413,6 +415,10 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
         if _DEBUG:
             print("buffer", b, "cold", cold, "F", fp.sectors, "q", compulsory, "scattered", fp.scattered,
                   "distance", distance, "kept", kept, "rate", rates.get(b))
+    if _DEBUG:
+        for b in footprints:
+            sel = chosen & (request_buffer == b)
+            print("buffer", b, {k: float(v[sel].sum()) for k, v in out.items()})
     cold_kept = out["cold"] * keep
     dram = cold_kept + out["again"]
     dram_bytes = out["cold_b"] * keep + out["again_b"]
@@ -423,15 +429,14 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     for b, fp in footprints.items():
         sel = chosen & (request_buffer == b) & np.isin(kind, (LOAD_CACHED, LOAD_UNCACHED, ATOMIC))
         share = fp.sectors * n_measured / max(G, 1)
-        have = float(dram[sel].sum())
+        have = float(dram_bytes[sel].sum()) / SECTOR       # sectors of data moved, as the footprint
         served_by_l2 = float(l2[sel].sum())
         if have >= share or served_by_l2 <= 0:
             continue
         moved = min(share - have, served_by_l2)
         fraction = moved / served_by_l2
-        per_sector = float(dram_bytes[sel].sum()) / have if have > 0 else float(config.dram_fetch_bytes) / 2
         dram[sel] += l2[sel] * fraction
-        dram_bytes[sel] += l2[sel] * fraction * max(per_sector, float(SECTOR))
+        dram_bytes[sel] += l2[sel] * fraction * float(SECTOR)
         l2[sel] -= l2[sel] * fraction
     for index in np.unique(instr[chosen]).tolist():
         sel = chosen & (instr == index)

@@ -101,6 +101,8 @@ class MemoryRows:
                     ok = False
             if not ok or (ins.guard is not None and ins.guard not in rows):
                 continue
+            if not -(1 << 63) <= address.offset < (1 << 63):   # not an address: run as declined
+                continue
             if ins.guard is not None:
                 self.guard[i], self.guard_negated[i] = rows[ins.guard], ins.guard_negated
             self.space[i] = space

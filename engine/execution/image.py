@@ -461,12 +461,14 @@ class MemoryImage:
         data, known = (self.shared, self.shared_known) if space == "shared" else (self.local, self.local_known)
         off = offset.astype(np.int64)
         inside = (off >= 0) & (off + width <= data.shape[1])
-        safe = np.where(inside, off, 0)
         bits = np.zeros(off.shape, dtype=np.uint64)
         ok = inside.copy()
+        if not ok.any():   # all outside (a window smaller than the access, even empty): unknown
+            return bits, ok
+        safe = np.where(inside, off, 0)
         for k in range(width):
-            bits |= data[row, safe + k].astype(np.uint64) << np.uint64(8 * k)
-            ok &= known[row, safe + k]
+            bits |= np.where(inside, data[row, np.where(inside, safe + k, 0)], 0).astype(np.uint64) << np.uint64(8 * k)
+            ok &= known[row, np.where(inside, safe + k, 0)]
         return bits, ok
 
     def store_block(self, space: str, row: np.ndarray, offset: np.ndarray, width: int,

@@ -159,7 +159,7 @@ class AddressEvaluator:
         cfg = self.analysis.cfg
         loop = cfg.loop_of(cfg.block_of(at))
         while loop is not None:
-            inside = sum(1 for d in defs if cfg.block_of(d).index in loop.body)
+            inside = sum(1 for d in defs if cfg.block_indices()[d] in loop.body)
             if 0 < inside < len(defs):
                 return loop
             loop = cfg.loop_by_header(loop.parent) if loop.parent is not None else None
@@ -168,7 +168,8 @@ class AddressEvaluator:
     def _induction(self, register: str, defs: tuple[int, ...], loop: Loop) -> Form:
         """``init + step·i(loop)`` when the in-loop definitions add a constant to the header value."""
         cfg = self.analysis.cfg
-        inside = [d for d in defs if cfg.block_of(d).index in loop.body]
+        block_index = cfg.block_indices()
+        inside = [d for d in defs if block_index[d] in loop.body]
         outside = [d for d in defs if d not in inside]
         inits = [self.definition(d, register) for d in outside]
         init = inits[0]
@@ -187,7 +188,8 @@ class AddressEvaluator:
         # iteration i; here they must be taken afresh relative to the placeholder, or the update
         # would not look like one (the result would depend on what was asked first).
         memo = self._memo
-        self._memo = {key: form for key, form in memo.items() if cfg.block_of(key[0]).index not in loop.body}
+        block_index = cfg.block_indices()
+        self._memo = {key: form for key, form in memo.items() if block_index[key[0]] not in loop.body}
         try:
             updates = [self.definition(d, register) for d in inside]
         finally:

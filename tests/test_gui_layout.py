@@ -281,9 +281,12 @@ def test_redo_keys_and_stale_errors_cleared_by_undo(window, qtbot):
 
 def test_chart_tooltip_hides_when_the_pointer_leaves(window, qtbot):
     view = window.gantt.view
-    lane = next(ln for ln in view.layout_data.lanes if ln.kind == "subsystem" and len(ln))
+    i, lane = next((i, ln) for i, ln in enumerate(view.layout_data.lanes) if ln.kind == "subsystem" and len(ln))
     j = len(lane) // 2
-    x, y = float((lane.x0[j] + lane.x1[j]) / 2), lane.y + lane.height / 2
+    # the bar's middle where the chart draws it (lanes are drawn scaled when many share the height)
+    top, height = lane.bar_band(j)
+    scale = view._lane_h[i] / lane.height
+    x, y = float((lane.x0[j] + lane.x1[j]) / 2), view._lane_top[i] + (top - lane.y + height / 2) * scale
     view.plot.getViewBox().setXRange(lane.x0[j] - 5, lane.x1[j] + 5, padding=0)
     view._on_mouse_moved(view.scene_point(x, y))
     assert view.hover_text and view._tip.isVisible()

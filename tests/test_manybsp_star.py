@@ -169,10 +169,11 @@ def test_many_bsp_star_is_positive_and_grows_with_the_grid(path):
                 assert math.isfinite(result.sm_cycles) and result.sm_cycles > 0, (path.name, kernel.name)
                 if blocks > 1:
                     figures.append(result.sm_cycles)
-            # four times the blocks per SM is never cheaper, less what L2 gives back: the more
-            # blocks read a shared panel, the more of their requests hit in L2 rather than DRAM
-            # (one block per SM waits on DRAM for all of its panel; the simulated caches say so)
-            assert all(later >= 0.9 * earlier for earlier, later in zip(figures, figures[1:], strict=False)), \
+            # four times the blocks per SM is never much cheaper: one block per SM is bound by its
+            # warps' latency, not by work, and with four the warps hide each other's waits and find
+            # more of a shared panel in L2 (matrixMulSquare: L2 hits 52 -> 88 %, the simulator and
+            # Many-BSP* both 5-16 % faster); sixteen per SM are bound by work and cost the most
+            assert all(later >= 0.8 * earlier for earlier, later in zip(figures, figures[1:], strict=False)), \
                 (path.name, kernel.name, profile, figures)
             assert not figures or figures[-1] == max(figures), (path.name, kernel.name, profile, figures)
 

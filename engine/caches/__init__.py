@@ -364,11 +364,15 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     # the footprint of every buffer over the grid, from every executed block's sets
     buffers = lines >> BUFFER_LINE_SHIFT
     read_entry = np.isin(kind[entry_owner], (LOAD_CACHED, LOAD_UNCACHED, ATOMIC))
+    # footprints in the sectors DRAM moves: with 64-byte fetches a sector brings its pair, asked
+    # for or not, so a first touch of one sector is two sectors of data (the cold bytes' unit)
+    fetch_pairs = config.dram_fetch_bytes >= 2 * SECTOR
+    fetched = (masks | ((masks & 0b0101) << 1) | ((masks & 0b1010) >> 1)) if fetch_pairs else masks
     footprints: dict[int, BufferFootprint] = {}
     gathered = np.isin(instr[entry_owner], list(gathers)) if gathers else np.zeros(len(lines), dtype=bool)
     for b in np.unique(buffers[read_entry]).tolist():
         sel = read_entry & (buffers == b)
-        fp = grid_footprint(execution, grid, b, lines[sel], masks[sel], block[entry_owner[sel]])
+        fp = grid_footprint(execution, grid, b, lines[sel], fetched[sel], block[entry_owner[sel]])
         footprints[b] = replace(fp, scattered=bool(gathered[sel].any()))
     result.footprints = footprints
     # a row of blocks between the row before and the window moves this many bytes through L2
@@ -383,7 +387,7 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     out = {k: np.zeros(n_req, dtype=np.int64) for k in ("l1", "l2", "cold", "again", "cold_b", "again_b")}
     _replay(block, kind, order, flush_at, starts, lines, log["entry_sectors"], log["entry_bytes"],
             sample.blocks, l1_sets, config.l1_ways, l2_sets, config.l2_ways,
-            config.dram_fetch_bytes >= 2 * SECTOR, out["l1"], out["l2"], out["cold"], out["again"],
+            fetch_pairs, out["l1"], out["l2"], out["cold"], out["again"],
             out["cold_b"], out["again_b"])
     chosen = measured[block]
     n_measured = int(measured.sum())
@@ -393,7 +397,9 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     request_buffer[entry_owner] = buffers
     keep = np.ones(n_req, dtype=np.float64)
     plane = grid[0] * grid[1] if grid[2] > 1 else grid[0] if grid[1] > 1 else 1
-    rates = {b: float(sectors[chosen & (request_buffer == b)].sum()) / max(1, n_measured) for b in footprints}
+    fetched_sectors = np.bincount(entry_owner, weights=_popcount4(fetched), minlength=n_req)   # footprint units
+    rates = {b: float(fetched_sectors[chosen & (request_buffer == b)].sum()) / max(1, n_measured)
+             for b in footprints}
     for b, fp in footprints.items():
         sel = chosen & (request_buffer == b)
         # sectors of data the first touches moved (a 64-byte fetch brings a sector's pair): the

@@ -7,8 +7,10 @@ QSettings (``$XDG_CONFIG_HOME/Warpline/Warpline.conf``), the ptxas and SASS cach
 (``$XDG_CACHE_HOME/warpline``), the crash-recovery autosaves (``$XDG_DATA_HOME/warpline``), the
 user's own profiles and every temporary file of the run land there; subprocesses inherit it. The
 folders Warpline writes to in the *real* home are listed (names, sizes, modification times) here
-and again when the run ends: any difference fails the run, naming the paths. The run's folder
-is removed after a run that passed, and kept (its path printed) after one that failed.
+and again when the run ends: any difference fails the run, naming the paths (with
+``WARPLINE_HOME_GUARD=warn`` it is only reported: on an account where Warpline itself runs
+meanwhile, its own writes would show too). The run's folder is removed after a run that passed,
+and kept (its path printed) after one that failed.
 
 Garbage: a window turns Python's automatic cycle collection off (gui/main_thread_gc.py: a
 background thread must never destroy Qt objects). Once the test is over its windows' workers
@@ -120,13 +122,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             print(line)
 
     if changed:
-        say("warpline: the run changed the user's own folders (tests must write only under "
-            f"{RUN_DIR}):")
+        warn_only = os.environ.get("WARPLINE_HOME_GUARD") == "warn"
+        say(f"warpline: {'WARNING: ' if warn_only else ''}the user's own folders changed during the run "
+            f"(tests must write only under {RUN_DIR}):")
         for line in changed:
             say(f"  {line}")
-        say("  (a Warpline window or command, or another checkout's tests, writing there during the run "
-            "counts too: on a shared account run the suite with HOME set to an empty folder)")
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        say("  (a Warpline window or command, or another checkout's tests, writing there meanwhile shows "
+            "here too: where that happens, run the suite with HOME set to an empty folder, or with "
+            "WARPLINE_HOME_GUARD=warn to report such changes without failing)")
+        if not warn_only:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if session.exitstatus == pytest.ExitCode.OK and not os.environ.get("WARPLINE_KEEP_TEST_HOME"):
         shutil.rmtree(RUN_DIR, ignore_errors=True)
     else:

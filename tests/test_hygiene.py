@@ -48,7 +48,8 @@ def _probe_run(tmp_path: Path, leak: bool) -> tuple[subprocess.CompletedProcess,
         (home / path).parent.mkdir(parents=True, exist_ok=True)
         (home / path).write_text(text)
     (tmp_path / "tmp").mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("XDG_") and k != "WARPLINE_KEEP_TEST_HOME"}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("XDG_") and k not in ("WARPLINE_KEEP_TEST_HOME", "WARPLINE_HOME_GUARD")}
     env.update(HOME=str(home), TMPDIR=str(tmp_path / "tmp"), QT_QPA_PLATFORM="offscreen",
                WARPLINE_PROBE_LEAK="1" if leak else "0")
     before = _tree(home)

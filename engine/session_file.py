@@ -33,6 +33,7 @@ import hashlib
 import json
 import math
 import os
+import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -64,13 +65,25 @@ class Fingerprint:
     rows: dict[int, str]
 
 
+# The Warpline that writes an autosave: the folder holding ``engine/`` (a checkout, or where the
+# package is installed). The recovery dialog names autosaves written by another one.
+INSTALLATION = Path(__file__).resolve().parent.parent
+MAX_RECORDED_EDITS = 50
+
+
 @dataclass(frozen=True)
 class RecoveryOwner:
-    """The process that owns an autosave: its PID and start time (None where unknown)."""
+    """The process that owns an autosave: its PID and start time (None where unknown), and what
+    the recovery dialog shows of it: the Warpline installation it ran from, when it saved (seconds
+    since the epoch) and its edits as the undo history names them, oldest first (the last
+    :data:`MAX_RECORDED_EDITS`). Autosaves of older versions have none of these three."""
 
     session_id: str
     pid: int
     started: int | None = None
+    installation: str | None = None
+    saved: float | None = None
+    edits: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -135,9 +148,11 @@ def process_start_time(pid: int) -> int | None:
         return None
 
 
-def current_owner(session_id: str) -> RecoveryOwner:
+def current_owner(session_id: str, edits: Iterable[str] = ()) -> RecoveryOwner:
+    """This process as the owner of ``session_id``'s autosave, saving now with ``edits``."""
     pid = os.getpid()
-    return RecoveryOwner(session_id, pid, process_start_time(pid))
+    recorded = tuple(edits)[-MAX_RECORDED_EDITS:]
+    return RecoveryOwner(session_id, pid, process_start_time(pid), str(INSTALLATION), time.time(), recorded)
 
 
 def owner_alive(owner: RecoveryOwner) -> bool:
@@ -237,6 +252,12 @@ def session_to_dict(ptx_path: str | os.PathLike[str], state: WorkbenchState, *,
                                "rows": {str(r): t for r, t in sorted(fingerprint.rows.items())}}
     if owner is not None:
         data["recovery"] = {"session_id": owner.session_id, "pid": owner.pid, "started": owner.started}
+        if owner.installation is not None:
+            data["recovery"]["installation"] = owner.installation
+        if owner.saved is not None:
+            data["recovery"]["saved"] = owner.saved
+        if owner.edits:
+            data["recovery"]["edits"] = list(owner.edits)
     if stored:
         data["baselines"] = stored
     return data
@@ -440,7 +461,16 @@ def _owner(rd: _Reader, data: dict[str, Any]) -> RecoveryOwner | None:
     if d is None:
         return None
     started = rd.get(d, "started", int, "recovery", optional=True)
-    return RecoveryOwner(rd.get(d, "session_id", str, "recovery"), rd.get(d, "pid", int, "recovery"), started)
+    installation = rd.get(d, "installation", str, "recovery", optional=True)
+    saved = rd.get(d, "saved", (int, float), "recovery", optional=True)
+    if saved is not None:
+        saved = float(rd.number(saved, "recovery.saved"))
+    edits = rd.get(d, "edits", list, "recovery", optional=True) or []
+    for k, text in enumerate(edits):
+        if not isinstance(text, str):
+            raise rd.fail(f"recovery.edits[{k}]", f"expected the text of an edit, got {text!r}")
+    return RecoveryOwner(rd.get(d, "session_id", str, "recovery"), rd.get(d, "pid", int, "recovery"), started,
+                         installation, saved, tuple(edits))
 
 
 def _launch(rd: _Reader, d: dict[str, Any], kernel: str) -> Launch:

@@ -333,7 +333,9 @@ def session_seeds() -> dict[str, bytes]:
         for label, current, extra in (
             ("plain", state, {}),
             ("edited", edited, {"fingerprint": fingerprint_for(inputs, edited, "ab" * 32)}),
-            ("autosave", edited, {"owner": RecoveryOwner("s1", 1, 2), "baselines": [baseline]}),
+            ("autosave", edited, {"owner": RecoveryOwner("s1", 1, 2, "/opt/warpline", 1.7e9,
+                                                         ("Set lat_comm of #3 to 900", "Set fu1 of #2 to 4+1")),
+                                  "baselines": [baseline]}),
         ):
             data = session_to_dict(path, current, **extra)
             found[f"{path.stem}.{label}.warpline"] = json.dumps(data, indent=2).encode()

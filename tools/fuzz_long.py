@@ -11,8 +11,8 @@ raise anything but a WarplineError, or run past the hang bound, is written to
 told apart by the exception type and the engine line it came from), where
 tests/test_fuzz_cases.py replays it on every run until the reader is fixed. A reader stuck in C
 code (which SIGALRM cannot interrupt) is caught by a watchdog thread that writes the input and
-ends the process with status 3. Prints one line per reader, and with ``--json`` the same as JSON.
-Exit status: 0 when nothing failed, 1 otherwise.
+ends the process with status 3. Prints one line per reader, and with ``--json`` the same as JSON;
+Ctrl+C or SIGTERM stops it with the counts so far. Exit status: 0 when nothing failed, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import random
+import signal
 import sys
 import threading
 import time
@@ -112,11 +113,17 @@ def fuzz(name: str, examples: int, run_seed: int, hang: float, keep: Path, watch
             if done % 5000 == 0:
                 print(f"{name}: {done} inputs, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
 
-        one()
+        try:
+            one()
+        except KeyboardInterrupt:       # Ctrl+C or SIGTERM: report what was done
+            stopped = True
+        else:
+            stopped = False
     seconds = time.monotonic() - started
     total = sum(outcomes.values())
-    return {"reader": name, "examples": total, "read": outcomes["read"], "refused": outcomes["refused"],
-            "failed": outcomes["failed"], "failures": dict(failures), "kept": kept, "seconds": round(seconds, 1),
+    return {"reader": name, "stopped": stopped, "examples": total, "read": outcomes["read"],
+            "refused": outcomes["refused"], "failed": outcomes["failed"], "failures": dict(failures), "kept": kept,
+            "seconds": round(seconds, 1),
             "ms_per_input": round(1000 * seconds / max(total, 1), 2), "slowest_ms": round(1000 * slowest[0], 1),
             "seeds": len(reader.seeds()), "seed": run_seed}
 
@@ -139,17 +146,25 @@ def main(argv: list[str] | None = None) -> int:
     print(f"fuzz_long: seed {run_seed}, {ns.examples} inputs per reader, hang bound {ns.hang:g} s", flush=True)
     watchdog = Watchdog(ns.hang * 2 + 30, ns.keep)
     watchdog.start()
+
+    def interrupted(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupted)
     results = []
     for name in chosen:
         result = fuzz(name, ns.examples, run_seed, ns.hang, ns.keep, watchdog)
         results.append(result)
-        print(f"{name:14} {result['examples']:>8} inputs ({result['seeds']} seeds): {result['read']} read, "
+        stopped = " (stopped before the end)" if result["stopped"] else ""
+        print(f"{name:14} {result['examples']:>8} inputs{stopped} ({result['seeds']} seeds): {result['read']} read, "
               f"{result['refused']} refused, {result['failed']} failed; {result['seconds']:.0f} s, "
               f"{result['ms_per_input']} ms per input, slowest {result['slowest_ms']:.0f} ms", flush=True)
         for key, count in result["failures"].items():
             print(f"    {count} x {key}: kept {', '.join(result['kept'][key])}", flush=True)
         if ns.json:
             ns.json.write_text(json.dumps(results, indent=2) + "\n")
+        if result["stopped"]:
+            break
     return 1 if any(r["failed"] for r in results) else 0
 
 

@@ -9,8 +9,8 @@ user's own profiles and every temporary file of the run land there; subprocesses
 folders Warpline writes to in the *real* home are listed (names, sizes, modification times) here
 and again when the run ends: any difference fails the run, naming the paths (with
 ``WARPLINE_HOME_GUARD=warn`` it is only reported: on an account where Warpline itself runs
-meanwhile, its own writes would show too). The run's folder is removed after a run that passed,
-and kept (its path printed) after one that failed.
+meanwhile, its own writes would show too). The run's folder is removed when a run that passed
+exits, and kept (its path printed) after one that failed.
 
 Garbage: a window turns Python's automatic cycle collection off (gui/main_thread_gc.py: a
 background thread must never destroy Qt objects). Once the test is over its windows' workers
@@ -20,6 +20,7 @@ comes back on for the tests that make no window (the next window turns it off ag
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 import shutil
@@ -105,6 +106,15 @@ for _name, _path in _ENVIRONMENT.items():
     _path.mkdir(parents=True, exist_ok=True)
     os.environ[_name] = str(_path)
 tempfile.tempdir = None          # tempfile caches the folder it found first: look again
+_REMOVE_AT_EXIT: list[Path] = []
+
+
+@atexit.register
+def _remove_the_runs_folder() -> None:
+    # At exit, not at the session's end: the exit handlers registered after this module was
+    # imported run first (multiprocessing removes its own temporary folder in one of them).
+    for folder in _REMOVE_AT_EXIT:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -133,7 +143,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         if not warn_only:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if session.exitstatus == pytest.ExitCode.OK and not os.environ.get("WARPLINE_KEEP_TEST_HOME"):
-        shutil.rmtree(RUN_DIR, ignore_errors=True)
+        _REMOVE_AT_EXIT.append(RUN_DIR)
     else:
         say(f"warpline: this run's home and temporary files are kept in {RUN_DIR}")
 

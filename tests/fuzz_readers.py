@@ -34,6 +34,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
@@ -45,8 +46,12 @@ CASES = Path(__file__).resolve().parent / "fuzz_cases"
 # Seeds larger than this are left out: every example copies and mutates one, and a few large
 # files would dominate the time without reaching code the small ones do not.
 MAX_SEED_BYTES = 48 << 10
-# An input that takes longer than this to read is a hang (the readers are linear; the inputs
-# are at most a few hundred KB, read in milliseconds).
+# An edit that would make an input larger than this is skipped (two "repeat this line 64
+# times" on a file whose line ends were all turned into CRs would make it tens of MB).
+MAX_INPUT_BYTES = 1 << 20
+# An input that takes more CPU time than this to read is a hang (the readers are linear; the
+# inputs are at most 1 MB, read in well under a second). CPU time, not wall time: on a loaded
+# machine a process may wait far longer than it runs.
 HANG_SECONDS = 30.0
 
 
@@ -90,17 +95,19 @@ class Reader:
 
 @contextlib.contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
-    """Raise ReaderHang in the block once ``seconds`` have passed (SIGALRM: the main thread)."""
+    """Raise ReaderHang in the block once it has used ``seconds`` of CPU time (the process's,
+    SIGPROF, handled on the main thread). A reader blocked without using the CPU is left to
+    the wall-clock bounds around it (Hypothesis's deadline, tools/fuzz_long.py's watchdog)."""
     def expired(_signum: int, _frame: object) -> None:
-        raise ReaderHang(f"still reading after {seconds:g} s")
+        raise ReaderHang(f"still reading after {seconds:g} s of CPU time")
 
-    previous = signal.signal(signal.SIGALRM, expired)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    previous = signal.signal(signal.SIGPROF, expired)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 def check(reader: Reader, data: bytes, folder: Path, limit: float = HANG_SECONDS) -> str:
@@ -195,41 +202,44 @@ def _encode(data: bytes, how: str) -> bytes:
 
 
 def apply(reader: Reader, data: bytes, edits: list[tuple]) -> bytes:
-    for op, a, b in edits:
-        if op == "encode":
-            data = _encode(data, a)
-            continue
-        if not data:
-            data = b if op in ("insert", "replace") else data
-            continue
-        at = a % len(data)
-        if op == "delete":
-            data = data[:at] + data[at + b:]
-        elif op == "duplicate":
-            data = data[:at + b] + data[at:at + b] + data[at + b:]
-        elif op == "truncate":
-            data = data[:at]
-        elif op == "insert":
-            data = data[:at] + b + data[at:]
-        elif op == "replace":
-            values = [m.span() for m in reader.value.finditer(data)]
-            if values:
-                start, end = values[a % len(values)]
-                data = data[:start] + b + data[end:]
-        else:
-            lines = _line_spans(data)
-            i = a % len(lines)
-            start, end = lines[i]
-            if op == "drop_line":
-                data = data[:start] + data[end:]
-            elif op == "repeat_line":
-                data = data[:end] + data[start:end] * b + data[end:]
-            else:
-                j = b % len(lines)
-                pieces = [data[s:e] for s, e in lines]
-                pieces[i], pieces[j] = pieces[j], pieces[i]
-                data = b"".join(pieces)
+    for edit in edits:
+        edited = _apply_one(reader, data, *edit)
+        if len(edited) <= MAX_INPUT_BYTES:
+            data = edited
     return data
+
+
+def _apply_one(reader: Reader, data: bytes, op: str, a: Any, b: Any) -> bytes:
+    if op == "encode":
+        return _encode(data, a)
+    if not data:
+        return b if op in ("insert", "replace") else data
+    at = a % len(data)
+    if op == "delete":
+        return data[:at] + data[at + b:]
+    if op == "duplicate":
+        return data[:at + b] + data[at:at + b] + data[at + b:]
+    if op == "truncate":
+        return data[:at]
+    if op == "insert":
+        return data[:at] + b + data[at:]
+    if op == "replace":
+        values = [m.span() for m in reader.value.finditer(data)]
+        if not values:
+            return data
+        start, end = values[a % len(values)]
+        return data[:start] + b + data[end:]
+    lines = _line_spans(data)
+    i = a % len(lines)
+    start, end = lines[i]
+    if op == "drop_line":
+        return data[:start] + data[end:]
+    if op == "repeat_line":
+        return data[:end] + data[start:end] * b + data[end:]
+    j = b % len(lines)
+    pieces = [data[s:e] for s, e in lines]
+    pieces[i], pieces[j] = pieces[j], pieces[i]
+    return b"".join(pieces)
 
 
 def words(seeds: dict[str, bytes], pattern: bytes, limit: int = 200) -> tuple[bytes, ...]:

@@ -69,6 +69,10 @@ class Fingerprint:
 # package is installed). The recovery dialog names autosaves written by another one.
 INSTALLATION = Path(__file__).resolve().parent.parent
 MAX_RECORDED_EDITS = 50
+MAX_PID = 2**31 - 1            # a pid_t; Linux's own limit is 2^22
+# The latest save time a session may record: the end of year 9999, the last that every
+# platform's time functions format (a larger one made the recovery dialog's clock overflow).
+MAX_SAVED = 253402300799.0
 
 
 @dataclass(frozen=True)
@@ -157,6 +161,8 @@ def current_owner(session_id: str, edits: Iterable[str] = ()) -> RecoveryOwner:
 
 def owner_alive(owner: RecoveryOwner) -> bool:
     """True while the process that wrote the autosave still runs."""
+    if not 0 < owner.pid <= MAX_PID:
+        return False    # no process has that PID (and os.kill would signal a group, or overflow)
     try:
         os.kill(owner.pid, 0)
     except ProcessLookupError:
@@ -460,17 +466,23 @@ def _owner(rd: _Reader, data: dict[str, Any]) -> RecoveryOwner | None:
     d = rd.get(data, "recovery", dict, optional=True)
     if d is None:
         return None
+    pid = rd.get(d, "pid", int, "recovery")
+    if not 0 < pid <= MAX_PID:
+        raise rd.fail("recovery.pid", f"{pid} is not a process ID (1 to {MAX_PID})")
     started = rd.get(d, "started", int, "recovery", optional=True)
+    if started is not None and not 0 <= started < 2**63:
+        raise rd.fail("recovery.started", f"{started} is not a process start time (clock ticks since boot)")
     installation = rd.get(d, "installation", str, "recovery", optional=True)
     saved = rd.get(d, "saved", (int, float), "recovery", optional=True)
     if saved is not None:
         saved = float(rd.number(saved, "recovery.saved"))
+        if saved > MAX_SAVED:
+            raise rd.fail("recovery.saved", f"{saved!r} is not a time (seconds since 1970, up to year 9999)")
     edits = rd.get(d, "edits", list, "recovery", optional=True) or []
     for k, text in enumerate(edits):
         if not isinstance(text, str):
             raise rd.fail(f"recovery.edits[{k}]", f"expected the text of an edit, got {text!r}")
-    return RecoveryOwner(rd.get(d, "session_id", str, "recovery"), rd.get(d, "pid", int, "recovery"), started,
-                         installation, saved, tuple(edits))
+    return RecoveryOwner(rd.get(d, "session_id", str, "recovery"), pid, started, installation, saved, tuple(edits))
 
 
 def _launch(rd: _Reader, d: dict[str, Any], kernel: str) -> Launch:

@@ -62,7 +62,11 @@ def saved_text(saved: float, now: float | None = None) -> str:
         relative = f"{round(ago / 3600)} hours ago"
     else:
         relative = f"{round(ago / 86400)} days ago"
-    return f"{time.strftime('%a %d %b %Y %H:%M', time.localtime(saved))} ({relative})"
+    try:
+        when = time.strftime("%a %d %b %Y %H:%M", time.localtime(saved))
+    except (OverflowError, OSError, ValueError):     # a file time no calendar can show
+        return "unknown"
+    return f"{when} ({relative})"
 
 
 def edits_text(entry: RecoveryEntry) -> tuple[str, str]:

@@ -406,10 +406,21 @@ def use_profile(profile: object) -> None:
     derive_manybsp(profile)
 
 
-def read_session(path: Path) -> None:
-    from engine.session_file import load_session
+def read_session(path: Path) -> object:
+    from engine.session_file import Orphan, load_session
 
-    load_session(path)
+    return Orphan(path, load_session(path))
+
+
+def use_session(orphan: object) -> None:
+    """What a start does with an autosave: is its owner alive, and what the recovery dialog says
+    of it (the PTX file it names is hashed: any path a session may hold)."""
+    from engine.recovery import describe_orphan
+    from engine.session_file import owner_alive
+
+    if orphan.data.owner is not None:
+        owner_alive(orphan.data.owner)
+    describe_orphan(orphan)
 
 
 def read_ncu(path: Path) -> None:
@@ -494,7 +505,7 @@ def readers() -> dict[str, Reader]:
         Reader("profile", ".toml", profile_seeds, read_profile, _TOML_TOKENS + _COMMON_TOKENS + toml_words,
                re.compile(rb"(?<==)[^\n#]+|" + _NUMBER + rb'|"[^"\n]*"'), use_profile),
         Reader("session", ".warpline", session_seeds, read_session, _JSON_TOKENS + _COMMON_TOKENS,
-               re.compile(_NUMBER + rb'|"[^"\n]*"|null|true|false|\[\]|\{\}')),
+               re.compile(_NUMBER + rb'|"[^"\n]*"|null|true|false|\[\]|\{\}'), use_session),
         Reader("ncu", ".csv", ncu_seeds, read_ncu, _CSV_TOKENS + _COMMON_TOKENS + csv_words,
                re.compile(rb'"[^"\n]*"|[^,\n]+')),
         Reader("block_csv", ".csv", block_seeds, read_block_table, _CSV_TOKENS + _COMMON_TOKENS + csv_words,

@@ -71,6 +71,8 @@ def test_an_autosave_records_its_installation_time_and_edit_history(data_home, e
 @pytest.mark.parametrize("key, value, message", [
     ("edits", "not a list", "expected a list"), ("edits", [1], r"recovery\.edits\[0\]"),
     ("saved", float("nan"), "finite"), ("installation", 3, "expected a string"),
+    ("saved", 1e300, "up to year 9999"), ("pid", 0, "not a process ID"), ("pid", 2**31, "not a process ID"),
+    ("started", -1, "not a process start time"),
 ])
 def test_bad_recovery_fields_are_refused_with_their_key(tmp_path, edited, key, value, message):
     import json
@@ -255,3 +257,16 @@ def test_a_restored_window_keeps_the_history_in_its_own_autosave(qtbot, tmp_path
     owner = load_session(session.autosave_path).owner
     assert owner.edits == ("Set lat_comm of #47 to 900", "Set fu1 of #12 to 4+1", "Set lat_comp of #5 to 3")
     assert owner.installation == str(INSTALLATION) and owner.saved == pytest.approx(time.time(), abs=60)
+
+
+def test_no_pid_or_save_time_a_file_may_hold_breaks_the_start(qtbot):
+    """An autosave written by hand (or by a broken version) with an impossible PID or time is
+    an orphan (no process has that PID) and its time shows as unknown; neither raises."""
+    from engine.session_file import owner_alive
+    from gui.recovery_dialog import saved_text
+
+    for pid in (-1, 0, 2**31, 10**30):
+        assert owner_alive(RecoveryOwner("x", pid)) is False
+    assert owner_alive(RecoveryOwner("x", os.getpid()))
+    assert saved_text(1e300) == "unknown" and saved_text(0) == "unknown"
+    assert saved_text(time.time() - 120, now=time.time()).endswith("(2 minutes ago)")

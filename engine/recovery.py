@@ -119,10 +119,19 @@ def _ptx_status(data: SessionData, saved: float) -> tuple[str, str]:
                          "changed will not be applied (the window names them)")
 
 
+def _exists(path: Path, kind: str) -> bool:
+    """``path.is_file()`` or ``is_dir()`` for any path a session may hold: False, not an error,
+    for a name too long for the system or one with a NUL byte."""
+    try:
+        return path.is_file() if kind == "file" else path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 def _checkout_of(path: Path) -> Path | None:
     """The Warpline checkout a file lies in (a folder with engine/session_file.py and main.py)."""
     for folder in path.parents:
-        if (folder / "engine" / "session_file.py").is_file() and (folder / "main.py").is_file():
+        if _exists(folder / "engine" / "session_file.py", "file") and _exists(folder / "main.py", "file"):
             return folder
     return None
 
@@ -130,7 +139,7 @@ def _checkout_of(path: Path) -> Path | None:
 def _same(a: str | os.PathLike[str], b: Path) -> bool:
     try:
         return Path(a).resolve() == b.resolve()
-    except OSError:
+    except (OSError, ValueError, RuntimeError):    # (RuntimeError: a symbolic link loop, before 3.13)
         return False
 
 
@@ -139,7 +148,7 @@ def _origin(data: SessionData, here: Path) -> tuple[str | None, str]:
     if owner is not None and owner.installation is not None:
         if _same(owner.installation, here):
             return None, "this Warpline"
-        gone = "" if Path(owner.installation).is_dir() else " (no longer there)"
+        gone = "" if _exists(Path(owner.installation), "dir") else " (no longer there)"
         return owner.installation, f"another Warpline: {owner.installation}{gone}"
     # Older autosaves do not say; a PTX file inside another checkout tells where it came from.
     checkout = _checkout_of(data.ptx_path)

@@ -2,10 +2,14 @@
 
 ``install_desktop()`` writes ``$XDG_DATA_HOME/applications/warpline.desktop`` and
 ``$XDG_DATA_HOME/mime/packages/warpline-ptx.xml``, then refreshes the MIME and desktop databases
-and makes Warpline the default for PTX when the freedesktop tools are installed.
+and makes Warpline the default for PTX when the freedesktop tools are installed. What it says is
+what happened: the type is "registered" only when the MIME database was refreshed, Warpline "the
+default" only when ``xdg-mime`` ran and reports it so; a missing tool is named.
 ``uninstall_desktop()`` removes both files, takes ``warpline.desktop`` out of the user's
 ``mimeapps.list`` files (where ``xdg-mime default`` recorded it as the default for PTX) and
-refreshes again. Both return the lines to print.
+refreshes again. The install notes in ``$XDG_DATA_HOME/warpline/desktop-install.json`` which
+mimeapps.list files existed and which groups they had before ``xdg-mime`` ran, so that uninstalling
+also removes the groups, and the files, that only the install brought. Both return the lines to print.
 
 The MIME type needs magic as well as the glob: without it, shared-mime-info's C-source rule
 claims ``.ptx`` files that start with ``//`` (every compiler's banner).
@@ -14,6 +18,7 @@ claims ``.ptx`` files that start with ``//`` (every compiler's banner).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import stat
@@ -81,45 +86,86 @@ def _paths(base: Path) -> tuple[Path, Path]:
     return base / "applications" / f"{APP_ID}.desktop", base / "mime" / "packages" / f"{APP_ID}-ptx.xml"
 
 
-def _run(lines: list[str], *cmd: str) -> None:
-    """Run a freedesktop tool when it is installed; report what happened either way."""
+def _run(lines: list[str], *cmd: str) -> str:
+    """Run a freedesktop tool when it is installed; report what happened either way. Returns
+    "ran", "missing" or "failed"."""
     if shutil.which(cmd[0]) is None:
         lines.append(f"skipped {cmd[0]} (not installed)")
-        return
+        return "missing"
     try:
         proc = subprocess.run(list(cmd), capture_output=True, text=True, timeout=60, check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         lines.append(f"{cmd[0]} failed: {exc}")
-        return
-    status = "ran" if proc.returncode == 0 else f"{cmd[0]} exited with {proc.returncode}:"
+        return "failed"
     detail = (proc.stderr or proc.stdout).strip().splitlines()
-    lines.append(f"{status} {' '.join(cmd)}" if proc.returncode == 0
-                 else f"{status} {detail[-1] if detail else ''}".rstrip())
+    if proc.returncode == 0:
+        lines.append(f"ran {' '.join(cmd)}")
+        return "ran"
+    lines.append(f"{cmd[0]} exited with {proc.returncode}: {detail[-1] if detail else ''}".rstrip())
+    return "failed"
 
 
-def _refresh(lines: list[str], base: Path, set_default: bool) -> None:
-    _run(lines, "update-mime-database", str(base / "mime"))
+def _current_default() -> str | None:
+    """What ``xdg-mime query default text/x-ptx`` answers (None when it cannot be asked)."""
+    try:
+        proc = subprocess.run(["xdg-mime", "query", "default", MIME_TYPE], capture_output=True, text=True,
+                              timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def _refresh(lines: list[str], base: Path) -> str:
+    """Refresh the MIME and desktop databases; the MIME database's outcome."""
+    mime = _run(lines, "update-mime-database", str(base / "mime"))
     _run(lines, "update-desktop-database", str(base / "applications"))
-    if set_default:
-        _run(lines, "xdg-mime", "default", f"{APP_ID}.desktop", MIME_TYPE)
+    return mime
 
 
-def install_desktop(base: Path | None = None) -> list[str]:
+def install_desktop(base: Path | None = None, config: Path | None = None) -> list[str]:
     base = base or data_home()
+    config = config or config_home()
     desktop, mime = _paths(base)
     desktop.parent.mkdir(parents=True, exist_ok=True)
     mime.parent.mkdir(parents=True, exist_ok=True)
     desktop.write_text(desktop_entry(), encoding="utf-8")
     mime.write_text(MIME_XML, encoding="utf-8")
     lines = [f"wrote {desktop}", f"wrote {mime}"]
-    _refresh(lines, base, set_default=True)
-    lines.append(f"Warpline is registered for {MIME_TYPE} (*.ptx)")
+    mime_database = _refresh(lines, base)
+    before = {str(path): _groups(path) for path, _always in mimeapps_lists(base, config)}
+    default = _run(lines, "xdg-mime", "default", f"{APP_ID}.desktop", MIME_TYPE)
+    if default != "missing":
+        _remember(base, before)        # xdg-mime may have written before it failed
+    if mime_database == "ran":
+        lines.append(f"the PTX file type ({MIME_TYPE}, *.ptx) is registered with the desktop")
+    else:
+        lines.append(f"the PTX file type is written but the desktop's MIME database was not refreshed "
+                     f"(update-mime-database {'is not installed' if mime_database == 'missing' else 'failed'}; "
+                     "it comes with shared-mime-info): *.ptx files are recognised once it is")
+    lines.append(_default_line(default))
     return lines
 
 
+def _default_line(outcome: str) -> str:
+    not_default = f"Warpline was not made the default application for {MIME_TYPE}"
+    if outcome == "missing":
+        return (f"{not_default}: xdg-mime is not installed (it comes with xdg-utils); choose Warpline "
+                "under Open With in the file manager, or install xdg-utils and run --install-desktop again")
+    if outcome == "failed":
+        return f"{not_default}: xdg-mime failed (above)"
+    now = _current_default()
+    if now == f"{APP_ID}.desktop":
+        return f"Warpline is the default application for {MIME_TYPE} (*.ptx)"
+    if now is None:
+        return f"xdg-mime recorded Warpline as the default for {MIME_TYPE}, but could not be asked to confirm it"
+    return (f"{not_default}: xdg-mime ran, yet the default it reports is {now or 'none'} "
+            "(the desktop's own settings may take precedence)")
+
+
 def uninstall_desktop(base: Path | None = None, config: Path | None = None) -> list[str]:
-    """Undo :func:`install_desktop`: the two files, then Warpline's entries in mimeapps.list.
-    Every problem becomes a line of the answer, never an exception."""
+    """Undo :func:`install_desktop`: the two files, then Warpline's entries in mimeapps.list
+    (and the groups and files the install brought there). Every problem becomes a line of the
+    answer, never an exception."""
     base = base or data_home()
     lines = []
     for path in _paths(base):
@@ -132,12 +178,105 @@ def uninstall_desktop(base: Path | None = None, config: Path | None = None) -> l
             lines.append(f"could not remove {path}: {exc.strerror or exc}")
         else:
             lines.append(f"removed {path}")
+    remembered = _remembered(base)
     for path, always in mimeapps_lists(base, config or config_home()):
         message = forget_default(path)
         if always or not message.startswith(("not present", "no Warpline entry")):
             lines.append(message)
-    _refresh(lines, base, set_default=False)
+        if str(path) in remembered and not message.startswith(("left", "could not")):
+            extra = _drop_added_groups(path, remembered[str(path)])
+            if extra:
+                lines.append(extra)
+    _forget_install(base)
+    _refresh(lines, base)
     return lines
+
+
+# ------------------------------------------------------------------ what the install changed
+
+
+def _record_path(base: Path) -> Path:
+    return base / APP_ID / "desktop-install.json"
+
+
+def _groups(path: Path) -> list[str] | None:
+    """The group headers of a mimeapps.list (None when there is no such file; an unreadable one
+    counts as having every group, so that nothing of it is ever removed)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return ["*"]
+    return [line.strip().removeprefix(b"\xef\xbb\xbf").decode("utf-8", "replace")
+            for line in data.splitlines() if line.strip().removeprefix(b"\xef\xbb\xbf").startswith(b"[")]
+
+
+def _remember(base: Path, before: dict[str, list[str] | None]) -> None:
+    """Note the mimeapps.list files as they were before xdg-mime ran; a second install keeps
+    what the first one found."""
+    record = _remembered(base)
+    for path, groups in before.items():
+        record.setdefault(path, {"existed": groups is not None, "groups": groups or []})
+    target = _record_path(base)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _replace_atomically(target, (json.dumps({"mimeapps": record}, indent=2) + "\n").encode(), keep_mode=False)
+    except OSError:
+        pass      # without the note, uninstalling still removes Warpline's lines, only not the groups
+
+
+def _remembered(base: Path) -> dict[str, dict]:
+    try:
+        data = json.loads(_record_path(base).read_text(encoding="utf-8"))
+        record = data["mimeapps"]
+        return {str(k): {"existed": bool(v["existed"]), "groups": [str(g) for g in v["groups"]]}
+                for k, v in record.items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}
+
+
+def _forget_install(base: Path) -> None:
+    path = _record_path(base)
+    with contextlib.suppress(OSError):
+        path.unlink()
+    with contextlib.suppress(OSError):
+        path.parent.rmdir()       # only when empty: recovery files and the like stay
+
+
+def _drop_added_groups(path: Path, before: dict) -> str:
+    """Remove from ``path`` the association groups that were not there before the install and
+    are empty now, and the file itself when the install created it and nothing else is in it."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    kept_groups = {g.encode("utf-8", "replace") for g in before["groups"]}
+    if b"*" in kept_groups:
+        return ""
+    sections: list[list[bytes]] = [[]]
+    for line in data.splitlines(keepends=True):
+        if line.strip().removeprefix(b"\xef\xbb\xbf").startswith(b"["):
+            sections.append([])
+        sections[-1].append(line)
+    out, dropped = sections[0], []
+    for section in sections[1:]:
+        header = section[0].strip().removeprefix(b"\xef\xbb\xbf")
+        if header in _ASSOCIATION_GROUPS and header not in kept_groups and not any(x.strip() for x in section[1:]):
+            dropped.append(header.decode("utf-8", "replace"))
+            continue
+        out.extend(section)
+    cleaned = b"".join(out)
+    try:
+        if not before["existed"] and not cleaned.strip():
+            path.unlink()
+            return f"removed {path} (the install had created it)"
+        if cleaned != data:
+            _replace_atomically(path, cleaned)
+            return f"removed the empty {', '.join(dropped)} group(s) the install had added to {path}"
+    except OSError as exc:
+        return f"could not tidy {path}: {exc.strerror or exc}"
+    return ""
 
 
 # ------------------------------------------------------------------ mimeapps.list
@@ -209,9 +348,10 @@ def _without_app(data: bytes, desktop_id: bytes) -> bytes:
     return b"".join(out)
 
 
-def _replace_atomically(path: Path, data: bytes) -> None:
+def _replace_atomically(path: Path, data: bytes, keep_mode: bool = True) -> None:
     """Write ``data`` to a temporary file beside the file ``path`` leads to (a symbolic link
-    stays a link), with its permissions, then rename it over that file."""
+    stays a link), with its permissions (``keep_mode``: of a file that must already exist), then
+    rename it over that file."""
     target = path.resolve()
     fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
@@ -219,7 +359,7 @@ def _replace_atomically(path: Path, data: bytes) -> None:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temp, stat.S_IMODE(target.stat().st_mode))
+        os.chmod(temp, stat.S_IMODE(target.stat().st_mode) if keep_mode else 0o644)
         os.replace(temp, target)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -150,7 +150,10 @@ def open_regular_file(path: str | os.PathLike[str]) -> tuple[int, os.stat_result
     so that what is refused is never read. NotARegularFile otherwise (its ``strerror`` says
     what the path is), OSError when it cannot be opened."""
     name = os.fspath(path)
-    fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except ValueError as exc:      # a NUL byte in the path (a session may name any path)
+        raise OSError(errno.EINVAL, str(exc), name) from None
     try:
         st = os.fstat(fd)
     except BaseException:

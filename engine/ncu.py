@@ -122,12 +122,24 @@ def parse_ncu_csv(text: str, filename: str = "<ncu csv>") -> list[NcuLaunch]:
     launches: dict[int, NcuLaunch] = {}
     long_layout = "Metric Name" in columns and "Metric Value" in columns
     metric_columns = [name for name in header if "__" in name]
+    # Newer ncu versions end the long layout with rule columns ("Rule Name" ... "Estimated
+    # Speedup") and leave them out of a row that no rule fired for: a short row is whole when it
+    # reaches every column read here.
+    used = [columns[name] for name in ("ID", "Kernel Name", "Block Size", "Grid Size", "Metric Name",
+                                       "Metric Value", *metric_columns) if name in columns]
+    needed = max(used) + 1
     for row_number, row in rows:
-        if len(row) != len(header):
-            raise TableFormatError(f"expected {len(header)} cells, found {len(row)}", filename, row_number, "")
+        if len(row) > len(header) or len(row) < needed:
+            missing = f" (no {header[len(row)]!r} cell)" if len(row) < needed else ""
+            raise TableFormatError(f"expected {len(header)} cells, found {len(row)}{missing}", filename,
+                                   row_number, "")
+        row = row + [""] * (len(header) - len(row))
         ident = _number(row[columns["ID"]])
         if ident is None:
             continue  # the units row of --page raw
+        if not (ident.is_integer() and 0 <= ident < 2**63):   # (a NaN or an infinity is neither)
+            raise TableFormatError(f"launch ID {row[columns['ID']]!r} is not a whole number", filename,
+                                   row_number, "ID")
         launch = launches.get(int(ident))
         if launch is None:
             try:

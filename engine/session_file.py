@@ -33,6 +33,7 @@ import hashlib
 import json
 import math
 import os
+import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -64,13 +65,29 @@ class Fingerprint:
     rows: dict[int, str]
 
 
+# The Warpline that writes an autosave: the folder holding ``engine/`` (a checkout, or where the
+# package is installed). The recovery dialog names autosaves written by another one.
+INSTALLATION = Path(__file__).resolve().parent.parent
+MAX_RECORDED_EDITS = 50
+MAX_PID = 2**31 - 1            # a pid_t; Linux's own limit is 2^22
+# The latest save time a session may record: the end of year 9999, the last that every
+# platform's time functions format (a larger one made the recovery dialog's clock overflow).
+MAX_SAVED = 253402300799.0
+
+
 @dataclass(frozen=True)
 class RecoveryOwner:
-    """The process that owns an autosave: its PID and start time (None where unknown)."""
+    """The process that owns an autosave: its PID and start time (None where unknown), and what
+    the recovery dialog shows of it: the Warpline installation it ran from, when it saved (seconds
+    since the epoch) and its edits as the undo history names them, oldest first (the last
+    :data:`MAX_RECORDED_EDITS`). Autosaves of older versions have none of these three."""
 
     session_id: str
     pid: int
     started: int | None = None
+    installation: str | None = None
+    saved: float | None = None
+    edits: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -169,13 +186,17 @@ def process_start_time(pid: int) -> int | None:
         return None
 
 
-def current_owner(session_id: str) -> RecoveryOwner:
+def current_owner(session_id: str, edits: Iterable[str] = ()) -> RecoveryOwner:
+    """This process as the owner of ``session_id``'s autosave, saving now with ``edits``."""
     pid = os.getpid()
-    return RecoveryOwner(session_id, pid, process_start_time(pid))
+    recorded = tuple(edits)[-MAX_RECORDED_EDITS:]
+    return RecoveryOwner(session_id, pid, process_start_time(pid), str(INSTALLATION), time.time(), recorded)
 
 
 def owner_alive(owner: RecoveryOwner) -> bool:
     """True while the process that wrote the autosave still runs."""
+    if not 0 < owner.pid <= MAX_PID:
+        return False    # no process has that PID (and os.kill would signal a group, or overflow)
     try:
         os.kill(owner.pid, 0)
     except ProcessLookupError:
@@ -278,6 +299,12 @@ def session_to_dict(ptx_path: str | os.PathLike[str], state: WorkbenchState, *,
                                "rows": {str(r): t for r, t in sorted(fingerprint.rows.items())}}
     if owner is not None:
         data["recovery"] = {"session_id": owner.session_id, "pid": owner.pid, "started": owner.started}
+        if owner.installation is not None:
+            data["recovery"]["installation"] = owner.installation
+        if owner.saved is not None:
+            data["recovery"]["saved"] = owner.saved
+        if owner.edits:
+            data["recovery"]["edits"] = list(owner.edits)
     if stored:
         data["baselines"] = stored
     return data
@@ -489,8 +516,23 @@ def _owner(rd: _Reader, data: dict[str, Any]) -> RecoveryOwner | None:
     d = rd.get(data, "recovery", dict, optional=True)
     if d is None:
         return None
+    pid = rd.get(d, "pid", int, "recovery")
+    if not 0 < pid <= MAX_PID:
+        raise rd.fail("recovery.pid", f"{pid} is not a process ID (1 to {MAX_PID})")
     started = rd.get(d, "started", int, "recovery", optional=True)
-    return RecoveryOwner(rd.get(d, "session_id", str, "recovery"), rd.get(d, "pid", int, "recovery"), started)
+    if started is not None and not 0 <= started < 2**63:
+        raise rd.fail("recovery.started", f"{started} is not a process start time (clock ticks since boot)")
+    installation = rd.get(d, "installation", str, "recovery", optional=True)
+    saved = rd.get(d, "saved", (int, float), "recovery", optional=True)
+    if saved is not None:
+        saved = float(rd.number(saved, "recovery.saved"))
+        if saved > MAX_SAVED:
+            raise rd.fail("recovery.saved", f"{saved!r} is not a time (seconds since 1970, up to year 9999)")
+    edits = rd.get(d, "edits", list, "recovery", optional=True) or []
+    for k, text in enumerate(edits):
+        if not isinstance(text, str):
+            raise rd.fail(f"recovery.edits[{k}]", f"expected the text of an edit, got {text!r}")
+    return RecoveryOwner(rd.get(d, "session_id", str, "recovery"), pid, started, installation, saved, tuple(edits))
 
 
 def _launch(rd: _Reader, d: dict[str, Any], kernel: str) -> Launch:

@@ -2,56 +2,45 @@
 left behind (whatever the command line says), then opens the window on a PTX file, a session file
 or (with no argument) the bundled hotspot sample, in the background (``MainWindow.open_file_async``).
 
-Each restored autosave gets a window of its own unless the first window is still free (no file
-was named); restored work is shown as unsaved. Restores load in the background as File › Open
-does (the session's kernel parsed off the UI thread, with progress and Cancel); one that fails
-or is cancelled leaves its autosave in place, offered again at the next start. An autosave the
-user postpones stays on disk and is offered again at the next start; one that cannot be read is
-skipped with a message, as is a profile file that does not load.
+The autosaves are offered in one dialog (gui/recovery_dialog.py) that lists each with its PTX
+path, kernel, last save, edits, whether the PTX changed since and whether another Warpline wrote
+it; the user restores, keeps for later or discards each. Each restored autosave gets a window of
+its own unless the first window is still free (no file was named); restored work is shown as
+unsaved. Restores load in the background as File › Open does (the session's kernel parsed off the
+UI thread, with progress and Cancel); one that fails or is cancelled leaves its autosave in place,
+offered again at the next start. An autosave the user keeps for later stays on disk and is offered
+again at the next start; one that cannot be read is skipped with a message, as is a profile file
+that does not load.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from enum import Enum
 from pathlib import Path
 
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication
 
 from engine.errors import WarplineError
-from engine.names import display_name
 from engine.profiles import list_profiles, profile_problems
+from engine.recovery import RecoveryEntry, describe_orphans
 from engine.session_file import Orphan, discard_orphan, find_orphans
 from gui import main_thread_gc
 from gui.display import display_problem
 from gui.loader import LoadRequest
 from gui.main_window import APP_NAME, SAMPLE, MainWindow
+from gui.recovery_dialog import Choice, RecoveryDialog
 
 # The windows of this process: Qt does not keep a top-level window alive by itself.
 _WINDOWS: list[MainWindow] = []
 
 
-class Choice(Enum):
-    RESTORE = "restore"
-    DISCARD = "discard"
-    LATER = "later"
-
-
-def ask_recovery(parent: MainWindow, orphan: Orphan) -> Choice:
-    """Restore, discard or keep for later one orphaned autosave."""
-    data = orphan.data
-    answer = QMessageBox.question(
-        parent, APP_NAME,
-        f"A Warpline window did not close cleanly and left unsaved work on {data.ptx_path.name} "
-        f"[{display_name(data.state.kernel)}]. Restore it? (Discard deletes it; Ignore keeps it for the next start.)",
-        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Ignore,
-        QMessageBox.StandardButton.Yes)
-    if answer == QMessageBox.StandardButton.Yes:
-        return Choice.RESTORE
-    if answer == QMessageBox.StandardButton.Discard:
-        return Choice.DISCARD
-    return Choice.LATER
+def choose_recovery(parent: MainWindow, entries: list[RecoveryEntry]) -> list[Choice]:
+    """What to do with each orphaned autosave: the recovery dialog's choices (all kept for later
+    when it is closed without applying)."""
+    dialog = RecoveryDialog(entries, parent)
+    dialog.exec()
+    return dialog.choices()
 
 
 def restore_into(window: MainWindow, orphan: Orphan,
@@ -88,9 +77,9 @@ def _offer_recovery(window: MainWindow, free: bool = True,
     ``free``, the others into new windows. True when ``window`` received one (it loads in the
     background; ``on_first`` follows that load)."""
     orphans, problems = find_orphans(own_ids=[w.session.session_id for w in (*_WINDOWS, window)])
+    entries = describe_orphans(orphans)
     used = False
-    for orphan in orphans:
-        choice = ask_recovery(window, orphan)
+    for orphan, choice in zip(orphans, choose_recovery(window, entries) if entries else [], strict=True):
         if choice is Choice.DISCARD:
             discard_orphan(orphan)
         elif choice is Choice.RESTORE:

@@ -107,6 +107,9 @@ class Session(QObject):
         self.loader.finished.connect(self._load_finished)
         # Autosaves claimed by a restore still loading: request -> (the orphan, its new path).
         self._claims: dict[LoadRequest, tuple[Orphan, Path]] = {}
+        # The edit history a restored autosave brought (its window's undo texts): kept in this
+        # window's autosaves ahead of its own, so that a second crash still says what was done.
+        self._restored_edits: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ opening
 
@@ -194,6 +197,7 @@ class Session(QObject):
         self.undo_stack.clear()
         self.undo_stack.setClean()
         self._autosaved_index = -1
+        self._restored_edits = ()
         self.fileChanged.emit()
         self.stateChanged.emit(new_state)
         self.recompute_now()
@@ -262,9 +266,10 @@ class Session(QObject):
         dies before the restore finishes)."""
         claimed = claim_orphan(orphan, self.session_id)
         data = orphan.data
+        edits = data.owner.edits if data.owner is not None else ()
         try:
             save_session(claimed, data.ptx_path, data.state, fingerprint=data.fingerprint,
-                         owner=current_owner(self.session_id), baselines=data.baselines)
+                         owner=current_owner(self.session_id, edits), baselines=data.baselines)
         except OSError:
             pass    # still claimed by name; only the owner field names the dead process
         return claimed
@@ -278,6 +283,7 @@ class Session(QObject):
 
     def _adopt_restored(self, claimed: Path, data: SessionData, loaded: Loaded) -> list[str]:
         notes = self._adopt_session(claimed, data, loaded)
+        self._restored_edits = data.owner.edits if data.owner is not None else ()
         self.session_path = None          # "Save" must ask where, not overwrite the autosave
         self.undo_stack.resetClean()      # restored work is unsaved work
         self.autosave()                   # the file now names this process as its owner
@@ -310,11 +316,17 @@ class Session(QObject):
             return
         try:
             save_session(self.autosave_path, self.inputs.path, self.state, fingerprint=self._fingerprint(),
-                         owner=current_owner(self.session_id), baselines=self.baselines)
+                         owner=current_owner(self.session_id, self.edit_history()), baselines=self.baselines)
             self._autosaved_index = self.undo_stack.index()
             self._autosaved_key = key
         except OSError:
             pass  # autosave is best effort; the next tick retries
+
+    def edit_history(self) -> list[str]:
+        """The edits in effect, oldest first, as the undo history names them (with those of the
+        autosave this window restored, if any)."""
+        stack = self.undo_stack
+        return [*self._restored_edits, *(stack.text(i) for i in range(stack.index()))]
 
     def discard_recovery(self) -> None:
         """Delete this window's own autosave (after a save or an explicit discard); the next

@@ -91,11 +91,19 @@ def fake_xdg_mime(tmp_path: Path) -> Path:
     script.write_text(f"""#!{sys.executable}
 import os, sys
 from pathlib import Path
+path = Path(os.environ["XDG_CONFIG_HOME"]) / "mimeapps.list"
+lines = path.read_text().splitlines() if path.exists() else []
+if sys.argv[1:3] == ["query", "default"]:
+    group = lines[lines.index("[Default Applications]") + 1:] if "[Default Applications]" in lines else []
+    for line in group:
+        if line.startswith("["):
+            break
+        if line.startswith(sys.argv[3] + "="):
+            print(line.split("=", 1)[1])
+    sys.exit(0)
 if sys.argv[1:2] != ["default"]:
     sys.exit(0)
 app, mime = sys.argv[2], sys.argv[3]
-path = Path(os.environ["XDG_CONFIG_HOME"]) / "mimeapps.list"
-lines = path.read_text().splitlines() if path.exists() else []
 def put(group, value, keep):
     if group not in lines:
         lines.extend([group, f"{{mime}}={{value}}"])
@@ -124,7 +132,7 @@ def test_uninstall_takes_the_default_out_of_mimeapps_list(xdg, tmp_path, monkeyp
     config.write_text("[Default Applications]\ntext/plain=gedit.desktop\n[Added Associations]\n"
                       "text/x-ptx=gedit.desktop;\n")
     before = config.read_bytes()
-    run_main("--install-desktop")
+    assert "Warpline is the default application for text/x-ptx (*.ptx)" in run_main("--install-desktop")
     installed = config.read_text()
     assert "text/x-ptx=warpline.desktop\n" in installed
     assert "text/x-ptx=warpline.desktop;gedit.desktop;" in installed
@@ -188,3 +196,50 @@ def test_a_linked_mimeapps_list_stays_a_link(tmp_path):
     assert forget_default(link) == f"removed warpline.desktop from {link}"
     assert link.is_symlink()
     assert real.read_text() == "[Default Applications]\ntext/plain=vim.desktop\n"
+
+
+def test_without_the_freedesktop_tools_the_install_says_what_it_did_not_do(xdg, tmp_path, monkeypatch):
+    empty = tmp_path / "no-tools"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    out = run_main("--install-desktop")
+    assert "skipped xdg-mime (not installed)" in out
+    assert ("Warpline was not made the default application for text/x-ptx: xdg-mime is not installed "
+            "(it comes with xdg-utils)") in out
+    assert "is the default application" not in out and "registered with the desktop" not in out
+    assert "update-mime-database is not installed" in out
+    assert (xdg / "applications" / "warpline.desktop").is_file()     # the launcher is there all the same
+    assert not (tmp_path / "config" / "mimeapps.list").exists()
+    assert not (xdg / "warpline").exists()                           # nothing to remember
+
+
+def test_a_default_xdg_mime_reports_otherwise_is_not_claimed(xdg, tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "xdg-mime").write_text("#!/bin/sh\n[ \"$1\" = query ] && echo org.gnome.gedit.desktop\nexit 0\n")
+    (bin_dir / "xdg-mime").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    out = run_main("--install-desktop")
+    assert ("Warpline was not made the default application for text/x-ptx: xdg-mime ran, yet the default it "
+            "reports is org.gnome.gedit.desktop") in out
+
+
+@pytest.mark.parametrize("before", [None, b"[Default Applications]\ntext/plain=gedit.desktop\n"])
+def test_uninstall_removes_every_line_the_install_added(xdg, tmp_path, monkeypatch, before):
+    """The install's xdg-mime adds groups (and creates the file when there was none): uninstalling
+    leaves the file as it was before, or gone when it was not there."""
+    monkeypatch.setenv("PATH", f"{fake_xdg_mime(tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    config = tmp_path / "config" / "mimeapps.list"
+    if before is not None:
+        config.parent.mkdir(parents=True)
+        config.write_bytes(before)
+    run_main("--install-desktop")
+    assert "[Added Associations]" in config.read_text()
+    run_main("--install-desktop")                 # a second install remembers the state before the first
+    out = run_main("--uninstall-desktop")
+    if before is None:
+        assert not config.exists() and f"removed {config} (the install had created it)" in out
+    else:
+        assert config.read_bytes() == before
+        assert f"removed the empty [Added Associations] group(s) the install had added to {config}" in out
+    assert not (xdg / "warpline").exists()

@@ -137,6 +137,7 @@ def test_close_prompts_on_unsaved_changes(qtbot, tmp_path, monkeypatch):
 
 def test_recovery_is_offered_at_start(qtbot, tmp_path, monkeypatch):
     from gui import app as app_module
+    from tests.test_gui_support import restore_all
 
     window = make_window(qtbot, tmp_path, monkeypatch, open_sample=False)
     from engine.inputs import resolve_inputs
@@ -145,7 +146,7 @@ def test_recovery_is_offered_at_start(qtbot, tmp_path, monkeypatch):
     # An autosave without an owner (as older versions wrote it) is an orphan.
     state = with_cell_edit(initial_state(resolve_inputs(HOTSPOT)), 47, "lat_comm", 321.0)
     save_session(recovery_path(), HOTSPOT, state)
-    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes))
+    monkeypatch.setattr(app_module, "choose_recovery", restore_all)
     assert app_module._offer_recovery(window)
     wait_complete(qtbot, window)
     assert window.session.state == state and window.session.session_path is None

@@ -16,6 +16,13 @@ HOTSPOT = ROOT / "samples" / "ptx" / "hotspot.sm_90.ptx"
 TIMEOUT_MS = 60_000
 
 
+def restore_all(_parent, entries):
+    """A stand-in for the recovery dialog (gui.app.choose_recovery) that restores every autosave."""
+    from gui.recovery_dialog import Choice
+
+    return [Choice.RESTORE] * len(entries)
+
+
 def make_window(qtbot, tmp_path, monkeypatch, open_sample: bool = True):
     from gui.main_window import MainWindow
 

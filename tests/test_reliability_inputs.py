@@ -46,6 +46,27 @@ def test_ncu_csv_with_zero_cycles_or_a_huge_cell(tmp_path):
         load_ncu_csv("/dev/zero")
 
 
+def test_ncu_rows_without_the_trailing_rule_columns_are_read(tmp_path):
+    # Newer ncu versions add rule columns after "Metric Value" and leave them out of a row
+    # that no rule fired for (samples/measured/v2-h100-stalls/stalls.csv is such an export).
+    real = load_ncu_csv(ROOT / "samples" / "measured" / "v2-h100-stalls" / "stalls.csv")
+    assert real and all(launch.cycles for launch in real)
+    rules = HEADER.rstrip("\n") + ',"Rule Name","Rule Type"\n'
+    short = tmp_path / "short.csv"
+    short.write_text(rules + '"0","k(int)","gpc__cycles_elapsed.max","cycle","1,234",\n'
+                     '"0","k(int)","sm__warps_active.avg","warp","3","Occupancy","OPT"\n')
+    (launch,) = load_ncu_csv(short)
+    assert launch.cycles == 1234 and launch.metrics["sm__warps_active.avg"] == 3
+    cut = tmp_path / "cut.csv"
+    cut.write_text(rules + '"0","k(int)","gpc__cycles_elapsed.max"\n')
+    with pytest.raises(TableFormatError, match=r"row 2.*found 3 \(no 'Metric Unit' cell\)"):
+        load_ncu_csv(cut)
+    infinite = tmp_path / "id.csv"
+    infinite.write_text(HEADER + '"inf","k(int)","gpc__cycles_elapsed.max","cycle","5"\n')
+    with pytest.raises(TableFormatError, match=r"row 2, column 'ID': launch ID 'inf' is not a whole number"):
+        load_ncu_csv(infinite)
+
+
 @pytest.mark.parametrize("measured, message", [(0, "0 cycles"), (float("inf"), "finite"), (-3, "below 0")])
 def test_sessions_refuse_measured_cycles_that_are_not_positive_and_finite(tmp_path, measured, message):
     inputs = resolve_inputs(HOTSPOT, use_ptxas=False)

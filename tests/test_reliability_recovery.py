@@ -22,12 +22,13 @@ def _driver(latency: float, save_to: str) -> None:
     from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
     from engine.state import with_cell_edit
-    from gui.app import start_windows
+    from gui import app as app_module
+    from gui.recovery_dialog import Choice
 
     app = QApplication([sys.argv[0]])
     # Another window's autosave is not an orphan while its process lives; keep anything offered.
-    QMessageBox.question = staticmethod(lambda *a, **k: QMessageBox.StandardButton.Ignore)
-    window = start_windows([str(HOTSPOT)])[0]
+    app_module.choose_recovery = lambda _parent, entries: [Choice.LATER] * len(entries)
+    window = app_module.start_windows([str(HOTSPOT)])[0]
     assert window.wait_for_load()               # the file opens in the background
     session = window.session
     session.apply(with_cell_edit(session.state, 47, "lat_comm", latency), "edit")
@@ -152,15 +153,13 @@ def test_overrides_of_changed_instructions_are_named_and_not_applied(tmp_path, q
 
 
 def test_restored_work_is_unsaved_and_owned_by_the_new_window(tmp_path, qtbot, monkeypatch, edited):
-    from PySide6.QtWidgets import QMessageBox
-
     from gui import app as app_module
-    from tests.test_gui_support import make_window, wait_complete
+    from tests.test_gui_support import make_window, restore_all, wait_complete
 
     window = make_window(qtbot, tmp_path, monkeypatch, open_sample=False)
     _inputs, state = edited
     orphan = _orphan_file("crashed", state, _dead_pid())
-    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes))
+    monkeypatch.setattr(app_module, "choose_recovery", restore_all)
     assert app_module._offer_recovery(window)
     wait_complete(qtbot, window)
     session = window.session
@@ -240,13 +239,11 @@ def test_kill_9_of_one_window_and_a_clean_close_of_another(tmp_path, qtbot, monk
     assert problems == [] and [o.path for o in orphans] == [autosave_path(ids["killed"])]
     assert orphans[0].data.state.overrides.latencies[47] == {"lat_comm": 901.0}
 
-    from PySide6.QtWidgets import QMessageBox
-
     from gui import app as app_module
-    from tests.test_gui_support import make_window, wait_complete
+    from tests.test_gui_support import make_window, restore_all, wait_complete
 
     window = make_window(qtbot, tmp_path, monkeypatch, open_sample=False)
-    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes))
+    monkeypatch.setattr(app_module, "choose_recovery", restore_all)
     assert app_module._offer_recovery(window)
     wait_complete(qtbot, window)
     assert window.session.state.overrides.latencies[47] == {"lat_comm": 901.0}

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QMessageBox
 
 import engine.inputs as inputs_module
 from engine.evaluation import state_for
@@ -31,7 +30,7 @@ from engine.state import with_cell_edit
 from gui import app as app_module
 from gui.loader import list_kernels, load_kernel
 from tests import ptx_gen
-from tests.test_gui_support import HOTSPOT, make_window, wait_complete
+from tests.test_gui_support import HOTSPOT, make_window, restore_all, wait_complete
 from tests.test_reliability_recovery import _dead_pid
 from tests.test_reliability_window import Gate
 
@@ -138,7 +137,7 @@ def test_a_restore_loads_off_the_ui_thread(qtbot, tmp_path, monkeypatch, library
     _inputs, state = _edited_state(library, 2)
     orphan = _orphan(tmp_path, library, state)
     gate = Gate(monkeypatch)
-    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes))
+    monkeypatch.setattr(app_module, "choose_recovery", restore_all)
     assert app_module._offer_recovery(window)                # returns while the kernel is parsed
     qtbot.waitUntil(gate.entered.is_set, timeout=30_000)
     assert gate.parsed == [state.kernel] and window.session.inputs is None
@@ -194,7 +193,7 @@ def test_a_failed_restore_at_start_opens_the_sample_and_keeps_the_error(qtbot, t
     window = make_window(qtbot, tmp_path, monkeypatch, open_sample=False)
     _inputs, state = _edited_state(library, 1)
     orphan = _orphan(tmp_path, library, state, ptx=tmp_path / "gone.ptx")
-    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes))
+    monkeypatch.setattr(app_module, "choose_recovery", restore_all)
     monkeypatch.setattr(app_module, "_new_window", lambda settings_from=None: window)
     monkeypatch.setattr(app_module, "_WINDOWS", [window])
     app_module.start_windows([])

@@ -1,9 +1,16 @@
-"""``tools/setup_env.sh --check-qt``: Qt is checked on the platform the app will use, never hangs,
-and always says what it checked and found (the set-up never fails because of it)."""
+"""``tools/setup_env.sh``: Qt is checked on the platform the app will use, once per environment,
+never hangs, and always says what it checked and found (the set-up never fails because of it);
+system packages are installed only when the user agrees, otherwise the command is printed.
+
+The script runs from a copy of the project in a temporary folder whose .venv borrows the
+project's installed packages (its lib folder is a link), so that nothing it remembers lands in
+the checkout."""
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pty
 import shutil
 import socket
 import subprocess
@@ -20,14 +27,46 @@ pytestmark = pytest.mark.skipif(not (ROOT / ".venv" / "bin" / "python").exists()
                                 reason="needs bash and the project's .venv")
 
 
+def project_copy(tmp_path: Path) -> Path:
+    """tools/setup_env.sh and pyproject.toml in ``tmp_path/project``, with a .venv that uses the
+    project's interpreter and installed packages and whose dependencies count as installed."""
+    copy = tmp_path / "project"
+    if copy.exists():
+        return copy
+    (copy / "tools").mkdir(parents=True)
+    shutil.copy2(SCRIPT, copy / "tools" / "setup_env.sh")
+    shutil.copy2(ROOT / "pyproject.toml", copy / "pyproject.toml")
+    venv = ROOT / ".venv"
+    (copy / ".venv" / "bin").mkdir(parents=True)
+    shutil.copy2(venv / "pyvenv.cfg", copy / ".venv" / "pyvenv.cfg")
+    (copy / ".venv" / "bin" / "python").symlink_to(os.path.realpath(venv / "bin" / "python"))
+    (copy / ".venv" / "lib").symlink_to(venv / "lib")
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16]
+    for extras in (0, 1):
+        (copy / ".venv" / f".warpline-deps-{extras}-{digest}").touch()
+    return copy
+
+
+def clean_env(tmp_path: Path, **env: str) -> dict[str, str]:
+    """No display, no platform, no answer about apt, plus ``env``."""
+    base = {k: v for k, v in os.environ.items()
+            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "XDG_SESSION_TYPE", "WARPLINE_APT",
+                         "WARPLINE_NO_APT")}
+    base["HOME"] = str(tmp_path)  # no Xauthority of the user's
+    return {**base, **env}
+
+
+def setup_env(tmp_path: Path, *args: str, wrap: list[str] | None = None, stdin: int | None = subprocess.DEVNULL,
+              **env: str) -> tuple[int, str]:
+    script = project_copy(tmp_path) / "tools" / "setup_env.sh"
+    proc = subprocess.run([*(wrap or []), "bash", str(script), *args], capture_output=True, text=True,
+                          timeout=120, env=clean_env(tmp_path, **env), stdin=stdin, check=False)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
 def check_qt(tmp_path: Path, wrap: list[str] | None = None, **env: str) -> tuple[int, str]:
     """Run the check in a clean environment (no display, no platform) plus ``env``."""
-    base = {k: v for k, v in os.environ.items()
-            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM", "XDG_SESSION_TYPE")}
-    base["HOME"] = str(tmp_path)  # no Xauthority of the user's
-    proc = subprocess.run([*(wrap or []), "bash", str(SCRIPT), "--check-qt"], capture_output=True, text=True,
-                          timeout=120, env={**base, **env}, check=False)
-    return proc.returncode, proc.stdout + proc.stderr
+    return setup_env(tmp_path, "--check-qt", wrap=wrap, **env)
 
 
 def fake_ldd(tmp_path: Path, *missing: str) -> str:
@@ -110,3 +149,86 @@ def test_run_sh_takes_paths_relative_to_where_it_is_run(tmp_path):
                           timeout=600, env=env, check=False)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "out.csv").is_file() and not (ROOT / "out.csv").exists()
+
+
+def qt_stamps(tmp_path: Path) -> list[str]:
+    return sorted(p.name for p in (project_copy(tmp_path) / ".venv").glob(".warpline-qt-*"))
+
+
+def test_the_qt_check_runs_once_per_environment(tmp_path):
+    status, first = setup_env(tmp_path, QT_QPA_PLATFORM="offscreen")
+    assert status == 0 and "Qt starts on offscreen (remembered for this environment" in first
+    (stamp,) = qt_stamps(tmp_path)
+    import PySide6
+
+    version = PySide6.__version__
+    assert stamp.startswith(".warpline-qt-") and stamp.endswith(f"-{version}-offscreen"), stamp
+    status, second = setup_env(tmp_path, QT_QPA_PLATFORM="offscreen")
+    assert status == 0 and second == ""                   # nothing checked, nothing to say
+    status, other = setup_env(tmp_path, QT_QPA_PLATFORM="minimal")
+    assert status == 0 and "Qt check (minimal; QT_QPA_PLATFORM=minimal)" in other   # another platform
+    status, again = check_qt(tmp_path, QT_QPA_PLATFORM="offscreen")
+    assert status == 0 and "Qt starts on offscreen" in again   # --check-qt always checks
+
+
+def fake_apt(tmp_path: Path) -> tuple[str, Path]:
+    """A PATH whose apt-get (and sudo, for a user other than root) only write down how they were
+    called, and the file they write to."""
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    log = tmp_path / "apt.log"
+    (bin_dir / "apt-get").write_text(f'#!/bin/sh\necho "apt-get $*" >> {log}\n')
+    (bin_dir / "sudo").write_text(f'#!/bin/sh\nif [ "$1" = -n ]; then shift; fi\necho "sudo" >> {log}\nexec "$@"\n')
+    for tool in ("apt-get", "sudo"):
+        (bin_dir / tool).chmod(0o755)
+    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}", log
+
+
+def missing_cursor(tmp_path: Path, **env: str) -> tuple[int, str, str]:
+    path, log = fake_apt(tmp_path)
+    ldd = fake_ldd(tmp_path, "libxcb-cursor.so.0")
+    status, out = check_qt(tmp_path, DISPLAY=":4242", LDD=ldd, PATH=path, **env)
+    return status, out, log.read_text() if log.exists() else ""
+
+
+def test_without_a_terminal_or_consent_apt_get_is_not_run(tmp_path):
+    status, out, calls = missing_cursor(tmp_path)
+    assert status == 0 and calls == ""
+    sudo = "" if os.getuid() == 0 else "sudo "
+    assert (f"to install them, run: {sudo}apt-get install -y libxcb-cursor0 (or run the set-up with "
+            "WARPLINE_APT=yes to have it run that)") in out
+
+
+def test_warpline_apt_no_never_runs_apt_get(tmp_path):
+    status, out, calls = missing_cursor(tmp_path, WARPLINE_APT="no")
+    assert status == 0 and calls == "" and "(not run: WARPLINE_APT=no)" in out
+
+
+def test_warpline_apt_yes_runs_it_and_says_what(tmp_path):
+    status, out, calls = missing_cursor(tmp_path, WARPLINE_APT="yes")
+    assert status == 0
+    assert "apt-get update\napt-get install -y libxcb-cursor0\n" in calls
+    assert "running: " in out and "apt-get install -y libxcb-cursor0" in out
+    assert "still missing: libxcb-cursor.so.0" in out       # (the fake installs nothing)
+
+
+@pytest.mark.parametrize("answer, runs", [("y\n", True), ("n\n", False), ("\n", False)])
+def test_on_a_terminal_the_user_is_asked(tmp_path, answer, runs):
+    path, log = fake_apt(tmp_path)
+    ldd = fake_ldd(tmp_path, "libxcb-cursor.so.0")
+    main, terminal = pty.openpty()
+    try:
+        os.write(main, answer.encode())
+        status, out = check_qt_on(tmp_path, terminal, DISPLAY=":4242", LDD=ldd, PATH=path)
+    finally:
+        os.close(main)
+        os.close(terminal)
+    calls = log.read_text() if log.exists() else ""
+    assert status == 0
+    assert ("apt-get install -y libxcb-cursor0" in calls) == runs, (out, calls)
+    if not runs:
+        assert "not installed; to install them later, run:" in out
+
+
+def check_qt_on(tmp_path: Path, stdin: int, **env: str) -> tuple[int, str]:
+    return setup_env(tmp_path, "--check-qt", stdin=stdin, **env)

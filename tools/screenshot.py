@@ -7,7 +7,11 @@ load three times slower) and a level-1 superstep selected, grabbed from the X di
 The README's others: ``window-1366x768.png`` (a 1366x768 screen, ``--size 1366x768``),
 ``window-collapsed.png`` (``--collapse 4``), ``window-baseline.png`` (``--baseline``) and
 ``window-dark.png`` (``--dark``), at 1920x1080; ``assumptions-*.png``: the Triton matmul's
-Assumptions tab once its effects are in (``--assumptions tests/corpus/triton/matmul.cc90.ptx``).
+Assumptions tab once its effects are in (``--assumptions tests/corpus/triton/matmul.cc90.ptx``);
+``recovery-1920x1080.png`` and
+``recovery-1366x768.png`` (``--recovery``: the recovery dialog at start, over three autosaves of
+crashed windows: this checkout's, another checkout's whose PTX changed since, and an older
+version's whose PTX is gone).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ def main() -> int:
                         help="a dark system palette (as a dark desktop theme gives it to Qt)")
     parser.add_argument("--assumptions", metavar="PTX",
                         help="open this file instead and show its Assumptions tab with the effects computed")
+    parser.add_argument("--recovery", action="store_true",
+                        help="the recovery dialog at start, over three made-up autosaves of crashed windows")
     args = parser.parse_args()
     width, height = (int(v) for v in args.size.split("x"))
     app = QApplication(sys.argv[:1])
@@ -84,6 +90,8 @@ def main() -> int:
         session.undo_stack.setClean()
         window.close()
         return 0
+    if args.recovery:
+        return recovery_scene(app, window, Path(tmp), args.out, pump)
     window.open_file(ROOT / "samples" / "ptx" / "hotspot.sm_90.ptx")
     settle()
     if args.baseline:
@@ -114,6 +122,60 @@ def main() -> int:
     shot.save(args.out)
     print(f"{args.out}: {shot.width()} x {shot.height()}, title {window.windowTitle()!r}")
     session.undo_stack.setClean()
+    window.close()
+    return 0
+
+
+def recovery_scene(app: QApplication, window: object, tmp: Path, out: str, pump: object) -> int:
+    """The dialog as a start after three crashes shows it (the window behind it still empty)."""
+    import shutil
+    import subprocess
+
+    from engine.evaluation import state_for
+    from engine.inputs import resolve_inputs
+    from engine.recovery import describe_orphans
+    from engine.session_file import (
+        RecoveryOwner,
+        autosave_path,
+        find_orphans,
+        fingerprint_for,
+        ptx_sha256,
+        save_session,
+    )
+    from engine.state import with_cell_edit
+    from gui.recovery_dialog import RecoveryDialog
+
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                              text=True, check=True).stdout)
+    now = time.time()
+    other = tmp / "warpline-release-0.1" / "samples" / "ptx"
+    other.mkdir(parents=True)
+    samples = ROOT / "samples" / "ptx"
+    for number, (ptx, installation, saved, edits) in enumerate((
+        (samples / "hotspot.sm_90.ptx", str(ROOT), now - 2 * 3600,
+         ("Set lat_comm of #47 to 1500", "Grid 64 x 64 x 1", "Set fu3 of #59 to 339+2")),
+        (other / "mm.sm_90.ptx", str(other.parent.parent), now - 26 * 3600, ("Set lat_comm of #38 to 900",)),
+        (tmp / "scratch" / "knn.sm_80.ptx", None, now - 5 * 86400, ()),
+    )):
+        if not ptx.exists():
+            ptx.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(samples / ptx.name, ptx)
+        inputs = resolve_inputs(ptx, use_ptxas=False)
+        state = with_cell_edit(state_for(inputs), 12, "lat_comp", 55.0)
+        fingerprint = fingerprint_for(inputs, state, ptx_sha256(ptx)) if installation else None
+        owner = RecoveryOwner(f"crashed{number}", dead, None, installation, saved if installation else None, edits)
+        path = save_session(autosave_path(f"crashed{number}"), ptx, state, fingerprint=fingerprint, owner=owner)
+        os.utime(path, (saved, saved))
+    with (other / "mm.sm_90.ptx").open("a") as handle:
+        handle.write("// rebuilt after the crash\n")
+    (tmp / "scratch" / "knn.sm_80.ptx").unlink()
+    dialog = RecoveryDialog(describe_orphans(find_orphans()[0]), window)
+    dialog.show()
+    pump(1.0)
+    shot = app.primaryScreen().grabWindow(0)
+    shot.save(out)
+    print(f"{out}: {shot.width()} x {shot.height()}, dialog {dialog.width()} x {dialog.height()}")
+    dialog.reject()
     window.close()
     return 0
 

@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# Creates .venv (if needed) and installs the dependencies that pyproject.toml lists.
-# Idempotent: a stamp of pyproject.toml's hash skips the install when nothing changed.
-# Then checks that Qt starts on the platform the app will use (see check_qt below).
+# Creates .venv (if needed) and installs the dependencies that pyproject.toml lists, saying what
+# it installs and showing pip's progress (one line per package). Idempotent: a stamp of
+# pyproject.toml's hash skips the install when nothing changed.
+# Then checks, once per environment, that Qt starts on the platform the app will use (see
+# check_qt below): the check is remembered in .venv by the PySide6 version and the platform.
 #
 # Usage: tools/setup_env.sh [--test]      --test also installs the test extras (the suite runs
 #                                         offscreen, so that is the platform checked)
-#        tools/setup_env.sh --check-qt    only the Qt check (needs .venv)
+#        tools/setup_env.sh --check-qt    only the Qt check, done again even when remembered (needs .venv)
+#
+# System packages (the libraries Qt needs) are installed with apt-get only when the user agrees:
+# asked on a terminal, or WARPLINE_APT=yes; otherwise (WARPLINE_APT=no, WARPLINE_NO_APT=1, or no
+# terminal to ask on, as in CI) the exact command is printed and the set-up goes on.
 #
 # Environment: PYTHON (interpreter for the venv, default python3); QT_QPA_PLATFORM (the platform
-# to check, as Qt reads it); WARPLINE_NO_APT=1 (never run apt-get: print the command instead);
-# WARPLINE_QT_CHECK_TIMEOUT (seconds Qt may take to start on the display, default 15); LDD (the
-# ldd to list a library's missing dependencies with).
+# to check, as Qt reads it); WARPLINE_APT=yes|no (install system packages without asking, or
+# never); WARPLINE_QT_CHECK_TIMEOUT (seconds Qt may take to start on the display, default 15);
+# LDD (the ldd to list a library's missing dependencies with).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
@@ -23,13 +29,17 @@ esac
 say() { echo "setup_env: $*" >&2; }
 
 install_dependencies() {
-  local want_test=0 stamp deps
+  local want_test=0 stamp hash deps count
   [ "$mode" = "--test" ] && want_test=1
   if [ ! -x .venv/bin/python ]; then
+    say "creating the virtual environment .venv with $("$PY" --version 2>&1) (first run only)"
     "$PY" -m venv .venv
   fi
-  stamp=".venv/.warpline-deps-$want_test-$(sha256sum pyproject.toml | cut -c1-16)"
+  hash=$(sha256sum pyproject.toml | cut -c1-16)
+  stamp=".venv/.warpline-deps-$want_test-$hash"
   [ -f "$stamp" ] && return 0
+  # The test extras include everything the app needs.
+  [ "$want_test" = 0 ] && [ -f ".venv/.warpline-deps-1-$hash" ] && return 0
   # tomllib is Python 3.11+; on 3.10 pip's own copy of tomli reads the file the same way.
   deps=$(.venv/bin/python - "$want_test" <<'PYEOF'
 import sys
@@ -44,12 +54,17 @@ if sys.argv[1] == "1":
 print("\n".join(deps))
 PYEOF
 )
-  # shellcheck disable=SC2086
-  echo "$deps" | xargs -d '\n' .venv/bin/python -m pip install -q --disable-pip-version-check
+  count=$(echo "$deps" | grep -c .)
+  say "installing $count packages from pyproject.toml into .venv$([ "$want_test" = 1 ] && echo ' (with the test extras)'):"
+  echo "$deps" | sed 's/^/    /' >&2
+  say "pip reports each package as it goes; the first time takes a few minutes (Qt, numba and the CUDA tools are large)"
+  echo "$deps" | xargs -d '\n' .venv/bin/python -m pip install --disable-pip-version-check --progress-bar on
   # Warpline itself, editable: separate processes started from this environment (Dask's
   # scheduler and workers, docs/batch.md) can then import engine and gui from any folder.
+  say "installing Warpline itself into .venv (editable: pip install -e .)"
   .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps -e .
   touch "$stamp"
+  say "dependencies installed (skipped from now on, until pyproject.toml changes)"
 }
 
 # ---------------------------------------------------------------------------- Qt's libraries
@@ -100,24 +115,50 @@ missing_libraries() {
   done < <(qt_files "$1") | sort -u
 }
 
-# Install Debian packages when this user may (root, or sudo without a password); otherwise, or
-# with WARPLINE_NO_APT=1, print the command that would.
+# Install Debian packages with apt-get, only when the user agrees: WARPLINE_APT=yes, or "y" to a
+# question asked when standard input is a terminal. Otherwise (WARPLINE_APT=no, WARPLINE_NO_APT=1,
+# no terminal, no apt-get, or root rights that cannot be had) print the command that would.
 install_packages() {
-  local sudo_cmd="" command
+  local sudo_cmd="" command consent=${WARPLINE_APT:-} answer
   if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo "; fi
   # shellcheck disable=SC2048,SC2086
   command="${sudo_cmd}apt-get install -y $(echo $*)"
-  if [ "${WARPLINE_NO_APT:-0}" != 1 ] && command -v apt-get >/dev/null \
-     && { [ -z "$sudo_cmd" ] || sudo -n true 2>/dev/null; }; then
-    say "installing $(echo $*) ($command)"
-    if ${sudo_cmd:+sudo -n} env DEBIAN_FRONTEND=noninteractive sh -c \
-         "apt-get update -qq >/dev/null && apt-get install -y -qq $(echo $*) >/dev/null"; then
-      return 0
-    fi
-    say "apt-get failed; install them with: $command"
+  [ "${WARPLINE_NO_APT:-0}" = 1 ] && consent=no
+  if ! command -v apt-get >/dev/null; then
+    say "to install them, run: $command (apt-get is not on this system: install your distribution's" \
+        "packages of the libraries named above)"
     return 1
   fi
-  say "to install them, run: $command"
+  case "$consent" in
+    yes|y|1) ;;
+    no|n|0)
+      say "to install them, run: $command (not run: WARPLINE_APT=no)"
+      return 1 ;;
+    "")
+      if [ ! -t 0 ]; then
+        say "to install them, run: $command (or run the set-up with WARPLINE_APT=yes to have it run that)"
+        return 1
+      fi
+      read -r -p "setup_env: install them now with: $command ? [y/N] " answer || answer=""
+      case "$answer" in
+        y|Y|yes|YES|Yes) ;;
+        *) say "not installed; to install them later, run: $command"; return 1 ;;
+      esac ;;
+    *)
+      say "WARPLINE_APT=$consent: expected yes or no; to install them, run: $command"
+      return 1 ;;
+  esac
+  if [ -n "$sudo_cmd" ] && ! sudo -n true 2>/dev/null && [ ! -t 0 ]; then
+    say "to install them, run: $command (sudo needs a password and there is no terminal to ask on)"
+    return 1
+  fi
+  say "running: ${sudo_cmd}apt-get update && $command"
+  # apt-get's own progress goes to the terminal (standard error, so that nothing mixes with output).
+  if ${sudo_cmd:+sudo} env DEBIAN_FRONTEND=noninteractive sh -c \
+       "apt-get update && apt-get install -y $(echo $*)" >&2; then
+    return 0
+  fi
+  say "apt-get failed; install them with: $command"
   return 1
 }
 
@@ -134,13 +175,25 @@ start_qt() {
     "from PySide6.QtWidgets import QApplication; QApplication([]); print('started')") 2>&1
 }
 
+# Where a passed Qt check is remembered: .venv/.warpline-qt-<PySide6 distribution-version>-<platform>,
+# the version read from its dist-info folder (without starting Python). Empty when PySide6 is
+# not installed.
+qt_stamp() {
+  local info
+  # (named PySide6_Essentials-6.x or, by newer wheels, pyside6_essentials-6.x)
+  info=$(compgen -G ".venv/lib/python*/site-packages/[Pp]y[Ss]ide6*-*.dist-info" | sort | head -n 1) || true
+  [ -n "$info" ] || return 0
+  info=${info##*/}
+  echo ".venv/.warpline-qt-${info%.dist-info}-$1"
+}
+
 # Check that Qt starts on the platform the app will use: QT_QPA_PLATFORM when it is set;
 # offscreen for the test suite and when there is no display; with a display ($DISPLAY or
 # $WAYLAND_DISPLAY), Qt's xcb plugin (Qt's default on X11, and its fallback under Wayland).
 # Missing libraries are installed when possible, or the apt-get command printed; what was
 # checked and found is always printed, and the check never fails the set-up.
 check_qt() {
-  local platform where missing packages unknown lib out status libraries start
+  local platform where missing packages unknown lib out status libraries start stamp
   if [ -n "${QT_QPA_PLATFORM:-}" ]; then
     platform=${QT_QPA_PLATFORM%%[:;]*}; where="QT_QPA_PLATFORM=$QT_QPA_PLATFORM"
   elif [ "$mode" = "--test" ]; then
@@ -149,6 +202,12 @@ check_qt() {
     platform=xcb; where="DISPLAY=${DISPLAY:-} WAYLAND_DISPLAY=${WAYLAND_DISPLAY:-}"
   else
     platform=offscreen; where="no DISPLAY or WAYLAND_DISPLAY"
+  fi
+  # Once Qt was seen starting on this platform with this PySide6, later starts skip the check
+  # (it takes over a second); --check-qt checks again.
+  stamp=$(qt_stamp "$platform")
+  if [ "$mode" != "--check-qt" ] && [ -n "$stamp" ] && [ -f "$stamp" ]; then
+    return 0
   fi
   if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c "import PySide6" 2>/dev/null; then
     say "Qt check ($platform): PySide6 is not installed in .venv; run tools/setup_env.sh first"
@@ -180,7 +239,9 @@ check_qt() {
   status=0
   out=$(start_qt "$start") || status=$?
   if [ "$status" = 0 ] && [[ "$out" == *started* ]]; then
-    say "Qt check ($platform; $where): $libraries, and Qt starts${start:+ on $start}"
+    say "Qt check ($platform; $where): $libraries, and Qt starts${start:+ on $start}" \
+        "(remembered for this environment; tools/setup_env.sh --check-qt checks again)"
+    [ -n "$stamp" ] && touch "$stamp"
     return 0
   fi
   if [ "$status" = 124 ] || [ "$status" = 137 ]; then

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 from collections.abc import Iterable
 from pathlib import Path
 
 from engine.errors import TableFormatError, WarplineError
 from engine.fileio import csv_text, csv_unescape, read_regular_file
+from engine.launch import MAX_TRIP_COUNT
 from engine.manybsp.reference import parse_fu_cell
 from engine.manybsp.rows import FU_NAMES, BlockRow, InstructionRow, Level1Spec
+from engine.profile_schema import MAX_CYCLES
 
 # An exported table of a 10^6-instruction kernel is about 60 MB; a file far larger is not one.
 MAX_TABLE_BYTES = 1 << 28
@@ -87,12 +90,21 @@ def _records(path: str | Path, required: list[str]) -> tuple[str, list[tuple[int
         header = next(reader)
     except StopIteration:
         raise TableFormatError("empty file (no header)", name, 1, "") from None
+    except csv.Error as exc:      # a stray carriage return or NUL: the csv module's own words
+        raise TableFormatError(f"not a readable CSV row ({exc})", name, reader.line_num, "") from None
     header = [h.strip() for h in header]
     for column in required:
         if column not in header:
             raise TableFormatError(f"missing column {column!r}", name, 1, column)
     out = []
-    for line_no, values in enumerate(reader, start=2):
+    while True:
+        try:
+            values = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise TableFormatError(f"not a readable CSV row ({exc})", name, reader.line_num, "") from None
+        line_no = reader.line_num    # (a quoted cell may span lines: the row's last line)
         if not any(v.strip() for v in values):
             continue
         if len(values) != len(header):
@@ -126,6 +138,18 @@ def _int(rec: dict[str, str], column: str, name: str, line: int) -> int:
     return int(value)
 
 
+def _cycles(value: float, name: str, line: int, column: str) -> float:
+    """A cost in cycles read from a cell: not negative and at most MAX_CYCLES, the rule of a
+    value typed into the window's table (``1e308`` would make every prediction infinite)."""
+    if not math.isfinite(value):
+        raise TableFormatError(f"not a finite number: {value!r}", name, line, column)
+    if value < 0:
+        raise TableFormatError("negative cycles", name, line, column)
+    if value > MAX_CYCLES:
+        raise TableFormatError(f"{value:g} cycles is too large (at most {MAX_CYCLES:.0e})", name, line, column)
+    return value
+
+
 def import_block_table(path: str | Path) -> list[BlockRow]:
     """Read a BLOCK-table CSV (as exported, possibly edited)."""
     name, records = _records(path, BLOCK_HEADER)
@@ -143,20 +167,21 @@ def import_block_table(path: str | Path) -> list[BlockRow]:
         for c in (1, 2, 3, 4):
             cell = parse_fu_cell(rec[f"fu{c}"], name, line, f"fu{c}")
             if cell is not None:
-                if cell.latency < 0 or cell.occupancy < 0:
-                    raise TableFormatError("negative cycles", name, line, f"fu{c}")
+                for part in (cell.latency, cell.occupancy):
+                    _cycles(part, name, line, f"fu{c}")
                 cells[c] = cell
         values = {}
         for column in ("comm", "ovh", "sync"):
             v = _num(rec, column, name, line)
-            if v is not None and v < 0:
-                raise TableFormatError("negative cycles", name, line, column)
-            values[column] = v or 0.0
+            values[column] = _cycles(v, name, line, column) if v is not None else 0.0
         issue = _num(rec, "issue", name, line, blank=None)
-        if issue is not None and issue < 0:
-            raise TableFormatError("negative cycles", name, line, "issue")
+        if issue is not None:
+            _cycles(issue, name, line, "issue")
+        warp_over_t = _num(rec, "warp_over_T", name, line, blank=None)
+        if warp_over_t is not None:
+            _cycles(warp_over_t, name, line, "warp_over_T")
         out.append(BlockRow(index=index, op=rec["op"], issue=issue, fu=cells,
-                            warp_over_T=_num(rec, "warp_over_T", name, line, blank=None),
+                            warp_over_T=warp_over_t,
                             comm=values["comm"], ovh=values["ovh"], sync=values["sync"],
                             u=_int(rec, "u", name, line), d=_int(rec, "d", name, line),
                             p=_int(rec, "p", name, line)))
@@ -176,6 +201,8 @@ def import_level1_specs(path: str | Path) -> list[Level1Spec]:
         iterations = _int(rec, "iterations", name, line)
         if iterations < 0:
             raise TableFormatError("negative iteration count", name, line, "iterations")
+        if iterations > MAX_TRIP_COUNT:
+            raise TableFormatError(f"{iterations} iterations is more than a 64-bit count", name, line, "iterations")
         known = rec.get("iterations_known", "1") not in ("0", "false", "False")
         slowest = _int(rec, SLOWEST_COLUMN, name, line) if rec.get(SLOWEST_COLUMN, "").strip() else None
         if slowest is not None and slowest < iterations:

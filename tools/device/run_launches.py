@@ -106,6 +106,16 @@ def occupancy_variants(kernel, launch, profile) -> list[tuple[str, int]]:
     return out
 
 
+def _cubin_with_lines(ptx_path: Path, arch: str) -> Path:
+    """``ptx_path`` assembled by ptxas with its line table, in a temporary folder."""
+    import subprocess
+    import tempfile
+
+    cubin = Path(tempfile.mkdtemp(prefix="lineinfo.")) / (ptx_path.stem + ".cubin")
+    subprocess.run(["ptxas", "-lineinfo", f"-arch={arch}", str(ptx_path), "-o", str(cubin)], check=True)
+    return cubin
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--arch", default="sm_90")
@@ -120,6 +130,9 @@ def main() -> int:
                         help="comma-separated blocks per SM (e.g. 1,2,4,8): run each one-dimensional "
                              "launch again with a grid of that many blocks per SM, never more blocks "
                              "than the launch itself has (the block-overlap measurement of Many-BSP*)")
+    parser.add_argument("--lineinfo", action="store_true",
+                        help="assemble each PTX with ptxas -lineinfo and load the cubin (the driver's JIT "
+                             "keeps no line table, so Nsight Compute's CUDA source view would have no counts)")
     ns = parser.parse_args()
 
     import cupy as cp
@@ -136,7 +149,7 @@ def main() -> int:
         function = module.kernel(launch.kernel)
         raw = modules.get(ptx_path)
         if raw is None:
-            raw = cp.RawModule(path=str(ptx_path))
+            raw = cp.RawModule(path=str(_cubin_with_lines(ptx_path, ns.arch) if ns.lineinfo else ptx_path))
             modules[ptx_path] = raw
         kernel = raw.get_function(function.name)
         if launch.smem_dynamic > 48 * 1024:

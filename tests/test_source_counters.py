@@ -198,3 +198,11 @@ def test_a_page_measured_on_the_gpu(page, hotspot):
         assert result.unmatched_samples <= 0.1 * result.total_samples
         assert sum(line.measured_share or 0 for line in result.lines) == pytest.approx(
             1 - result.unmatched_samples / result.total_samples, abs=1e-6)
+
+
+def test_a_measured_cuda_view_without_counts_is_refused_with_the_reason():
+    """ncu 2025.3 printed the CUDA view of the H100 run with each file's text and no counts (the
+    SASS of those launches carried no usable line table): refused, naming what is missing."""
+    page = SAMPLES / "measured" / "source-h100" / "cuda_view_without_counts.csv"
+    with pytest.raises(TableFormatError, match="no 'Warp Stall Sampling \\(All Samples\\)' column"):
+        parse_source_csv(page.read_text(encoding="utf-8-sig"), str(page))

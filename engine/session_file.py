@@ -129,11 +129,20 @@ def locate_ptx(stored: Path, relative: str | None, session_path: str | os.PathLi
     """Where a session's PTX file is: the absolute path it stored when that file exists, else the
     relative path from the session's folder, else a file of the same name beside the session;
     the stored path when none exists (the loader then says it is missing)."""
-    if stored.is_file():
+    if _is_file(stored):
         return stored
     folder = Path(session_path).resolve().parent
     candidates = ([folder / relative] if relative else []) + [folder / stored.name]
-    return next((c.resolve() for c in candidates if c.is_file()), stored)
+    return next((c.resolve() for c in candidates if _is_file(c)), stored)
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()``, False for a path the system cannot look up (a component over 255
+    bytes, a NUL byte): a session file may hold any string as its PTX path."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def _relative(ptx: Path, session_path: str | os.PathLike[str] | None) -> str | None:

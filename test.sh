@@ -6,7 +6,8 @@ cd "$(dirname "$0")"
 tools/setup_env.sh --test
 export QT_QPA_PLATFORM=offscreen
 .venv/bin/python -m ruff check .
-# Architecture contracts of pyproject.toml (the engine never imports Qt; layers import downward).
+# Architecture contracts of pyproject.toml (the engine never imports Qt; engine and gui layers import
+# downward; the engine's leaf helpers stay leaves; views import no worker, loader or undo).
 contracts=$(mktemp)
 .venv/bin/lint-imports --no-cache > "$contracts" 2>&1 || { cat "$contracts"; rm -f "$contracts"; exit 1; }
 grep -E "KEPT|kept" "$contracts" || true

@@ -249,7 +249,7 @@ class MainWindow(QMainWindow):
         self._progress_delay = QTimer(self)
         self._progress_delay.setSingleShot(True)
         self._progress_delay.setInterval(250)
-        self._progress_delay.timeout.connect(lambda: self.progress.setVisible(self.session.worker.busy))
+        self._progress_delay.timeout.connect(lambda: self.progress.setVisible(self.session.busy))
 
         self._build_menus()
         self._connect()
@@ -477,11 +477,11 @@ class MainWindow(QMainWindow):
         s.timelineChanged.connect(self._show_timeline)
         s.evaluationFinished.connect(self._show_finished)
         s.computeFailed.connect(self.show_error)
-        s.worker.busyChanged.connect(self._busy)
+        s.busyChanged.connect(self._busy)
         s.undo_stack.indexChanged.connect(self._history_moved)
-        s.worker.progress.connect(self._progress)
+        s.progress.connect(self._progress)
         # The occupancy sweep waits for the chart to show a new partial result (see ComputeWorker).
-        self.gantt.view.painted.connect(s.worker.partial_painted)
+        self.gantt.view.painted.connect(s.timeline_painted)
         for panel in (self.inputs_panel, self.results_panel, self.block_view, self.superstep_view):
             panel.message.connect(self.show_message)
         self.results_panel.error.connect(self.show_error)
@@ -536,7 +536,7 @@ class MainWindow(QMainWindow):
         if not self.gantt.show_result(result):
             # No chart paint will acknowledge this timeline: the worker goes on after the paints
             # the panels have queued.
-            self.session.worker.partial_painted()
+            self.session.timeline_painted()
 
     def _show_finished(self, result: Evaluation) -> None:
         # A model that cannot run on these inputs (a profile without Many-BSP figures, a block

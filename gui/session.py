@@ -62,6 +62,8 @@ class Session(QObject):
     assumptionsChanged = Signal(object)  # how far each assumed input moves the headline figure
     evaluationFinished = Signal(object)  # every part of the state is in (errors, warnings final)
     computeFailed = Signal(str)
+    busyChanged = Signal(bool)          # an evaluation started (True) or the last one ended (False)
+    progress = Signal(float, str)       # (fraction done, the stage running) of the evaluation
     dirtyChanged = Signal(bool)
     baselinesLoaded = Signal(object)    # tuple of StoredBaseline: an opened session's baselines
 
@@ -81,6 +83,8 @@ class Session(QObject):
         self.worker.partReady.connect(self._on_part)
         self.worker.resultReady.connect(self._on_finished)
         self.worker.failed.connect(self.computeFailed)
+        self.worker.busyChanged.connect(self.busyChanged)
+        self.worker.progress.connect(self.progress)
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(DEBOUNCE_MS)
@@ -363,6 +367,15 @@ class Session(QObject):
         # simulation runs without the GIL, beside these updates).
         self.stateChanged.emit(state)
 
+    def set_profile(self, name: str) -> None:
+        """Make the GPU profile ``name`` (a profile's name or a TOML file) current as one undoable
+        step. It is loaded and validated first, by the evaluator that will use it: a broken file
+        raises :class:`WarplineError` and leaves the state as it was."""
+        if self.state is None:
+            return
+        self.worker.evaluator.profile(name)
+        self.apply(replace(self.state, profile=name), f"Profile {name}")
+
     def set_kernel(self, kernel: str) -> None:
         """Switch to another kernel of the same file (its own launch; clears undo)."""
         if self.inputs is None or self.state is None or kernel == self.state.kernel:
@@ -387,6 +400,16 @@ class Session(QObject):
         if self.inputs is not None and self.state is not None:
             self._since_submit.start()
             self.worker.submit(self.inputs, self.state)
+
+    @property
+    def busy(self) -> bool:
+        """Whether an evaluation is running."""
+        return self.worker.busy
+
+    def timeline_painted(self) -> None:
+        """The window has shown the latest timeline: the evaluation goes on with its next part
+        (the occupancy sweep waits for it; see ``ComputeWorker.partial_painted``)."""
+        self.worker.partial_painted()
 
     def _on_part(self, evaluation: Evaluation, parts: tuple[str, ...]) -> None:
         # A result for an older state can still arrive between an edit and its debounce firing.

@@ -311,12 +311,10 @@ class InputsPanel(QWidget):
                 return
             name = path
         try:
-            self.session.worker.evaluator.profile(name)   # validate before it becomes the state
+            self.session.set_profile(name)
         except WarplineError as exc:
             self.message.emit(str(exc))
             self.show_state(state)
-            return
-        self._apply(replace(state, profile=name), f"Profile {name}")
 
     def _dim_edited(self, what: str, edit: QLineEdit) -> None:
         state = self.session.state

@@ -41,7 +41,7 @@ from engine.names import find_kernel
 from engine.ptx import index_kernels
 from engine.ptx.index import read_ptx_bytes
 from engine.state import WorkbenchState, with_cell_edit
-from engine.timeline import CSV_COLUMNS, trace_columns
+from engine.timeline.csv_export import CSV_COLUMNS, trace_columns
 
 __all__ = ["Kernel", "batch", "kernels", "open", "predict", "sensitivity", "sweep", "table", "trace"]
 

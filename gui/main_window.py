@@ -1116,7 +1116,7 @@ class MainWindow(QMainWindow):
                                                        title=dialog.title_check.isChecked()), path)
 
     def export_trace_csv(self, path: str | os.PathLike[str]) -> int:
-        from engine.timeline import export_trace_csv
+        from engine.timeline.csv_export import export_trace_csv
 
         result = self.session.result
         if result is None or result.simulation is None or result.simulation.trace is None:

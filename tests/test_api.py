@@ -16,7 +16,7 @@ import engine.api as wl
 from engine.errors import WarplineError
 from engine.evaluation.report import PREDICTION_COLUMNS, predictions_csv
 from engine.fileio import csv_unescape
-from engine.timeline import CSV_COLUMNS, export_trace_csv
+from engine.timeline.csv_export import CSV_COLUMNS, export_trace_csv
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"

@@ -12,7 +12,7 @@ from engine.inputs import resolve_inputs
 from engine.mechanisms import without
 from engine.pipeline.adapter import L2_ATOMIC_SUBSYSTEM
 from engine.profiles import load_profile
-from engine.timeline import subsystem_label
+from engine.timeline.labels import subsystem_label
 from tests.micro_script import make_profile_module
 
 V2 = Path(__file__).resolve().parents[1] / "samples" / "v2"

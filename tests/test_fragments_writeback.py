@@ -196,7 +196,7 @@ def test_a_halo_is_read_again_from_l2_by_the_block_below() -> None:
 
 
 def test_the_neighbour_distance_is_the_blocks_launched_in_between() -> None:
-    from engine.memory import _neighbour_distance
+    from engine.memory.access_analysis import _neighbour_distance
     from engine.memory.affine import Affine
 
     both = Affine(0, (("ctaid.x", 128), ("ctaid.y", 16384), ("tid.x", 4)))

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("pytestqt")
 
-from engine.timeline import HEAT_CATEGORIES  # noqa: E402
+from engine.timeline.activity import HEAT_CATEGORIES  # noqa: E402
 from gui.gantt import GanttView  # noqa: E402
 from gui.gantt.heat_item import PAD_PX  # noqa: E402
 from tests.test_timeline_heat import _trace  # noqa: E402

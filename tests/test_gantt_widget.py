@@ -205,7 +205,8 @@ def test_highlights_and_clear(view, run):
 
 def test_empty_trace(qtbot, tmp_path):
     from engine.pipeline.trace import ISSUE_DTYPE, STALL_DTYPE, Trace
-    from engine.timeline import export_chrome_trace, export_trace_csv
+    from engine.timeline.chrome_export import export_chrome_trace
+    from engine.timeline.csv_export import export_trace_csv
 
     trace = Trace(np.empty(0, ISSUE_DTYPE), np.empty(0, STALL_DTYPE))
     view = GanttView()

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 import gui.main_window as main_window_module
 from engine.evaluation.verdict import OUTSIDE
-from engine.timeline import lane_group
+from engine.timeline.lanes import lane_group
 from gui.gantt.widget import DEFAULT_LANE_PX, ISSUE_LANE_SHARE
 from gui.models.block_table import FROZEN_KEYS, KEYS
 from tests.test_gui_support import axis_labels, make_window, overlapping_labels, wait_complete

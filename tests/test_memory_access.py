@@ -670,7 +670,7 @@ $L_loop:
 
 def _wrapped_lanes(trips: int, n: int) -> tuple[object, object, object]:
     from engine.analysis import LaunchValues
-    from engine.memory import _address_operand, _LaneCache
+    from engine.memory.access_analysis import _address_operand, _LaneCache
     from engine.memory.affine import AddressEvaluator
     from engine.memory.patterns import thread_indices
 

@@ -1,4 +1,5 @@
-"""engine.timeline: lane layout of real simulator traces, CSV and Chrome-trace exports (no Qt)."""
+"""engine.timeline (layout, labels, packing, csv_export, chrome_export): lane layout of real
+simulator traces, CSV and Chrome-trace exports (no Qt)."""
 
 from __future__ import annotations
 
@@ -14,15 +15,11 @@ from engine.pipeline.examples import example_kernel, tiled_mm_kernel
 from engine.pipeline.simulator import simulate
 from engine.pipeline.trace import STALL_CAUSES
 from engine.stall_links import StallLinks
-from engine.timeline import (
-    export_chrome_trace,
-    export_trace_csv,
-    instruction_class,
-    layout_trace,
-    pack_rows,
-    subsystem_label,
-    subsystem_names,
-)
+from engine.timeline.chrome_export import export_chrome_trace
+from engine.timeline.csv_export import export_trace_csv
+from engine.timeline.labels import instruction_class, subsystem_label, subsystem_names
+from engine.timeline.layout import layout_trace
+from engine.timeline.packing import pack_rows
 
 
 @pytest.fixture(scope="module")
@@ -235,3 +232,24 @@ def test_pack_rows_separates_overlapping_bars(small):
         assert lane.sub_row is not None and lane.sub_row.max() < lane.sub_rows
         top, height = lane.bar_band(0)
         assert top == lane.y + lane.sub_row[0] * height and height == lane.height / lane.sub_rows
+
+
+def test_package_keeps_the_names_of_the_single_module():
+    """engine.timeline was one module until issue 33 split it by job; scripts that import its
+    names from the package keep working, and each re-export is the module's own object."""
+    import importlib
+
+    import engine.timeline as timeline
+
+    homes = {"layout": ["layout_trace"], "activity": ["HEAT_CATEGORIES", "IDLE", "GroupActivity", "group_activity",
+                                                      "group_activities"],
+             "lanes": ["WARP_COLORS", "Lane", "TimelineLayout", "LaneGroup", "LayoutInput", "lane_group",
+                       "register_lane_group"],
+             "labels": ["subsystem_label", "subsystem_names", "instruction_class"], "packing": ["pack_rows"],
+             "csv_export": ["CSV_COLUMNS", "export_trace_csv", "trace_columns"],
+             "chrome_export": ["export_chrome_trace"]}
+    for module, names in homes.items():
+        home = importlib.import_module(f"engine.timeline.{module}")
+        for name in names:
+            assert getattr(timeline, name) is getattr(home, name), name
+    assert sorted(timeline.__all__) == sorted(n for names in homes.values() for n in names)

@@ -1,4 +1,4 @@
-"""engine.timeline.group_activity: the heat strip of a collapsed warp group (issue 15, item 2),
+"""engine.timeline.activity.group_activity: the heat strip of a collapsed warp group (issue 15, item 2),
 per time bucket the share of the group's warps issuing, waiting per stall cause, or idle. No Qt."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from engine.pipeline.trace import ISSUE_DTYPE, STALL_CAUSES, STALL_DTYPE, Trace
-from engine.timeline import HEAT_CATEGORIES, group_activity
+from engine.timeline.activity import HEAT_CATEGORIES, group_activity
 
 ROOT = Path(__file__).resolve().parents[1]
 CAT = {c: k for k, c in enumerate(HEAT_CATEGORIES)}

@@ -12,7 +12,7 @@ from PySide6.QtGui import QImage
 from engine.evaluation import Evaluator
 from engine.evaluation.timeseries import CAUSES, LEVELS, time_series
 from engine.inputs import resolve_inputs
-from engine.timeline import HEAT_CATEGORIES
+from engine.timeline.activity import HEAT_CATEGORIES
 from tests.test_gui_support import make_window, wait_complete
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"

@@ -76,7 +76,7 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
     from engine.evaluation.report import predictions_csv
     from engine.evaluation.sweep import sweep_csv
     from engine.manybsp import export_block_table, export_supersteps
-    from engine.timeline import export_trace_csv
+    from engine.timeline.csv_export import export_trace_csv
 
     pictures = [p for p in (ns.png, ns.svg, ns.pdf) if p]
     curve_pictures = [p for p in (ns.curves_png, ns.curves_svg, ns.curves_pdf) if p]

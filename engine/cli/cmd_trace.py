@@ -46,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(ns: argparse.Namespace, renderer: Any = None) -> int:
     from engine.evaluation.provenance import comment_lines
-    from engine.timeline import export_chrome_trace, export_trace_csv
+    from engine.timeline.chrome_export import export_chrome_trace
+    from engine.timeline.csv_export import export_trace_csv
 
     if not ns.csv and not ns.chrome_trace:
         raise WarplineError("trace: give --csv OUT.csv and/or --chrome-trace OUT.json")

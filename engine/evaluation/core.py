@@ -84,7 +84,7 @@ from engine.pipeline.simulator import (
 )
 from engine.profiles import Profile, list_profiles, load_profile
 from engine.state import WorkbenchState
-from engine.timeline import layout_trace
+from engine.timeline.layout import layout_trace
 
 CancelCheck = Callable[[], bool]          # True when the caller wants the work stopped
 ProgressFn = Callable[[float, str], None]  # fraction done (0..1), what is running
@@ -128,7 +128,7 @@ class Evaluation:
     # engine.pipeline.loaded LoadedDram: the DRAM load the simulation was solved at (None: none)
     loaded_dram: Any = None
     description: KernelDescription | None = None
-    timeline: Any = None                     # engine.timeline TimelineLayout of the trace
+    timeline: Any = None                     # engine.timeline.lanes.TimelineLayout of the trace
     trace_names: list[str] = field(default_factory=list)   # instruction text per static index
     trace_units: list[str] = field(default_factory=list)   # subsystem names
     manybsp: ManyBspResult | None = None

@@ -10,8 +10,8 @@ series the window draws under the Gantt chart, on its time axis, and exports wit
   (128 bytes over the level's λ) is the ceiling each line is drawn against.
 * **Active warps**: resident warps (issuing or waiting), from the trace's issues and stalls.
 * **Stall mix**: per bucket, the share of the active warp-cycles spent issuing and waiting for
-  each cause (:data:`engine.timeline.HEAT_CATEGORIES` but idle); they add up to one wherever a warp
-  is resident.
+  each cause (:data:`engine.timeline.activity.HEAT_CATEGORIES` but idle); they add up to one
+  wherever a warp is resident.
 
 Each bucket's figures are exact integrals over the bucket (running sums and binary searches, no
 sampling), so the series add up to the run's totals whatever the bucket width.
@@ -28,7 +28,7 @@ from engine.errors import WarplineError
 from engine.evaluation.roofline import LINE_BYTES, level_rates
 from engine.fileio import csv_text
 from engine.memory.patterns import SECTOR
-from engine.timeline import HEAT_CATEGORIES, IDLE, group_activities
+from engine.timeline.activity import HEAT_CATEGORIES, IDLE, group_activities
 from engine.units import MemorySpace
 
 LEVELS = ("L1", "L2", "DRAM")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.pipeline.trace import STALL_CAUSES
-from engine.timeline import subsystem_label
+from engine.timeline.labels import subsystem_label
 
 # Causes a warp cannot act on while it waits: before it is resident and after it finished.
 OUTSIDE = ("not_resident", "finished")

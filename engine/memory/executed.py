@@ -53,9 +53,9 @@ def _executed(info: AccessInfo, execution: Execution) -> AccessInfo:
 
 
 def executed_memory(analysis: KernelAnalysis, launch: Any, module: Module | None = None) -> MemoryReport:
-    """The static memory report (:func:`engine.memory.analyze_memory`) with the run of the
+    """The static memory report (:func:`engine.memory.access_analysis.analyze_memory`) with the run of the
     sampled warps in it, when mechanism ``execution`` is on and the launch has a grid."""
-    from engine.memory import analyze_memory
+    from engine.memory.access_analysis import analyze_memory
 
     report = analyze_memory(analysis, launch, module)
     values = LaunchValues.from_launch(launch)

@@ -57,7 +57,7 @@ def stall_color(cause: int, theme: Theme = LIGHT) -> QColor:
 
 
 def heat_color(category: str, theme: Theme = LIGHT) -> QColor:
-    """Colour of a heat-strip category (``engine.timeline.HEAT_CATEGORIES``) in ``theme``."""
+    """Colour of a heat-strip category (``engine.timeline.activity.HEAT_CATEGORIES``) in ``theme``."""
     if category == "issuing":
         return QColor(HEAT_ISSUING)
     if category == "idle":

@@ -1,7 +1,7 @@
 """Collapsed warp groups drawn as heat strips: per time bucket, the share of the group's warps
 issuing, waiting on each stall cause, or idle, stacked as thin bands in the stall colours.
 
-The shares come from :class:`engine.timeline.GroupActivity` (Qt-free, exact for any buckets);
+The shares come from :class:`engine.timeline.activity.GroupActivity` (Qt-free, exact for any buckets);
 here they are only cut into buckets of the current view (:data:`BUCKET_PX` screen pixels each, on
 a grid fixed to cycle 0 so that a pan does not make the strips shimmer), rounded to whole pixel
 rows and merged along runs of equal bands. :class:`HeatStrips` does that once per view for every
@@ -19,7 +19,7 @@ from pyqtgraph.Qt import internals
 from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPen
 
-from engine.timeline import HEAT_CATEGORIES, GroupActivity
+from engine.timeline.activity import HEAT_CATEGORIES, GroupActivity
 
 BUCKET_PX = 2.0          # a bucket's width on screen
 PAD_PX = 1.0             # empty rows above and below a strip (as the bars leave between lanes)

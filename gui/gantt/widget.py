@@ -1,6 +1,6 @@
 """``GanttView``: the simulator's trace as a per-subsystem / per-warp Gantt chart.
 
-All placement comes from :func:`engine.timeline.layout_trace`; this widget only draws it (one
+All placement comes from :func:`engine.timeline.layout.layout_trace`; this widget only draws it (one
 :class:`BarsItem` per colour), zooms/pans the cycle axis (the lanes stay fixed), and maps
 hovers and clicks back to trace rows.
 """
@@ -28,16 +28,9 @@ from PySide6.QtWidgets import (
 
 from engine.pipeline.trace import STALL_CAUSES, Trace
 from engine.stall_links import StallLinks
-from engine.timeline import (
-    HEAT_CATEGORIES,
-    WARP_COLORS,
-    GroupActivity,
-    Lane,
-    TimelineLayout,
-    group_activities,
-    lane_group,
-    layout_trace,
-)
+from engine.timeline.activity import HEAT_CATEGORIES, GroupActivity, group_activities
+from engine.timeline.lanes import WARP_COLORS, Lane, TimelineLayout, lane_group
+from engine.timeline.layout import layout_trace
 from gui.elided import ElidedLabel
 from gui.gantt import colors
 from gui.gantt.bars_item import BarsItem, split_by_key
@@ -799,7 +792,7 @@ class GanttView(QWidget):
 
     # ---- heat strips of the collapsed groups ---------------------------------------------------
     def group_activity(self, label: str) -> GroupActivity:
-        """What the warps of group ``label`` do over the run (engine.timeline.group_activity),
+        """What the warps of group ``label`` do over the run (engine.timeline.activity.group_activity),
         computed once per trace."""
         self._activities([label])
         return self._activity[label]

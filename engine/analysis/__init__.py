@@ -11,6 +11,7 @@ from typing import Any
 from engine.analysis.cfg import BasicBlock, ControlFlowGraph, Loop, build_cfg
 from engine.analysis.classify import Classification, classify
 from engine.analysis.defuse import DefUseEdge, DefUseGraph, build_def_use
+from engine.analysis.structure import kernel_graphs
 from engine.analysis.tripcount import TripCount, infer_trip_counts
 from engine.analysis.values import LaunchValues, UniformEvaluator
 from engine.ptx.gc_pause import paused_gc
@@ -118,8 +119,7 @@ def analyze_kernel(function: Function, launch: Any = None, module: Module | None
 
 
 def _analyze(function: Function, launch: Any, module: Module | None) -> KernelAnalysis:
-    cfg = build_cfg(function)
-    defuse = build_def_use(function, cfg)
+    cfg, defuse = kernel_graphs(function)
     classes = [classify(instr) for instr in function.instructions]
     _refine_generic(function, defuse, module, classes)
     trips = infer_trip_counts(function, cfg, defuse, LaunchValues.from_launch(launch))

@@ -25,7 +25,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from engine.analysis import KernelAnalysis, LaunchValues, build_cfg, build_def_use, classify
+from engine.analysis import KernelAnalysis, LaunchValues, classify
+from engine.analysis.structure import kernel_graphs
 from engine.conventions import numba, triton
 from engine.conventions.blocks import fitting_stand_ins
 from engine.conventions.coverage import covered_sizes
@@ -119,8 +120,7 @@ def complete_arguments(function: Function, module: Module | None, launch: Launch
 def kernel_structure(function: Function, module: Module | None) -> KernelAnalysis:
     """What :func:`complete_arguments` reads of a kernel (CFG, def-use graph, classes), without
     the launch-dependent trip counts a full analysis infers."""
-    cfg = build_cfg(function)
-    defuse = build_def_use(function, cfg)
+    cfg, defuse = kernel_graphs(function)
     return KernelAnalysis(function, cfg, defuse, [classify(i) for i in function.instructions], {}, [])
 
 

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from engine.evaluation import models
 from gui.axes import IntegerAxis, LogAxis
-from gui.theme import LIGHT, PALETTE_EVENTS, Theme, current, style_chart
+from gui.theme import LIGHT, Theme, changed_theme, current, style_chart
 
 EMPTY_BLOCKS = (0.7, 8.3)        # the axes before any curve: 1 to 8 blocks ...
 EMPTY_LOG_CYCLES = (3.0, 5.0)    # ... and 1,000 to 100,000 cycles
@@ -63,12 +63,10 @@ class CurvesPlot(pg.GraphicsLayoutWidget):
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
         super().changeEvent(event)
-        # (palette events come while pyqtgraph sets the view up, before this class's own set-up)
-        if event.type() in PALETTE_EVENTS and hasattr(self, "_theme") and self._fixed_theme is None:
-            theme = current(self.palette())
-            if theme != self._theme:
-                self._theme = theme
-                self._apply_theme()
+        theme = changed_theme(self, event)
+        if theme is not None:
+            self._theme = theme
+            self._apply_theme()
 
     # ---- data ---------------------------------------------------------------------------------
     def set_marker(self, resident_blocks: float) -> None:

@@ -115,6 +115,19 @@ def current(palette: QPalette | None = None) -> Theme:
     return theme
 
 
+def changed_theme(widget: object, event: QEvent) -> Theme | None:
+    """The theme ``widget`` should take after ``event``: its palette's, when the event is a
+    palette change and that theme differs from the widget's ``_theme``; None otherwise, and for
+    a widget that fixes its theme (``_fixed_theme``) or has not set up its ``_theme`` yet
+    (palette events come while pyqtgraph sets a view up, before the subclass's own set-up)."""
+    if event.type() not in PALETTE_EVENTS or not hasattr(widget, "_theme"):
+        return None
+    if getattr(widget, "_fixed_theme", None) is not None:
+        return None
+    theme = current(widget.palette())  # type: ignore[attr-defined]
+    return theme if theme != widget._theme else None  # type: ignore[attr-defined]
+
+
 _BRUSHES: dict[tuple[int, str], QBrush] = {}
 
 

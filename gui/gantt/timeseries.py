@@ -20,7 +20,7 @@ from engine.evaluation.timeseries import CAUSES, LEVELS, TimeSeries, time_series
 from gui.background import BackgroundRunner
 from gui.gantt import colors
 from gui.gantt.widget import LEFT_AXIS_WIDTH
-from gui.theme import LIGHT, PALETTE_EVENTS, Theme, current, style_chart
+from gui.theme import LIGHT, Theme, changed_theme, current, style_chart
 
 LEVEL_COLORS = {"L1": "#2ca02c", "L2": "#1f77b4", "DRAM": "#d62728"}
 ROW_WEIGHTS = (3, 2, 3)          # throughput, active warps, stall mix
@@ -66,13 +66,12 @@ class TimeSeriesView(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
         super().changeEvent(event)
-        if event.type() in PALETTE_EVENTS and hasattr(self, "_theme") and self._fixed_theme is None:
-            theme = current(self.palette())
-            if theme != self._theme:
-                self._theme = theme
-                self._style()
-                if self.series is not None:
-                    self.show_series(self.series)
+        theme = changed_theme(self, event)
+        if theme is not None:
+            self._theme = theme
+            self._style()
+            if self.series is not None:
+                self.show_series(self.series)
 
     def resizeEvent(self, event: object) -> None:  # noqa: N802 - Qt API
         super().resizeEvent(event)

@@ -35,7 +35,7 @@ from engine.evaluation.caveats import MARK, figure_caveats
 from engine.launch import argument_value, parse_dim
 from engine.state import WorkbenchState
 from gui.session import Session
-from gui.theme import PALETTE_EVENTS, current
+from gui.theme import changed_theme, current
 
 KIND_TITLES = {"argument": "argument", "layout": "layout", "trip count": "trip count", "data": "data",
                "launch": "launch", "pattern": "address pattern"}
@@ -204,8 +204,9 @@ class AssumptionsPanel(QWidget):
 
     def changeEvent(self, event: Any) -> None:  # noqa: N802 - Qt API
         super().changeEvent(event)
-        if event.type() in PALETTE_EVENTS and hasattr(self, "_theme") and current(self.palette()) != self._theme:
-            self._theme = current(self.palette())
+        theme = changed_theme(self, event)
+        if theme is not None:
+            self._theme = theme
             if self._result is not None:
                 self._shown = None
                 self.show_result(self._result)

@@ -43,7 +43,7 @@ from gui.panels.roofline import RooflinePanel
 from gui.panels.sensitivity import SensitivityPanel
 from gui.panels.verdict import VerdictPanel
 from gui.session import Session
-from gui.theme import PALETTE_EVENTS, current
+from gui.theme import changed_theme, current
 
 COLUMNS = ("model", "sm_cycles", "kernel_cycles", "microseconds", "error")
 COLUMN_TITLES = ("model", FIGURE_TITLES["sm_cycles"], FIGURE_TITLES["kernel_cycles"], FIGURE_TITLES["microseconds"],
@@ -222,8 +222,9 @@ class ResultsPanel(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
         super().changeEvent(event)
-        if event.type() in PALETTE_EVENTS and hasattr(self, "_theme") and current(self.palette()) != self._theme:
-            self._theme = current(self.palette())
+        theme = changed_theme(self, event)
+        if theme is not None:
+            self._theme = theme
             self._apply_theme()
 
     # ------------------------------------------------------------------ showing

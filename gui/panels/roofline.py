@@ -17,7 +17,7 @@ from engine.errors import WarplineError
 from engine.evaluation.roofline import WORK_FLOP, WORK_INSTRUCTION, Roofline, format_rate, roofline
 from gui.axes import LogAxis
 from gui.panels.when_shown import WhenShown
-from gui.theme import LIGHT, PALETTE_EVENTS, Theme, current, style_chart
+from gui.theme import LIGHT, Theme, changed_theme, current, style_chart
 
 LEVEL_COLORS = {"L1": "#2ca02c", "L2": "#1f77b4", "DRAM": "#d62728"}
 WORK_CHOICES = (("automatic", None), ("FLOP", WORK_FLOP), ("warp instructions", WORK_INSTRUCTION))
@@ -48,13 +48,12 @@ class RooflinePlot(pg.GraphicsLayoutWidget):
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
         super().changeEvent(event)
-        if event.type() in PALETTE_EVENTS and hasattr(self, "_theme") and self._fixed_theme is None:
-            theme = current(self.palette())
-            if theme != self._theme:
-                self._theme = theme
-                self._apply_theme()
-                if self.shown is not None:
-                    self.show_roofline(self.shown)
+        theme = changed_theme(self, event)
+        if theme is not None:
+            self._theme = theme
+            self._apply_theme()
+            if self.shown is not None:
+                self.show_roofline(self.shown)
 
     def show_roofline(self, r: Roofline) -> None:
         self.shown = r

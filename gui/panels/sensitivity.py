@@ -38,7 +38,7 @@ from engine.evaluation import Evaluator, models
 from engine.evaluation.sensitivity import DEFAULT_MODEL, Sensitivity, sensitivity
 from gui.background import BackgroundRunner
 from gui.glossary import set_header_tips
-from gui.theme import PALETTE_EVENTS, current, style_chart
+from gui.theme import changed_theme, current, style_chart
 
 MINUS_COLOR = "#4c9be8"
 PLUS_COLOR = "#e8794c"
@@ -71,11 +71,10 @@ class TornadoPlot(pg.PlotWidget):
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
         super().changeEvent(event)
-        if event.type() in PALETTE_EVENTS and hasattr(self, "_theme"):
-            theme = current(self.palette())
-            if theme != self._theme:
-                self._theme = theme
-                style_chart(self, self.getPlotItem(), theme)
+        theme = changed_theme(self, event)
+        if theme is not None:
+            self._theme = theme
+            style_chart(self, self.getPlotItem(), theme)
 
     def show_result(self, result: Sensitivity | None) -> None:
         self.clear()

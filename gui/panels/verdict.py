@@ -32,7 +32,7 @@ from engine.evaluation.verdict import ISSUING, OUTSIDE, Verdict, explain
 from gui.gantt.colors import STALL_PALETTE
 from gui.glossary import set_header_tips
 from gui.panels.when_shown import WhenShown
-from gui.theme import PALETTE_EVENTS, current, style_chart
+from gui.theme import changed_theme, current, style_chart
 
 UNIT_COLOUR = "#4e79a7"
 ISSUE_COLOUR = "#59a14f"
@@ -118,8 +118,9 @@ class VerdictPanel(QWidget):
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
         super().changeEvent(event)
-        if event.type() in PALETTE_EVENTS and hasattr(self, "_theme") and current(self.palette()) != self._theme:
-            self._theme = current(self.palette())
+        theme = changed_theme(self, event)
+        if theme is not None:
+            self._theme = theme
             self._apply_theme()
 
     def set_result(self, result: Evaluation) -> None:

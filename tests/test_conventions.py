@@ -188,6 +188,18 @@ def test_predict_json_lists_assumptions_with_effects(capsys):
     assert {v["how"] for v in out["supplied_arguments"]} == {COVERAGE, CONVENTION}
 
 
+def test_effects_past_their_budget_say_so_and_are_not_evaluated():
+    """The command line skips the alternatives' re-evaluations when they would take longer than
+    their budget, and each effect says why; without a budget they are evaluated."""
+    inputs = resolve_inputs(AXPY, profile="h100", use_ptxas=False)
+    skipped = Evaluator().evaluate(inputs, only=["pipeline"], trace=False, effects=True, effects_budget_s=0.0)
+    assert skipped.effects and all(e.alternative is None and "--effects evaluates them anyway" in e.error
+                                   for e in skipped.effects.values())
+    done = Evaluator().evaluate(inputs, only=["pipeline"], trace=False, effects=True, effects_budget_s=None)
+    assert done.effects.keys() == skipped.effects.keys()
+    assert all(e.alternative is not None for e in done.effects.values())
+
+
 def test_given_values_remove_the_marks(capsys, tmp_path):
     csv = tmp_path / "p.csv"
     common = ["predict", str(AXPY), "--profile", "h100", "--no-ptxas", "--model", "roofline", "--no-effects",

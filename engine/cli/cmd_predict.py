@@ -15,6 +15,11 @@ from engine.evaluation.registry import model_ids, models
 from engine.evaluation.report import predictions_csv, predictions_payload, predictions_text
 from engine.evaluation.verdict import explain
 
+# The assumptions' effects re-evaluate the kernel once per assumed input; a command-line user
+# waits for them, so by default they run only when that fits this many seconds (the window runs
+# them in the background instead). A kernel that takes longer says its effects were not evaluated.
+EFFECTS_BUDGET_S = 10.0
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_input_options(parser)
@@ -26,9 +31,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--import-ncu", metavar="CSV",
                         help="Nsight Compute CSV with gpc__cycles_elapsed.max: adds each model's error")
     parser.add_argument("--csv", help="also write the predictions as CSV")
-    parser.add_argument("--no-effects", action="store_true",
-                        help="list the assumed inputs without re-running the headline model with each "
-                             "one's alternative (faster)")
+    effects = parser.add_mutually_exclusive_group()
+    effects.add_argument("--no-effects", action="store_true",
+                         help="list the assumed inputs without re-running the headline model with each "
+                              "one's alternative (faster)")
+    effects.add_argument("--effects", action="store_true",
+                         help="evaluate every assumed input's alternative however long it takes (by default "
+                              f"they are skipped, and say so, when they would take more than {EFFECTS_BUDGET_S:g} s)")
     parser.add_argument("--explain", action="store_true",
                         help="add the bottleneck verdict: what limits the kernel, with each unit's "
                              "utilisation and the warp-cycles per stall cause (from the simulation)")
@@ -78,7 +87,8 @@ def _predict(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
         measured_lines = load_source_csv(ns.source_counters)     # refused before any model runs
     ev = evaluate_options(ns, inputs, announce=False, only=chosen, trace=measured_lines is not None,
-                          effects=not ns.no_effects)
+                          effects=not ns.no_effects,
+                          effects_budget_s=None if getattr(ns, "effects", False) else EFFECTS_BUDGET_S)
     measured = None
     if ns.import_ncu:
         from engine.ncu import measured_cycles

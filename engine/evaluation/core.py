@@ -275,7 +275,7 @@ class Evaluator:
                  on_part: PartFn | None = None,
                  max_warp_instructions: int | None = DEFAULT_MAX_WARP_INSTRUCTIONS,
                  time_budget_s: float | None = None, effects: bool = False,
-                 mechanisms: Any = None) -> Evaluation:
+                 effects_budget_s: float | None = None, mechanisms: Any = None) -> Evaluation:
         """Every model for ``state`` (default: :func:`state_for` the inputs).
 
         ``sweep``: also the occupancy sweep (``sweep_blocks``/``sweep_warps`` choose its points;
@@ -284,6 +284,9 @@ class Evaluator:
         simulation after that many cycles (its figure is then a lower bound, and says so).
         ``max_warp_instructions``/``time_budget_s``: the bounds of each simulation (None: none).
         ``effects``: also part ``assumptions``, how far each assumed input moves the headline figure.
+        ``effects_budget_s``: with ``effects``, evaluate the alternatives only when their expected
+        cost (one evaluation each, as long as this one took) fits this many seconds; otherwise
+        each effect says it was not evaluated and why (None: no bound).
         ``mechanisms``: the :class:`engine.mechanisms.MechanismConfig` to model with (default: the
         one in effect, every mechanism on unless a caller switched some off); it is part of every
         cache key.
@@ -292,7 +295,7 @@ class Evaluator:
         try:
             with limits(bounds), cancellable(cancel), using(mechanisms or current_mechanisms()):
                 return self._evaluate(inputs, state, sweep, sweep_blocks, sweep_warps, only, trace,
-                                      cycle_budget, cancel, progress, on_part, effects)
+                                      cycle_budget, cancel, progress, on_part, effects, effects_budget_s)
         except (SimulationCancelled, ExecutionCancelled):
             raise Cancelled() from None
 
@@ -300,7 +303,8 @@ class Evaluator:
                   sweep_blocks: Sequence[int] | None, sweep_warps: Sequence[int] | None,
                   only: Sequence[str] | None, trace: bool, cycle_budget: float | None,
                   cancel: CancelCheck | None, progress: ProgressFn | None,
-                  on_part: PartFn | None, effects: bool = False) -> Evaluation:
+                  on_part: PartFn | None, effects: bool = False,
+                  effects_budget_s: float | None = None) -> Evaluation:
         started = time.perf_counter()
         state = state or state_for(inputs)
         wanted = [m for m in models() if only is None or m.id in only]
@@ -357,7 +361,7 @@ class Evaluator:
             deliver(PART_SWEEP)
         if effects and ready and ev.assumptions:
             step(0.9, "assumptions")
-            ev.effects = self._effects(inputs, ev, cancel)
+            ev.effects = self._effects(inputs, ev, cancel, _effects_refusal(ev, started, effects_budget_s))
             deliver(PART_ASSUMPTIONS)
         step(1.0, "done")
         ev.elapsed_s = time.perf_counter() - started
@@ -654,10 +658,12 @@ class Evaluator:
         out.finished = True
         return out
 
-    def _effects(self, inputs: KernelInputs, ev: Evaluation, cancel: CancelCheck | None) -> dict[str, Any]:
+    def _effects(self, inputs: KernelInputs, ev: Evaluation, cancel: CancelCheck | None,
+                 refusal: str = "") -> dict[str, Any]:
         """The headline figure with each assumed input at its alternative value: the state's
         launch with that input given (what is derived from it follows), one headline model, no
-        trace; a failed alternative records why."""
+        trace; a failed alternative records why, and with ``refusal`` none is evaluated (each
+        effect says why)."""
         headline = headline_model(ev)
         if headline is None:
             return {}
@@ -667,6 +673,9 @@ class Evaluator:
         for assumption in ev.assumptions:
             change = assumption.alternative
             if change is None:
+                continue
+            if refusal:
+                out[assumption.key] = Effect(headline, base.kernel_cycles, None, refusal)
                 continue
             if cancel is not None and cancel():
                 raise Cancelled()
@@ -680,6 +689,19 @@ class Evaluator:
             except WarplineError as exc:
                 out[assumption.key] = Effect(headline, base.kernel_cycles, None, str(exc))
         return out
+
+
+def _effects_refusal(ev: Evaluation, started: float, budget_s: float | None) -> str:
+    """Why the assumptions' effects are not evaluated within ``budget_s`` (or ''): each
+    alternative is a whole evaluation again, expected to take as long as this one so far."""
+    if budget_s is None:
+        return ""
+    alternatives = sum(1 for a in ev.assumptions if a.alternative is not None)
+    one = time.perf_counter() - started
+    if alternatives * one <= budget_s:
+        return ""
+    return (f"{alternatives} more evaluation{'s' if alternatives != 1 else ''} of {one:.0f} s each would pass "
+            f"the {budget_s:g} s set for them; --effects evaluates them anyway")
 
 
 def _blocked(ev: Evaluation, model_id: str) -> str:

@@ -37,5 +37,8 @@ def kernel_graphs(function: Function) -> tuple[ControlFlowGraph, DefUseGraph]:
 
 
 def _forget(key: int) -> None:
-    with _LOCK:
+    lock = _LOCK
+    if lock is None:         # a function collected while the interpreter shuts down: nothing to keep
+        return
+    with lock:
         _MEMO.pop(key, None)

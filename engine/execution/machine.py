@@ -28,6 +28,7 @@ from engine.execution.compiled_memory import M_LOAD, M_LOCAL, M_PARAM, M_SHARED,
 from engine.execution.fast import Decoded, run_fast
 from engine.execution.image import LOCAL_BASE, SHARED_BASE, WINDOW_MASK, MemoryImage
 from engine.execution.recorder import ATOMIC, LOAD_CACHED, LOAD_UNCACHED, STORE, Recorder
+from engine.execution.schedule import IDLE, TO_PYTHON, UNKNOWN_GUARD, run_steps
 from engine.execution.typed import BITS, FLOAT_TYPES, PACKED_TYPES, immediate_bits, is_type, read, write
 from engine.ptx.model import Function, Instruction, Module, Operand
 
@@ -160,6 +161,13 @@ class Machine:
         # the first calls compile the compiled paths (or load them from numba's cache): not the run's time
         run_fast(0, 0, np.zeros(0, dtype=np.int64), self.regs, self.known, self.special_table, *self._fast_args)
         memory_op(self.n, np.zeros(0, dtype=np.int64), 0, *self._memory_args())
+        self._branches = self._branch_rows()
+        self._counters = np.zeros(3, dtype=np.int64)          # lane-instructions, steps, trace entries
+        self._trace_warps = np.zeros(max(4096, 4 * self.n_warps), dtype=np.int32)
+        self._trace_blocks = np.zeros_like(self._trace_warps)
+        run_steps(self.pc[:0], self.at_barrier[:0], self.n, 0, self.block_start, self.block_end, self.block_of,
+                  self.recorder.executed, *self._branches, self._counters, 0, 0, self._trace_warps,
+                  self._trace_blocks, self.regs, self.known, self.special_table, *self._fast_args)
         self.started = time.perf_counter()
 
     # ------------------------------------------------------------------ set-up
@@ -179,21 +187,56 @@ class Machine:
     def run(self) -> None:
         """Execute until every lane has exited; :class:`RunStopped` when it cannot or the budget is spent."""
         N = self.n
-        big = np.int64(N + 1)
+        args = (self.pc, self.at_barrier, N, self.n_warps, self.block_start, self.block_end, self.block_of,
+                self.recorder.executed, *self._branches, self._counters, int(self.budget.lane_instructions),
+                int(self.budget.steps), self._trace_warps, self._trace_blocks, self.regs, self.known,
+                self.special_table, *self._fast_args)
         while True:
-            live = (self.pc < N) & ~self.at_barrier
-            if not live.any():
+            self._counters[:] = (self.lane_instructions, self.steps, 0)
+            status, g, at, starts, warp_bounds, warps, lane_bounds, lanes = run_steps(*args)
+            self.lane_instructions, self.steps, traced = (int(c) for c in self._counters)
+            if traced:
+                self.recorder.trace_warps.append(self._trace_warps[:traced].copy())
+                self.recorder.trace_blocks.append(self._trace_blocks[:traced].copy())
+            if status == IDLE:
                 if not self._release_barriers():
                     return
                 continue
-            lowest = np.where(live, self.pc, big).reshape(self.n_warps, 32).min(axis=1)
-            for p in np.unique(lowest[lowest < N]).tolist():
-                warps = np.flatnonzero(lowest == p)
-                lanes = (warps[:, None] * 32 + np.arange(32)).ravel()
-                lanes = lanes[(self.pc[lanes] == p) & live[lanes]]
-                self._segment(int(p), lanes, warps)
+            if status == UNKNOWN_GUARD:
+                self._stop_at_unknown_guard(self.body[at])
+            if status == TO_PYTHON:
+                if at >= 0:          # the group ran compiled up to ``at``: the rest of its segment
+                    self._segment(at, lanes[lane_bounds[g]:lane_bounds[g + 1]],
+                                  warps[warp_bounds[g]:warp_bounds[g + 1]])
+                    g += 1
+                for h in range(g, len(starts)):
+                    self._segment(int(starts[h]), lanes[lane_bounds[h]:lane_bounds[h + 1]],
+                                  warps[warp_bounds[h]:warp_bounds[h + 1]])
             self._release_barriers()
             self._check_budget()
+
+    def _branch_rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per instruction, how the compiled run loop takes it (:func:`run_steps`): kind 1 a
+        direct unguarded ``bra``, 2 a guarded one (the predicate's register row), 0 left to
+        :meth:`_branch` (indirect, a missing target or predicate)."""
+        kinds = np.zeros(self.n + 1, dtype=np.int64)
+        targets = np.full(self.n + 1, -1, dtype=np.int64)
+        rows = np.full(self.n + 1, -1, dtype=np.int64)
+        negated = np.zeros(self.n + 1, dtype=np.bool_)
+        for ins in self.body:
+            if ins.opcode != "bra":
+                continue
+            target = self.labels.get(ins.branch_target or "")
+            if target is None:
+                continue
+            if ins.guard is None:
+                kinds[ins.index], targets[ins.index] = 1, target
+                continue
+            row = self.rows.get(ins.guard)
+            if row is not None:
+                kinds[ins.index], targets[ins.index], rows[ins.index] = 2, target, row
+                negated[ins.index] = ins.guard_negated
+        return kinds, targets, rows, negated
 
     def _check_budget(self) -> None:
         b = self.budget
@@ -308,12 +351,16 @@ class Machine:
             return
         value, known = self._register(ins.guard, lanes)
         if not known.all():
-            reason = self.why.get(ins.guard, f"{ins.guard} is not set on every path")
-            raise RunStopped(f"the branch at line {ins.location.line} depends on {ins.guard}, which the run "
-                             f"cannot compute: {reason}")
+            self._stop_at_unknown_guard(ins)
         taken = (value != 0) != ins.guard_negated
         self.pc[lanes[taken]] = target
         self.pc[lanes[~taken]] = ins.index + 1
+
+    def _stop_at_unknown_guard(self, ins: Instruction) -> None:
+        guard = ins.guard or ""
+        reason = self.why.get(guard, f"{guard} is not set on every path")
+        raise RunStopped(f"the branch at line {ins.location.line} depends on {guard}, which the run "
+                         f"cannot compute: {reason}")
 
     def _guarded(self, ins: Instruction, lanes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(lanes that run it, lanes whose guard is unknown)."""

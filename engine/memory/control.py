@@ -13,9 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import networkx as nx
-
-from engine.analysis.cfg import ControlFlowGraph
+from engine.analysis.cfg import ControlFlowGraph, immediate_dominators
 
 _EXIT = -1  # virtual node every block without successors flows into
 
@@ -32,17 +30,21 @@ class Dependence:
 
 def control_dependences(cfg: ControlFlowGraph) -> dict[int, list[Dependence]]:
     """For every block, the branch edges it is control dependent on."""
-    reverse = nx.DiGraph()
-    reverse.add_node(_EXIT)
+    n = len(cfg.blocks)
+    exit_node = n                      # _EXIT's number in the lists
+    reverse_succ: list[list[int]] = [[] for _ in range(n + 1)]
+    reverse_pred: list[list[int]] = [[] for _ in range(n + 1)]
     for b in cfg.blocks:
-        reverse.add_node(b.index)
-        for s in b.successors:
-            reverse.add_edge(s, b.index)
+        for s in dict.fromkeys(b.successors):
+            reverse_succ[s].append(b.index)
+            reverse_pred[b.index].append(s)
         if not b.successors:
-            reverse.add_edge(_EXIT, b.index)
+            reverse_succ[exit_node].append(b.index)
+            reverse_pred[b.index].append(exit_node)
     # Blocks that cannot reach an exit (infinite loops) have no post-dominator; they keep no
     # dependences, i.e. they are taken to run whenever reached.
-    ipdom = nx.immediate_dominators(reverse, _EXIT)
+    ipdom = {(_EXIT if b == exit_node else b): (_EXIT if d == exit_node else d)
+             for b, d in immediate_dominators(reverse_succ, reverse_pred, exit_node).items()}
     out: dict[int, list[Dependence]] = {b.index: [] for b in cfg.blocks}
     for a in cfg.blocks:
         if len(set(a.successors)) < 2 or a.index not in ipdom:

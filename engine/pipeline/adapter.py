@@ -231,7 +231,16 @@ def _forwarded_deps(deps: dict[int, set[int]], dropped: set[int]) -> dict[int, s
         resolved[p] = out
         return out
 
-    return {c: set().union(*(live(p, frozenset()) for p in ps)) if ps else set() for c, ps in deps.items()}
+    def resolved_producers(ps: set[int]) -> set[int]:
+        out: set[int] = set()
+        for p in ps:
+            if p in dropped:
+                out |= live(p, frozenset())
+            else:
+                out.add(p)                 # most producers stay: no call for them
+        return out
+
+    return {c: resolved_producers(ps) for c, ps in deps.items()}
 
 
 def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,

@@ -189,13 +189,13 @@ def test_predict_json_lists_assumptions_with_effects(capsys):
 
 
 def test_effects_past_their_budget_say_so_and_are_not_evaluated():
-    """The command line skips the alternatives' re-evaluations when they would take longer than
-    their budget, and each effect says why; without a budget they are evaluated."""
+    """The command line skips the alternatives' re-evaluations past its bound, and each effect
+    says why; without a bound they are evaluated."""
     inputs = resolve_inputs(AXPY, profile="h100", use_ptxas=False)
-    skipped = Evaluator().evaluate(inputs, only=["pipeline"], trace=False, effects=True, effects_budget_s=0.0)
-    assert skipped.effects and all(e.alternative is None and "--effects evaluates them anyway" in e.error
+    skipped = Evaluator().evaluate(inputs, only=["pipeline"], trace=False, effects=True, effects_max_instructions=1)
+    assert skipped.effects and all(e.alternative is None and "--effects evaluates" in e.error
                                    for e in skipped.effects.values())
-    done = Evaluator().evaluate(inputs, only=["pipeline"], trace=False, effects=True, effects_budget_s=None)
+    done = Evaluator().evaluate(inputs, only=["pipeline"], trace=False, effects=True, effects_max_instructions=None)
     assert done.effects.keys() == skipped.effects.keys()
     assert all(e.alternative is not None for e in done.effects.values())
 

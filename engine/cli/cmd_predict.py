@@ -16,9 +16,10 @@ from engine.evaluation.report import predictions_csv, predictions_payload, predi
 from engine.evaluation.verdict import explain
 
 # The assumptions' effects re-evaluate the kernel once per assumed input; a command-line user
-# waits for them, so by default they run only when that fits this many seconds (the window runs
-# them in the background instead). A kernel that takes longer says its effects were not evaluated.
-EFFECTS_BUDGET_S = 10.0
+# waits for them, so by default they run only while that re-evaluates at most this many PTX
+# instructions in all (about 10 s on a 2-core laptop; the window runs them in the background
+# instead). A larger kernel says its effects were not evaluated, and why.
+EFFECTS_MAX_INSTRUCTIONS = 100_000
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +38,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                               "one's alternative (faster)")
     effects.add_argument("--effects", action="store_true",
                          help="evaluate every assumed input's alternative however long it takes (by default "
-                              f"they are skipped, and say so, when they would take more than {EFFECTS_BUDGET_S:g} s)")
+                              "they are skipped, and say so, past "
+                              f"{EFFECTS_MAX_INSTRUCTIONS:,} re-evaluated PTX instructions)")
     parser.add_argument("--explain", action="store_true",
                         help="add the bottleneck verdict: what limits the kernel, with each unit's "
                              "utilisation and the warp-cycles per stall cause (from the simulation)")
@@ -88,7 +90,7 @@ def _predict(ns: argparse.Namespace) -> tuple[dict[str, Any], str]:
         measured_lines = load_source_csv(ns.source_counters)     # refused before any model runs
     ev = evaluate_options(ns, inputs, announce=False, only=chosen, trace=measured_lines is not None,
                           effects=not ns.no_effects,
-                          effects_budget_s=None if getattr(ns, "effects", False) else EFFECTS_BUDGET_S)
+                          effects_max_instructions=None if getattr(ns, "effects", False) else EFFECTS_MAX_INSTRUCTIONS)
     measured = None
     if ns.import_ncu:
         from engine.ncu import measured_cycles

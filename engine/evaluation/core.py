@@ -275,7 +275,7 @@ class Evaluator:
                  on_part: PartFn | None = None,
                  max_warp_instructions: int | None = DEFAULT_MAX_WARP_INSTRUCTIONS,
                  time_budget_s: float | None = None, effects: bool = False,
-                 effects_budget_s: float | None = None, mechanisms: Any = None) -> Evaluation:
+                 effects_max_instructions: int | None = None, mechanisms: Any = None) -> Evaluation:
         """Every model for ``state`` (default: :func:`state_for` the inputs).
 
         ``sweep``: also the occupancy sweep (``sweep_blocks``/``sweep_warps`` choose its points;
@@ -284,9 +284,11 @@ class Evaluator:
         simulation after that many cycles (its figure is then a lower bound, and says so).
         ``max_warp_instructions``/``time_budget_s``: the bounds of each simulation (None: none).
         ``effects``: also part ``assumptions``, how far each assumed input moves the headline figure.
-        ``effects_budget_s``: with ``effects``, evaluate the alternatives only when their expected
-        cost (one evaluation each, as long as this one took) fits this many seconds; otherwise
-        each effect says it was not evaluated and why (None: no bound).
+        ``effects_max_instructions``: with ``effects``, evaluate the alternatives only when the
+        kernel's PTX instructions times the number of alternatives (what re-evaluating them costs:
+        each is a whole evaluation again) is at most this; otherwise each effect says it was not
+        evaluated and why (None: no bound). A count, not a time, so the answer does not depend on
+        the machine's load.
         ``mechanisms``: the :class:`engine.mechanisms.MechanismConfig` to model with (default: the
         one in effect, every mechanism on unless a caller switched some off); it is part of every
         cache key.
@@ -295,7 +297,7 @@ class Evaluator:
         try:
             with limits(bounds), cancellable(cancel), using(mechanisms or current_mechanisms()):
                 return self._evaluate(inputs, state, sweep, sweep_blocks, sweep_warps, only, trace,
-                                      cycle_budget, cancel, progress, on_part, effects, effects_budget_s)
+                                      cycle_budget, cancel, progress, on_part, effects, effects_max_instructions)
         except (SimulationCancelled, ExecutionCancelled):
             raise Cancelled() from None
 
@@ -304,7 +306,7 @@ class Evaluator:
                   only: Sequence[str] | None, trace: bool, cycle_budget: float | None,
                   cancel: CancelCheck | None, progress: ProgressFn | None,
                   on_part: PartFn | None, effects: bool = False,
-                  effects_budget_s: float | None = None) -> Evaluation:
+                  effects_max_instructions: int | None = None) -> Evaluation:
         started = time.perf_counter()
         state = state or state_for(inputs)
         wanted = [m for m in models() if only is None or m.id in only]
@@ -361,7 +363,7 @@ class Evaluator:
             deliver(PART_SWEEP)
         if effects and ready and ev.assumptions:
             step(0.9, "assumptions")
-            ev.effects = self._effects(inputs, ev, cancel, _effects_refusal(ev, started, effects_budget_s))
+            ev.effects = self._effects(inputs, ev, cancel, _effects_refusal(ev, effects_max_instructions))
             deliver(PART_ASSUMPTIONS)
         step(1.0, "done")
         ev.elapsed_s = time.perf_counter() - started
@@ -691,17 +693,18 @@ class Evaluator:
         return out
 
 
-def _effects_refusal(ev: Evaluation, started: float, budget_s: float | None) -> str:
-    """Why the assumptions' effects are not evaluated within ``budget_s`` (or ''): each
-    alternative is a whole evaluation again, expected to take as long as this one so far."""
-    if budget_s is None:
+def _effects_refusal(ev: Evaluation, max_instructions: int | None) -> str:
+    """Why the assumptions' effects are not evaluated (or ''): re-evaluating the kernel once per
+    alternative would go through more than ``max_instructions`` PTX instructions in all."""
+    if max_instructions is None or ev.analysis is None:
         return ""
     alternatives = sum(1 for a in ev.assumptions if a.alternative is not None)
-    one = time.perf_counter() - started
-    if alternatives * one <= budget_s:
+    size = len(ev.analysis.function.instructions)
+    if alternatives * size <= max_instructions:
         return ""
-    return (f"{alternatives} more evaluation{'s' if alternatives != 1 else ''} of {one:.0f} s each would pass "
-            f"the {budget_s:g} s set for them; --effects evaluates them anyway")
+    return (f"{alternatives} more evaluation{'s' if alternatives != 1 else ''} of this {size:,}-instruction kernel "
+            f"would pass the {max_instructions:,} instructions re-evaluated for effects; --effects evaluates "
+            f"{'them' if alternatives != 1 else 'it'} anyway")
 
 
 def _blocked(ev: Evaluation, model_id: str) -> str:

@@ -148,11 +148,23 @@ def block_paths(execution: Any, builder_for: Any, single_wave: bool
     paths: list[tuple[PathNode, ...]] = []
     index: dict[tuple, int] = {}
     kinds: list[tuple[int, ...]] = []
+    # Warps that entered the same blocks get the same path: built once. Not where building
+    # gave unrolled copies completion slots of their own (each build takes new ones).
+    built: dict[tuple[str, bytes], tuple[tuple[PathNode, ...], tuple]] = {}
     for block in chosen:
         kind = []
         for w in execution.block_warps(block):
-            nodes = tracer.build(execution.paths[w])
-            sig = _signature(nodes)
+            sequence = np.asarray(execution.paths[w])
+            key = (sequence.dtype.str, sequence.tobytes())
+            hit = built.get(key)
+            if hit is not None:
+                nodes, sig = hit
+            else:
+                slots_before = builder.extra_slots
+                nodes = tracer.build(sequence)
+                sig = _signature(nodes)
+                if builder.extra_slots == slots_before:
+                    built[key] = (nodes, sig)
             if sig not in index:
                 index[sig] = len(paths)
                 paths.append(nodes)

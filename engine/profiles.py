@@ -18,13 +18,12 @@ import logging
 import math
 import os
 import stat
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
-
-import tomllib
 
 from engine.errors import ModelError, ProfileError, WarplineError
 from engine.profile_match import OpcodePattern, compile_pattern

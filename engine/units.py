@@ -5,7 +5,9 @@ from __future__ import annotations
 from enum import Enum
 
 
-class Unit(str, Enum):
+# str() and format() of these members give "Unit.ALU", a StrEnum's give "alu": kept as (str, Enum)
+# until every text that formats a member is checked (the newer kinds are StrEnums).
+class Unit(str, Enum):  # noqa: UP042
     """Where an instruction executes. The value is the name used in profile files."""
 
     ALU = "alu"          # integer and FP32 pipelines (Many-BSP: SPs, FU1)
@@ -30,7 +32,7 @@ MANYBSP_FU_COLUMN: dict[Unit, int] = {
 }
 
 
-class MemorySpace(str, Enum):
+class MemorySpace(str, Enum):  # noqa: UP042 (see Unit)
     NONE = "none"
     GLOBAL = "global"
     SHARED = "shared"

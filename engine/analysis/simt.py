@@ -77,7 +77,7 @@ class _Machine:
         if threads > MAX_LANES:
             raise RunStopped(f"a block of {threads} threads is more than the {MAX_LANES} lanes a run holds")
         warps_per_block = -(-threads // 32)
-        blocks = _sample_blocks(values.grid, warps_per_block * 32)  # type: ignore[arg-type]
+        blocks = _sample_blocks(values.grid, warps_per_block * 32)
         self.warps = warps_per_block * len(blocks)
         n = self.warps * 32
         self.n = n

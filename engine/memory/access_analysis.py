@@ -40,7 +40,7 @@ from engine.memory.patterns import (
 )
 from engine.memory.report import AccessInfo, MemoryReport
 from engine.memory.texels import TexelFetch, texel_fetch
-from engine.ptx.model import Instruction, Module, Operand
+from engine.ptx.model import Instruction, Module, Operand, OperandKind
 from engine.units import MemorySpace
 
 WARP = 32
@@ -52,7 +52,7 @@ _OPCODES = {"ld", "ldu", "st", "atom", "red", "cp"}
 # ---------------------------------------------------------------------------- analysis
 
 def _address_operand(instr: Instruction) -> Operand | None:
-    addresses = [o for o in instr.operands if o.kind == "address"]
+    addresses = [o for o in instr.operands if o.kind == OperandKind.ADDRESS]
     if instr.opcode == "cp":  # cp.async dst_shared, src_global: the global side costs traffic
         return addresses[1] if len(addresses) > 1 else None
     return addresses[0] if addresses else None
@@ -362,7 +362,8 @@ def _thread_dependent(analysis: KernelAnalysis, producers: dict[int, list[int]],
         if i in seen:
             continue
         seen.add(i)
-        if i != index and any(o.kind == "special" and (o.name or o.text).lstrip("%").startswith(_THREAD_SPECIALS)
+        if i != index and any(o.kind == OperandKind.SPECIAL
+                              and (o.name or o.text).lstrip("%").startswith(_THREAD_SPECIALS)
                               for o in instructions[i].operands):
             return True
         stack.extend(producers.get(i, ()))

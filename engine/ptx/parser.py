@@ -54,6 +54,7 @@ from engine.ptx.model import (
     Function,
     Instruction,
     Module,
+    OperandKind,
     Param,
     SourceLocation,
     named_operand,
@@ -437,7 +438,7 @@ class _Parser(InstructionParser):
                                 known = operand_caches[branch]
                                 operands = tuple(map(known.get, parts))
                                 if all(operands):  # (only a miss is false: None)
-                                    if plain and operands[0].kind == "register":
+                                    if plain and operands[0].kind == OperandKind.REGISTER:
                                         dests = registers_of(parts[0])
                                         srcs = sum(map(registers_of, parts[1:]), ())
                                     else:
@@ -447,7 +448,7 @@ class _Parser(InstructionParser):
                                 elif (fresh_dest and plain and operands[0] is None
                                       and all(operands[1:]) and len(register_cache) < CACHE_LIMIT):
                                     dest = parts[0]
-                                    operands = (named_operand("register", dest), *operands[1:])
+                                    operands = (named_operand(OperandKind.REGISTER, dest), *operands[1:])
                                     known[dest] = operands[0]
                                     register_cache[dest] = dests = (dest,)
                                     srcs = sum(map(registers_of, parts[1:]), ())
@@ -459,7 +460,7 @@ class _Parser(InstructionParser):
                                         operands = ()
                                     else:
                                         first = operands[0].kind
-                                        if plain and first == "register":
+                                        if plain and first == OperandKind.REGISTER:
                                             dests = registers[0]
                                             srcs = sum(registers[1:], ())
                                         else:
@@ -781,11 +782,11 @@ class _Parser(InstructionParser):
                     scope = parent[scope]
                 for inner in reversed(chain):
                     enter(inner)
-            if not any(o.kind == "label" and o.name in duplicated for o in instr.operands):
+            if not any(o.kind == OperandKind.LABEL and o.name in duplicated for o in instr.operands):
                 continue
             operands = []
             for o in instr.operands:
-                if o.kind == "label" and o.name in duplicated and stacks[o.name]:
+                if o.kind == OperandKind.LABEL and o.name in duplicated and stacks[o.name]:
                     o = replace(o, name=stacks[o.name][-1])  # the innermost definition wins
                 operands.append(o)
             instr.operands = tuple(operands)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, StrEnum
 
 
 # str() and format() of these members give "Unit.ALU", a StrEnum's give "alu": kept as (str, Enum)
@@ -30,6 +30,15 @@ MANYBSP_FU_COLUMN: dict[Unit, int] = {
     Unit.CONTROL: 1,
     Unit.BARRIER: 1,
 }
+
+
+class AccessKind(StrEnum):
+    """What a memory instruction does with its address (``AccessInfo.kind``, the recorder's
+    kinds). A member equals its value, which is what JSON, CSV and text show."""
+
+    LOAD = "load"
+    STORE = "store"
+    ATOMIC = "atomic"
 
 
 class MemorySpace(str, Enum):  # noqa: UP042 (see Unit)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from engine.execution.requests import warp_requests
+from engine.units import AccessKind
 
 # Request kinds of the cache log
 LOAD_CACHED = 0        # a load L1 may keep (ld.global default, ld.global.nc, tex, local)
@@ -48,7 +49,7 @@ class AccessStats:
  C_DISTINCT, C_UNKNOWN) = range(11)
 COUNTERS = 11
 SPACES = ("global", "shared", "local", "const", "tex", "param")
-KINDS = ("load", "store", "atomic")
+KINDS = tuple(AccessKind)
 
 
 class CacheLog:

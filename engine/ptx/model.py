@@ -183,12 +183,19 @@ class RegisterDeclaration:
         return [f"{self.name}{i}" for i in range(self.count)]
 
 
+class FunctionKind(StrEnum):
+    """A :class:`Function` is a kernel (``.entry``) or a device function (``.func``)."""
+
+    ENTRY = "entry"
+    FUNC = "func"
+
+
 @dataclass
 class Function:
     """An ``.entry`` (kernel) or ``.func``. ``body`` is None for declarations and prototypes."""
 
     name: str
-    kind: str                       # ``entry`` or ``func``
+    kind: FunctionKind
     params: list[Param]
     return_params: list[Param] = field(default_factory=list)
     linkage: str | None = None      # ``visible``, ``extern``, ``weak``, ``weak_odr`` ...
@@ -202,7 +209,7 @@ class Function:
 
     @property
     def is_kernel(self) -> bool:
-        return self.kind == "entry"
+        return self.kind == FunctionKind.ENTRY
 
     @property
     def is_definition(self) -> bool:

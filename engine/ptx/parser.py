@@ -52,6 +52,7 @@ from engine.ptx.model import (
     LOCATION_SETTERS,
     CudaLocation,
     Function,
+    FunctionKind,
     Instruction,
     Module,
     OperandKind,
@@ -179,7 +180,7 @@ class _Parser(InstructionParser):
                 raise self.error("expected a declaration after a linkage directive", tok)
             name = tok.text
         if name in (".entry", ".func"):
-            self.function(start, name[1:], linkage)
+            self.function(start, FunctionKind(name[1:]), linkage)
             return
         space = base_space(name)
         if space in STATE_SPACES and space not in ("reg", "param", "sreg"):
@@ -247,9 +248,9 @@ class _Parser(InstructionParser):
                 self.i -= 1  # a section header without a body
                 return
 
-    def function(self, start: Token, kind: str, linkage: str | None) -> None:
+    def function(self, start: Token, kind: FunctionKind, linkage: str | None) -> None:
         return_params: list[Param] = []
-        if kind == "func" and self.at("("):
+        if kind == FunctionKind.FUNC and self.at("("):
             return_params = self.param_list()
         while True:
             name_tok = self.next("a function name")

@@ -63,6 +63,8 @@ from engine.ptx.model import (
 )
 from engine.ptx.operands import SPECIAL_BASES, decode_number, is_special_register, split_registers
 
+# (as in engine.ptx.instructions)
+_REGISTER = OperandKind.REGISTER
 _LINE_DIRECTIVES = frozenset({".version", ".target", ".address_size", ".file", ".loc"})
 _DECLARATION_STARTS = frozenset(
     ".version .target .address_size .file .section .entry .func .visible .extern .weak .weak_odr "
@@ -439,7 +441,7 @@ class _Parser(InstructionParser):
                                 known = operand_caches[branch]
                                 operands = tuple(map(known.get, parts))
                                 if all(operands):  # (only a miss is false: None)
-                                    if plain and operands[0].kind == OperandKind.REGISTER:
+                                    if plain and operands[0].kind == _REGISTER:
                                         dests = registers_of(parts[0])
                                         srcs = sum(map(registers_of, parts[1:]), ())
                                     else:
@@ -449,7 +451,7 @@ class _Parser(InstructionParser):
                                 elif (fresh_dest and plain and operands[0] is None
                                       and all(operands[1:]) and len(register_cache) < CACHE_LIMIT):
                                     dest = parts[0]
-                                    operands = (named_operand(OperandKind.REGISTER, dest), *operands[1:])
+                                    operands = (named_operand(_REGISTER, dest), *operands[1:])
                                     known[dest] = operands[0]
                                     register_cache[dest] = dests = (dest,)
                                     srcs = sum(map(registers_of, parts[1:]), ())
@@ -461,7 +463,7 @@ class _Parser(InstructionParser):
                                         operands = ()
                                     else:
                                         first = operands[0].kind
-                                        if plain and first == OperandKind.REGISTER:
+                                        if plain and first == _REGISTER:
                                             dests = registers[0]
                                             srcs = sum(registers[1:], ())
                                         else:

@@ -85,8 +85,8 @@ def _dim3(dim: Any) -> tuple[int, int, int] | None:
         return (dim, 1, 1)
     if all(hasattr(dim, a) for a in ("x", "y", "z")):
         return (int(dim.x), int(dim.y), int(dim.z))
-    parts = [int(v) for v in dim]
-    return tuple((parts + [1, 1, 1])[:3])  # type: ignore[return-value]
+    x, y, z = ([int(v) for v in dim] + [1, 1, 1])[:3]
+    return (x, y, z)
 
 
 @dataclass

@@ -30,6 +30,7 @@ from engine.execution.image import LOCAL_BASE, SHARED_BASE, WINDOW_MASK, MemoryI
 from engine.execution.recorder import ATOMIC, LOAD_CACHED, LOAD_UNCACHED, STORE, Recorder
 from engine.execution.typed import BITS, FLOAT_TYPES, PACKED_TYPES, immediate_bits, is_type, read, write
 from engine.ptx.model import Function, Instruction, Module, Operand, OperandKind
+from engine.units import AccessKind
 
 U64 = np.uint64
 SPACES = ("global", "shared", "local", "const", "param", "tex", "shared::cta", "shared::cluster")
@@ -294,7 +295,7 @@ class Machine:
         if i not in self.recorder.meta:
             m = self.memory_rows
             space = {M_SHARED: "shared", M_LOCAL: "local"}.get(int(m.space[i]), "global")
-            kind = "load" if m.kind[i] == M_LOAD else "store"
+            kind = AccessKind.LOAD if m.kind[i] == M_LOAD else AccessKind.STORE
             self.recorder.meta[i] = (space, kind, int(m.width[i] * m.vector[i]))
 
     def _branch(self, ins: Instruction, lanes: np.ndarray) -> None:
@@ -948,7 +949,7 @@ class Machine:
                 if element.kind == OperandKind.REGISTER:
                     self._write(element.name, lanes, bits, kk & known, "a kernel argument has no value")
             return
-        self._record_with(ins, address_op, space, "load", total, lanes, address, known, reached)
+        self._record_with(ins, address_op, space, AccessKind.LOAD, total, lanes, address, known, reached)
         for k, element in enumerate(elements):
             if element.kind != OperandKind.REGISTER:
                 continue
@@ -986,13 +987,14 @@ class Machine:
         elements, t, width = self._elements(ins, data)
         reached = _warps_of(lanes)
         space, address, known = self._access(ins, address_op, lanes)
-        self._record_with(ins, address_op, space, "store", width * len(elements), lanes, address, known, reached)
+        self._record_with(ins, address_op, space, AccessKind.STORE, width * len(elements), lanes, address, known,
+                          reached)
         for k, element in enumerate(elements):
             bits, kk = self._value(element, lanes, t)
             ok = known
             self._write_memory(space, lanes[ok], address[ok] + U64(k * width), width, bits[ok], kk[ok])
 
-    def _record_with(self, ins: Instruction, address_op: Operand, space: str, kind: str, width: int,
+    def _record_with(self, ins: Instruction, address_op: Operand, space: str, kind: AccessKind, width: int,
                      lanes: np.ndarray, address: np.ndarray, known: np.ndarray, reached: int) -> None:
         rec = self.recorder
         if len(lanes) and not known.all():
@@ -1008,10 +1010,10 @@ class Machine:
         elif space == "const":
             rec.constant_access(ins.index, width, lanes, address, reached)
         elif space in ("global", "tex"):
-            request = {"store": STORE, "atomic": ATOMIC}.get(kind, self._request_kind(ins))
+            request = {AccessKind.STORE: STORE, AccessKind.ATOMIC: ATOMIC}.get(kind, self._request_kind(ins))
             rec.global_access(ins.index, space, kind, request, width, lanes, address, reached, self.block_of_warp)
         elif space == "local":
-            rec.global_access(ins.index, "local", kind, LOAD_CACHED if kind == "load" else STORE, width, lanes,
+            rec.global_access(ins.index, "local", kind, LOAD_CACHED if kind == AccessKind.LOAD else STORE, width, lanes,
                               self._local_physical(lanes, address), reached, self.block_of_warp)
 
     def _atomic(self, ins: Instruction, lanes: np.ndarray) -> None:
@@ -1025,7 +1027,7 @@ class Machine:
                                                        "xor")), "add")
         reached = _warps_of(lanes)
         space, address, known = self._access(ins, address_op, lanes)
-        self._record_with(ins, address_op, space, "atomic", width, lanes, address, known, reached)
+        self._record_with(ins, address_op, space, AccessKind.ATOMIC, width, lanes, address, known, reached)
         if not len(lanes):
             return
         values = [self._value(o, lanes, t) for o in srcs]
@@ -1117,7 +1119,7 @@ class Machine:
         full = ins.full_opcode
         if not full.startswith("cp.async") or "bulk" in full:
             if "bulk" in full:
-                self.recorder.unknown(ins.index, "global", "load", 0, len(lanes),
+                self.recorder.unknown(ins.index, "global", AccessKind.LOAD, 0, len(lanes),
                                       "bulk (TMA) copies are not followed by the run")
             return
         if len(ins.operands) < 3:
@@ -1133,8 +1135,9 @@ class Machine:
         rec = self.recorder
         ok = known_src
         if len(run) and not ok.all():
-            rec.unknown(ins.index, "global", "load", size, int((~ok).sum()), "its source address is unknown")
-        rec.global_access(ins.index, "global", "load", kind, size, run[ok], src[ok], reached, self.block_of_warp)
+            rec.unknown(ins.index, "global", AccessKind.LOAD, size, int((~ok).sum()), "its source address is unknown")
+        rec.global_access(ins.index, "global", AccessKind.LOAD, kind, size, run[ok], src[ok], reached,
+                          self.block_of_warp)
         for k in range(0, size, 4):
             piece = min(4, size - k)
             bits, kk = self.image.load_global(src[ok] + U64(k), piece, "b32")
@@ -1154,7 +1157,7 @@ class Machine:
         types = _types(ins.modifiers)
         coord_t = types[-1] if types else "s32"
         if geometry != "1d" or coord_t[0] not in "su" or coords.kind != OperandKind.ADDRESS or not coords.elements:
-            self.recorder.unknown(ins.index, "tex", "load", 4 * max(len(used), 1), len(lanes),
+            self.recorder.unknown(ins.index, "tex", AccessKind.LOAD, 4 * max(len(used), 1), len(lanes),
                                   f"{geometry or 'this'} texture fetches have no address in the run")
             for e in elements:
                 if e.kind == OperandKind.REGISTER:
@@ -1168,7 +1171,7 @@ class Machine:
         texel = 4 * max(len(used), 1)
         address = base + (index.astype(np.int64) * texel).astype(np.int64).view(U64)
         known = kb & ki
-        self._record_with(ins, coords, "tex", "load", texel, lanes, address, known, reached)
+        self._record_with(ins, coords, "tex", AccessKind.LOAD, texel, lanes, address, known, reached)
         for k, element in enumerate(elements):
             if element.kind != OperandKind.REGISTER:
                 continue
@@ -1184,7 +1187,7 @@ class Machine:
         reached = _warps_of(lanes)
         rows = lanes[(lanes & 31) < 8 * count]
         space, address, known = self._access(ins, address_op, rows)
-        self._record_with(ins, address_op, "shared", "load", 16, rows, address, known, reached)
+        self._record_with(ins, address_op, "shared", AccessKind.LOAD, 16, rows, address, known, reached)
         for e in (dest.elements if dest.kind == OperandKind.VECTOR else [dest]):
             if e.kind == OperandKind.REGISTER:
                 self._poison(e.name, lanes, "matrix fragments are not followed by the run")

@@ -1,8 +1,9 @@
-"""Kinds are enum members wherever they are made: every operand, function and memory access the
-engine builds carries an OperandKind, FunctionKind or AccessKind, never a bare string (a string
-compares equal to its member, so a missed constructor would otherwise go unnoticed until a
-type-based dispatch or a rename of the values). Members print, format and serialise as their
-values, which keeps every JSON, CSV and text output what it was when the kinds were strings."""
+"""Kinds are enum members wherever they are made: every operand, function, memory access and
+data pattern the engine builds carries an OperandKind, FunctionKind, AccessKind or DataPattern,
+never a bare string (a string compares equal to its member, so a missed constructor would
+otherwise go unnoticed until a type-based dispatch or a rename of the values). Members print,
+format and serialise as their values, which keeps every JSON, CSV and text output what it was
+when the kinds were strings."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from engine.analysis import analyze_kernel
+from engine.analysis.loaded_data import DataPattern, parse_loaded_data
 from engine.launch import load_launch_file
 from engine.memory import analyze_memory
 from engine.ptx import load_ptx, parse_ptx
@@ -110,8 +112,14 @@ def test_every_memory_access_has_a_member(name: str) -> None:
         assert type(access.kind) is AccessKind, (access.text, access.kind)
 
 
+@pytest.mark.parametrize("text", ["random:0:9", "linear:2:1", "offsets:1:4", "constant:3", "uniform:0:1"])
+def test_a_data_pattern_has_a_member_and_reads_back(text: str) -> None:
+    data = parse_loaded_data(text)
+    assert type(data.kind) is DataPattern and data.text == text
+
+
 def test_members_print_as_their_values() -> None:
-    for member in (*OperandKind, *FunctionKind, *AccessKind):
+    for member in (*OperandKind, *FunctionKind, *AccessKind, *DataPattern):
         assert member == member.value and hash(member) == hash(member.value)
         assert str(member) == f"{member}" == format(member) == member.value
         assert json.dumps({member: [member]}) == json.dumps({member.value: [member.value]})

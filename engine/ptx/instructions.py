@@ -34,9 +34,13 @@ from engine.ptx.operands import (
 # A ``.loc`` before its ``.file`` names are known: file index, line, column, inlined-at site.
 LocTuple = tuple[int, int, int, "LocTuple | None"]
 
-# The member bound once for the per-instruction paths: an enum member's class-attribute lookup
-# takes ~0.4 us on Python 3.11, a module global ~0.02 us.
-_REGISTER = OperandKind.REGISTER
+# The members bound once for the per-operand paths: on Python 3.11 a lookup on an Enum class goes
+# through EnumType.__getattr__'s slow path (~0.4 us), a module global takes ~0.02 us (10^6
+# operands: bench/bench_frontend.py's straight-1M).
+(_REGISTER, _SPECIAL, _PREDICATE, _IMMEDIATE, _SYMBOL, _LABEL, _ADDRESS, _VECTOR, _PLACEHOLDER, _PAIR, _OTHER) = (
+    OperandKind.REGISTER, OperandKind.SPECIAL, OperandKind.PREDICATE, OperandKind.IMMEDIATE, OperandKind.SYMBOL,
+    OperandKind.LABEL, OperandKind.ADDRESS, OperandKind.VECTOR, OperandKind.PLACEHOLDER, OperandKind.PAIR,
+    OperandKind.OTHER)
 _MAX_NESTING = 32  # operand nesting bound, so that no input can exhaust the stack
 CACHE_LIMIT = 1 << 16  # entries per fast-path cache before it is emptied (bounds its memory)
 
@@ -327,21 +331,21 @@ class InstructionParser(DeclarationParser):
                 if not isinstance(value, int):
                     raise Fallback  # a float offset or a malformed number
                 offset = -value if "-" in sign else value
-            return Operand(OperandKind.ADDRESS, " ".join(text.split()), base=self.atom_text(base_text),
+            return Operand(_ADDRESS, " ".join(text.split()), base=self.atom_text(base_text),
                            offset=offset)
         if c == "{":
             elements = tuple(self.atom_text(e.strip()) for e in text[1:-1].split(","))
-            return Operand(OperandKind.VECTOR, " ".join(text.split()), elements=elements)
+            return Operand(_VECTOR, " ".join(text.split()), elements=elements)
         if c == "!":
-            return Operand(OperandKind.PREDICATE, " ".join(text.split()), name=text[1:].strip(), negated=True)
+            return Operand(_PREDICATE, " ".join(text.split()), name=text[1:].strip(), negated=True)
         if c in "-+":
             value = decode_number(text[1:].strip())
             if value is None:
                 raise Fallback
-            return Operand(OperandKind.IMMEDIATE, " ".join(text.split()), value=-value if c == "-" else value)
+            return Operand(_IMMEDIATE, " ".join(text.split()), value=-value if c == "-" else value)
         if "|" in text:
             first, second = text.split("|")
-            return Operand(OperandKind.PAIR, " ".join(text.split()),
+            return Operand(_PAIR, " ".join(text.split()),
                            elements=(self.atom_text(first.strip()), self.atom_text(second.strip())))
         return self.atom_text(text)
 
@@ -351,21 +355,21 @@ class InstructionParser(DeclarationParser):
             value = decode_number(text)
             if value is None:
                 raise Fallback
-            return Operand(OperandKind.IMMEDIATE, text, value=value)
+            return Operand(_IMMEDIATE, text, value=value)
         return self.word(text)
 
     def word(self, text: str) -> Operand:
         if text == "_":
-            return Operand(OperandKind.PLACEHOLDER, text)
+            return Operand(_PLACEHOLDER, text)
         if text.startswith("%"):
             if is_special_register(text) and text not in self.is_register.names:
-                return named_operand(OperandKind.SPECIAL, text)
-            return named_operand(OperandKind.REGISTER, text)
+                return named_operand(_SPECIAL, text)
+            return named_operand(_REGISTER, text)
         if self.is_register(text):
-            return Operand(OperandKind.REGISTER, text, name=text)
+            return Operand(_REGISTER, text, name=text)
         if text.startswith("."):
-            return Operand(OperandKind.OTHER, text)
-        return Operand(OperandKind.LABEL if self.branch else OperandKind.SYMBOL, text, name=text)
+            return Operand(_OTHER, text)
+        return Operand(_LABEL if self.branch else _SYMBOL, text, name=text)
 
     def operand_list(self, operands: list[Operand], first: Token) -> None:
         while True:

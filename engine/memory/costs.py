@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from engine.mechanisms import enabled
@@ -15,7 +15,7 @@ from engine.memory.hierarchy import (
     l1_data_bytes,
     level_shares,
 )
-from engine.memory.report import MemoryReport
+from engine.memory.report import AccessInfo, MemoryReport
 from engine.units import AccessKind, MemorySpace, Unit
 
 
@@ -217,18 +217,20 @@ def kernel_memory_summary(report: MemoryReport, analysis: Any) -> dict[str, floa
     each weighted by how often every access issues a request (its executions, times the share of
     them with an active lane). None where an access of that kind has no pattern (the figure
     would be a guess)."""
-    def mean(accesses: list[Any], value: Any) -> float | None:
+    def mean(accesses: list[AccessInfo], value: Callable[[AccessInfo], float | None]) -> float | None:
         accesses = [a for a in accesses if a.issue_share > 0]
-        if not accesses or any(value(a) is None for a in accesses):
+        values = [value(a) for a in accesses]
+        known = [v for v in values if v is not None]
+        if not accesses or len(known) < len(values):
             return None
         weights = [executions_per_warp(analysis, a.index) * a.issue_share for a in accesses]
-        return sum(w * value(a) for w, a in zip(weights, accesses, strict=True)) / sum(weights)
+        return sum(w * v for w, v in zip(weights, known, strict=True)) / sum(weights)
 
-    def kind(space: MemorySpace, load: bool) -> list[Any]:
+    def kind(space: MemorySpace, load: bool) -> list[AccessInfo]:
         wanted = AccessKind.LOAD if load else AccessKind.STORE
         return [a for a in report.accesses if a.space is space and a.kind == wanted]
 
-    def conflicts(a: Any) -> float | None:
+    def conflicts(a: AccessInfo) -> float | None:
         return None if a.bank_conflict_mean is None else a.bank_conflict_mean - 1
 
     return {

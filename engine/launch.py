@@ -30,12 +30,11 @@ from __future__ import annotations
 
 import math
 import os
+import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import tomllib
 
 from engine.analysis.loaded_data import parse_loaded_data
 from engine.errors import LaunchError, WarplineError

@@ -65,8 +65,8 @@ def _number(text: str) -> float | None:
 
 
 def _dim(text: str) -> tuple[int, int, int]:
-    parts = [int(p) for p in text.strip().strip("()").replace(" ", "").split(",") if p]
-    return tuple((parts + [1, 1, 1])[:3])  # type: ignore[return-value]
+    x, y, z = ([int(p) for p in text.strip().strip("()").replace(" ", "").split(",") if p] + [1, 1, 1])[:3]
+    return (x, y, z)
 
 
 def _rows(reader: Any, filename: str, lines: list[int]) -> Iterator[tuple[int, list[str]]]:

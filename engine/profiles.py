@@ -18,17 +18,17 @@ import logging
 import math
 import os
 import stat
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
 
-import tomllib
-
 from engine.errors import ModelError, ProfileError, WarplineError
 from engine.profile_match import OpcodePattern, compile_pattern
 from engine.profile_schema import validate_profile_data
+from engine.ptx.model import OperandKind
 from engine.units import MemorySpace, Unit
 
 SHIPPED_DIR = Path(__file__).resolve().parent.parent / "profiles"
@@ -655,7 +655,7 @@ def _special_registers(instruction: InstructionLike | str) -> tuple[str, ...]:
     operands = getattr(instruction, "operands", ())
     names = []
     for operand in operands:
-        if getattr(operand, "kind", None) == "special" and operand.name:
+        if getattr(operand, "kind", None) == OperandKind.SPECIAL and operand.name:
             names.append(operand.name.lstrip("%").split(".")[0])
     return tuple(names)
 

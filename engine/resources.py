@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import WarplineError
-from engine.ptx.model import Function, Module
+from engine.ptx.model import Function, Module, OperandKind
 from engine.sass.tools import find_ptxas
 
 REGISTER_OVERHEAD = 4
@@ -392,7 +392,7 @@ def _symbols_used(function: Function) -> set[str]:
     names: set[str] = set()
 
     def visit(operand) -> None:  # noqa: ANN001 - engine.ptx.model.Operand
-        if operand.kind == "symbol" and operand.name:
+        if operand.kind == OperandKind.SYMBOL and operand.name:
             names.add(operand.name)
         if operand.base is not None:
             visit(operand.base)

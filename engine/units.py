@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import Enum, StrEnum
 
 
-class Unit(str, Enum):
+# str() and format() of these members give "Unit.ALU", a StrEnum's give "alu": kept as (str, Enum)
+# until every text that formats a member is checked (the newer kinds are StrEnums).
+class Unit(str, Enum):  # noqa: UP042
     """Where an instruction executes. The value is the name used in profile files."""
 
     ALU = "alu"          # integer and FP32 pipelines (Many-BSP: SPs, FU1)
@@ -30,7 +32,16 @@ MANYBSP_FU_COLUMN: dict[Unit, int] = {
 }
 
 
-class MemorySpace(str, Enum):
+class AccessKind(StrEnum):
+    """What a memory instruction does with its address (``AccessInfo.kind``, the recorder's
+    kinds). A member equals its value, which is what JSON, CSV and text show."""
+
+    LOAD = "load"
+    STORE = "store"
+    ATOMIC = "atomic"
+
+
+class MemorySpace(str, Enum):  # noqa: UP042 (see Unit)
     NONE = "none"
     GLOBAL = "global"
     SHARED = "shared"

@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
@@ -24,6 +25,9 @@ from engine.names import display_name
 from engine.session_file import StoredBaseline, ptx_sha256
 from engine.state import WorkbenchState
 from gui.loader import LoadRequest, PtxLoader
+
+if TYPE_CHECKING:
+    from gui.worker import ComputeWorker
 
 RECOMPUTING = "stored figures, being recomputed"
 NOT_RECOMPUTED = "stored figures, not recomputed"
@@ -44,7 +48,7 @@ class Baseline(QObject):
         self.stored: StoredBaseline | None = None   # what the shown baseline was restored from
         self.source: tuple[Path, str] | None = None  # PTX file and its SHA-256 of a pinned result
         self._others: tuple[StoredBaseline, ...] = ()   # further baselines of the session file
-        self._worker = None                 # gui.worker.ComputeWorker, made on the first recompute
+        self._worker: ComputeWorker | None = None   # made on the first recompute
         self._pending: int | None = None    # the worker's generation computing the stored baseline
         self._loader: PtxLoader | None = None   # loads a stored baseline's kernel, made when needed
         self._loading: LoadRequest | None = None   # that load, while it runs

@@ -72,8 +72,12 @@ class QuickStartTour(QDialog):
         self._follow.setInterval(50)
         self._follow.timeout.connect(self._recover)
         self._follow.start()
-        self.finished.connect(lambda _result: (self._follow.stop(), self.outline.hide()))
+        self.finished.connect(self._closed)
         self.go(0)
+
+    def _closed(self, _result: int) -> None:
+        self._follow.stop()
+        self.outline.hide()
 
     def _recover(self) -> None:
         target = self.steps[self.index].target()

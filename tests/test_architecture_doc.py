@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import ast
 import re
+import tomllib
 from functools import cache
 from pathlib import Path
-
-import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "ARCHITECTURE.md"

@@ -103,6 +103,22 @@ def test_unknown_command_is_one_line_with_the_command_list():
     assert "predict" in lines[0] and "batch" in lines[0]
 
 
+def test_help_lists_every_command_and_each_command_has_help():
+    """A help line with a '%' (sensitivity's "±X %") once made `main.py --help` fail in argparse."""
+    import argparse
+
+    from engine.cli import build_parser
+    from engine.cli.registry import command_names
+
+    parser = build_parser()
+    text = parser.format_help()
+    assert all(name in text for name in command_names())
+    assert "±X %," in text
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, command_parser in commands.choices.items():
+        assert command_parser.format_help().startswith("usage: main.py " + name)
+
+
 def test_triton_reqntid_sets_the_default_launch(capsys):
     import json
 

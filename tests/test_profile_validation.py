@@ -12,10 +12,10 @@ import math
 import os
 import re
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

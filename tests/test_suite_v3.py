@@ -11,11 +11,11 @@ import importlib.util
 import json
 import subprocess
 import sys
+import tomllib
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
-import tomllib
 
 from engine.cli import main
 from engine.launch import load_launch_file

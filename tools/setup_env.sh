@@ -32,6 +32,10 @@ install_dependencies() {
   local want_test=0 stamp hash deps count
   [ "$mode" = "--test" ] && want_test=1
   if [ ! -x .venv/bin/python ]; then
+    if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      say "Warpline needs Python 3.11 or newer; $PY is $("$PY" --version 2>&1) (set PYTHON=python3.11 or newer)"
+      exit 1
+    fi
     say "creating the virtual environment .venv with $("$PY" --version 2>&1) (first run only)"
     "$PY" -m venv .venv
   fi
@@ -40,13 +44,9 @@ install_dependencies() {
   [ -f "$stamp" ] && return 0
   # The test extras include everything the app needs.
   [ "$want_test" = 0 ] && [ -f ".venv/.warpline-deps-1-$hash" ] && return 0
-  # tomllib is Python 3.11+; on 3.10 pip's own copy of tomli reads the file the same way.
   deps=$(.venv/bin/python - "$want_test" <<'PYEOF'
 import sys
-try:
-    import tomllib
-except ModuleNotFoundError:
-    from pip._vendor import tomli as tomllib
+import tomllib
 project = tomllib.load(open("pyproject.toml", "rb"))["project"]
 deps = list(project["dependencies"])
 if sys.argv[1] == "1":

@@ -15,7 +15,7 @@ from engine.analysis.structure import kernel_graphs
 from engine.analysis.tripcount import TripCount, infer_trip_counts
 from engine.analysis.values import LaunchValues, UniformEvaluator
 from engine.ptx.gc_pause import paused_gc
-from engine.ptx.model import Function, Module
+from engine.ptx.model import Function, Module, OperandKind
 from engine.units import MemorySpace
 
 __all__ = [
@@ -83,10 +83,10 @@ def _pointer_space(function: Function, defuse: DefUseGraph, module: Module | Non
         elif instr.opcode in ("mov", "add", "sub", "mad", "cvt"):
             found = None
             for o in instr.operands[1:]:
-                if o.kind == "symbol" and o.name in variables:
+                if o.kind == OperandKind.SYMBOL and o.name in variables:
                     found = {"shared": MemorySpace.SHARED, "local": MemorySpace.LOCAL}.get(
                         variables[o.name], MemorySpace.GLOBAL)
-                elif o.kind == "register" and o.name and o.name.startswith("%rd"):
+                elif o.kind == OperandKind.REGISTER and o.name and o.name.startswith("%rd"):
                     found = _pointer_space(function, defuse, module, d, o.name, depth + 1)
                 if found is not None:
                     break
@@ -102,8 +102,8 @@ def _refine_generic(function: Function, defuse: DefUseGraph, module: Module | No
     for i, c in enumerate(classes):
         if c.space is not MemorySpace.GENERIC:
             continue
-        addr = next((o for o in function.instructions[i].operands if o.kind == "address"), None)
-        if addr is None or addr.base is None or addr.base.kind != "register" or not addr.base.name:
+        addr = next((o for o in function.instructions[i].operands if o.kind == OperandKind.ADDRESS), None)
+        if addr is None or addr.base is None or addr.base.kind != OperandKind.REGISTER or not addr.base.name:
             continue
         space = _pointer_space(function, defuse, module, i, addr.base.name)
         if space is not None and space is not MemorySpace.GLOBAL:

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from engine.ptx.model import Instruction
+from engine.ptx.model import Instruction, OperandKind
 from engine.units import MemorySpace, Unit
 
 # Size in bytes of each PTX fundamental type.
@@ -189,7 +189,7 @@ def classify(instruction: Instruction) -> Classification:
     result = _classify_opcode(instruction.opcode, instruction.modifiers)
     if instruction.opcode == "cp" and "async" in instruction.modifiers and result.width_bytes == 0:
         # cp.async's size is its third operand (4, 8 or 16 bytes), not a type suffix.
-        sizes = [op.value for op in instruction.operands[2:3] if op.kind == "immediate"]
+        sizes = [op.value for op in instruction.operands[2:3] if op.kind == OperandKind.IMMEDIATE]
         if sizes and isinstance(sizes[0], int):
             return replace(result, width_bytes=sizes[0])
     return result

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from engine.analysis.classify import TYPE_BYTES
-from engine.ptx.model import Instruction, Operand
+from engine.ptx.model import Instruction, Operand, OperandKind
 
 COMPARE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,
@@ -63,7 +63,7 @@ def integer_result(instr: Instruction, register: str,
     t = types[-1] if types else None
     dest = instr.operands[0] if instr.operands else None
     # setp.<cmp> %p|%q: the second register of the pair receives the complement
-    complement = (dest is not None and dest.kind == "pair" and len(dest.elements) == 2
+    complement = (dest is not None and dest.kind == OperandKind.PAIR and len(dest.elements) == 2
                   and dest.elements[1].name == register)
     if complement and op != "setp":
         raise LaneError(f"{instr.full_opcode} at line {line} writes a register pair")

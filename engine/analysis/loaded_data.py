@@ -32,13 +32,25 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 import numpy as np
 
 from engine.errors import LaunchError
 
-KINDS = ("random", "linear", "offsets", "constant", "uniform")
+
+class DataPattern(StrEnum):
+    """The kind of a :class:`LoadedData` pattern, as written before the first ``:``."""
+
+    RANDOM = "random"
+    LINEAR = "linear"
+    OFFSETS = "offsets"
+    CONSTANT = "constant"
+    UNIFORM = "uniform"
+
+
+KINDS = tuple(DataPattern)
 # Lane enumeration gives each pointer argument without a value its own 2^40-aligned window, so
 # the high bits of an address name the buffer (and different arrays never share a sector).
 BUFFER_SHIFT = 40
@@ -50,7 +62,7 @@ class LoadedData:
     """One buffer's integers: ``kind`` and its two numbers (``random``, ``offsets``: lo, hi;
     ``linear``: slope, offset; ``constant``: the value, 0)."""
 
-    kind: str
+    kind: DataPattern
     a: float
     b: float = 0.0
 
@@ -58,18 +70,18 @@ class LoadedData:
     def text(self) -> str:
         def num(x: float) -> str:
             return str(int(x)) if float(x).is_integer() else repr(float(x))
-        if self.kind == "constant":
+        if self.kind == DataPattern.CONSTANT:
             return f"constant:{num(self.a)}"
         return f"{self.kind}:{num(self.a)}:{num(self.b)}"
 
     def values(self, element: np.ndarray, address: np.ndarray) -> np.ndarray:
         """The integers at the given element indices (``address``: their byte addresses, which
         seed the random kind so that equal addresses give equal values)."""
-        if self.kind == "constant":
+        if self.kind == DataPattern.CONSTANT:
             return np.full(element.shape, int(self.a), dtype=np.int64)
-        if self.kind == "linear":
+        if self.kind == DataPattern.LINEAR:
             return np.floor(self.a * element.astype(np.float64) + self.b).astype(np.int64)
-        if self.kind == "offsets":
+        if self.kind == DataPattern.OFFSETS:
             starts = _segment_starts(int(self.a), int(self.b))
             periods, within = np.divmod(element.astype(np.int64), OFFSETS_PERIOD)
             return periods * starts[-1] + starts[within]
@@ -109,7 +121,7 @@ def declared_buffer(address: np.ndarray, params: Sequence[Any], values: Any) -> 
     if values.argument(index, params[index].name) is not None:
         return None
     data = values.loaded_data(index, params[index].name)
-    return (index, data) if data is not None and data.kind != "uniform" else None
+    return (index, data) if data is not None and data.kind != DataPattern.UNIFORM else None
 
 
 def scrambled(address: np.ndarray, span: int) -> np.ndarray:
@@ -147,4 +159,4 @@ def parse_loaded_data(text: object) -> LoadedData:
         raise LaunchError(f"data pattern {text!r}: HI must be above LO")
     if kind == "offsets" and not 0 <= numbers[0] <= numbers[1]:
         raise LaunchError(f"data pattern {text!r}: segment lengths need 0 <= LO <= HI")
-    return LoadedData(kind, numbers[0], numbers[1] if len(numbers) > 1 else 0.0)
+    return LoadedData(DataPattern(kind), numbers[0], numbers[1] if len(numbers) > 1 else 0.0)

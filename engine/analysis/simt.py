@@ -28,7 +28,7 @@ from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.lane_arith import LaneError, int64, integer_result, wrap
 from engine.analysis.loaded_data import declared_buffer, pointer_base
 from engine.analysis.values import LaunchValues, as_type
-from engine.ptx.model import Function, Instruction, Operand
+from engine.ptx.model import Function, Instruction, Operand, OperandKind
 
 MAX_LANES = 16384            # threads run at once (whole blocks, evenly spaced over the grid)
 MAX_BLOCKS = 64              # blocks sampled at most
@@ -77,7 +77,7 @@ class _Machine:
         if threads > MAX_LANES:
             raise RunStopped(f"a block of {threads} threads is more than the {MAX_LANES} lanes a run holds")
         warps_per_block = -(-threads // 32)
-        blocks = _sample_blocks(values.grid, warps_per_block * 32)  # type: ignore[arg-type]
+        blocks = _sample_blocks(values.grid, warps_per_block * 32)
         self.warps = warps_per_block * len(blocks)
         n = self.warps * 32
         self.n = n
@@ -222,15 +222,15 @@ class _Machine:
 
     def _operand(self, operand: Operand, type_name: str | None) -> tuple[np.ndarray, np.ndarray]:
         everywhere = np.ones(self.n, dtype=bool)
-        if operand.kind == "immediate":
+        if operand.kind == OperandKind.IMMEDIATE:
             if not isinstance(operand.value, int):
                 raise LaneError(f"the literal {operand.text!r} is not an integer")
             value = as_type(operand.value, type_name) if type_name else operand.value
             return np.full(self.n, int64(value), dtype=np.int64), everywhere
-        if operand.kind in ("register", "predicate") and operand.name:
+        if operand.kind in (OperandKind.REGISTER, OperandKind.PREDICATE) and operand.name:
             value, known = self._register(operand.name)
             return ((value == 0).astype(np.int64) if operand.negated else value), known
-        if operand.kind == "special":
+        if operand.kind == OperandKind.SPECIAL:
             name = (operand.name or operand.text).lstrip("%")
             if name in self.special:
                 return self.special[name], everywhere
@@ -239,7 +239,7 @@ class _Machine:
 
     def _load(self, instr: Instruction) -> tuple[np.ndarray, np.ndarray]:
         line = instr.location.line
-        address = next((o for o in instr.operands if o.kind == "address"), None)
+        address = next((o for o in instr.operands if o.kind == OperandKind.ADDRESS), None)
         types = [m for m in instr.modifiers if m in TYPE_BYTES]
         if address is None or address.base is None or not types or types[-1][0] not in "bsu":
             raise LaneError(f"{instr.full_opcode} at line {line} does not load an integer")

@@ -5,40 +5,29 @@ an assumption's effect, an occupancy sweep) shares them instead of rebuilding th
 
 from __future__ import annotations
 
-import threading
-import weakref
-
 from engine.analysis.cfg import ControlFlowGraph, build_cfg
 from engine.analysis.defuse import DefUseGraph, build_def_use
 from engine.ptx.model import Function
 
-_LOCK = threading.Lock()
-# id(function) -> (a weak reference to it, its body list, the body's length, the graphs): the
-# function object is a mutable dataclass (unhashable), so it is looked up by identity and checked
-# to be the same object with the same body before the graphs are reused
-_MEMO: dict[int, tuple[weakref.ref[Function], object, int, ControlFlowGraph, DefUseGraph]] = {}
+# The graphs live on the function object itself, so that they go when it goes. (Both graphs hold
+# the function: a table beside it, keyed by its id, kept every parsed function alive for the
+# life of the process, and its clean-up ran only at exit, after the module was torn down.)
+_ATTRIBUTE = "_warpline_graphs"
 
 
 def kernel_graphs(function: Function) -> tuple[ControlFlowGraph, DefUseGraph]:
-    """``(build_cfg(function), build_def_use(function, cfg))``, built once per function."""
-    key = id(function)
-    with _LOCK:
-        entry = _MEMO.get(key)
+    """``(build_cfg(function), build_def_use(function, cfg))``, built once per function (again
+    when its body was replaced or changed length). Two threads that ask at once may each build
+    them; either result is the same."""
+    entry = getattr(function, _ATTRIBUTE, None)
     if entry is not None:
-        ref, body, length, cfg, defuse = entry
-        if ref() is function and body is function.body and length == len(function.instructions):
+        body, length, cfg, defuse = entry
+        if body is function.body and length == len(function.instructions):
             return cfg, defuse
     cfg = build_cfg(function)
     defuse = build_def_use(function, cfg)
-    with _LOCK:
-        _MEMO[key] = (weakref.ref(function, lambda _, k=key: _forget(k)), function.body,
-                      len(function.instructions), cfg, defuse)
+    try:
+        setattr(function, _ATTRIBUTE, (function.body, len(function.instructions), cfg, defuse))
+    except AttributeError:      # a slotted stand-in for a Function: built again next time
+        pass
     return cfg, defuse
-
-
-def _forget(key: int) -> None:
-    lock = _LOCK
-    if lock is None:         # a function collected while the interpreter shuts down: nothing to keep
-        return
-    with lock:
-        _MEMO.pop(key, None)

@@ -40,7 +40,7 @@ from engine.analysis.values import (
     from_linear,
     instruction_type,
 )
-from engine.ptx.model import Function, Operand
+from engine.ptx.model import Function, Operand, OperandKind
 
 Source = Literal["inferred", "override", "unknown", "executed"]
 _MAX_TRIPS = 1 << 31  # more than this means wrap-around or a misread loop: do not trust it
@@ -106,7 +106,7 @@ class _LoopAnalysis:
         return self.cfg.block_of(index).index in self.loop.body
 
     def operand(self, operand: Operand, at: int, seen: frozenset[tuple[int, str]] = frozenset()) -> _Affine:
-        if operand.kind == "register" and operand.name:
+        if operand.kind == OperandKind.REGISTER and operand.name:
             return self.register(operand.name, at, seen)
         return _Affine(None, value=self.ev.operand(operand, at))
 
@@ -134,7 +134,7 @@ class _LoopAnalysis:
         if instr.guard is not None:
             raise _Fail(f"{reg} is updated conditionally ({text})")
         ops = instr.operands[1:]
-        if instr.opcode == "mov" and len(ops) == 1 and ops[0].kind == "register":
+        if instr.opcode == "mov" and len(ops) == 1 and ops[0].kind == OperandKind.REGISTER:
             return self.register(ops[0].name or "", d, seen)
         if instr.opcode in ("add", "sub") and len(ops) == 2 and _is_int(instruction_type(instr)):
             a = self.operand(ops[0], d, seen)
@@ -239,7 +239,7 @@ class _LoopAnalysis:
         if not _is_int(t):
             raise _Fail(f"{where} compares {t} values (only integer induction is inferred)")
         dest = setp.operands[0]
-        if dest.kind == "pair" and len(dest.elements) == 2 and dest.elements[1].name == branch.guard:
+        if dest.kind == OperandKind.PAIR and len(dest.elements) == 2 and dest.elements[1].name == branch.guard:
             stay_if_true = not stay_if_true
         a = self.operand(setp.operands[1], setp.index)
         b = self.operand(setp.operands[2], setp.index)
@@ -395,10 +395,10 @@ class _LaneValues:
 
     def operand(self, operand: Operand, at: int, env: dict[str, Any], depth: int = 0,
                 type_name: str | None = None) -> Any:
-        if operand.kind in ("register", "predicate") and operand.name:
+        if operand.kind in (OperandKind.REGISTER, OperandKind.PREDICATE) and operand.name:
             v = self.register(operand.name, at, env, depth)
             return (v == 0).astype(np.int64) if operand.negated else v
-        if operand.kind == "immediate" and isinstance(operand.value, int) and type_name:
+        if operand.kind == OperandKind.IMMEDIATE and isinstance(operand.value, int) and type_name:
             return np.full(len(env["%tid.x"]), int64(as_type(operand.value, type_name)), dtype=np.int64)
         return self._linear(self.ev.operand(operand, at), env)
 

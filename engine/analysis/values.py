@@ -22,7 +22,7 @@ from engine.analysis.cfg import Loop
 from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.defuse import DefUseGraph
 from engine.analysis.loaded_data import LoadedData, parse_loaded_data
-from engine.ptx.model import Function, Instruction, Operand
+from engine.ptx.model import Function, Instruction, Operand, OperandKind
 
 Number = int | float
 
@@ -85,8 +85,8 @@ def _dim3(dim: Any) -> tuple[int, int, int] | None:
         return (dim, 1, 1)
     if all(hasattr(dim, a) for a in ("x", "y", "z")):
         return (int(dim.x), int(dim.y), int(dim.z))
-    parts = [int(v) for v in dim]
-    return tuple((parts + [1, 1, 1])[:3])  # type: ignore[return-value]
+    x, y, z = ([int(v) for v in dim] + [1, 1, 1])[:3]
+    return (x, y, z)
 
 
 @dataclass
@@ -244,18 +244,18 @@ class UniformEvaluator:
 
     def operand(self, operand: Operand, at: int) -> Value:
         kind = operand.kind
-        if kind == "immediate":
+        if kind == OperandKind.IMMEDIATE:
             if operand.value is None:
                 return _unknown(f"cannot read the literal {operand.text!r}", operand.text)
             return Value(operand.value, operand.text or str(operand.value))
-        if kind in ("register", "predicate"):
+        if kind in (OperandKind.REGISTER, OperandKind.PREDICATE):
             v = self.register(operand.name or "", at)
             if operand.negated and v.known:
                 return Value(0 if v.value else 1, f"!{v.expr}")
             return v
-        if kind == "special":
+        if kind == OperandKind.SPECIAL:
             return self._special(operand.name or operand.text)
-        if kind == "symbol":
+        if kind == OperandKind.SYMBOL:
             return atom(operand.name or "?", f"{operand.name} is an address")
         return _unknown(f"operand {operand.text!r} is not a uniform value", operand.text)
 
@@ -310,7 +310,7 @@ class UniformEvaluator:
             return _unknown(f"{register} comes from {instr.full_opcode} (line {instr.location.line})",
                             register)
         dest = instr.operands[0] if instr.operands else None
-        complement = (dest is not None and dest.kind == "pair" and len(dest.elements) == 2
+        complement = (dest is not None and dest.kind == OperandKind.PAIR and len(dest.elements) == 2
                       and dest.elements[1].name == register)
         ins = [self.operand(o, instr.index) for o in instr.operands[1:]]
         if op == "selp" and len(ins) == 3:
@@ -338,9 +338,9 @@ class UniformEvaluator:
         if "param" not in instr.modifiers:
             return atom(f"{register}@{instr.index}", f"{register} is loaded from memory by "
                         f"{instr.full_opcode} (line {instr.location.line})", register)
-        addr = next((o for o in instr.operands if o.kind == "address"), None)
+        addr = next((o for o in instr.operands if o.kind == OperandKind.ADDRESS), None)
         base = addr.base if addr is not None else None
-        if base is None or base.kind != "symbol" or base.name not in self._params:
+        if base is None or base.kind != OperandKind.SYMBOL or base.name not in self._params:
             return _unknown(f"{register} is loaded from an unknown parameter address", register)
         index, param = self._params[base.name]
         if addr.offset != 0 or param.array_size is not None:

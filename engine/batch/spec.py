@@ -8,11 +8,10 @@ turns the values into the strings the options would have carried.
 from __future__ import annotations
 
 import os
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from engine.errors import WarplineError
 from engine.launch import Dim3

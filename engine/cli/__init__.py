@@ -25,7 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="main.py", description="Warpline: GPU kernel performance models")
     sub = parser.add_subparsers(dest="command", required=True)
     for command in commands().values():
-        command.add_arguments(sub.add_parser(command.name, help=command.help, description=command.help))
+        # argparse %-formats a help line ("moved by ±X %" made `main.py --help` fail), not a description
+        help_line = command.help.replace("%", "%%")
+        command.add_arguments(sub.add_parser(command.name, help=help_line, description=command.help))
     return parser
 
 

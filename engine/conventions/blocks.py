@@ -15,7 +15,7 @@ import numpy as np
 from engine.analysis import KernelAnalysis
 from engine.analysis.lane_arith import LaneError, integer_result, wrap
 from engine.analysis.values import LaunchValues
-from engine.ptx.model import Operand
+from engine.ptx.model import Operand, OperandKind
 
 LARGEST = 1 << 20          # no stand-in beyond a million elements per dimension
 _SPECIALS = {"ctaid", "nctaid", "ntid"}
@@ -36,7 +36,7 @@ def fitting_stand_ins(analysis: KernelAnalysis, values: LaunchValues, stand_in: 
     the blocks fit without (one whose value no divisor depends on, such as a reduction's length)."""
     chosen = dict.fromkeys(params, stand_in)
     divisors = [(i.index, i.operands[2]) for i in analysis.function.instructions
-                if i.opcode in ("div", "rem") and len(i.operands) == 3 and i.operands[2].kind == "register"]
+                if i.opcode in ("div", "rem") and len(i.operands) == 3 and i.operands[2].kind == OperandKind.REGISTER]
     if not params or not divisors or values.grid is None or values.block is None:
         return chosen
     value = stand_in
@@ -102,15 +102,15 @@ class _BlockEvaluator:
 
     def operand(self, op: Operand, at: int, type_name: str | None) -> np.ndarray:
         n = len(self.blocks["x"])
-        if op.kind == "immediate" and isinstance(op.value, int):
+        if op.kind == OperandKind.IMMEDIATE and isinstance(op.value, int):
             return wrap(np.full(n, op.value, dtype=np.int64), type_name)
-        if op.kind in ("register", "predicate") and op.name:
+        if op.kind in (OperandKind.REGISTER, OperandKind.PREDICATE) and op.name:
             defs = self.analysis.defuse.reaching(at, op.name)
             if len(defs) != 1:
                 raise _NotUniform(op.name)
             value = self._definition(defs[0], op.name)
             return (value == 0).astype(np.int64) if op.negated else value
-        if op.kind == "special":
+        if op.kind == OperandKind.SPECIAL:
             base, _, axis = (op.name or op.text).lstrip("%").partition(".")
             if base == "laneid" and "laneid" in self.blocks:
                 return self.blocks["laneid"]
@@ -147,7 +147,7 @@ class _BlockEvaluator:
     def _parameter(self, instr: object) -> np.ndarray:
         operands = getattr(instr, "operands", ())
         modifiers = getattr(instr, "modifiers", ())
-        address = next((o for o in operands if o.kind == "address"), None)
+        address = next((o for o in operands if o.kind == OperandKind.ADDRESS), None)
         base = address.base if address is not None else None
         if "param" not in modifiers or base is None or base.name not in self._params or address.offset:
             raise _NotUniform("a load")

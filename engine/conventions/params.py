@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from engine.analysis import KernelAnalysis
 from engine.conventions.signature import NumbaArray, c_kind, numba_array, signature_arguments
 from engine.names import display_name
-from engine.ptx.model import Function, Module
+from engine.ptx.model import Function, Module, OperandKind
 
 POINTER, INTEGER, FLOAT, STRUCT, HANDLE = "pointer", "integer", "float", "struct", "handle"
 # Instructions that take a texture or surface object (cudaTextureObject_t, a 64-bit integer in the
@@ -155,7 +155,7 @@ def _reads(function: Function) -> tuple[set[int], dict[int, int]]:
     for instr in function.instructions:
         if instr.opcode != "ld" or "param" not in instr.modifiers:
             continue
-        address = next((o for o in instr.operands if o.kind == "address"), None)
+        address = next((o for o in instr.operands if o.kind == OperandKind.ADDRESS), None)
         base = address.base if address is not None else None
         if base is not None and base.name in index:
             read.add(index[base.name])
@@ -172,11 +172,11 @@ def _uses(function: Function, analysis: KernelAnalysis, loads: dict[int, int]) -
     readers: dict[int, list[tuple[int, int]]] = {}
     for instr in instructions:
         for k, op in enumerate(instr.operands):
-            if op.kind == "address" and instr.opcode in _HANDLE_OPS and op.base is not None:
+            if op.kind == OperandKind.ADDRESS and instr.opcode in _HANDLE_OPS and op.base is not None:
                 op = op.base             # the texture or surface object a fetch names
-            elif op.kind != "register" or k == 0:
+            elif op.kind != OperandKind.REGISTER or k == 0:
                 continue
-            if op.kind != "register" or not op.name:
+            if op.kind != OperandKind.REGISTER or not op.name:
                 continue
             for d in analysis.defuse.reaching(instr.index, op.name):
                 readers.setdefault(d, []).append((instr.index, k))
@@ -195,7 +195,7 @@ def _uses(function: Function, analysis: KernelAnalysis, loads: dict[int, int]) -
                     continue
                 if instr.opcode in ("mul", "mad") and position <= 2:
                     other = instr.operands[3 - position]
-                    if other.kind != "immediate":
+                    if other.kind != OperandKind.IMMEDIATE:
                         ops.add("mul")
                     continue
                 ops.add(instr.opcode)

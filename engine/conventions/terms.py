@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.analysis import KernelAnalysis
-from engine.ptx.model import Instruction, Operand
+from engine.ptx.model import Instruction, Operand, OperandKind
 
 MAX_TERMS = 32            # more terms than this in one address: not a strided tensor access
 MAX_DEPTH = 48            # definitions followed from one address
@@ -51,11 +51,11 @@ class TermExpander:
         self._active: set[tuple[int, str]] = set()
 
     def operand(self, op: Operand, at: int, depth: int = 0) -> Terms:
-        if op.kind == "immediate":
+        if op.kind == OperandKind.IMMEDIATE:
             return (Term(op.value),) if isinstance(op.value, int) else None
-        if op.kind in ("register",) and op.name:
+        if op.kind in (OperandKind.REGISTER) and op.name:
             return self.register(op.name, at, depth)
-        if op.kind == "special":
+        if op.kind == OperandKind.SPECIAL:
             return None
         return None
 
@@ -89,7 +89,7 @@ class TermExpander:
     def _expand(self, instr: Instruction, key: tuple[int, str], depth: int) -> Terms:
         leaf = (Term(1, leaves=(key,)),)
         if instr.opcode in ("ld", "ldu") and "param" in instr.modifiers:
-            address = next((o for o in instr.operands if o.kind == "address"), None)
+            address = next((o for o in instr.operands if o.kind == OperandKind.ADDRESS), None)
             base = address.base if address is not None else None
             if base is None or base.name not in self._params or address.offset:
                 return leaf

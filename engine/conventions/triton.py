@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from engine.analysis import KernelAnalysis
 from engine.conventions.params import INTEGER, POINTER, ParamFacts
 from engine.conventions.terms import TermExpander
+from engine.ptx.model import OperandKind
 from engine.units import MemorySpace
 
 LAYOUT_GROUP = "layout: Triton tensors"
@@ -55,9 +56,10 @@ def tensors(analysis: KernelAnalysis, facts: ParamFacts) -> list[Tensor]:
         c = analysis.classifications[instr.index]
         if instr.opcode not in _MEMORY or not c.is_global_memory and c.space is not MemorySpace.GLOBAL:
             continue
-        addresses = [o for o in instr.operands if o.kind == "address"]
+        addresses = [o for o in instr.operands if o.kind == OperandKind.ADDRESS]
         address = addresses[1] if instr.opcode == "cp" and len(addresses) > 1 else (addresses[0] if addresses else None)
-        if address is None or address.base is None or address.base.kind != "register" or not address.base.name:
+        if (address is None or address.base is None or address.base.kind != OperandKind.REGISTER
+                or not address.base.name):
             continue
         try:
             terms = expander.register(address.base.name, instr.index)
@@ -131,7 +133,7 @@ def _index_bounds(analysis: KernelAnalysis, expander: TermExpander) -> dict[tupl
         elif instr.opcode == "setp" and len(instr.operands) >= 3:
             a, b = instr.operands[1], instr.operands[2]
             for index_side, bound_side in ((a, b), (b, a)):
-                if index_side.kind != "register" or not index_side.name:
+                if index_side.kind != OperandKind.REGISTER or not index_side.name:
                     continue
                 size = _size_param(expander.operand(bound_side, instr.index))
                 if size is None:

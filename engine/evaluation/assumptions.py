@@ -31,6 +31,7 @@ from engine.analysis import LaunchValues
 from engine.inputs import ASSUMED_LAUNCH, launch_is_assumed
 from engine.launch import Dim3, Launch
 from engine.memory.affine import AddressEvaluator, Affine
+from engine.ptx.model import OperandKind
 
 ARGUMENT, LAYOUT, TRIP, DATA, LAUNCH, PATTERN = "argument", "layout", "trip count", "data", "launch", "pattern"
 UNKNOWN_TRIP_ITERATIONS = 1     # what every model counts for a loop whose trip count is unknown
@@ -211,7 +212,7 @@ def _data_assumptions(ev: Any, pinned: dict[int, int]) -> list[Assumption]:
         pointers = set()
         for load in _feeding_loads(ev.analysis, access.index):
             instr = function.instructions[load]
-            operand = next((o for o in instr.operands if o.kind == "address"), None)
+            operand = next((o for o in instr.operands if o.kind == OperandKind.ADDRESS), None)
             if operand is None:
                 continue
             try:

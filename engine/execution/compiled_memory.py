@@ -30,7 +30,7 @@ from engine.execution.recorder import (
 )
 from engine.execution.requests import _requests
 from engine.execution.typed import immediate_bits
-from engine.ptx.model import Function
+from engine.ptx.model import Function, OperandKind
 
 # spaces and kinds of Decoded memory rows
 M_GLOBAL, M_SHARED, M_LOCAL, M_PARAM, M_GENERIC = 1, 2, 3, 4, 5
@@ -73,29 +73,29 @@ class MemoryRows:
                 continue
             load = ins.opcode in ("ld", "ldu")
             address, data = (ins.operands[1], ins.operands[0]) if load else (ins.operands[0], ins.operands[1])
-            if address.kind != "address":
+            if address.kind != OperandKind.ADDRESS:
                 continue
             i = ins.index
             if address.base is None:
                 self.base_kind[i], self.base[i] = 2, np.uint64(0)
-            elif address.base.kind == "register" and address.base.name in rows:
+            elif address.base.kind == OperandKind.REGISTER and address.base.name in rows:
                 self.base_kind[i], self.base[i] = 1, rows[address.base.name]
-            elif address.base.kind == "symbol" and address.base.name in symbols:
+            elif address.base.kind == OperandKind.SYMBOL and address.base.name in symbols:
                 self.base_kind[i], self.base[i] = 2, np.uint64(symbols[address.base.name][1])
-            elif address.base.kind == "immediate":
+            elif address.base.kind == OperandKind.IMMEDIATE:
                 self.base_kind[i], self.base[i] = 2, np.uint64(int(address.base.value or 0) & 0xFFFFFFFFFFFFFFFF)
             else:
                 continue
-            elements = list(data.elements) if data.kind == "vector" else [data]
+            elements = list(data.elements) if data.kind == OperandKind.VECTOR else [data]
             if len(elements) != vector:
                 continue
             ok = True
             for k, e in enumerate(elements):
-                if e.kind == "register" and e.name in rows:
+                if e.kind == OperandKind.REGISTER and e.name in rows:
                     self.element_kind[i, k], self.element[i, k] = 1, rows[e.name]
-                elif e.kind == "placeholder":
+                elif e.kind == OperandKind.PLACEHOLDER:
                     self.element_kind[i, k] = 0
-                elif e.kind == "immediate" and not load:
+                elif e.kind == OperandKind.IMMEDIATE and not load:
                     self.element_kind[i, k], self.element[i, k] = 2, immediate_bits(e.value, e.text, types[-1])
                 else:
                     ok = False

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from engine.execution.typed import BITS, immediate_bits, is_type
-from engine.ptx.model import Function, Instruction, Operand
+from engine.ptx.model import Function, Instruction, Operand, OperandKind
 
 # operations
 (MOV, ADD, SUB, MUL, MAD, FMA, MIN, MAX, AND, OR, XOR, NOT, SHL, SHR, NEG, ABS, SETP, SELP, CVT, CVTA_TO,
@@ -27,6 +27,9 @@ NONE, REG, IMM, SPECIAL, NOTREG = 0, 1, 2, 3, 4
 CMP = {"eq": 1, "ne": 2, "lt": 3, "le": 4, "gt": 5, "ge": 6, "lo": 3, "ls": 4, "hi": 5, "hs": 6,
        "equ": 17, "neu": 18, "ltu": 19, "leu": 20, "gtu": 21, "geu": 22, "num": 7, "nan": 8}
 COMBINE = {"and": 1, "or": 2, "xor": 3}
+# the operands a compiled mov reads
+_MOVED_KINDS = (OperandKind.REGISTER, OperandKind.IMMEDIATE, OperandKind.SPECIAL, OperandKind.SYMBOL,
+                OperandKind.PREDICATE)
 _SIMPLE = {"add": ADD, "sub": SUB, "min": MIN, "max": MAX, "and": AND, "or": OR, "xor": XOR, "not": NOT,
            "shl": SHL, "shr": SHR, "neg": NEG, "abs": ABS, "div": DIV, "rem": REM, "rcp": RCP, "sqrt": SQRT,
            "rsqrt": RSQRT, "ex2": EX2, "lg2": LG2, "sin": SIN, "cos": COS, "popc": POPC, "cnot": CNOT,
@@ -77,15 +80,15 @@ class Decoded:
                 self.op[ins.index] = 0
 
     def _source(self, i: int, k: int, op: Operand, t: str) -> None:
-        if op.kind == "register" and op.name in self.rows:
+        if op.kind == OperandKind.REGISTER and op.name in self.rows:
             self.kind[i, k], self.val[i, k] = REG, self.rows[op.name]
-        elif op.kind == "predicate" and op.name in self.rows:
+        elif op.kind == OperandKind.PREDICATE and op.name in self.rows:
             self.kind[i, k], self.val[i, k] = (NOTREG if op.negated else REG), self.rows[op.name]
-        elif op.kind == "immediate":
+        elif op.kind == OperandKind.IMMEDIATE:
             self.kind[i, k], self.val[i, k] = IMM, immediate_bits(op.value, op.text, t)
-        elif op.kind == "special" and (op.name or op.text) in self.specials:
+        elif op.kind == OperandKind.SPECIAL and (op.name or op.text) in self.specials:
             self.kind[i, k], self.val[i, k] = SPECIAL, self.specials[op.name or op.text]
-        elif op.kind == "symbol" and op.name in self.symbols:
+        elif op.kind == OperandKind.SYMBOL and op.name in self.symbols:
             self.kind[i, k], self.val[i, k] = IMM, np.uint64(self.symbols[op.name][1])
         else:
             raise _NotCompiled()
@@ -111,12 +114,12 @@ class Decoded:
         srcs = ins.operands[1:]
         if opcode == "setp":
             cmp = next((m for m in mods if m in CMP), None)
-            if cmp is None or dest.kind not in ("register", "pair"):
+            if cmp is None or dest.kind not in (OperandKind.REGISTER, OperandKind.PAIR):
                 raise _NotCompiled()
             self.cmp[i] = CMP[cmp]
             combine = next((m for m in mods if m in COMBINE), None)
             self.combine[i] = COMBINE[combine] if combine and len(srcs) > 2 else 0
-            names = [e.name for e in dest.elements] if dest.kind == "pair" else [dest.name]
+            names = [e.name for e in dest.elements] if dest.kind == OperandKind.PAIR else [dest.name]
             if any(n not in self.rows for n in names):
                 raise _NotCompiled()
             self.dst[i] = self.rows[names[0]]
@@ -126,7 +129,7 @@ class Decoded:
                 self._source(i, k, o, "pred" if k == 2 else t)
             op = SETP
         else:
-            if dest.kind != "register" or dest.name not in self.rows:
+            if dest.kind != OperandKind.REGISTER or dest.name not in self.rows:
                 raise _NotCompiled()
             self.dst[i] = self.rows[dest.name]
             if opcode == "cvt":
@@ -160,7 +163,7 @@ class Decoded:
                 op = FMA if code in (F32, F64) else MAD
             elif opcode in _SIMPLE:
                 op = _SIMPLE[opcode]
-                if op == MOV and (srcs[0].kind not in ("register", "immediate", "special", "symbol", "predicate")):
+                if op == MOV and srcs[0].kind not in _MOVED_KINDS:
                     raise _NotCompiled()
                 if op in (RCP, SQRT, RSQRT, EX2, LG2, SIN, COS) and code not in (F32, F64):
                     raise _NotCompiled()

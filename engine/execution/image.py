@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from engine.analysis.loaded_data import BUFFER_SHIFT, LoadedData, _segment_starts
+from engine.analysis.loaded_data import BUFFER_SHIFT, DataPattern, LoadedData, _segment_starts
 from engine.analysis.values import LaunchValues
 from engine.execution.typed import FLOAT_TYPES, width_bytes
 from engine.ptx.model import Function, Module, Variable
@@ -414,7 +414,7 @@ class MemoryImage:
                 self.w_kind[number] = {"random": KIND_RANDOM, "linear": KIND_LINEAR, "offsets": KIND_OFFSETS,
                                        "constant": KIND_CONSTANT, "uniform": KIND_UNIFORM}[data.kind]
                 self.w_a[number], self.w_b[number] = data.a, data.b
-                if data.kind == "offsets":
+                if data.kind == DataPattern.OFFSETS:
                     starts = _segment_starts(int(data.a), int(data.b))
                     self.w_start[number], self.w_len[number] = offset_position, len(starts)
                     offsets.append(starts)

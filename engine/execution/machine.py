@@ -30,7 +30,8 @@ from engine.execution.image import LOCAL_BASE, SHARED_BASE, WINDOW_MASK, MemoryI
 from engine.execution.recorder import ATOMIC, LOAD_CACHED, LOAD_UNCACHED, STORE, Recorder
 from engine.execution.schedule import IDLE, TO_PYTHON, UNKNOWN_GUARD, run_steps
 from engine.execution.typed import BITS, FLOAT_TYPES, PACKED_TYPES, immediate_bits, is_type, read, write
-from engine.ptx.model import Function, Instruction, Module, Operand
+from engine.ptx.model import Function, Instruction, Module, Operand, OperandKind
+from engine.units import AccessKind
 
 U64 = np.uint64
 SPACES = ("global", "shared", "local", "const", "param", "tex", "shared::cta", "shared::cluster")
@@ -337,7 +338,7 @@ class Machine:
         if i not in self.recorder.meta:
             m = self.memory_rows
             space = {M_SHARED: "shared", M_LOCAL: "local"}.get(int(m.space[i]), "global")
-            kind = "load" if m.kind[i] == M_LOAD else "store"
+            kind = AccessKind.LOAD if m.kind[i] == M_LOAD else AccessKind.STORE
             self.recorder.meta[i] = (space, kind, int(m.width[i] * m.vector[i]))
 
     def _branch(self, ins: Instruction, lanes: np.ndarray) -> None:
@@ -421,26 +422,26 @@ class Machine:
         """The operand's pattern per lane as an instruction of type ``t`` reads it, and whether known."""
         n = len(lanes)
         kind = op.kind
-        if kind == "register":
+        if kind == OperandKind.REGISTER:
             return self._register(op.name or "", lanes)
-        if kind == "predicate":
+        if kind == OperandKind.PREDICATE:
             value, known = self._register(op.name or "", lanes)
             return ((value != 0) != op.negated).astype(U64), known
-        if kind == "immediate":
+        if kind == OperandKind.IMMEDIATE:
             return np.full(n, immediate_bits(op.value, op.text, t), dtype=U64), np.ones(n, dtype=bool)
-        if kind == "special":
+        if kind == OperandKind.SPECIAL:
             name = op.name or op.text
             if name in self.special:
                 return self.special[name][lanes], np.ones(n, dtype=bool)
             if name.startswith("%clock") or name == "%globaltimer":
                 return np.full(n, U64(self.steps * 4)), np.ones(n, dtype=bool)
             return np.zeros(n, dtype=U64), np.zeros(n, dtype=bool)
-        if kind == "symbol":
+        if kind == OperandKind.SYMBOL:
             place = self.image.symbols.get(op.name or "")
             if place is None:
                 return np.zeros(n, dtype=U64), np.zeros(n, dtype=bool)
             return np.full(n, U64(place[1]), dtype=U64), np.ones(n, dtype=bool)
-        if kind == "address":
+        if kind == OperandKind.ADDRESS:
             return self._address(op, lanes)
         return np.zeros(n, dtype=U64), np.zeros(n, dtype=bool)
 
@@ -463,9 +464,9 @@ class Machine:
                       t: str) -> None:
         dest = self._dest(ins)
         bits = write(result, t)
-        if dest.kind == "register":
+        if dest.kind == OperandKind.REGISTER:
             self._write(dest.name, lanes, bits, known, f"line {ins.location.line} reads unknown values")
-        elif dest.kind == "pair" and dest.elements:
+        elif dest.kind == OperandKind.PAIR and dest.elements:
             self._write(dest.elements[0].name, lanes, bits, known, f"line {ins.location.line} reads unknown values")
 
     def _binary(self, ins: Instruction, lanes: np.ndarray) -> None:
@@ -619,15 +620,15 @@ class Machine:
         t = (_types(ins.modifiers) or ["b64"])[-1]
         dest, src = ins.operands[0], ins.operands[1]
         width = BITS.get(t, 64)
-        if dest.kind == "vector":                    # unpack: mov.b64 {%r1, %r2}, %rd1
+        if dest.kind == OperandKind.VECTOR:                    # unpack: mov.b64 {%r1, %r2}, %rd1
             bits, known = self._value(src, lanes, t)
             parts = [e for e in dest.elements]
             piece = width // max(len(parts), 1)
             for k, element in enumerate(parts):
-                if element.kind == "register":
+                if element.kind == OperandKind.REGISTER:
                     self._write(element.name, lanes, (bits >> U64(piece * k)) & U64((1 << piece) - 1), known)
             return
-        if src.kind == "vector":                     # pack: mov.b64 %rd1, {%r1, %r2}
+        if src.kind == OperandKind.VECTOR:                     # pack: mov.b64 %rd1, {%r1, %r2}
             piece = width // max(len(src.elements), 1)
             out = np.zeros(len(lanes), dtype=U64)
             known = np.ones(len(lanes), dtype=bool)
@@ -712,7 +713,7 @@ class Machine:
             first, second = fn(result, other), fn(~result, other)
         dest = ins.operands[0]
         why = f"the comparison at line {ins.location.line} reads unknown values"
-        if dest.kind == "pair" and len(dest.elements) == 2:
+        if dest.kind == OperandKind.PAIR and len(dest.elements) == 2:
             self._write(dest.elements[0].name, lanes, first.astype(U64), known, why)
             self._write(dest.elements[1].name, lanes, second.astype(U64), known, why)
         else:
@@ -773,7 +774,7 @@ class Machine:
         b, kb = self._typed(ins.operands[2], lanes, "b32")
         c, kc = self._typed(ins.operands[3], lanes, "b32")
         lut = ins.operands[4]
-        if lut.kind != "immediate":
+        if lut.kind != OperandKind.IMMEDIATE:
             raise arith.Unsupported("lop3 with a register table")
         self._store_result(ins, lanes, arith.lop3(a, b, c, int(lut.value or 0)), ka & kb & kc, "b32")
 
@@ -832,15 +833,15 @@ class Machine:
         del min_lane
         j = np.where(ok, j, lane)
         source = (lanes & ~np.int64(31)) + np.clip(j, 0, 31)
-        a_row = self.rows.get(a_op.name or "") if a_op.kind == "register" else None
+        a_row = self.rows.get(a_op.name or "") if a_op.kind == OperandKind.REGISTER else None
         if a_row is not None:
             value, ka = self.regs[a_row, source], self.known[a_row, source]
         else:
             value, ka = self._value(a_op, lanes, "b32")
         known = ka & kb & kc
-        name = dest.elements[0].name if dest.kind == "pair" else dest.name
+        name = dest.elements[0].name if dest.kind == OperandKind.PAIR else dest.name
         self._write(name, lanes, value, known, f"the shuffle at line {ins.location.line} reads unknown values")
-        if dest.kind == "pair" and len(dest.elements) == 2:
+        if dest.kind == OperandKind.PAIR and len(dest.elements) == 2:
             self._write(dest.elements[1].name, lanes, ok.astype(U64), kb & kc)
 
     def _vote(self, ins: Instruction, lanes: np.ndarray) -> None:
@@ -878,7 +879,7 @@ class Machine:
         np.minimum.at(first, row, lane)
         leader = lane == first[row]
         dest = ins.operands[0]
-        if dest.kind == "pair" and len(dest.elements) == 2:
+        if dest.kind == OperandKind.PAIR and len(dest.elements) == 2:
             self._write(dest.elements[0].name, lanes, (first[row] + (lanes & ~np.int64(31))).astype(U64) & U64(31),
                         np.ones(len(lanes), dtype=bool))
             self._write(dest.elements[1].name, lanes, leader.astype(U64), np.ones(len(lanes), dtype=bool))
@@ -933,9 +934,9 @@ class Machine:
         ``try_wait``/``test_wait`` succeeds; an ``arrive`` returns a state token nothing decodes."""
         full = ins.full_opcode
         if "try_wait" in full or "test_wait" in full:
-            self._write(ins.operands[0].name if ins.operands[0].kind == "register" else None, lanes,
+            self._write(ins.operands[0].name if ins.operands[0].kind == OperandKind.REGISTER else None, lanes,
                         np.ones(len(lanes), dtype=U64), np.ones(len(lanes), dtype=bool))
-        elif ins.dests and ins.operands and ins.operands[0].kind == "register":
+        elif ins.dests and ins.operands and ins.operands[0].kind == OperandKind.REGISTER:
             self._write(ins.operands[0].name, lanes, np.zeros(len(lanes), dtype=U64), np.ones(len(lanes), dtype=bool))
 
     # ------------------------------------------------------------------ memory
@@ -970,7 +971,7 @@ class Machine:
     def _elements(self, ins: Instruction, data: Operand) -> tuple[list[Operand], str, int]:
         types = _types(ins.modifiers)
         t = types[-1] if types else "b32"
-        elements = list(data.elements) if data.kind == "vector" else [data]
+        elements = list(data.elements) if data.kind == OperandKind.VECTOR else [data]
         return elements, t, max(1, BITS.get(t, 32) // 8)
 
     def _request_kind(self, ins: Instruction) -> int:
@@ -992,12 +993,12 @@ class Machine:
             offsets = address.astype(np.int64)
             bits_all = [self.image.load_param(offsets + k * width, width) for k in range(len(elements))]
             for element, (bits, kk) in zip(elements, bits_all, strict=True):
-                if element.kind == "register":
+                if element.kind == OperandKind.REGISTER:
                     self._write(element.name, lanes, bits, kk & known, "a kernel argument has no value")
             return
-        self._record_with(ins, address_op, space, "load", total, lanes, address, known, reached)
+        self._record_with(ins, address_op, space, AccessKind.LOAD, total, lanes, address, known, reached)
         for k, element in enumerate(elements):
-            if element.kind != "register":
+            if element.kind != OperandKind.REGISTER:
                 continue
             bits, kk = self._read_memory(space, lanes, address + U64(k * width), width, t, known)
             self._write(element.name, lanes, bits, kk,
@@ -1033,17 +1034,19 @@ class Machine:
         elements, t, width = self._elements(ins, data)
         reached = _warps_of(lanes)
         space, address, known = self._access(ins, address_op, lanes)
-        self._record_with(ins, address_op, space, "store", width * len(elements), lanes, address, known, reached)
+        self._record_with(ins, address_op, space, AccessKind.STORE, width * len(elements), lanes, address, known,
+                          reached)
         for k, element in enumerate(elements):
             bits, kk = self._value(element, lanes, t)
             ok = known
             self._write_memory(space, lanes[ok], address[ok] + U64(k * width), width, bits[ok], kk[ok])
 
-    def _record_with(self, ins: Instruction, address_op: Operand, space: str, kind: str, width: int,
+    def _record_with(self, ins: Instruction, address_op: Operand, space: str, kind: AccessKind, width: int,
                      lanes: np.ndarray, address: np.ndarray, known: np.ndarray, reached: int) -> None:
         rec = self.recorder
         if len(lanes) and not known.all():
-            base = address_op.base.name if address_op.kind == "address" and address_op.base is not None else ""
+            base_op = address_op.base if address_op.kind == OperandKind.ADDRESS else None
+            base = base_op.name if base_op is not None else ""
             rec.unknown(ins.index, space if space != "mixed" else "global", kind, width, int((~known).sum()),
                         self.why.get(base or "", "its address depends on values the run does not know"))
             lanes, address = lanes[known], address[known]
@@ -1054,10 +1057,10 @@ class Machine:
         elif space == "const":
             rec.constant_access(ins.index, width, lanes, address, reached)
         elif space in ("global", "tex"):
-            request = {"store": STORE, "atomic": ATOMIC}.get(kind, self._request_kind(ins))
+            request = {AccessKind.STORE: STORE, AccessKind.ATOMIC: ATOMIC}.get(kind, self._request_kind(ins))
             rec.global_access(ins.index, space, kind, request, width, lanes, address, reached, self.block_of_warp)
         elif space == "local":
-            rec.global_access(ins.index, "local", kind, LOAD_CACHED if kind == "load" else STORE, width, lanes,
+            rec.global_access(ins.index, "local", kind, LOAD_CACHED if kind == AccessKind.LOAD else STORE, width, lanes,
                               self._local_physical(lanes, address), reached, self.block_of_warp)
 
     def _atomic(self, ins: Instruction, lanes: np.ndarray) -> None:
@@ -1071,7 +1074,7 @@ class Machine:
                                                        "xor")), "add")
         reached = _warps_of(lanes)
         space, address, known = self._access(ins, address_op, lanes)
-        self._record_with(ins, address_op, space, "atomic", width, lanes, address, known, reached)
+        self._record_with(ins, address_op, space, AccessKind.ATOMIC, width, lanes, address, known, reached)
         if not len(lanes):
             return
         values = [self._value(o, lanes, t) for o in srcs]
@@ -1163,13 +1166,13 @@ class Machine:
         full = ins.full_opcode
         if not full.startswith("cp.async") or "bulk" in full:
             if "bulk" in full:
-                self.recorder.unknown(ins.index, "global", "load", 0, len(lanes),
+                self.recorder.unknown(ins.index, "global", AccessKind.LOAD, 0, len(lanes),
                                       "bulk (TMA) copies are not followed by the run")
             return
         if len(ins.operands) < 3:
             return
         dst_op, src_op, size_op = ins.operands[0], ins.operands[1], ins.operands[2]
-        size = int(size_op.value or 16) if size_op.kind == "immediate" else 16
+        size = int(size_op.value or 16) if size_op.kind == OperandKind.IMMEDIATE else 16
         reached = _warps_of(lanes)
         run = lanes
         src, known_src = self._address(src_op, run)
@@ -1179,8 +1182,9 @@ class Machine:
         rec = self.recorder
         ok = known_src
         if len(run) and not ok.all():
-            rec.unknown(ins.index, "global", "load", size, int((~ok).sum()), "its source address is unknown")
-        rec.global_access(ins.index, "global", "load", kind, size, run[ok], src[ok], reached, self.block_of_warp)
+            rec.unknown(ins.index, "global", AccessKind.LOAD, size, int((~ok).sum()), "its source address is unknown")
+        rec.global_access(ins.index, "global", AccessKind.LOAD, kind, size, run[ok], src[ok], reached,
+                          self.block_of_warp)
         for k in range(0, size, 4):
             piece = min(4, size - k)
             bits, kk = self.image.load_global(src[ok] + U64(k), piece, "b32")
@@ -1192,31 +1196,31 @@ class Machine:
         L1/texture-path load of base + index x texel bytes (4 bytes per component the kernel
         uses). Other geometries have results the run treats as unknown and no address."""
         dest, coords = ins.operands[0], ins.operands[1]
-        elements = list(dest.elements) if dest.kind == "vector" else [dest]
-        used = [e for e in elements if e.kind == "register" and e.name in self.read_registers]
+        elements = list(dest.elements) if dest.kind == OperandKind.VECTOR else [dest]
+        used = [e for e in elements if e.kind == OperandKind.REGISTER and e.name in self.read_registers]
         reached = _warps_of(lanes)
         geometry = next((m for m in ins.modifiers if m in ("1d", "2d", "3d", "a1d", "a2d", "cube", "acube",
                                                            "2dms", "a2dms")), "")
         types = _types(ins.modifiers)
         coord_t = types[-1] if types else "s32"
-        if geometry != "1d" or coord_t[0] not in "su" or coords.kind != "address" or not coords.elements:
-            self.recorder.unknown(ins.index, "tex", "load", 4 * max(len(used), 1), len(lanes),
+        if geometry != "1d" or coord_t[0] not in "su" or coords.kind != OperandKind.ADDRESS or not coords.elements:
+            self.recorder.unknown(ins.index, "tex", AccessKind.LOAD, 4 * max(len(used), 1), len(lanes),
                                   f"{geometry or 'this'} texture fetches have no address in the run")
             for e in elements:
-                if e.kind == "register":
+                if e.kind == OperandKind.REGISTER:
                     self._poison(e.name, lanes, "a texture fetch the run does not follow")
             return
         handle = coords.base
         base, kb = self._value(handle, lanes, "u64") if handle is not None else (np.zeros(len(lanes), U64),
                                                                                   np.zeros(len(lanes), bool))
-        coord = coords.elements[0].elements[0] if coords.elements[0].kind == "vector" else coords.elements[0]
+        coord = coords.elements[0].elements[0] if coords.elements[0].kind == OperandKind.VECTOR else coords.elements[0]
         index, ki = self._typed(coord, lanes, coord_t)
         texel = 4 * max(len(used), 1)
         address = base + (index.astype(np.int64) * texel).astype(np.int64).view(U64)
         known = kb & ki
-        self._record_with(ins, coords, "tex", "load", texel, lanes, address, known, reached)
+        self._record_with(ins, coords, "tex", AccessKind.LOAD, texel, lanes, address, known, reached)
         for k, element in enumerate(elements):
-            if element.kind != "register":
+            if element.kind != OperandKind.REGISTER:
                 continue
             bits, kk = self.image.load_global(address + U64(4 * k), 4, "f32") if len(lanes) else \
                 (np.zeros(0, U64), np.zeros(0, bool))
@@ -1230,9 +1234,9 @@ class Machine:
         reached = _warps_of(lanes)
         rows = lanes[(lanes & 31) < 8 * count]
         space, address, known = self._access(ins, address_op, rows)
-        self._record_with(ins, address_op, "shared", "load", 16, rows, address, known, reached)
-        for e in (dest.elements if dest.kind == "vector" else [dest]):
-            if e.kind == "register":
+        self._record_with(ins, address_op, "shared", AccessKind.LOAD, 16, rows, address, known, reached)
+        for e in (dest.elements if dest.kind == OperandKind.VECTOR else [dest]):
+            if e.kind == OperandKind.REGISTER:
                 self._poison(e.name, lanes, "matrix fragments are not followed by the run")
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from engine.execution.requests import warp_requests
+from engine.units import AccessKind
 
 # Request kinds of the cache log
 LOAD_CACHED = 0        # a load L1 may keep (ld.global default, ld.global.nc, tex, local)
@@ -27,7 +28,7 @@ class AccessStats:
     """Sums over the sampled requests of one memory instruction (means are sums / requests)."""
 
     space: str
-    kind: str
+    kind: AccessKind
     width: int
     warp_executions: int = 0       # warps that reached it (predicated off or not)
     requests: int = 0              # warps with at least one active lane
@@ -48,7 +49,7 @@ class AccessStats:
  C_DISTINCT, C_UNKNOWN) = range(11)
 COUNTERS = 11
 SPACES = ("global", "shared", "local", "const", "tex", "param")
-KINDS = ("load", "store", "atomic")
+KINDS = tuple(AccessKind)
 
 
 class CacheLog:
@@ -119,7 +120,7 @@ class Recorder:
         self.trace_warps: list[np.ndarray] = []
         self.trace_blocks: list[np.ndarray] = []
         self.counters = np.zeros((n_instructions + 1, COUNTERS), dtype=np.int64)
-        self.meta: dict[int, tuple[str, str, int]] = {}        # index -> space, kind, width
+        self.meta: dict[int, tuple[str, AccessKind, int]] = {}   # index -> space, kind, width
         self.reasons: dict[int, str] = {}
         self.log = CacheLog(max_entries)
         self.max_entries = max_entries
@@ -158,11 +159,11 @@ class Recorder:
                                      int(c[C_DISTINCT]), int(c[C_UNKNOWN]), self.reasons.get(index, ""))
         return out
 
-    def _row(self, index: int, space: str, kind: str, width: int) -> np.ndarray:
+    def _row(self, index: int, space: str, kind: AccessKind, width: int) -> np.ndarray:
         self.meta.setdefault(index, (space, kind, width))
         return self.counters[index]
 
-    def unknown(self, index: int, space: str, kind: str, width: int, lanes: int, reason: str) -> None:
+    def unknown(self, index: int, space: str, kind: AccessKind, width: int, lanes: int, reason: str) -> None:
         self._row(index, space, kind, width)[C_UNKNOWN] += lanes
         self.reasons.setdefault(index, reason)
 
@@ -177,7 +178,7 @@ class Recorder:
         row[C_WAVEFRONTS_MAX] = max(row[C_WAVEFRONTS_MAX], int(req.bank_degree.max()))
         row[C_DISTINCT] += int(req.distinct.sum())
 
-    def global_access(self, index: int, space: str, kind: str, request_kind: int, width: int,
+    def global_access(self, index: int, space: str, kind: AccessKind, request_kind: int, width: int,
                       lanes: np.ndarray, address: np.ndarray, warps_reached: int,
                       block_of_warp: np.ndarray) -> None:
         row = self._row(index, space, kind, width)
@@ -201,7 +202,7 @@ class Recorder:
         log.counts[0] += n
         log.counts[1] += e
 
-    def shared_access(self, index: int, kind: str, width: int, lanes: np.ndarray, address: np.ndarray,
+    def shared_access(self, index: int, kind: AccessKind, width: int, lanes: np.ndarray, address: np.ndarray,
                       warps_reached: int) -> None:
         row = self._row(index, "shared", kind, width)
         row[C_WARPS] += warps_reached
@@ -210,7 +211,7 @@ class Recorder:
 
     def constant_access(self, index: int, width: int, lanes: np.ndarray, address: np.ndarray,
                         warps_reached: int) -> None:
-        row = self._row(index, "const", "load", width)
+        row = self._row(index, "const", AccessKind.LOAD, width)
         row[C_WARPS] += warps_reached
         if len(lanes):
             self._add(row, warp_requests(lanes, address, width, sectors=False))

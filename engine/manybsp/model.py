@@ -114,7 +114,7 @@ def override_number(value: object, what: str) -> float:
     most MAX_CYCLES; ``1e308`` or ``inf`` would make every prediction infinite or fail deep in a
     model. Anything else is a ModelError naming ``what``."""
     try:
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)
     except (TypeError, ValueError, OverflowError):
         raise ModelError(f"{what}: {value!r} is not a number") from None
     if not math.isfinite(number):
@@ -163,7 +163,7 @@ def apply_block_overrides(
                 fu[int(column[2])] = parsed  # type: ignore[assignment]
             out[k] = dataclasses.replace(cur, fu=fu)
         elif column == "issue":
-            out[k] = dataclasses.replace(cur, issue=parsed)  # type: ignore[arg-type]
+            out[k] = dataclasses.replace(cur, issue=parsed)
         else:
             out[k] = dataclasses.replace(cur, **{column: parsed or 0.0})
         marks.add(f"cell:{row}:{column}")

@@ -40,8 +40,8 @@ from engine.memory.patterns import (
 )
 from engine.memory.report import AccessInfo, MemoryReport
 from engine.memory.texels import TexelFetch, texel_fetch
-from engine.ptx.model import Instruction, Module, Operand
-from engine.units import MemorySpace
+from engine.ptx.model import Instruction, Module, Operand, OperandKind
+from engine.units import AccessKind, MemorySpace
 
 WARP = 32
 POINTER_ALIGN = 256        # cudaMalloc returns 256-byte aligned pointers
@@ -52,7 +52,7 @@ _OPCODES = {"ld", "ldu", "st", "atom", "red", "cp"}
 # ---------------------------------------------------------------------------- analysis
 
 def _address_operand(instr: Instruction) -> Operand | None:
-    addresses = [o for o in instr.operands if o.kind == "address"]
+    addresses = [o for o in instr.operands if o.kind == OperandKind.ADDRESS]
     if instr.opcode == "cp":  # cp.async dst_shared, src_global: the global side costs traffic
         return addresses[1] if len(addresses) > 1 else None
     return addresses[0] if addresses else None
@@ -161,7 +161,7 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         space = MemorySpace.GLOBAL if texel is not None else _space(instr, analysis, form, layout)
         if space is None:
             continue
-        kind = "atomic" if c.is_atomic else "load" if c.is_load else "store"
+        kind = AccessKind.ATOMIC if c.is_atomic else AccessKind.LOAD if c.is_load else AccessKind.STORE
         width = texel.texel_bytes if texel is not None else c.width_bytes
         info = AccessInfo(instr.index, instr.location.line, instr.text.strip(), space, width,
                           format_affine(form) if form is not None else None,
@@ -271,7 +271,7 @@ def _local_access(instr: Instruction, c: Any, form: Affine | None, lanes: _LaneC
     spread over the frame's slots of that width: the expected distinct slots of the active
     lanes (``method="estimate"``). ``block_footprint_bytes``: the block's local data (the frame of
     every thread), which L1 must hold for the loads to hit."""
-    kind = "load" if c.is_load else "store"
+    kind = AccessKind.LOAD if c.is_load else AccessKind.STORE
     info = AccessInfo(instr.index, instr.location.line, instr.text.strip(), MemorySpace.LOCAL, c.width_bytes,
                       format_affine(form) if form is not None else None, None, kind)
     threads = math.prod(values.block) if values.block is not None else None
@@ -319,7 +319,7 @@ def _constant_access(instr: Instruction, c: Any, form: Affine | None, raw: Any, 
     when the lanes cannot be told (a value carried from the previous iteration) every lane is
     taken as distinct, and ``mask_note`` says so."""
     info = AccessInfo(instr.index, instr.location.line, instr.text.strip(), MemorySpace.CONST, c.width_bytes,
-                      format_affine(form) if form is not None else None, None, "load")
+                      format_affine(form) if form is not None else None, None, AccessKind.LOAD)
     if not _thread_dependent(analysis, producers, instr.index) or (form is not None and not any(
             a.split(".")[0].lstrip("%") in _PER_THREAD_ATOMS for a, _ in form.terms)):
         return _with(info, method="affine" if form is not None else "", uniform_address=True, distinct_addresses=1.0)
@@ -362,7 +362,8 @@ def _thread_dependent(analysis: KernelAnalysis, producers: dict[int, list[int]],
         if i in seen:
             continue
         seen.add(i)
-        if i != index and any(o.kind == "special" and (o.name or o.text).lstrip("%").startswith(_THREAD_SPECIALS)
+        if i != index and any(o.kind == OperandKind.SPECIAL
+                              and (o.name or o.text).lstrip("%").startswith(_THREAD_SPECIALS)
                               for o in instructions[i].operands):
             return True
         stack.extend(producers.get(i, ()))
@@ -418,8 +419,9 @@ def _share_between_instructions(accesses: list[AccessInfo],
             loop = cfg.loop_by_header(loop.parent) if loop.parent is not None else None
         return None, 0
 
-    usable = [f for f in footprints if accesses[f[0]].kind != "atomic" and accesses[f[0]].dram_ratio is not None]
-    groups: dict[tuple[str, str | None], list[tuple[int, Affine | None, Instruction, Operand, int]]] = {}
+    usable = [f for f in footprints
+              if accesses[f[0]].kind != AccessKind.ATOMIC and accesses[f[0]].dram_ratio is not None]
+    groups: dict[tuple[AccessKind, str | None], list[tuple[int, Affine | None, Instruction, Operand, int]]] = {}
     for item in usable:
         groups.setdefault((accesses[item[0]].kind, analysis.loop_key_of(item[2].index)), []).append(item)
     lines: dict[str | None, set[int]] = {}
@@ -438,7 +440,7 @@ def _share_between_instructions(accesses: list[AccessInfo],
                 if atom is not None:
                     seen = set().union(*_sectors_at(by_iteration, lanes, members, base, atom, t - 1).values())
                     near |= seen
-                    if kind == "load":
+                    if kind == AccessKind.LOAD:
                         near = near.union(*_sectors_at(by_iteration, lanes, members, base, atom, t + 1).values())
                 sectors_now = _sectors_at(by_iteration, lanes, members, base, atom, t)
                 for here in sectors_now.values():
@@ -449,7 +451,7 @@ def _share_between_instructions(accesses: list[AccessInfo],
                     all_sectors[position] += len(here)
                     paired[position] += sum(1 for x in here if x ^ 1 in near)
                     seen |= here
-                    if kind == "load" and t in (1, None):
+                    if kind == AccessKind.LOAD and t in (1, None):
                         lines.setdefault(loop_key, set()).update(x // SECTORS_PER_LINE for x in here)
             except (LaneError, RecursionError):
                 break
@@ -611,7 +613,7 @@ def _pattern(info: AccessInfo, sets: list[Any], masks: list[Any], weights: list[
 def _l1_cached(info: AccessInfo) -> bool:
     """Whether a hit in L1 can serve this access: loads, unless they bypass L1 (``.cg``: L2 only;
     ``.cv``/``.volatile``: fetched again each time). Stores write through to L2, atomics run there."""
-    if info.kind != "load":
+    if info.kind != AccessKind.LOAD:
         return False
     opcode = info.text.split(None, 1)[0] if info.text else ""
     return not any(part in ("cg", "cv", "volatile") for part in opcode.split("."))

@@ -27,7 +27,7 @@ from engine.analysis.cfg import Loop
 from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.loaded_data import BUFFER_SHIFT, pointer_base
 from engine.analysis.values import LaunchValues, as_type, shift_amount
-from engine.ptx.model import Instruction, Operand
+from engine.ptx.model import Instruction, Operand, OperandKind
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 _PHI = "__phi"  # prefix of the placeholder for a loop-header value while its loop is examined
@@ -235,15 +235,15 @@ class AddressEvaluator:
 
     # ------------------------------------------------------------------ operands
     def operand(self, op: Operand, at: int, type_name: str | None) -> Form:
-        if op.kind == "immediate":
+        if op.kind == OperandKind.IMMEDIATE:
             if not isinstance(op.value, int):
                 return Unknown(f"the literal {op.text!r} is not an integer")
             return Affine(int(as_type(op.value, type_name)) if type_name else op.value)
-        if op.kind == "register" and op.name:
+        if op.kind == OperandKind.REGISTER and op.name:
             return self.register(op.name, at)
-        if op.kind == "special":
+        if op.kind == OperandKind.SPECIAL:
             return self._special(op.name or op.text)
-        if op.kind == "symbol" and op.name:
+        if op.kind == OperandKind.SYMBOL and op.name:
             if op.name in self._params:
                 return Unknown(f"the parameter {op.name} is used by address")
             return Affine.atom(f"&{op.name}")
@@ -352,9 +352,9 @@ class AddressEvaluator:
         line = instr.location.line
         if "param" not in instr.modifiers:
             return Unknown(f"the address depends on data loaded by {instr.full_opcode} at line {line}", True)
-        addr = next((o for o in instr.operands if o.kind == "address"), None)
+        addr = next((o for o in instr.operands if o.kind == OperandKind.ADDRESS), None)
         base = addr.base if addr is not None else None
-        if addr is None or base is None or base.kind != "symbol" or base.name not in self._params:
+        if addr is None or base is None or base.kind != OperandKind.SYMBOL or base.name not in self._params:
             return Unknown(f"{instr.full_opcode} at line {line} reads an unknown parameter")
         index, param = self._params[base.name]
         if addr.offset or param.array_size is not None:

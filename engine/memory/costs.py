@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from engine.mechanisms import enabled
@@ -15,8 +15,8 @@ from engine.memory.hierarchy import (
     l1_data_bytes,
     level_shares,
 )
-from engine.memory.report import MemoryReport
-from engine.units import MemorySpace, Unit
+from engine.memory.report import AccessInfo, MemoryReport
+from engine.units import AccessKind, MemorySpace, Unit
 
 
 def n_ma_by_instruction(report: MemoryReport) -> dict[int, int]:
@@ -62,7 +62,7 @@ def retry_passes(report: MemoryReport, sm: SmContext, retried: Collection[int]) 
     if not enabled("cas_retry"):
         return out
     for a in report.accesses:
-        if a.index not in retried or a.kind != "atomic" or a.space is not MemorySpace.SHARED:
+        if a.index not in retried or a.kind != AccessKind.ATOMIC or a.space is not MemorySpace.SHARED:
             continue
         lanes = a.active_lanes if a.active_lanes is not None and a.mask_note is None else 32.0
         if a.uniform_address:
@@ -122,7 +122,7 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
         # Lanes that run the atomic: known from the masks, else 1 (at least one atomic per warp
         # instruction: a guard on loaded data, such as a ballot's leader, leaves it unknown).
         lanes = a.active_lanes if a.active_lanes is not None and a.mask_note is None else 1.0
-        serialised = a.kind == "atomic" and a.uniform_address and enabled("atomic_serialisation")
+        serialised = a.kind == AccessKind.ATOMIC and a.uniform_address and enabled("atomic_serialisation")
         if serialised and a.space is MemorySpace.SHARED:
             out[a.index] = profile.shared_memory_lambdas(max(lanes - 1.0, 0.0))
         elif serialised and a.space is MemorySpace.GLOBAL and serial:
@@ -168,7 +168,7 @@ def local_access_cost(a: Any, profile: Any, sm: SmContext) -> tuple[float, float
     different offsets). A store does not hold the warp."""
     memory = profile.pipeline.memory
     lines = max(float(a.lines_per_request), 1.0)
-    if a.kind == "load":
+    if a.kind == AccessKind.LOAD:
         in_l1, beyond, hit = memory.get("local_l1_lam"), memory.get("local_lam"), memory.get("local_Lam")
         if in_l1 is None or beyond is None or hit is None:
             return None
@@ -217,17 +217,20 @@ def kernel_memory_summary(report: MemoryReport, analysis: Any) -> dict[str, floa
     each weighted by how often every access issues a request (its executions, times the share of
     them with an active lane). None where an access of that kind has no pattern (the figure
     would be a guess)."""
-    def mean(accesses: list[Any], value: Any) -> float | None:
+    def mean(accesses: list[AccessInfo], value: Callable[[AccessInfo], float | None]) -> float | None:
         accesses = [a for a in accesses if a.issue_share > 0]
-        if not accesses or any(value(a) is None for a in accesses):
+        values = [value(a) for a in accesses]
+        known = [v for v in values if v is not None]
+        if not accesses or len(known) < len(values):
             return None
         weights = [executions_per_warp(analysis, a.index) * a.issue_share for a in accesses]
-        return sum(w * value(a) for w, a in zip(weights, accesses, strict=True)) / sum(weights)
+        return sum(w * v for w, v in zip(weights, known, strict=True)) / sum(weights)
 
-    def kind(space: MemorySpace, load: bool) -> list[Any]:
-        return [a for a in report.accesses if a.space is space and a.kind == ("load" if load else "store")]
+    def kind(space: MemorySpace, load: bool) -> list[AccessInfo]:
+        wanted = AccessKind.LOAD if load else AccessKind.STORE
+        return [a for a in report.accesses if a.space is space and a.kind == wanted]
 
-    def conflicts(a: Any) -> float | None:
+    def conflicts(a: AccessInfo) -> float | None:
         return None if a.bank_conflict_mean is None else a.bank_conflict_mean - 1
 
     return {

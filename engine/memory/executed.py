@@ -20,7 +20,7 @@ from engine.execution.trips import executed_trips
 from engine.mechanisms import enabled
 from engine.memory.report import AccessInfo, MemoryReport
 from engine.ptx.model import Module
-from engine.units import MemorySpace
+from engine.units import AccessKind, MemorySpace
 
 
 def _executed(info: AccessInfo, execution: Execution) -> AccessInfo:
@@ -47,7 +47,7 @@ def _executed(info: AccessInfo, execution: Execution) -> AccessInfo:
                    l1_bank_degree=stats.wavefronts / n,
                    dram_ratio=info.dram_ratio if info.dram_ratio is not None else 1.0,
                    block_miss=info.block_miss if info.block_miss is not None else 1.0,
-                   l1_cached=info.l1_cached or (info.kind == "load" and not any(
+                   l1_cached=info.l1_cached or (info.kind == AccessKind.LOAD and not any(
                        part in ("cg", "cv", "volatile") for part in info.text.split(None, 1)[0].split("."))),
                    **common)
 

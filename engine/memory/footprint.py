@@ -33,7 +33,7 @@ from engine.analysis.loaded_data import BUFFER_SHIFT
 from engine.memory.affine import Affine, base_address
 from engine.memory.patterns import SECTOR
 from engine.memory.report import AccessInfo
-from engine.units import MemorySpace
+from engine.units import AccessKind, MemorySpace
 
 
 @dataclass(frozen=True)
@@ -119,8 +119,8 @@ def with_grid_reuse(accesses: list[AccessInfo], ranges: dict[int, AddressRange],
                 # the grid reads every byte of it once, and that once is from DRAM.
                 for p in members:
                     floor[p] = min(1.0, (accesses[p].dram_ratio or 0.0) * share)
-        if key[1] == "store" and footprint[key] > 0 \
-                and (key[0], "load") not in groups:
+        if key[1] == AccessKind.STORE and footprint[key] > 0 \
+                and (key[0], AccessKind.LOAD) not in groups:
             # Bytes the stores write against the sectors they touch: short of them, some sectors
             # stay partly written, and L2 reads those from DRAM before writing them back, unless
             # the kernel reads the buffer itself (an AoS update leaves two fields unwritten, but
@@ -137,14 +137,14 @@ def with_grid_reuse(accesses: list[AccessInfo], ranges: dict[int, AddressRange],
     for (buffer, _kind), size in footprint.items():
         per_buffer[buffer] = max(per_buffer.get(buffer, 0.0), size)
     total = float(sum(per_buffer.values()))
-    written = sum(size for (_buffer, kind), size in footprint.items() if kind == "store")
+    written = sum(size for (_buffer, kind), size in footprint.items() if kind == AccessKind.STORE)
     read_only = sum(size for (buffer, kind), size in footprint.items()
-                    if kind == "load" and (buffer, "store") not in footprint)
+                    if kind == AccessKind.LOAD and (buffer, AccessKind.STORE) not in footprint)
     out = list(accesses)
     for key, members in groups.items():
         for p in members:
             out[p] = replace(out[p], buffer_footprint_bytes=footprint[key])
-            if key[1] == "store":
+            if key[1] == AccessKind.STORE:
                 out[p] = replace(out[p], kernel_written_bytes=written, kernel_read_only_bytes=read_only)
     for p, share in reuse.items():
         out[p] = replace(out[p], grid_reuse=share, kernel_footprint_bytes=total)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.ptx.model import Instruction, Operand
+from engine.ptx.model import Instruction, Operand, OperandKind
 
 WARP = 32
 # element bytes of a fragment's type suffix
@@ -76,4 +76,4 @@ def fragment_of(instr: Instruction) -> Fragment | None:
 def stride_operand(instr: Instruction) -> Operand | None:
     """The ``ldm`` operand (the last one; absent means the fragment's own width)."""
     last = instr.operands[-1] if instr.operands else None
-    return last if last is not None and last.kind in ("register", "immediate") else None
+    return last if last is not None and last.kind in (OperandKind.REGISTER, OperandKind.IMMEDIATE) else None

@@ -37,6 +37,7 @@ import numpy as np
 from engine.mechanisms import enabled
 from engine.memory.patterns import LINE, SECTOR
 from engine.memory.report import AccessInfo
+from engine.units import AccessKind
 
 SECTORS_PER_LINE = LINE // SECTOR
 # An access whose block re-reads less than a tenth of its sectors has no neighbour to use the
@@ -95,7 +96,7 @@ def level_shares(access: AccessInfo, profile: Any, sm: SmContext) -> LevelShares
     sim = simulated(access, sm)
     if sim is not None:
         l1, l2, dram = sim.shares(access.index)
-        if access.kind == "store":
+        if access.kind == AccessKind.STORE:
             # stores write through to L2; what reaches DRAM during the kernel is what L2 cannot keep
             l1, dram = 0.0, sim.written_share
             l2 = 1.0 - dram
@@ -155,7 +156,7 @@ def write_back_share(access: AccessInfo, profile: Any) -> float:
     memory = profile.pipeline.memory
     alone = memory.get("l2_dirty_bytes")
     written = access.kernel_written_bytes or 0.0
-    if access.kind != "store" or not alone or written <= 0:
+    if access.kind != AccessKind.STORE or not alone or written <= 0:
         return 1.0
     read_only = access.kernel_read_only_bytes or 0.0
     streaming = memory.get("l2_dirty_bytes_streaming", alone)
@@ -185,9 +186,9 @@ def scattered_store(access: AccessInfo, profile: Any) -> ScatteredStore | None:
     of their own (an index scatter, a hashed histogram), read at the footprint of the buffer it
     writes; None for other accesses, without a measured table, or with mechanism
     ``scattered_stores`` off. The table was measured with one store per 4-byte slot on average."""
-    if access.kind not in ("store", "atomic") or not access.data_dependent or access.uniform_address:
+    if access.kind not in (AccessKind.STORE, AccessKind.ATOMIC) or not access.data_dependent or access.uniform_address:
         return None
-    table = getattr(profile.pipeline, "scattered_stores", {}).get("store" if access.kind == "store" else "red")
+    table = getattr(profile.pipeline, "scattered_stores", {}).get("store" if access.kind == AccessKind.STORE else "red")
     lanes = access.active_lanes or 0.0
     footprint = access.buffer_footprint_bytes
     if not table or lanes <= 0 or not footprint \
@@ -219,12 +220,12 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
     lines = max(1.0, access.lines_per_request or 1.0)
     through_l2 = sectors * (1.0 - shares.l1) / SECTORS_PER_LINE * l2_lam_sm
     atomic_lane_lam = memory.get("atomic_distinct_lane_lam")
-    if access.kind == "atomic" and atomic_lane_lam is not None:
+    if access.kind == AccessKind.ATOMIC and atomic_lane_lam is not None:
         # L2's atomic units run each lane's operation; lanes sharing a sector are at most one
         # sector's worth apart (a measured rate per lane, all SMs issuing, so shared like L2's)
         lanes_out = min(access.active_lanes if access.active_lanes is not None else 32.0, sectors or 32.0)
         through_l2 = max(through_l2, lanes_out * float(atomic_lane_lam) * share)
-    elif access.kind != "load":
+    elif access.kind != AccessKind.LOAD:
         # writes and atomics reach L2 a line at a time, however few of its bytes they change
         through_l2 = max(through_l2, lines * l2_lam_sm)
     dram = sectors * dram_fetch_factor(access, sm) * shares.dram / SECTORS_PER_LINE * dram_lam_sm
@@ -270,10 +271,10 @@ def dram_fetch_factor(access: AccessInfo, sm: SmContext | None = None) -> float:
     sectors = access.sectors_per_request or 0.0
     sim = simulated(access, sm)
     if sim is not None:
-        return sim.fetch_factor(access.index) if access.kind != "store" else sim.fill_factor
-    if access.kind == "store":
+        return sim.fetch_factor(access.index) if access.kind != AccessKind.STORE else sim.fill_factor
+    if access.kind == AccessKind.STORE:
         return 1.0 + access.fill_share      # a partly written sector is read before it is written
-    if access.kind != "load" or sectors <= 0:
+    if access.kind != AccessKind.LOAD or sectors <= 0:
         return 1.0
     if access.block_miss is not None and access.block_miss < ISOLATED_MISS:
         return 1.0
@@ -295,7 +296,7 @@ def _waits(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmContext)
     per_line = max(1.0, (access.sectors_per_request or 1.0) / lines)
     needs_dram = min(1.0, shares.dram * per_line)
     needs_l2 = max(min(1.0, (shares.dram + shares.l2) * per_line), needs_dram)
-    if (access.kind == "load" and access.uniform_address and needs_l2 > 0 and enabled("inflight_hits")
+    if (access.kind == AccessKind.LOAD and access.uniform_address and needs_l2 > 0 and enabled("inflight_hits")
             and (access.buffer_footprint_bytes or 0.0) > l1_data_bytes(profile, sm)):
         # Every warp of the SM streams through the same buffer, asking for the same line at
         # nearly the same time (nbody's pos[j]): one misses, the others hit a line still in

@@ -23,7 +23,7 @@ from engine.analysis.loaded_data import LoadedData, declared_buffer, scrambled
 from engine.analysis.values import LaunchValues, as_type
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, base_address, iteration_atom
 from engine.memory.control import Dependence
-from engine.ptx.model import Instruction, Operand
+from engine.ptx.model import Instruction, Operand, OperandKind
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 # re-exported: the memory analysis catches these as its own
@@ -190,7 +190,7 @@ class LaneEvaluator:
         from one address stays warp-uniform and an indexed read scatters. An estimate (the data
         is unknown), never used to decide control flow (``strict``)."""
         integer = [m for m in instr.modifiers if m in TYPE_BYTES and m[0] in "bsu"]
-        operand = next((o for o in instr.operands if o.kind == "address"), None)
+        operand = next((o for o in instr.operands if o.kind == OperandKind.ADDRESS), None)
         stand_ins = not self.strict
         if not integer or operand is None or not (stand_ins or self.values.data):
             raise LaneError(reason)
@@ -328,12 +328,12 @@ class LaneEvaluator:
         return taken if goes_to_target else ~taken
 
     def operand(self, op: Operand, at: int, type_name: str | None) -> np.ndarray:
-        if op.kind == "immediate":
+        if op.kind == OperandKind.IMMEDIATE:
             if not isinstance(op.value, int):
                 raise LaneError(f"the literal {op.text!r} is not an integer")
             value = as_type(op.value, type_name) if type_name else op.value
             return np.full(self._n, int64(value), dtype=np.int64)
-        if op.kind in ("register", "predicate") and op.name:
+        if op.kind in (OperandKind.REGISTER, OperandKind.PREDICATE) and op.name:
             v = self.register(op.name, at)
             return (v == 0).astype(np.int64) if op.negated else v
         form = self.affine.operand(op, at, type_name)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 
 from engine.memory.affine import Affine
-from engine.ptx.model import Function, Module, Operand, Variable
+from engine.ptx.model import Function, Module, Operand, OperandKind, Variable
 
 
 def shared_layout(function: Function, module: Module | None = None) -> dict[str, int]:
     """Byte offset of each ``.shared`` variable the kernel names: declaration order (module
     scope first), each aligned to its ``.align`` (else its element size), from 0; ``.extern``
     (dynamic) arrays follow the static ones, as the CUDA runtime places them."""
-    used = {o.name for i in function.instructions for o in _flat(i.operands) if o.kind == "symbol"}
+    used = {o.name for i in function.instructions for o in _flat(i.operands) if o.kind == OperandKind.SYMBOL}
     declared = [*(module.variables if module is not None else []), *function.variables]
     shared = [v for v in declared if v.state_space == "shared" and v.name in used]
     ordered = [v for v in shared if v.size_bytes is not None] + [v for v in shared if v.size_bytes is None]

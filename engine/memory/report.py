@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.units import MemorySpace
+from engine.units import AccessKind, MemorySpace
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class AccessInfo:
     width_bytes: int
     affine: str | None
     unknown_reason: str | None = None
-    kind: str = "load"                          # "load", "store" or "atomic"
+    kind: AccessKind = AccessKind.LOAD
     # "affine": lanes enumerated from the affine form; "lanes": the address is integer
     # arithmetic but not affine (``non_affine`` says where), every lane evaluated exactly;
     # "estimate": a local offset that differs between lanes, taken as spread over the frame
@@ -112,7 +112,7 @@ def pattern_note(a: AccessInfo) -> str:
     what = None
     if a.text.startswith("tex.") and a.space is MemorySpace.GLOBAL:
         what = "1D texture fetch: read as texture base + index x texel bytes through L1"
-    elif a.data_dependent and a.kind in ("store", "atomic"):
+    elif a.data_dependent and a.kind in (AccessKind.STORE, AccessKind.ATOMIC):
         what = "at data-dependent slots (a scatter): DRAM fills and write-backs as measured at the buffer's footprint"
     return "; ".join(filter(None, (a.unknown_reason, what, how, a.mask_note)))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.analysis.defuse import DefUseGraph
-from engine.ptx.model import Instruction
+from engine.ptx.model import Instruction, OperandKind
 
 _COMPONENT_BYTES = {"f32": 4, "s32": 4, "u32": 4, "f16": 2, "f64": 8}
 
@@ -34,10 +34,10 @@ def texel_fetch(instr: Instruction, defuse: DefUseGraph) -> TexelFetch | None:
     if len(types) != 2 or types[1] not in ("s32", "u32") or len(instr.operands) < 2:
         return None   # a float coordinate: a sampled (filtered or normalised) texture
     destination, address = instr.operands[0], instr.operands[1]
-    if address.kind != "address" or len(address.elements) != 1 or len(address.elements[0].elements) != 1:
+    if address.kind != OperandKind.ADDRESS or len(address.elements) != 1 or len(address.elements[0].elements) != 1:
         return None
     index = address.elements[0].elements[0]
-    if index.kind != "register" or not index.name:
+    if index.kind != OperandKind.REGISTER or not index.name:
         return None
     components = destination.elements or (destination,)
     used = {r for c in defuse.consumers(instr.index) for r in defuse.function.instructions[c].srcs}

@@ -25,7 +25,7 @@ from engine.memory.hierarchy import (
 )
 from engine.memory.patterns import SECTOR
 from engine.memory.report import MemoryReport, pattern_note
-from engine.units import MemorySpace
+from engine.units import AccessKind, MemorySpace
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
             dram_read += read
             dram_write += written
             scattered += moved
-        elif a.kind == "load":
+        elif a.kind == AccessKind.LOAD:
             dram_read += moved
             if a.method != "affine":
                 # a gather (addresses not affine in the indices): a factor of 2 is a 64-byte

@@ -21,7 +21,7 @@ from functools import lru_cache
 from engine.errors import PtxSyntaxError
 from engine.ptx.declarations import DeclarationParser
 from engine.ptx.lexer import Token
-from engine.ptx.model import Function, Instruction, Operand, named_operand
+from engine.ptx.model import Function, Instruction, Operand, OperandKind, named_operand
 from engine.ptx.operands import (
     SPECIAL_BASES,
     decode_number,
@@ -34,6 +34,13 @@ from engine.ptx.operands import (
 # A ``.loc`` before its ``.file`` names are known: file index, line, column, inlined-at site.
 LocTuple = tuple[int, int, int, "LocTuple | None"]
 
+# The members bound once for the per-operand paths: on Python 3.11 a lookup on an Enum class goes
+# through EnumType.__getattr__'s slow path (~0.4 us), a module global takes ~0.02 us (10^6
+# operands: bench/bench_frontend.py's straight-1M).
+(_REGISTER, _SPECIAL, _PREDICATE, _IMMEDIATE, _SYMBOL, _LABEL, _ADDRESS, _VECTOR, _PLACEHOLDER, _PAIR, _OTHER) = (
+    OperandKind.REGISTER, OperandKind.SPECIAL, OperandKind.PREDICATE, OperandKind.IMMEDIATE, OperandKind.SYMBOL,
+    OperandKind.LABEL, OperandKind.ADDRESS, OperandKind.VECTOR, OperandKind.PLACEHOLDER, OperandKind.PAIR,
+    OperandKind.OTHER)
 _MAX_NESTING = 32  # operand nesting bound, so that no input can exhaust the stack
 CACHE_LIMIT = 1 << 16  # entries per fast-path cache before it is emptied (bounds its memory)
 
@@ -252,7 +259,7 @@ class InstructionParser(DeclarationParser):
         else:
             operands, registers = self.new_operands(known, parts, operands)
         first = operands[0].kind
-        if plain and first == "register":
+        if plain and first == _REGISTER:
             # The common case of the rule in engine.ptx.operands: operand 0 is the
             # destination, every register of the others (and the guard) a source.
             dests = registers[0]
@@ -283,7 +290,7 @@ class InstructionParser(DeclarationParser):
               and parts[0] not in SPECIAL_BASES):
             # The usual miss: a new destination register, nothing else.
             part = parts[0]
-            operand = known[part] = named_operand("register", part)
+            operand = known[part] = named_operand(_REGISTER, part)
             held = registers_of[part] = (part,)
             return (operand, *found[1:]), [held, *map(registers_of.__getitem__, parts[1:])]
         operands = []
@@ -292,7 +299,7 @@ class InstructionParser(DeclarationParser):
             if operand is not None:
                 held = registers_of[part]
             elif PLAIN_REGISTER(part) and part not in SPECIAL_BASES:
-                operand = known[part] = named_operand("register", part)
+                operand = known[part] = named_operand(_REGISTER, part)
                 held = registers_of[part] = (part,)
             else:
                 text = part.strip()
@@ -301,7 +308,7 @@ class InstructionParser(DeclarationParser):
                     held = registers_of[text]
                 elif text[0] == "%" and "|" not in text:
                     operand = self.word(text)
-                    held = (text,) if operand.kind == "register" else ()
+                    held = (text,) if operand.kind == _REGISTER else ()
                 else:
                     operand = self.fast_operand(text)
                     held = operand.registers()
@@ -324,21 +331,21 @@ class InstructionParser(DeclarationParser):
                 if not isinstance(value, int):
                     raise Fallback  # a float offset or a malformed number
                 offset = -value if "-" in sign else value
-            return Operand("address", " ".join(text.split()), base=self.atom_text(base_text),
+            return Operand(_ADDRESS, " ".join(text.split()), base=self.atom_text(base_text),
                            offset=offset)
         if c == "{":
             elements = tuple(self.atom_text(e.strip()) for e in text[1:-1].split(","))
-            return Operand("vector", " ".join(text.split()), elements=elements)
+            return Operand(_VECTOR, " ".join(text.split()), elements=elements)
         if c == "!":
-            return Operand("predicate", " ".join(text.split()), name=text[1:].strip(), negated=True)
+            return Operand(_PREDICATE, " ".join(text.split()), name=text[1:].strip(), negated=True)
         if c in "-+":
             value = decode_number(text[1:].strip())
             if value is None:
                 raise Fallback
-            return Operand("immediate", " ".join(text.split()), value=-value if c == "-" else value)
+            return Operand(_IMMEDIATE, " ".join(text.split()), value=-value if c == "-" else value)
         if "|" in text:
             first, second = text.split("|")
-            return Operand("pair", " ".join(text.split()),
+            return Operand(_PAIR, " ".join(text.split()),
                            elements=(self.atom_text(first.strip()), self.atom_text(second.strip())))
         return self.atom_text(text)
 
@@ -348,21 +355,21 @@ class InstructionParser(DeclarationParser):
             value = decode_number(text)
             if value is None:
                 raise Fallback
-            return Operand("immediate", text, value=value)
+            return Operand(_IMMEDIATE, text, value=value)
         return self.word(text)
 
     def word(self, text: str) -> Operand:
         if text == "_":
-            return Operand("placeholder", text)
+            return Operand(_PLACEHOLDER, text)
         if text.startswith("%"):
             if is_special_register(text) and text not in self.is_register.names:
-                return named_operand("special", text)
-            return named_operand("register", text)
+                return named_operand(_SPECIAL, text)
+            return named_operand(_REGISTER, text)
         if self.is_register(text):
-            return Operand("register", text, name=text)
+            return Operand(_REGISTER, text, name=text)
         if text.startswith("."):
-            return Operand("other", text)
-        return Operand("label" if self.branch else "symbol", text, name=text)
+            return Operand(_OTHER, text)
+        return Operand(_LABEL if self.branch else _SYMBOL, text, name=text)
 
     def operand_list(self, operands: list[Operand], first: Token) -> None:
         while True:
@@ -400,21 +407,21 @@ class InstructionParser(DeclarationParser):
         if tok.kind == "punct":
             if tok.text == "{":
                 elements = self.element_list(tok, "}")
-                return Operand("vector", self.source(tok), elements=elements)
+                return Operand(OperandKind.VECTOR, self.source(tok), elements=elements)
             if tok.text == "(":
                 elements = self.element_list(tok, ")")
-                return Operand("list", self.source(tok), elements=elements)
+                return Operand(OperandKind.LIST, self.source(tok), elements=elements)
             if tok.text == "[":
                 return self.address(tok)
             if tok.text == "!":
                 pred = self.next("a predicate")
                 if pred.kind != "word":
                     raise self.error("expected a predicate after '!'", pred)
-                return Operand("predicate", self.source(tok), name=pred.text, negated=True)
+                return Operand(OperandKind.PREDICATE, self.source(tok), name=pred.text, negated=True)
             if tok.text in ("-", "+") and self.peek() is not None and self.peek().kind == "num":  # type: ignore[union-attr]
                 num = self.next("a number")
                 value = self.number(num)
-                return Operand("immediate", self.source(tok), value=-value if tok.text == "-" else value)
+                return Operand(OperandKind.IMMEDIATE, self.source(tok), value=-value if tok.text == "-" else value)
             raise self.error("unexpected punctuation in an operand", tok)
         atom = self.atom(tok)
         if self.at("|"):
@@ -422,7 +429,7 @@ class InstructionParser(DeclarationParser):
             second = self.next("a register after '|'")
             if second.kind != "word":
                 raise self.error("expected a register after '|'", second)
-            return Operand("pair", self.source(tok), elements=(atom, self.atom(second)))
+            return Operand(OperandKind.PAIR, self.source(tok), elements=(atom, self.atom(second)))
         return atom
 
     def source(self, first: Token) -> str:
@@ -438,9 +445,9 @@ class InstructionParser(DeclarationParser):
 
     def atom(self, tok: Token) -> Operand:
         if tok.kind == "num":
-            return Operand("immediate", tok.text, value=self.number(tok))
+            return Operand(OperandKind.IMMEDIATE, tok.text, value=self.number(tok))
         if tok.kind == "str":
-            return Operand("other", tok.text)
+            return Operand(OperandKind.OTHER, tok.text)
         return self.word(tok.text)
 
     def element_list(self, open_tok: Token, closer: str) -> tuple[Operand, ...]:
@@ -482,7 +489,7 @@ class InstructionParser(DeclarationParser):
             if tok.text in ("+", "-"):
                 sign = -1 if tok.text == "-" else 1
                 term = self.operand()
-                if term.kind == "immediate" and isinstance(term.value, int):
+                if term.kind == OperandKind.IMMEDIATE and isinstance(term.value, int):
                     offset += sign * term.value
                 else:
                     others.append(term)  # ``[a+%r1]`` is not PTX, but keep its registers
@@ -491,7 +498,7 @@ class InstructionParser(DeclarationParser):
                 others.append(self.operand())
                 continue
             raise self.error("unexpected punctuation in an address", tok)
-        return Operand("address", self.source(open_tok), base=base, offset=offset,
+        return Operand(OperandKind.ADDRESS, self.source(open_tok), base=base, offset=offset,
                        elements=tuple(others))
 
 

@@ -10,6 +10,7 @@ immutable (``dataclasses.replace`` to change one).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,11 +36,29 @@ class CudaLocation:
     inlined_at: CudaLocation | None = None
 
 
+class OperandKind(StrEnum):
+    """What an :class:`Operand` is. A member equals its value (``OperandKind.REGISTER ==
+    "register"``), which is what JSON, CSV and text show."""
+
+    REGISTER = "register"
+    SPECIAL = "special"
+    PREDICATE = "predicate"
+    IMMEDIATE = "immediate"
+    SYMBOL = "symbol"
+    LABEL = "label"
+    ADDRESS = "address"
+    VECTOR = "vector"
+    PLACEHOLDER = "placeholder"
+    PAIR = "pair"
+    LIST = "list"
+    OTHER = "other"
+
+
 @dataclass(frozen=True, slots=True)
 class Operand:
     """One instruction operand.
 
-    ``kind`` is one of:
+    ``kind`` (an :class:`OperandKind`) is one of:
       ``register``   ``%r1``, ``%f2``, ``%rd3`` (``name`` is the register)
       ``special``    ``%tid.x``, ``%ctaid.y``, ``%laneid``, ``%clock64`` ... (``name``)
       ``predicate``  a predicate source written ``!%p1`` (``name`` = ``%p1``, ``negated``)
@@ -56,7 +75,7 @@ class Operand:
       ``other``      anything the parser keeps verbatim (``text``)
     """
 
-    kind: str
+    kind: OperandKind
     text: str
     name: str | None = None
     value: int | float | None = None
@@ -67,13 +86,13 @@ class Operand:
 
     def registers(self) -> tuple[str, ...]:
         """Every register (not special register) named inside this operand, in order."""
-        if self.kind in ("register", "predicate"):
+        if self.kind in (OperandKind.REGISTER, OperandKind.PREDICATE):
             return (self.name,) if self.name else ()
-        if self.kind == "address":
+        if self.kind == OperandKind.ADDRESS:
             # ``elements`` holds the extra parts of a multi-part address (``[tex, {%f1, %f2}]``).
             head = self.base.registers() if self.base is not None else ()
             return head + tuple(r for element in self.elements for r in element.registers())
-        if self.kind in ("vector", "pair", "list"):
+        if self.kind in (OperandKind.VECTOR, OperandKind.PAIR, OperandKind.LIST):
             out: list[str] = []
             for element in self.elements:
                 out.extend(element.registers())
@@ -115,7 +134,7 @@ class Instruction:
         """The label a ``bra``/``brx`` jumps to, if it names one."""
         if self.opcode in ("bra", "brx"):
             for operand in self.operands:
-                if operand.kind in ("label", "symbol"):
+                if operand.kind in (OperandKind.LABEL, OperandKind.SYMBOL):
                     return operand.name
         return None
 
@@ -164,12 +183,19 @@ class RegisterDeclaration:
         return [f"{self.name}{i}" for i in range(self.count)]
 
 
+class FunctionKind(StrEnum):
+    """A :class:`Function` is a kernel (``.entry``) or a device function (``.func``)."""
+
+    ENTRY = "entry"
+    FUNC = "func"
+
+
 @dataclass
 class Function:
     """An ``.entry`` (kernel) or ``.func``. ``body`` is None for declarations and prototypes."""
 
     name: str
-    kind: str                       # ``entry`` or ``func``
+    kind: FunctionKind
     params: list[Param]
     return_params: list[Param] = field(default_factory=list)
     linkage: str | None = None      # ``visible``, ``extern``, ``weak``, ``weak_odr`` ...
@@ -183,7 +209,7 @@ class Function:
 
     @property
     def is_kernel(self) -> bool:
-        return self.kind == "entry"
+        return self.kind == FunctionKind.ENTRY
 
     @property
     def is_definition(self) -> bool:
@@ -245,7 +271,7 @@ _OPERAND_SET = tuple(Operand.__dict__[f].__set__ for f in
 LOCATION_SETTERS = tuple(SourceLocation.__dict__[f].__set__ for f in ("file", "line", "column"))
 
 
-def named_operand(kind: str, text: str) -> Operand:
+def named_operand(kind: OperandKind, text: str) -> Operand:
     """``Operand(kind, text, name=text)``, built faster."""
     o = _new(Operand)
     s_kind, s_text, s_name, s_value, s_negated, s_base, s_offset, s_elements = _OPERAND_SET

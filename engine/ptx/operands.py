@@ -31,7 +31,7 @@ import struct
 from collections.abc import Sequence
 from functools import lru_cache
 
-from engine.ptx.model import Operand
+from engine.ptx.model import Operand, OperandKind
 
 # Special registers by base name (the part before the first dot), plus numbered families.
 SPECIAL_BASES = frozenset(
@@ -112,7 +112,7 @@ def dests_and_srcs(
 
 
 def split_registers(
-    opcode: str, modifiers: tuple[str, ...], first_kind: str | None,
+    opcode: str, modifiers: tuple[str, ...], first_kind: OperandKind | None,
     registers: Sequence[tuple[str, ...]], guard: str | None,
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """:func:`dests_and_srcs` given the kind of operand 0 and each operand's registers (the
@@ -122,7 +122,7 @@ def split_registers(
     if opcode == "call":
         rest = registers
         dests: list[str] = []
-        if registers and first_kind == "list" and len(registers) > 1:
+        if registers and first_kind == OperandKind.LIST and len(registers) > 1:
             dests = list(registers[0])
             rest = registers[1:]
         for regs in rest:
@@ -145,7 +145,7 @@ def split_registers(
     return _unique(dests), _unique(srcs)
 
 
-_DEST_KINDS = frozenset({"register", "vector", "pair", "placeholder"})
+_DEST_KINDS = frozenset({OperandKind.REGISTER, OperandKind.VECTOR, OperandKind.PAIR, OperandKind.PLACEHOLDER})
 
 
 def plain_rule(opcode: str, modifiers: tuple[str, ...]) -> bool:

@@ -52,8 +52,10 @@ from engine.ptx.model import (
     LOCATION_SETTERS,
     CudaLocation,
     Function,
+    FunctionKind,
     Instruction,
     Module,
+    OperandKind,
     Param,
     SourceLocation,
     named_operand,
@@ -61,6 +63,8 @@ from engine.ptx.model import (
 )
 from engine.ptx.operands import SPECIAL_BASES, decode_number, is_special_register, split_registers
 
+# (as in engine.ptx.instructions)
+_REGISTER = OperandKind.REGISTER
 _LINE_DIRECTIVES = frozenset({".version", ".target", ".address_size", ".file", ".loc"})
 _DECLARATION_STARTS = frozenset(
     ".version .target .address_size .file .section .entry .func .visible .extern .weak .weak_odr "
@@ -178,7 +182,7 @@ class _Parser(InstructionParser):
                 raise self.error("expected a declaration after a linkage directive", tok)
             name = tok.text
         if name in (".entry", ".func"):
-            self.function(start, name[1:], linkage)
+            self.function(start, FunctionKind(name[1:]), linkage)
             return
         space = base_space(name)
         if space in STATE_SPACES and space not in ("reg", "param", "sreg"):
@@ -246,9 +250,9 @@ class _Parser(InstructionParser):
                 self.i -= 1  # a section header without a body
                 return
 
-    def function(self, start: Token, kind: str, linkage: str | None) -> None:
+    def function(self, start: Token, kind: FunctionKind, linkage: str | None) -> None:
         return_params: list[Param] = []
-        if kind == "func" and self.at("("):
+        if kind == FunctionKind.FUNC and self.at("("):
             return_params = self.param_list()
         while True:
             name_tok = self.next("a function name")
@@ -437,7 +441,7 @@ class _Parser(InstructionParser):
                                 known = operand_caches[branch]
                                 operands = tuple(map(known.get, parts))
                                 if all(operands):  # (only a miss is false: None)
-                                    if plain and operands[0].kind == "register":
+                                    if plain and operands[0].kind == _REGISTER:
                                         dests = registers_of(parts[0])
                                         srcs = sum(map(registers_of, parts[1:]), ())
                                     else:
@@ -447,7 +451,7 @@ class _Parser(InstructionParser):
                                 elif (fresh_dest and plain and operands[0] is None
                                       and all(operands[1:]) and len(register_cache) < CACHE_LIMIT):
                                     dest = parts[0]
-                                    operands = (named_operand("register", dest), *operands[1:])
+                                    operands = (named_operand(_REGISTER, dest), *operands[1:])
                                     known[dest] = operands[0]
                                     register_cache[dest] = dests = (dest,)
                                     srcs = sum(map(registers_of, parts[1:]), ())
@@ -459,7 +463,7 @@ class _Parser(InstructionParser):
                                         operands = ()
                                     else:
                                         first = operands[0].kind
-                                        if plain and first == "register":
+                                        if plain and first == _REGISTER:
                                             dests = registers[0]
                                             srcs = sum(registers[1:], ())
                                         else:
@@ -781,11 +785,11 @@ class _Parser(InstructionParser):
                     scope = parent[scope]
                 for inner in reversed(chain):
                     enter(inner)
-            if not any(o.kind == "label" and o.name in duplicated for o in instr.operands):
+            if not any(o.kind == OperandKind.LABEL and o.name in duplicated for o in instr.operands):
                 continue
             operands = []
             for o in instr.operands:
-                if o.kind == "label" and o.name in duplicated and stacks[o.name]:
+                if o.kind == OperandKind.LABEL and o.name in duplicated and stacks[o.name]:
                     o = replace(o, name=stacks[o.name][-1])  # the innermost definition wins
                 operands.append(o)
             instr.operands = tuple(operands)

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from engine.ptx.model import Function, Instruction, Module
+from engine.ptx.model import Function, Instruction, Module, OperandKind
 from engine.sass.classes import access_bytes, sass_class
 from engine.sass.listing import SassInstruction
 from engine.sass.model import SassMap
@@ -69,7 +69,7 @@ def _callees(kernel: Function, module: Module) -> dict[str, list[int]]:
     by_name = {f.name: f for f in module.functions if f.body is not None}
 
     def called(instr: Instruction) -> list[str]:
-        return [op.name for op in instr.operands if op.kind == "symbol" and op.name in by_name]
+        return [op.name for op in instr.operands if op.kind == OperandKind.SYMBOL and op.name in by_name]
 
     reach: dict[str, list[int]] = {}
     for instr in kernel.instructions:
@@ -250,7 +250,7 @@ def _access_key(instr: Instruction) -> tuple[str, str, str] | None:
     space = next((m.split("::")[0] for m in instr.modifiers if m.split("::")[0] in _SPACES), "")
     base = ""
     for op in instr.operands:
-        if op.kind == "address" and op.base is not None:
+        if op.kind == OperandKind.ADDRESS and op.base is not None:
             base = op.base.name or op.base.text
     return instr.opcode, space, base
 

@@ -14,10 +14,9 @@ import argparse
 import json
 import subprocess
 import sys
+import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-import tomllib
 
 ROOT = Path(__file__).resolve().parents[3]
 

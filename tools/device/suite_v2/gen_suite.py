@@ -21,9 +21,8 @@ import argparse
 import hashlib
 import re
 import sys
-from pathlib import Path
-
 import tomllib
+from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]

@@ -18,12 +18,12 @@ import json
 import subprocess
 import sys
 import time
+import tomllib
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import tomllib
 
 ROOT = Path(__file__).resolve().parents[3]
 V3 = ROOT / "samples" / "v3"

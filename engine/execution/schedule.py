@@ -8,6 +8,8 @@ which dominated kernels that branch every few instructions (10^5 labels: 3 steps
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -15,7 +17,7 @@ from engine.execution.fast import run_fast
 
 
 @njit(cache=True, nogil=True)
-def ready_groups(pc, at_barrier, n, n_warps):      # pragma: no cover - compiled
+def ready_groups(pc: Any, at_barrier: Any, n: int, n_warps: int) -> Any:      # pragma: no cover - compiled
     """``(starts, warp_bounds, warps, lane_bounds, lanes)``: group ``g`` starts at instruction
     ``starts[g]`` (ascending) with the warps ``warps[warp_bounds[g]:warp_bounds[g + 1]]`` whose
     lowest live instruction it is (ascending) and, of those, the lanes waiting there
@@ -72,7 +74,8 @@ STEPS_PER_CALL = 256    # steps between the caller's checks of the clock and of 
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _enter(group_warps, block, counters, trace_warps, trace_blocks):      # pragma: no cover - compiled
+def _enter(group_warps: Any, block: int, counters: Any, trace_warps: Any,
+           trace_blocks: Any) -> None:      # pragma: no cover - compiled
     """Record that ``group_warps`` entered ``block`` (as ``Recorder.enter``)."""
     t = counters[2]
     for k in range(group_warps.shape[0]):
@@ -82,7 +85,8 @@ def _enter(group_warps, block, counters, trace_warps, trace_blocks):      # prag
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _branch(pc, lanes, regs, known, row, negated, target, fall_through):      # pragma: no cover - compiled
+def _branch(pc: Any, lanes: Any, regs: Any, known: Any, row: int, negated: bool, target: int,
+            fall_through: int) -> bool:      # pragma: no cover - compiled
     """A guarded direct branch for ``lanes`` (as ``Machine._branch``); False, with nothing
     changed, when a lane's predicate is unknown."""
     for k in range(lanes.shape[0]):
@@ -95,11 +99,12 @@ def _branch(pc, lanes, regs, known, row, negated, target, fall_through):      # 
 
 
 @njit(cache=True, nogil=True)
-def run_steps(pc, at_barrier, n, n_warps, block_start, block_end, block_of, executed,
-              br_kind, br_target, br_row, br_neg, counters, max_lane_instructions, max_steps,
-              trace_warps, trace_blocks,
-              regs, known, specials, op, typ, width, styp, swidth, mode, cmp, combine,
-              dst, dst2, guard, guard_neg, kind, val, base):      # pragma: no cover - compiled
+def run_steps(pc: Any, at_barrier: Any, n: int, n_warps: int, block_start: Any, block_end: Any, block_of: Any,
+              executed: Any, br_kind: Any, br_target: Any, br_row: Any, br_neg: Any, counters: Any,
+              max_lane_instructions: int, max_steps: int, trace_warps: Any, trace_blocks: Any,
+              regs: Any, known: Any, specials: Any, op: Any, typ: Any, width: Any, styp: Any, swidth: Any,
+              mode: Any, cmp: Any, combine: Any, dst: Any, dst2: Any, guard: Any, guard_neg: Any, kind: Any,
+              val: Any, base: Any) -> Any:      # pragma: no cover - compiled
     """Steps of the interpreter's run loop that need no interpreted instruction: segments of
     compiled arithmetic ending in a direct branch or at the end of their block, for every group
     :func:`ready_groups` forms, as ``Machine._segment`` runs them (same order, counts and trace).

@@ -54,7 +54,7 @@ from engine.ptx.summary import KernelSummary
 from engine.session_file import SUFFIX, MissingPtxError
 from gui import main_thread_gc
 from gui.baseline import Baseline
-from gui.gantt.widget import DEFAULT_LANE_PX
+from gui.gantt.lane_geometry import DEFAULT_LANE_PX
 from gui.kernel_picker import KernelPicker
 from gui.loader import KernelList, LoadRequest, list_kernels, load_kernel
 from gui.panels.diff import DiffPanel
@@ -303,7 +303,7 @@ class MainWindow(QMainWindow):
         self.results_dock.raise_()
         self.block_view.reset_columns(self._default_header)
         self.gantt.view.set_lane_height(DEFAULT_LANE_PX)
-        self.gantt.view.set_collapse_auto()
+        self.gantt.view.groups.set_collapse_auto()
         # Dock and splitter sizes only stick once the window is laid out: after one event loop turn.
         QTimer.singleShot(0, lambda: self._default_sizes(compact))
 
@@ -334,8 +334,8 @@ class MainWindow(QMainWindow):
         s.setValue("blockColumns", self.block_view.horizontalHeader().saveState())
         s.setValue("laneHeight", self.gantt.view.lane_height())
         view = self.gantt.view
-        s.setValue("collapseWarps", "auto" if view.collapse_is_automatic() else
-                   str(view.collapse_box.isChecked()).lower())
+        s.setValue("collapseWarps", "auto" if view.groups.collapse_is_automatic() else
+                   str(view.groups.collapse_box.isChecked()).lower())
         s.endGroup()
         s.sync()
 
@@ -356,9 +356,9 @@ class MainWindow(QMainWindow):
                 self.gantt.view.set_lane_height(int(s.value("laneHeight", DEFAULT_LANE_PX)))
                 collapse = str(s.value("collapseWarps", "auto")).lower()
                 if collapse == "auto":
-                    self.gantt.view.set_collapse_auto()
+                    self.gantt.view.groups.set_collapse_auto()
                 else:
-                    self.gantt.view.set_all_collapsed(collapse == "true")
+                    self.gantt.view.groups.set_all_collapsed(collapse == "true")
         except (TypeError, ValueError):
             saved = False
         finally:
@@ -391,7 +391,7 @@ class MainWindow(QMainWindow):
         header.sectionMoved.connect(lambda *_: later())
         self.block_view.columnsChanged.connect(later)
         self.gantt.view.lane_spin.valueChanged.connect(lambda *_: later())
-        self.gantt.view.collapse_box.toggled.connect(lambda *_: later())
+        self.gantt.view.groups.collapse_box.toggled.connect(lambda *_: later())
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -457,11 +457,11 @@ class MainWindow(QMainWindow):
         view.addAction(self.results_dock.toggleViewAction())
         view.addSeparator()
         chart = self.gantt.view
-        self._action(view, "Zoom &in (timeline)", lambda: chart.zoom(0.5), QKeySequence("Ctrl+="))
-        self._action(view, "Zoom &out (timeline)", lambda: chart.zoom(2.0), QKeySequence("Ctrl+-"))
+        self._action(view, "Zoom &in (timeline)", lambda: chart.time_axis.zoom(0.5), QKeySequence("Ctrl+="))
+        self._action(view, "Zoom &out (timeline)", lambda: chart.time_axis.zoom(2.0), QKeySequence("Ctrl+-"))
         self._action(view, "&Fit the whole run", chart.fit, QKeySequence("Ctrl+0"))
         self._action(view, "Time axis: cycles / &µs",
-                     lambda: chart.set_time_unit("cycles" if chart.time_unit() == "us" else "us"),
+                     lambda: chart.time_axis.set_unit("cycles" if chart.time_axis.unit() == "us" else "us"),
                      QKeySequence("Ctrl+U"))
         view.addSeparator()
         self._action(view, "&Reset layout", self.reset_layout)
@@ -1029,7 +1029,7 @@ class MainWindow(QMainWindow):
             below.append(Piece(copies[-1], max(160, int(height * 0.3)), "time series (this SM)"))
         try:
             return export_timeline(self.gantt.view, path, width, height, title=text,
-                                   x_range=self.gantt.view.x_range() if visible else None,
+                                   x_range=self.gantt.view.time_axis.x_range() if visible else None,
                                    baseline=self.gantt.baseline_view if shown is not None else None,
                                    captions=captions, below=below)
         finally:

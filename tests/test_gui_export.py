@@ -61,7 +61,7 @@ def test_svg_pdf_png_from_the_window(window, tmp_path, qtbot):
     ticks_part = {t for t in _svg_texts(part)[1] if t.strip().isdigit()}
     assert max(map(int, ticks_part)) <= 2000 and min(map(int, ticks_part)) >= 1000
     assert max(map(int, ticks_whole)) >= 0.5 * float(result.simulation.cycles)
-    assert view.x_range() == pytest.approx((1000, 2000))
+    assert view.time_axis.x_range() == pytest.approx((1000, 2000))
     assert not (tmp_path / "t.svg.part").exists()
 
 

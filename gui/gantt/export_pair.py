@@ -19,7 +19,7 @@ def evaluation_view(evaluation: Any, color_mode: str = "class") -> GanttView:
     view = GanttView(theme=LIGHT)
     kernel = evaluation.state.kernel
     view.param_prefix = f"{kernel}_param_" if kernel else ""
-    view.set_clock(evaluation.clock_mhz)
+    view.time_axis.set_clock(evaluation.clock_mhz)
     if evaluation.timeline is not None:
         view.set_layout(sim.trace, evaluation.trace_names, evaluation.timeline)
     else:

@@ -160,9 +160,9 @@ def _lay_out(view: Any, width: int, height: int) -> None:
         app.processEvents()
         if (view.graphics.width(), view.graphics.height()) == (width, height):
             break
-    refresh = getattr(view, "refresh_lane_ticks", None)      # (a chart with lanes: labels for this size)
-    if refresh is not None:
-        refresh()
+    labels = getattr(view, "lane_labels", None)      # (a chart with lanes: labels for this size)
+    if labels is not None:
+        labels.refresh()
     app.processEvents()
 
 
@@ -271,13 +271,13 @@ def _copy_of(view: GanttView) -> GanttView:
     copy.param_prefix = view.param_prefix
     copy.set_layout(view.trace, view.instruction_names, view.layout_data)
     copy.set_color_mode(view.color_mode())
-    copy.set_clock(view.clock_mhz())
-    copy.set_time_unit(view.time_unit())
+    copy.time_axis.set_clock(view.time_axis.clock_mhz())
+    copy.time_axis.set_unit(view.time_axis.unit())
     copy.set_lane_height(view.lane_height())
-    copy.set_all_collapsed(False)               # as the view shows it, never the copy's own choice
-    for label in view.collapsed_groups():      # collapsed groups stay heat strips
-        copy.set_group_collapsed(label, True)
-    copy.set_hidden_groups(view.hidden_groups())   # and filtered ones stay out
+    copy.groups.set_all_collapsed(False)               # as the view shows it, never the copy's own choice
+    for label in view.groups.collapsed_groups():      # collapsed groups stay heat strips
+        copy.groups.set_group_collapsed(label, True)
+    copy.groups.set_hidden_groups(view.groups.hidden_groups())   # and filtered ones stay out
     copy.highlight_instructions(view.highlighted_instructions)
     region = view.highlighted_range()
     if region is not None:
@@ -319,7 +319,7 @@ def export_timeline(view: GanttView, path: str | Path, width: int = 1600, height
         spans = []
         for copy in copies:
             copy.fit()
-            spans.append(copy.x_range())
+            spans.append(copy.time_axis.x_range())
         # one cycle axis for every chart: the longer run whole, or the range asked for
         shared = x_range or (min(a for a, _ in spans), max(b for _, b in spans))
         for piece in below:
@@ -346,7 +346,7 @@ def export_timeline(view: GanttView, path: str | Path, width: int = 1600, height
 
 def export_png(view: GanttView, path: str | Path, width: int = 1600, height: int = 900) -> Path:
     """Save what ``view`` shows (same trace, x-range, colour mode, highlights) as a PNG."""
-    return export_timeline(view, path, width, height, x_range=view.x_range())
+    return export_timeline(view, path, width, height, x_range=view.time_axis.x_range())
 
 
 def render_trace_png(trace: Trace, names: Sequence[str], units: Sequence[str] | None, cycles: float | None,
@@ -361,7 +361,7 @@ def render_trace_png(trace: Trace, names: Sequence[str], units: Sequence[str] | 
     try:
         view.set_trace(trace, names, units, cycles, subsystems)
         view.set_color_mode(color_mode)
-        view.set_clock(clock_mhz)
+        view.time_axis.set_clock(clock_mhz)
         _lay_out(view, width, height - (TITLE_PX if title else 0))
         if x_range is not None:
             view.plot.getViewBox().setXRange(*x_range, padding=0.0)

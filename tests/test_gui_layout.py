@@ -160,7 +160,7 @@ def test_layout_saved_restored_and_reset(qtbot, tmp_path, monkeypatch):
     first.block_view.horizontalHeader().moveSection(KEYS.index("cuda_line"), 2)
     first.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, first.inputs_dock)
     settle(qtbot, first)
-    qtbot.waitUntil(lambda: not first._layout_saver.isActive(), timeout=3000)   # saved by itself
+    qtbot.waitUntil(lambda: not first.window_layout.saver.isActive(), timeout=3000)   # saved by itself
     saved_columns = first.block_view.visible_columns()
     first.close()
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
@@ -418,7 +418,7 @@ def test_warp_groups_can_be_filtered_out(window, qtbot, tmp_path):
     model.setData(model.index(row, KEYS.index("lat_comm")), "2000")
     wait_complete(qtbot, window)
     assert view.groups.hidden_groups() == {g for g, _ in groups} - {label}
-    svg = window.export_timeline(tmp_path / "filtered.svg", 1200, 700)
+    svg = window.exports.timeline(tmp_path / "filtered.svg", 1200, 700)
     text = svg.read_text()
     assert label in text and groups[0][0] not in text
     # the toolbar's menu lists every group, checked when shown, and shows them all again

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gui.gantt.export_png import _application, export_timeline
+from gui.figure_file import application
+from gui.gantt.export_png import export_timeline
 from gui.gantt.widget import GanttView
 from gui.theme import LIGHT
 
@@ -41,7 +42,7 @@ def export_pair(before: Any, after: Any, path: str | Path, width: int = 1600, he
                 color_mode: str = "class") -> Path:
     """``before`` above ``after`` (two evaluations with traces) on one cycle axis, as PNG, SVG or
     PDF (by suffix)."""
-    _application()
+    application()
     views = [evaluation_view(before, color_mode), evaluation_view(after, color_mode)]
     try:
         return export_timeline(views[1], path, width, height, title=title, baseline=views[0],

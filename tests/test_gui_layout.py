@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QSettings, QSize, Qt
-from PySide6.QtGui import QFontMetrics, QKeySequence
+from PySide6.QtGui import QAction, QFontMetrics, QKeySequence
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
@@ -16,12 +16,13 @@ from engine.evaluation.verdict import OUTSIDE
 from engine.timeline.lanes import lane_group
 from gui.gantt.lane_geometry import DEFAULT_LANE_PX, ISSUE_LANE_SHARE
 from gui.models.block_table import FROZEN_KEYS, KEYS
+from gui.window.layout_keeper import WindowLayout
 from tests.test_gui_support import axis_labels, make_window, overlapping_labels, wait_complete
 
 
 @pytest.fixture()
 def window(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setattr(main_window_module.MainWindow, "_available", lambda self: QSize(1366, 768))
+    monkeypatch.setattr(WindowLayout, "_available", lambda self: QSize(1366, 768))
     return make_window(qtbot, tmp_path, monkeypatch)
 
 
@@ -146,7 +147,7 @@ def test_panel_widths_stay_put_after_edits(window, qtbot):
 
 
 def test_layout_saved_restored_and_reset(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setattr(main_window_module.MainWindow, "_available", lambda self: QSize(1920, 1080))
+    monkeypatch.setattr(WindowLayout, "_available", lambda self: QSize(1920, 1080))
     first = make_window(qtbot, tmp_path, monkeypatch, open_sample=False)
     settle(qtbot, first)
     # a big screen: inputs left, results right
@@ -258,7 +259,7 @@ def test_redo_keys_and_stale_errors_cleared_by_undo(window, qtbot):
     window.activateWindow()
     window.block_view.setFocus()
     ambiguous = []
-    for action in window.findChildren(main_window_module.QAction):
+    for action in window.findChildren(QAction):
         keys = {s.toString() for s in action.shortcuts()}
         if keys & {"Ctrl+Shift+Z", "Ctrl+Y"} and action is not window.redo_action:
             ambiguous.append(action.text())
@@ -315,7 +316,7 @@ def test_occupancy_axes_labels_readable_at_both_sizes(qtbot, tmp_path, monkeypat
     every 1…9 × 10^k when the range spans under a few decades), there are enough of them to read
     the curves, and the blocks axis shows whole numbers only, also for 32 blocks per SM in a
     narrow dock."""
-    monkeypatch.setattr(main_window_module.MainWindow, "_available", lambda self: QSize(*size))
+    monkeypatch.setattr(WindowLayout, "_available", lambda self: QSize(*size))
     window = make_window(qtbot, tmp_path, monkeypatch)
     window.resize(*size)
     panel = window.results_panel

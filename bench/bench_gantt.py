@@ -73,7 +73,7 @@ def main() -> int:
     print(f"trace: {len(trace.issues):,} instructions, {len(trace.stalls):,} stalls, {cycles:,.0f} cycles "
           f"-> {bars:,} bars in {len(view.bar_items())} colour items")
     print(f"set_trace: {set_ms:.0f} ms   first full paint: {first_ms:.0f} ms "
-          f"({view.drawn_rect_count():,} rects after merging)")
+          f"({view.bars.drawn_rect_count():,} rects after merging)")
     worst = 0.0
     for label, fraction in (("whole run", 1.0), ("10% of run", 0.1), ("0.5% of run", 0.005)):
         wall, cpu = pan_frames(app, view, fraction * cycles * (0.97 if fraction == 1.0 else 1.0), cycles)
@@ -81,7 +81,7 @@ def main() -> int:
         worst = max(worst, p95)
         print(f"pan, window = {label:>11}: wall median {statistics.median(wall):6.1f} ms  p95 {p95:6.1f} ms"
               f" | CPU median {statistics.median(cpu):6.1f} ms  p95 {_percentile(cpu, 0.95):6.1f} ms"
-              f"  ({view.drawn_rect_count():,} rects, {'image' if view._raster.rasterised else 'drawRects'})")
+              f"  ({view.bars.drawn_rect_count():,} rects, {'image' if view.bars.raster.rasterised else 'drawRects'})")
     print(f"target wall p95 < {TARGET_MS:.0f} ms: {'met' if worst < TARGET_MS else 'NOT met'} "
           f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)")
     view.close()

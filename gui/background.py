@@ -1,10 +1,13 @@
-"""A background job runner for work that takes seconds (a sensitivity run, a second kernel's
-evaluation): one plain thread, the newest submission only, cancellable, results on the UI thread.
+"""Background work off the UI thread, the newest submission only: :class:`LatestJobThread` is the
+one place for the busy state and the drain (wait for running work, cancel stale work, deliver
+outcomes on the UI thread); :class:`BackgroundRunner` runs jobs of seconds on it (a sensitivity
+run, a second kernel's evaluation) and ``gui.worker.ComputeWorker`` the window's evaluation.
 
-It follows :mod:`gui.worker`'s rules: the thread never touches Qt (PySide6 mis-counts references
-when a signal is emitted from a thread Qt does not own), so outcomes go through a queue that a
-QTimer on the UI thread drains while work is pending. Every submission gets a generation number;
-an older job sees ``cancel()`` become true at its next check and its outcome is dropped.
+The thread never touches Qt (PySide6 mis-counts references when a signal is emitted from a thread
+Qt does not own, and shiboken's import hook is not thread-safe either): outcomes go through a queue
+that a QTimer on the UI thread drains while work is pending. Every submission gets a generation
+number; an older job sees its cancel check become true at its next check, a queued one is never
+started, and an outcome of one that finishes anyway is dropped on arrival.
 """
 
 from __future__ import annotations
@@ -30,13 +33,16 @@ Work = Callable[[CancelCheck, Progress], Any]
 _STOP = object()
 
 
-class BackgroundRunner(QObject):
-    finished = Signal(int, object)       # generation, what the work returned
-    failed = Signal(int, str)            # generation, the WarplineError's message (or a traceback)
-    progress = Signal(int, float, str)   # generation, fraction done, what runs
+class LatestJobThread(QObject):
+    """One plain thread running the newest submission only, and the UI thread's side of it.
+
+    A subclass says what a job does (:meth:`_execute`, on the thread, reporting with :meth:`_post`)
+    and how an outcome is delivered (:meth:`_deliver`, on the UI thread); "done" and "failed"
+    outcomes end the busy state before they are delivered."""
+
     busyChanged = Signal(bool)
 
-    def __init__(self, name: str = "warpline-background", parent: QObject | None = None) -> None:
+    def __init__(self, name: str, poll_ms: int = POLL_MS, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.generation = 0
         self._busy = False
@@ -46,21 +52,25 @@ class BackgroundRunner(QObject):
         self._idle.set()
         self._lock = threading.Lock()    # makes "queue empty -> idle" atomic with submit
         self._poll = QTimer(self)
-        self._poll.setInterval(POLL_MS)
+        self._poll.setInterval(poll_ms)
         self._poll.timeout.connect(self._drain)
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+
+    def _start(self) -> None:
+        """Start the thread (once the subclass is set up)."""
         self._thread.start()
 
     @property
     def busy(self) -> bool:
         return self._busy
 
-    def submit(self, work: Work) -> int:
-        """Run ``work(cancel, progress)`` in the background; earlier work becomes stale."""
+    # ---- the UI thread ---------------------------------------------------------------------------
+    def _enqueue(self, job: object) -> int:
+        """Queue ``job`` under a new generation; every earlier one becomes stale."""
         self.generation += 1
         with self._lock:
             self._idle.clear()
-            self._jobs.put((self.generation, work))
+            self._jobs.put((self.generation, job))
         self._set_busy(True)
         self._poll.start()
         return self.generation
@@ -71,10 +81,12 @@ class BackgroundRunner(QObject):
         self._set_busy(False)
 
     def wait(self, msecs: int = 30_000) -> bool:
-        """Block until the thread has nothing to do (tests)."""
+        """Block until the thread has nothing to do (tests, shutdown)."""
         return self._idle.wait(msecs / 1000)
 
     def stop(self) -> None:
+        """Cancel and end the thread; a job that does not check its cancel in time is not waited
+        for (it ends in its daemon thread and its outcome is dropped)."""
         self.cancel()
         self._jobs.put(_STOP)
         self._thread.join(timeout=STOP_WAIT_S)
@@ -92,19 +104,25 @@ class BackgroundRunner(QObject):
             except queue.Empty:
                 break
             if gen != self.generation:
+                self._dropped(kind)      # stale: a newer job was submitted since
                 continue
-            if kind == "progress":
-                self.progress.emit(gen, *payload)
-            elif kind == "done":
+            if kind in ("done", "failed"):
                 self._set_busy(False)
-                self.finished.emit(gen, payload)
-            elif kind == "failed":
-                self._set_busy(False)
-                self.failed.emit(gen, payload)
+            self._deliver(gen, kind, payload)
         if not self._busy and self._idle.is_set() and self._out.empty():
             self._poll.stop()
 
+    def _deliver(self, gen: int, kind: str, payload: Any) -> None:
+        raise NotImplementedError
+
+    def _dropped(self, kind: str) -> None:
+        """A stale outcome of this kind was dropped."""
+
     # ---- the thread ------------------------------------------------------------------------------
+    def _post(self, gen: int, kind: str, payload: Any) -> None:
+        """Hand an outcome to the UI thread."""
+        self._out.put((gen, kind, payload))
+
     def _loop(self) -> None:
         while True:
             job = self._jobs.get()
@@ -118,26 +136,51 @@ class BackgroundRunner(QObject):
                 return
             gen, work = job
             if gen == self.generation:
-                self._run(gen, work)
+                self._execute(gen, work)
             with self._lock:
                 if self._jobs.empty():
                     self._idle.set()
 
-    def _run(self, gen: int, work: Work) -> None:
+    def _execute(self, gen: int, job: Any) -> None:
+        raise NotImplementedError
+
+
+class BackgroundRunner(LatestJobThread):
+    finished = Signal(int, object)       # generation, what the work returned
+    failed = Signal(int, str)            # generation, the WarplineError's message (or a traceback)
+    progress = Signal(int, float, str)   # generation, fraction done, what runs
+
+    def __init__(self, name: str = "warpline-background", parent: QObject | None = None) -> None:
+        super().__init__(name, POLL_MS, parent)
+        self._start()
+
+    def submit(self, work: Work) -> int:
+        """Run ``work(cancel, progress)`` in the background; earlier work becomes stale."""
+        return self._enqueue(work)
+
+    def _deliver(self, gen: int, kind: str, payload: Any) -> None:
+        if kind == "progress":
+            self.progress.emit(gen, *payload)
+        elif kind == "done":
+            self.finished.emit(gen, payload)
+        elif kind == "failed":
+            self.failed.emit(gen, payload)
+
+    def _execute(self, gen: int, work: Work) -> None:
         def cancel() -> bool:
             return self.generation != gen
 
         def progress(fraction: float, what: str) -> None:
-            self._out.put((gen, "progress", (fraction, what)))
+            self._post(gen, "progress", (fraction, what))
 
         try:
             result = work(cancel, progress)
         except Cancelled:
             return
         except WarplineError as exc:
-            self._out.put((gen, "failed", str(exc)))
+            self._post(gen, "failed", str(exc))
             return
         except Exception:  # a bug: shown, not lost in a thread
-            self._out.put((gen, "failed", "internal error:\n" + traceback.format_exc()))
+            self._post(gen, "failed", "internal error:\n" + traceback.format_exc())
             return
-        self._out.put((gen, "done", result))
+        self._post(gen, "done", result)

@@ -119,7 +119,7 @@ class CurvesPlot(pg.GraphicsLayoutWidget):
 
 
 class _Figure(QWidget):
-    """A curves plot as :mod:`gui.gantt.export_png` lays out and paints a chart: the widget that
+    """A curves plot as :mod:`gui.figure_file` lays out and paints a chart: the widget that
     holds it and the graphics view (``graphics``) that is drawn."""
 
     def __init__(self) -> None:
@@ -157,16 +157,16 @@ def export_curves(evaluation: Any, path: str | Path, width: int = 1200, height: 
                   title: bool = True) -> Path:
     """The evaluation's occupancy curves as PNG, SVG or PDF (by the path's suffix), under a title
     line naming the kernel, profile and launch, as the window shows them."""
-    from gui.gantt.export_png import _application, _write
+    from gui.figure_file import application, write_figure
 
     if evaluation.sweep is None:
         raise ValueError("the occupancy curves are not computed yet; nothing to export")
-    _application()
+    application()
     figure = _Figure()
     try:
         figure.graphics.show_sweep(evaluation.sweep)
         figure.graphics.set_marker(evaluation.resident_blocks)
-        return _write(figure, path, width, height, curves_title(evaluation) if title else "")
+        return write_figure(figure, path, width, height, curves_title(evaluation) if title else "")
     finally:
         figure.close()
         figure.deleteLater()

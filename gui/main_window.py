@@ -9,35 +9,19 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QSettings, QSize, Qt, QTimer, QUrl
-from PySide6.QtGui import (
-    QAction,
-    QCloseEvent,
-    QDragEnterEvent,
-    QDropEvent,
-    QGuiApplication,
-    QKeySequence,
-    QMoveEvent,
-    QResizeEvent,
-    QShortcut,
-)
+from PySide6.QtCore import QEvent, QSettings, Qt
+from PySide6.QtGui import QCloseEvent, QMoveEvent, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
-    QCheckBox,
-    QComboBox,
     QDialog,
-    QDialogButtonBox,
     QDockWidget,
     QFileDialog,
-    QFormLayout,
     QFrame,
     QHBoxLayout,
     QLabel,
     QMainWindow,
     QMessageBox,
-    QProgressBar,
     QScrollArea,
-    QSpinBox,
     QSplitter,
     QTabWidget,
     QToolButton,
@@ -46,15 +30,13 @@ from PySide6.QtWidgets import (
 )
 
 from engine.errors import PtxSyntaxError, WarplineError
-from engine.evaluation import Evaluation, sweep_csv
-from engine.evaluation.caveats import figure_caveats
+from engine.evaluation import Evaluation
 from engine.evaluation.compare import BaselineFigures
 from engine.names import display_name
 from engine.ptx.summary import KernelSummary
 from engine.session_file import SUFFIX, MissingPtxError
 from gui import main_thread_gc
 from gui.baseline import Baseline
-from gui.gantt.widget import DEFAULT_LANE_PX
 from gui.kernel_picker import KernelPicker
 from gui.loader import KernelList, LoadRequest, list_kernels, load_kernel
 from gui.panels.diff import DiffPanel
@@ -68,19 +50,14 @@ from gui.session import Session
 from gui.theme import PALETTE_EVENTS
 from gui.theme import current as current_theme
 from gui.tour import QuickStartTour, Step
+from gui.window import APP_NAME
+from gui.window.export_actions import ExportActions
+from gui.window.file_drop import FileDrop
+from gui.window.layout_keeper import MINIMUM_SIZE, WindowLayout
+from gui.window.menus import build_menus
+from gui.window.recent_files import RecentFiles
+from gui.window.status import ComputeProgress, LoadStatus
 
-APP_NAME = "Warpline"
-MAX_RECENT = 8
-# Layout: the window takes at most this share of the screen's free area, never more than the
-# preferred size; below COMPACT_WIDTH the inputs and results share one tabbed dock so the chart and
-# the tables keep their width (1366 x 768 fits with nothing clipped).
-SCREEN_SHARE = 0.9
-PREFERRED_SIZE = (1800, 1050)
-MINIMUM_SIZE = (1000, 620)
-COMPACT_WIDTH = 1500
-LAYOUT_VERSION = 2             # bump when docks change: an older saved state is then ignored
-LAYOUT_KEY = "layout"
-REDO_KEYS = [QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")]
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "ptx" / "hotspot.sm_90.ptx"
 
 
@@ -134,37 +111,6 @@ class ErrorBanner(QFrame):
             self._action()
 
 
-class SizeDialog(QDialog):
-    """Size, range and title of a timeline export (the format comes from the file name)."""
-
-    def __init__(self, parent: QWidget, width: int, height: int, what: str = "timeline") -> None:
-        """``what``: "timeline" (asks for the cycles: the whole run or the visible range) or
-        "curves"."""
-        super().__init__(parent)
-        self.setWindowTitle(f"Export the {'occupancy curves' if what == 'curves' else what}")
-        self.width_spin = QSpinBox()
-        self.height_spin = QSpinBox()
-        for spin, value in ((self.width_spin, width), (self.height_spin, height)):
-            spin.setRange(64, 16384)
-            spin.setValue(value)
-            spin.setSuffix(" px")
-        self.range_combo = QComboBox()
-        self.range_combo.addItems(["the whole run", "the visible range"])
-        self.title_check = QCheckBox("Title line (kernel, GPU, launch, predicted time)" if what == "timeline"
-                                     else "Title line (kernel, GPU, launch)")
-        self.title_check.setChecked(True)
-        form = QFormLayout(self)
-        form.addRow("Width", self.width_spin)
-        form.addRow("Height", self.height_spin)
-        form.addRow("Cycles", self.range_combo)
-        form.setRowVisible(self.range_combo, what == "timeline")
-        form.addRow(self.title_check)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        buttons.accepted.connect(self.accept)
-        buttons.rejected.connect(self.reject)
-        form.addRow(buttons)
-
-
 @contextmanager
 def busy_cursor() -> Iterator[None]:
     """A wait cursor while the UI thread parses (a 25,000-line PTX file takes about a second)."""
@@ -175,6 +121,21 @@ def busy_cursor() -> Iterator[None]:
         QApplication.restoreOverrideCursor()
 
 
+def open_error_text(path: Path, exc: WarplineError) -> str:
+    """What the window says when ``path`` cannot be opened (a syntax error with its place)."""
+    if isinstance(exc, PtxSyntaxError):
+        return f"Cannot open {path.name}: syntax error at line {exc.line}, column {exc.column}\n{exc}"
+    return f"Cannot open {path.name}: {exc}"
+
+
+def _dock(window: QMainWindow, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+    dock = QDockWidget(title, window)
+    dock.setObjectName(f"{title.lower()}Dock")
+    dock.setWidget(widget)
+    window.addDockWidget(area, dock)
+    return dock
+
+
 class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings | None = None) -> None:
         super().__init__()
@@ -183,7 +144,7 @@ class MainWindow(QMainWindow):
         self.settings = settings or QSettings(APP_NAME, APP_NAME)
         self.session = Session(self)
         self.baseline = Baseline(self)
-        self.setAcceptDrops(True)
+        self.file_drop = FileDrop(self, self.confirm_discard, self.open_file_async)
         self.setMinimumSize(*MINIMUM_SIZE)
 
         self.banner = ErrorBanner()
@@ -232,170 +193,35 @@ class MainWindow(QMainWindow):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.inputs_panel)
-        self.inputs_dock = self._dock("Inputs", scroll, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.inputs_dock = _dock(self, "Inputs", scroll, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.results_panel = ResultsPanel(self.session)
-        self.results_dock = self._dock("Results", self.results_panel, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.results_dock = _dock(self, "Results", self.results_panel, Qt.DockWidgetArea.RightDockWidgetArea)
         self.inputs_panel.setMinimumWidth(280)
         scroll.setMinimumWidth(300)
         self.results_panel.setMinimumWidth(300)
 
-        self.progress = QProgressBar()
-        self.progress.setMaximumWidth(180)
-        self.progress.setRange(0, 100)
-        self.progress.hide()
+        self.progress = ComputeProgress(lambda: self.session.busy)
         self.statusBar().addPermanentWidget(self.progress)
-        self._build_load_status()
-        # Show progress only for a recomputation that lasts: quick edits would make it flicker.
-        self._progress_delay = QTimer(self)
-        self._progress_delay.setSingleShot(True)
-        self._progress_delay.setInterval(250)
-        self._progress_delay.timeout.connect(lambda: self.progress.setVisible(self.session.busy))
+        self.load_status = LoadStatus(self, self.cancel_load)
+        self.statusBar().addPermanentWidget(self.load_status)
+        self.load_status.follow(self.session.loader)
+        self.session.loader.finished.connect(self._load_finished)
 
-        self._build_menus()
+        self.exports = ExportActions(self)
+        self.window_layout = WindowLayout(self)
+        build_menus(self)
+        self.recent = RecentFiles(self.settings, self.recent_menu,
+                                  lambda path: self.confirm_discard() and self.open_file_async(path))
         self._connect()
         self._update_title()
-        self._layout_saver = QTimer(self)
-        self._layout_saver.setSingleShot(True)
-        self._layout_saver.setInterval(400)
-        self._layout_saver.timeout.connect(self.save_layout)
-        self._default_header = self.block_view.horizontalHeader().saveState()
-        self.restore_layout()
-        self._watch_layout()
+        self.window_layout.restore()
+        self.window_layout.watch()
 
-    # ------------------------------------------------------------------ construction
-
-    def _dock(self, title: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(f"{title.lower()}Dock")
-        dock.setWidget(widget)
-        self.addDockWidget(area, dock)
-        return dock
-
-    # ------------------------------------------------------------------ layout
-
-    def _available(self) -> QSize:
-        screen = self.screen() or QGuiApplication.primaryScreen()
-        return screen.availableGeometry().size() if screen is not None else QSize(*PREFERRED_SIZE)
-
-    def fit_to_screen(self) -> None:
-        """At most SCREEN_SHARE of the screen's free area, at most the preferred size."""
-        avail = self._available()
-        self.setMinimumSize(min(MINIMUM_SIZE[0], avail.width()), min(MINIMUM_SIZE[1], avail.height()))
-        self.resize(max(self.minimumWidth(), min(PREFERRED_SIZE[0], int(avail.width() * SCREEN_SHARE))),
-                    max(self.minimumHeight(), min(PREFERRED_SIZE[1], int(avail.height() * SCREEN_SHARE))))
-
-    def apply_default_layout(self) -> None:
-        """Docks, splitters, BLOCK columns and chart lanes as a fresh install has them (for the
-        window's current width: the inputs and results share a tabbed dock on small screens)."""
-        compact = self.width() < COMPACT_WIDTH
-        for dock in (self.inputs_dock, self.results_dock):
-            self.removeDockWidget(dock)
-            dock.setFloating(False)
-        if compact:
-            # results first: the first dock of a tab group is the one shown
-            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.results_dock)
-            self.tabifyDockWidget(self.results_dock, self.inputs_dock)
-        else:
-            self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.inputs_dock)
-            self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.results_dock)
-        for dock in (self.inputs_dock, self.results_dock):
-            dock.show()
-        self.results_dock.raise_()
-        self.block_view.reset_columns(self._default_header)
-        self.gantt.view.set_lane_height(DEFAULT_LANE_PX)
-        self.gantt.view.set_collapse_auto()
-        # Dock and splitter sizes only stick once the window is laid out: after one event loop turn.
-        QTimer.singleShot(0, lambda: self._default_sizes(compact))
-
-    def _default_sizes(self, compact: bool) -> None:
-        self.results_dock.raise_()
-        width = self.width()
-        if compact:
-            self.resizeDocks([self.results_dock], [max(380, int(width * 0.3))], Qt.Orientation.Horizontal)
-        else:
-            self.resizeDocks([self.inputs_dock, self.results_dock], [320, max(420, int(width * 0.25))],
-                             Qt.Orientation.Horizontal)
-        total_w = max(self.table_split.width(), 400)
-        self.table_split.setSizes([int(total_w * 0.6), total_w - int(total_w * 0.6)])
-        total_h = max(self.chart_split.height(), 300)
-        self.chart_split.setSizes([int(total_h * 0.36), total_h - int(total_h * 0.36)])
-
-    def save_layout(self) -> None:
-        """Window geometry, docks, splitters, BLOCK columns and chart lanes into the settings."""
-        if not self.isVisible():
-            return
-        s = self.settings
-        s.beginGroup(LAYOUT_KEY)
-        s.setValue("version", LAYOUT_VERSION)
-        s.setValue("geometry", self.saveGeometry())
-        s.setValue("state", self.saveState(LAYOUT_VERSION))
-        s.setValue("tableSplit", self.table_split.saveState())
-        s.setValue("chartSplit", self.chart_split.saveState())
-        s.setValue("blockColumns", self.block_view.horizontalHeader().saveState())
-        s.setValue("laneHeight", self.gantt.view.lane_height())
-        view = self.gantt.view
-        s.setValue("collapseWarps", "auto" if view.collapse_is_automatic() else
-                   str(view.collapse_box.isChecked()).lower())
-        s.endGroup()
-        s.sync()
-
-    def restore_layout(self) -> bool:
-        """The saved layout, if there is one of this version and it fits the screen; else the
-        default one. Returns whether a saved layout was used."""
-        s = self.settings
-        s.beginGroup(LAYOUT_KEY)
-        try:
-            saved = s.value("version") is not None and int(s.value("version")) == LAYOUT_VERSION
-            if saved:
-                saved = bool(self.restoreGeometry(s.value("geometry")) and
-                             self.restoreState(s.value("state"), LAYOUT_VERSION))
-            if saved:
-                self.table_split.restoreState(s.value("tableSplit"))
-                self.chart_split.restoreState(s.value("chartSplit"))
-                self.block_view.restore_columns(s.value("blockColumns"))
-                self.gantt.view.set_lane_height(int(s.value("laneHeight", DEFAULT_LANE_PX)))
-                collapse = str(s.value("collapseWarps", "auto")).lower()
-                if collapse == "auto":
-                    self.gantt.view.set_collapse_auto()
-                else:
-                    self.gantt.view.set_all_collapsed(collapse == "true")
-        except (TypeError, ValueError):
-            saved = False
-        finally:
-            s.endGroup()
-        avail = self._available()
-        if not saved or self.width() > avail.width() or self.height() > avail.height():
-            self.fit_to_screen()
-        if not saved:
-            self.apply_default_layout()
-        return saved
-
-    def reset_layout(self) -> None:
-        """View › Reset layout: forget the saved layout and lay the window out afresh."""
-        self.settings.remove(LAYOUT_KEY)
-        self.fit_to_screen()
-        self.apply_default_layout()
-        self.show_message("Layout reset")
-
-    def _watch_layout(self) -> None:
-        """Save the layout shortly after it changes (no need to wait for the window to close)."""
-        later = self._layout_saver.start
-        for splitter in (self.table_split, self.chart_split):
-            splitter.splitterMoved.connect(lambda *_: later())
-        for dock in (self.inputs_dock, self.results_dock):
-            dock.dockLocationChanged.connect(lambda *_: later())
-            dock.topLevelChanged.connect(lambda *_: later())
-            dock.visibilityChanged.connect(lambda *_: later())
-        header = self.block_view.horizontalHeader()
-        header.sectionResized.connect(lambda *_: later())
-        header.sectionMoved.connect(lambda *_: later())
-        self.block_view.columnsChanged.connect(later)
-        self.gantt.view.lane_spin.valueChanged.connect(lambda *_: later())
-        self.gantt.view.collapse_box.toggled.connect(lambda *_: later())
+    # ------------------------------------------------------------------ Qt events
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
-        self._layout_saver.start()
+        self.window_layout.later()
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt API
         super().changeEvent(event)
@@ -404,71 +230,7 @@ class MainWindow(QMainWindow):
 
     def moveEvent(self, event: QMoveEvent) -> None:
         super().moveEvent(event)
-        self._layout_saver.start()
-
-    def _action(self, menu, text: str, slot, shortcut=None) -> QAction:  # noqa: ANN001
-        action = QAction(text, self)
-        if shortcut is not None:
-            action.setShortcut(shortcut)
-        action.triggered.connect(slot)
-        menu.addAction(action)
-        return action
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file = bar.addMenu("&File")
-        self._action(file, "&Open PTX or session…", self._open_dialog, QKeySequence.StandardKey.Open)
-        self.recent_menu = file.addMenu("Open &recent")
-        file.addSeparator()
-        self._action(file, "&Save session", self.save_session, QKeySequence.StandardKey.Save)
-        self._action(file, "Save session &as…", lambda: self.save_session(ask=True),
-                     QKeySequence.StandardKey.SaveAs)
-        file.addSeparator()
-        export = file.addMenu("&Export")
-        self._action(export, "Timeline as &PNG, SVG or PDF…", self._export_png)
-        self._action(export, "Timeline as &CSV (events and stalls)…", self._export_trace_csv)
-        self._action(export, "&BLOCK table CSV…", self._export_block_csv)
-        self._action(export, "&Supersteps CSV…", self._export_supersteps_csv)
-        self._action(export, "Occupancy curves as P&NG, SVG or PDF…", self._export_curves_image)
-        self._action(export, "Occupancy c&urves CSV…", self._export_curves_csv)
-        self._action(export, "&Roofline as PNG, SVG or PDF…", self._export_roofline_image)
-        self._action(export, "&Predictions CSV…", self._export_predictions_csv)
-        file.addSeparator()
-        self._action(file, "&Quit", self.close, QKeySequence.StandardKey.Quit)
-
-        edit = bar.addMenu("&Edit")
-        self.undo_action = self.session.undo_stack.createUndoAction(self, "&Undo")
-        self.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
-        self.redo_action = self.session.undo_stack.createRedoAction(self, "&Redo")
-        # Both common redo keys, each once: the platform's standard Redo list already holds
-        # Ctrl+Shift+Z on Linux, and a sequence listed twice makes Qt call the shortcut ambiguous.
-        self.redo_action.setShortcuts(REDO_KEYS)
-        edit.addAction(self.undo_action)
-        edit.addAction(self.redo_action)
-        edit.addSeparator()
-        self._action(edit, "Reset all model &overrides", self._reset_overrides)
-        edit.addSeparator()
-        self._action(edit, "&Pin as baseline", self.pin_baseline, QKeySequence("Ctrl+B"))
-        self._action(edit, "Compare with another &kernel or file…", self._compare_dialog, QKeySequence("Ctrl+K"))
-        self._action(edit, "&Clear the baseline", self.baseline.clear)
-
-        view = bar.addMenu("&View")
-        view.addAction(self.inputs_dock.toggleViewAction())
-        view.addAction(self.results_dock.toggleViewAction())
-        view.addSeparator()
-        chart = self.gantt.view
-        self._action(view, "Zoom &in (timeline)", lambda: chart.zoom(0.5), QKeySequence("Ctrl+="))
-        self._action(view, "Zoom &out (timeline)", lambda: chart.zoom(2.0), QKeySequence("Ctrl+-"))
-        self._action(view, "&Fit the whole run", chart.fit, QKeySequence("Ctrl+0"))
-        self._action(view, "Time axis: cycles / &µs",
-                     lambda: chart.set_time_unit("cycles" if chart.time_unit() == "us" else "us"),
-                     QKeySequence("Ctrl+U"))
-        view.addSeparator()
-        self._action(view, "&Reset layout", self.reset_layout)
-        help_menu = bar.addMenu("&Help")
-        self._action(help_menu, "&Quick start (a tour of the window)", self.quick_start)
-        self._action(help_menu, "&About Warpline", self._about)
-        self._fill_recent()
+        self.window_layout.later()
 
     def _connect(self) -> None:
         s = self.session
@@ -477,9 +239,9 @@ class MainWindow(QMainWindow):
         s.timelineChanged.connect(self._show_timeline)
         s.evaluationFinished.connect(self._show_finished)
         s.computeFailed.connect(self.show_error)
-        s.busyChanged.connect(self._busy)
+        s.busyChanged.connect(self.progress.set_busy)
         s.undo_stack.indexChanged.connect(self._history_moved)
-        s.progress.connect(self._progress)
+        s.progress.connect(self.progress.show_progress)
         # The occupancy sweep waits for the chart to show a new partial result (see ComputeWorker).
         self.gantt.view.painted.connect(s.timeline_painted)
         for panel in (self.inputs_panel, self.results_panel, self.block_view, self.superstep_view):
@@ -520,17 +282,6 @@ class MainWindow(QMainWindow):
         if not self._model_banner:
             self.banner.hide()
         self.statusBar().clearMessage()
-
-    def _busy(self, busy: bool) -> None:
-        if busy:
-            self._progress_delay.start()
-        else:
-            self._progress_delay.stop()
-            self.progress.hide()
-
-    def _progress(self, fraction: float, what: str) -> None:
-        self.progress.setValue(int(fraction * 100))
-        self.progress.setFormat(f"{what} %p%")
 
     def _show_timeline(self, result: Evaluation) -> None:
         if not self.gantt.show_result(result):
@@ -599,8 +350,8 @@ class MainWindow(QMainWindow):
                                    choose=lambda names: self.choose_kernel(names), like=state)
         self.show_message(f"Opening {Path(path).name} as the comparison…")
 
-    def _compare_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Compare with", str(self._last_dir()),
+    def compare_dialog(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Compare with", str(self.last_dir()),
                                               "PTX (*.ptx);;All files (*)")
         if path:
             self.compare_with(path)
@@ -645,7 +396,7 @@ class MainWindow(QMainWindow):
                 with busy_cursor():
                     self.session.open_loaded(load_kernel(path, listing, kernel))
         except WarplineError as exc:
-            self._show_open_error(path, exc)
+            self.show_error(open_error_text(path, exc))
             if isinstance(exc, MissingPtxError):
                 self.offer_locate(exc)
             return False
@@ -680,49 +431,6 @@ class MainWindow(QMainWindow):
             time.sleep(0.005)
         return not self.session.loading
 
-    def _build_load_status(self) -> None:
-        """What a file being opened shows in the status bar: the step, a busy bar, Cancel (Esc)."""
-        self.load_status = QWidget()
-        self.load_label = QLabel()
-        self.load_label.setMaximumWidth(520)
-        self.load_bar = QProgressBar()
-        self.load_bar.setRange(0, 0)              # busy until a step says how far it is (the parse does)
-        self.load_bar.setMaximumWidth(120)
-        self.load_cancel = QToolButton()
-        self.load_cancel.setText("Cancel")
-        self.load_cancel.setToolTip("Stop opening this file (Esc); the open kernel stays as it is")
-        self.load_cancel.clicked.connect(self.cancel_load)
-        row = QHBoxLayout(self.load_status)
-        row.setContentsMargins(0, 0, 0, 0)
-        row.addWidget(self.load_label)
-        row.addWidget(self.load_bar)
-        row.addWidget(self.load_cancel)
-        self.load_status.hide()
-        self.statusBar().addPermanentWidget(self.load_status)
-        self._cancel_key = QShortcut(QKeySequence(Qt.Key.Key_Escape), self)
-        self._cancel_key.setContext(Qt.ShortcutContext.WindowShortcut)
-        self._cancel_key.setEnabled(False)        # Esc belongs to the editors unless a file loads
-        self._cancel_key.activated.connect(self.cancel_load)
-        loader = self.session.loader
-        loader.stageChanged.connect(self._load_stage)
-        loader.progressChanged.connect(self._load_progress)
-        loader.busyChanged.connect(self._load_busy)
-        loader.finished.connect(self._load_finished)
-
-    def _load_stage(self, request: LoadRequest, text: str) -> None:
-        self.load_label.setText(f"{text}…")
-        self.load_label.setToolTip(str(request.path))
-        self.load_bar.setRange(0, 0)              # busy until the step says how far it is
-
-    def _load_progress(self, request: LoadRequest, fraction: float) -> None:
-        # the parse of the chosen kernel: the bar fills as it goes
-        self.load_bar.setRange(0, 1000)
-        self.load_bar.setValue(round(1000 * fraction))
-
-    def _load_busy(self, busy: bool) -> None:
-        self.load_status.setVisible(busy)
-        self._cancel_key.setEnabled(busy)
-
     def _load_finished(self, request: LoadRequest) -> None:
         path = request.path
         restore = request.origin == "restore"
@@ -741,10 +449,10 @@ class MainWindow(QMainWindow):
             if restore:
                 self.show_error(f"Cannot restore the unsaved session of {name}: {request.error}")
             elif isinstance(request.error, MissingPtxError) and request.origin == "session":
-                self._show_open_error(path, request.error)
+                self.show_error(open_error_text(path, request.error))
                 self.offer_locate(request.error)
             else:
-                self._show_open_error(path, request.error)
+                self.show_error(open_error_text(path, request.error))
         elif request.origin == "kernel":
             self.banner.hide()
             self.show_message(f"Opened {display_name(request.kernel or '')}")
@@ -777,18 +485,11 @@ class MainWindow(QMainWindow):
                                                 "PTX (*.ptx);;All files (*)")
         return Path(chosen) if chosen else None
 
-    def _show_open_error(self, path: Path, exc: WarplineError) -> None:
-        if isinstance(exc, PtxSyntaxError):
-            self.show_error(f"Cannot open {path.name}: syntax error at line {exc.line}, column {exc.column}"
-                            f"\n{exc}")
-        else:
-            self.show_error(f"Cannot open {path.name}: {exc}")
-
     def _opened(self, path: Path, notes: list[str]) -> None:
         self.banner.hide()
         if notes:   # overrides made on instructions that changed since: named, not applied
             self.show_error(f"{path.name}: " + "\n".join(notes))
-        self._add_recent(path)
+        self.recent.add(path)
         inputs = self.session.inputs
         if inputs is not None and inputs.launch is None and path.suffix != SUFFIX:
             self.show_message(f"Opened {path.name}: no launch file found, so 1 block of 32 threads is "
@@ -831,47 +532,17 @@ class MainWindow(QMainWindow):
                 return listing.summaries
         return ()
 
-    def _open_dialog(self) -> None:
+    def open_dialog(self) -> None:
         if not self.confirm_discard():
             return
-        path, _ = QFileDialog.getOpenFileName(self, "Open", str(self._last_dir()),
+        path, _ = QFileDialog.getOpenFileName(self, "Open", str(self.last_dir()),
                                               f"PTX or session (*.ptx *{SUFFIX});;All files (*)")
         if path:
             self.open_file_async(path)
 
-    def _last_dir(self) -> Path:
+    def last_dir(self) -> Path:
         inputs = self.session.inputs
         return inputs.path.parent if inputs is not None else Path.cwd()
-
-    def _recent(self) -> list[str]:
-        value = self.settings.value("recentFiles", [])
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in value or []]
-
-    def _add_recent(self, path: Path) -> None:
-        entry = str(path.resolve())
-        recent = [entry] + [p for p in self._recent() if p != entry]
-        self.settings.setValue("recentFiles", recent[:MAX_RECENT])
-        self._fill_recent()
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        recent = self._recent()
-        for entry in recent:
-            action = self.recent_menu.addAction(entry)
-            action.triggered.connect(lambda _=False, p=entry: self.confirm_discard() and self.open_file_async(p))
-        self.recent_menu.setEnabled(bool(recent))
-
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if any(u.isLocalFile() for u in event.mimeData().urls()):
-            event.acceptProposedAction()
-
-    def dropEvent(self, event: QDropEvent) -> None:
-        urls: list[QUrl] = [u for u in event.mimeData().urls() if u.isLocalFile()]
-        if urls and self.confirm_discard():
-            event.acceptProposedAction()
-            self.open_file_async(urls[0].toLocalFile())
 
     # ------------------------------------------------------------------ sessions
 
@@ -879,7 +550,7 @@ class MainWindow(QMainWindow):
         path = self.session.session_path
         if ask or path is None:
             inputs = self.session.inputs
-            suggestion = str(self._last_dir() / ((inputs.path.stem if inputs else "session") + SUFFIX))
+            suggestion = str(self.last_dir() / ((inputs.path.stem if inputs else "session") + SUFFIX))
             chosen, _ = QFileDialog.getSaveFileName(self, "Save session", suggestion,
                                                     f"Warpline session (*{SUFFIX})")
             if not chosen:
@@ -891,7 +562,7 @@ class MainWindow(QMainWindow):
             self.show_error(f"Cannot save the session: {exc}")
             return False
         self.session.discard_recovery()
-        self._add_recent(written)
+        self.recent.add(written)
         self.show_message(f"Saved {written}")
         return True
 
@@ -922,15 +593,6 @@ class MainWindow(QMainWindow):
         self.sass_panel.shutdown()
         self.session.discard_recovery()
         event.accept()
-
-    def _reset_overrides(self) -> None:
-        from dataclasses import replace
-
-        from engine.manybsp import Overrides
-
-        state = self.session.state
-        if state is not None:
-            self.session.apply(replace(state, overrides=Overrides()), "Reset all overrides")
 
     def quick_start(self) -> QuickStartTour:
         """Help › Quick start: the tour, on the hotspot sample when no kernel is open."""
@@ -978,199 +640,3 @@ class MainWindow(QMainWindow):
         tour.show()
         self.tour = tour
         return tour
-
-    def _about(self) -> None:
-        QMessageBox.about(self, APP_NAME, "<b>Warpline</b><br>Why a GPU kernel takes the time it takes: "
-                          "Many-BSP and Pipeline models from PTX, with live Gantt charts.")
-
-    # ------------------------------------------------------------------ exports
-
-    def _save_path(self, title: str, suffix: str, stem: str) -> Path | None:
-        inputs = self.session.inputs
-        base = (inputs.path.stem if inputs else "warpline") + f"-{stem}{suffix}"
-        chosen, _ = QFileDialog.getSaveFileName(self, title, str(self._last_dir() / base), f"*{suffix}")
-        return Path(chosen) if chosen else None
-
-    def _result_or_warn(self) -> Evaluation | None:
-        result = self.session.result
-        if result is None:
-            self.show_message("Nothing to export yet: the models are still running")
-        return result
-
-    def export_png(self, path: str | os.PathLike[str], width: int, height: int) -> Path:
-        """The timeline as shown (visible range, no title): what earlier versions wrote."""
-        from gui.gantt.export_png import export_png
-
-        export_png(self.gantt.view, str(path), width, height)
-        return Path(path)
-
-    def export_timeline(self, path: str | os.PathLike[str], width: int = 1600, height: int = 900,
-                        visible: bool = False, title: bool = True, baseline: bool = True) -> Path:
-        """The timeline as PNG, SVG or PDF (by suffix): the whole run or the visible range, under a
-        title line naming the kernel, GPU profile, launch and predicted time. ``baseline``: a
-        pinned baseline (or comparison) the chart shows is drawn above it, as on screen."""
-        from gui.gantt.export_pair import caption
-        from gui.gantt.export_png import export_timeline, title_line
-
-        result = self.gantt.result
-        text = title_line(result) if title and result is not None else ""
-        shown = self.gantt.baseline if baseline else None
-        captions = ("", "")
-        if shown is not None and result is not None:
-            captions = (f"baseline — {caption(self.baseline.label, shown)}", f"current — {caption('', result)}")
-        below, copies = [], []
-        series = self.gantt.series
-        if self.gantt.series_box.isChecked() and series.series is not None:
-            # the time series as shown under the chart, on the same cycles
-            from gui.gantt.export_png import Piece
-            from gui.gantt.timeseries import export_copy
-
-            copies.append(export_copy(series.series))
-            below.append(Piece(copies[-1], max(160, int(height * 0.3)), "time series (this SM)"))
-        try:
-            return export_timeline(self.gantt.view, path, width, height, title=text,
-                                   x_range=self.gantt.view.x_range() if visible else None,
-                                   baseline=self.gantt.baseline_view if shown is not None else None,
-                                   captions=captions, below=below)
-        finally:
-            for copy in copies:
-                copy.close()
-                copy.deleteLater()
-
-    def _image_path(self, title: str, stem: str) -> Path | None:
-        """A PNG, SVG or PDF file to write (the chosen filter's suffix when the name has none)."""
-        inputs = self.session.inputs
-        base = (inputs.path.stem if inputs else "warpline") + f"-{stem}.png"
-        chosen, chosen_filter = QFileDialog.getSaveFileName(
-            self, title, str(self._last_dir() / base),
-            "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)")
-        if not chosen:
-            return None
-        path = Path(chosen)
-        if path.suffix.lower() not in (".png", ".svg", ".pdf"):
-            path = path.with_name(path.name + "." + chosen_filter.split("*.")[-1].rstrip(")"))
-        return path
-
-    def _export_png(self) -> None:
-        if self._result_or_warn() is None:
-            return
-        dialog = SizeDialog(self, 1600, 900)
-        if dialog.exec() != QDialog.DialogCode.Accepted:
-            return
-        path = self._image_path("Export the timeline", "timeline")
-        if path is None:
-            return
-        self._guarded(lambda: self.export_timeline(path, dialog.width_spin.value(), dialog.height_spin.value(),
-                                                   visible=dialog.range_combo.currentIndex() == 1,
-                                                   title=dialog.title_check.isChecked()), path)
-
-    def export_curves(self, path: str | os.PathLike[str], width: int = 1200, height: int = 800,
-                      title: bool = True) -> Path:
-        """The occupancy curves as PNG, SVG or PDF (by suffix), as the Curves tab draws them, under
-        a title line naming the kernel, GPU profile and launch."""
-        from gui.curves import export_curves
-
-        result = self.session.result
-        if result is None or result.sweep is None:
-            raise WarplineError("the occupancy curves are still being computed")
-        return export_curves(result, path, width, height, title=title)
-
-    def _export_curves_image(self) -> None:
-        result = self._result_or_warn()
-        if result is None:
-            return
-        if result.sweep is None:
-            self.show_message("The occupancy curves are still being computed")
-            return
-        dialog = SizeDialog(self, 1200, 800, what="curves")
-        if dialog.exec() != QDialog.DialogCode.Accepted:
-            return
-        path = self._image_path("Export the occupancy curves", "curves")
-        if path is None:
-            return
-        self._guarded(lambda: self.export_curves(path, dialog.width_spin.value(), dialog.height_spin.value(),
-                                                 title=dialog.title_check.isChecked()), path)
-
-    def export_roofline(self, path: str | os.PathLike[str], width: int = 1200, height: int = 800,
-                        title: bool = True) -> Path:
-        """The roofline as PNG, SVG or PDF (by suffix), as the Roofline tab draws it (its work
-        choice), under a title line naming the kernel, GPU profile and launch."""
-        from gui.gantt.export_png import figure_title
-        from gui.panels.roofline import export_roofline
-
-        result = self.session.result
-        if result is None or "models" not in result.parts:
-            raise WarplineError("the models are still running")
-        return export_roofline(result, path, width, height, figure_title(result, "roofline") if title else "",
-                               work=self.results_panel.roofline.work)
-
-    def _export_roofline_image(self) -> None:
-        if self._result_or_warn() is None:
-            return
-        dialog = SizeDialog(self, 1200, 800, what="roofline")
-        if dialog.exec() != QDialog.DialogCode.Accepted:
-            return
-        path = self._image_path("Export the roofline", "roofline")
-        if path is not None:
-            self._guarded(lambda: self.export_roofline(path, dialog.width_spin.value(), dialog.height_spin.value(),
-                                                       title=dialog.title_check.isChecked()), path)
-
-    def export_trace_csv(self, path: str | os.PathLike[str]) -> int:
-        from engine.timeline.csv_export import export_trace_csv
-
-        result = self.session.result
-        if result is None or result.simulation is None or result.simulation.trace is None:
-            raise WarplineError("no simulation trace to export")
-        return export_trace_csv(result.simulation.trace, path, result.trace_names, result.trace_units,
-                                figure_caveats(result).csv_header, header=self._provenance(result))
-
-    def _provenance(self, result: Evaluation) -> list[str]:
-        """What a CSV export was computed from (file, kernel, profile, launch, edits)."""
-        from engine.evaluation.provenance import comment_lines
-
-        inputs = self.session.inputs
-        return comment_lines(result, inputs.path if inputs is not None else None)
-
-    def _export_trace_csv(self) -> None:
-        if self._result_or_warn() is not None and (path := self._save_path("Export timeline CSV", ".csv",
-                                                                             "timeline")):
-            self._guarded(lambda: self.export_trace_csv(path), path)
-
-    def _export_block_csv(self) -> None:
-        from engine.manybsp import export_block_table
-
-        result = self._result_or_warn()
-        if result is not None and result.manybsp is not None and (
-                path := self._save_path("Export BLOCK table", ".csv", "block")):
-            self._guarded(lambda: export_block_table(result.manybsp.block, path), path)
-
-    def _export_supersteps_csv(self) -> None:
-        from engine.manybsp import export_supersteps
-
-        result = self._result_or_warn()
-        if result is not None and result.manybsp is not None and (
-                path := self._save_path("Export supersteps", ".csv", "supersteps")):
-            self._guarded(lambda: export_supersteps(result.manybsp.level1, path), path)
-
-    def _export_curves_csv(self) -> None:
-        result = self._result_or_warn()
-        if result is not None and result.sweep is None:
-            self.show_message("The occupancy curves are still being computed")
-            return
-        if result is not None and (path := self._save_path("Export occupancy curves", ".csv", "curves")):
-            self._guarded(lambda: sweep_csv(result.sweep, str(path), figure_caveats(result).csv_header), path)
-
-    def _export_predictions_csv(self) -> None:
-        from engine.evaluation.report import predictions_csv
-
-        result = self._result_or_warn()
-        if result is not None and (path := self._save_path("Export predictions", ".csv", "predictions")):
-            self._guarded(lambda: predictions_csv(result, str(path), comments=self._provenance(result)), path)
-
-    def _guarded(self, action, path: Path | None = None) -> None:  # noqa: ANN001
-        try:
-            action()
-        except (WarplineError, OSError, ValueError) as exc:
-            self.show_error(f"Export failed: {exc}")
-            return
-        self.show_message(f"Wrote {path}" if path is not None else "Exported")

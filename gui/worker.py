@@ -8,14 +8,15 @@ The worker thread never touches Qt. PySide6 (6.12) corrupts reference counts whe
 emitted from a thread Qt does not own (``bool_dealloc``/``none_dealloc`` aborts after a few
 thousand emissions), and shiboken's import hook is not thread-safe either. So the thread is a
 plain ``threading.Thread`` that puts its outcomes on a ``queue.Queue``, and a QTimer on the UI
-thread drains that queue while work is pending and emits the signals there. A result (partial,
-final or failed) also writes a byte to a socket pair whose read end a ``QSocketNotifier`` watches:
-plain OS I/O on the worker's side, and the UI thread drains at once instead of at the next poll.
+thread drains that queue while work is pending and emits the signals there: the thread, the
+generations, the busy state and the drain are :class:`gui.background.LatestJobThread`'s, shared
+with the background runner. A result (partial, final or failed) also writes a byte to a socket
+pair whose read end a ``QSocketNotifier`` watches: plain OS I/O on the worker's side, and the UI
+thread drains at once instead of at the next poll.
 """
 
 from __future__ import annotations
 
-import queue
 import socket
 import sys
 import threading
@@ -31,9 +32,9 @@ from engine.evaluation import PART_TIMELINE, Cancelled, Evaluation, Evaluator
 from engine.evaluation.core import PART_ASSUMPTIONS
 from engine.inputs import KernelInputs
 from engine.state import WorkbenchState
+from gui.background import LatestJobThread
 
 POLL_MS = 4   # how often the UI thread looks for finished work while some is pending
-STOP_WAIT_S = 1.0   # longest stop() waits for the running computation to notice the cancel
 PARTIAL_WAIT_S = 1.0   # longest the worker waits for the UI to draw a partial result
 # The window calls partial_painted() once the chart has painted a partial result; without a
 # window (or with the chart hidden, so that no paint comes) the sweep starts after this grace.
@@ -72,67 +73,41 @@ def warm_up() -> None:
 
 @dataclass(frozen=True)
 class _Job:
-    generation: int
     inputs: KernelInputs
     state: WorkbenchState
     sweep: bool
 
 
-_STOP = object()
-
-
-class ComputeWorker(QObject):
+class ComputeWorker(LatestJobThread):
     """Submit states; receive the newest result only, on the UI thread."""
 
     partReady = Signal(object, object)  # (Evaluation snapshot, tuple of the parts it adds)
     resultReady = Signal(object)        # the finished Evaluation
     failed = Signal(str)
     progress = Signal(float, str)
-    busyChanged = Signal(bool)
 
     def __init__(self, evaluator: Evaluator | None = None, parent: QObject | None = None) -> None:
-        super().__init__(parent)
+        super().__init__("warpline-compute", POLL_MS, parent)
         warm_up()
         sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL_S))
         self.evaluator = evaluator or Evaluator()
-        self.generation = 0
         self.sweep_enabled = True
         self.effects_enabled = True      # the Assumptions tab's effects, after each result
-        self._jobs: queue.Queue[Any] = queue.Queue()
-        self._out: queue.Queue[tuple[int, str, Any]] = queue.Queue()
-        self._idle = threading.Event()
-        self._idle.set()
-        self._lock = threading.Lock()   # makes "queue empty -> idle" atomic with submit
         self._partial_shown = threading.Event()
         self._awaiting_paint: int | None = None    # generation of a partial result not yet painted
         self._release_generation = -1
-        self._busy = False
-        self._poll = QTimer(self)
-        self._poll.setInterval(POLL_MS)
-        self._poll.timeout.connect(self._drain)
         self._wake_r, self._wake_w = socket.socketpair()
         for end in (self._wake_r, self._wake_w):
             end.setblocking(False)
         self._notifier = QSocketNotifier(self._wake_r.fileno(), QSocketNotifier.Type.Read, self)
         self._notifier.activated.connect(self._woken)
-        self._thread = threading.Thread(target=self._loop, name="warpline-compute", daemon=True)
-        self._thread.start()
-
-    @property
-    def busy(self) -> bool:
-        return self._busy
+        self._start()
 
     # ------------------------------------------------------------------ UI thread
 
     def submit(self, inputs: KernelInputs, state: WorkbenchState) -> int:
         """Start computing ``state``; any earlier submission becomes stale (asked to stop)."""
-        self.generation += 1
-        with self._lock:
-            self._idle.clear()
-            self._jobs.put(_Job(self.generation, inputs, state, self.sweep_enabled))
-        self._set_busy(True)
-        self._poll.start()
-        return self.generation
+        return self._enqueue(_Job(inputs, state, self.sweep_enabled))
 
     def partial_painted(self) -> None:
         """The UI has shown the latest early result: let the worker go on with its next stage once
@@ -157,23 +132,11 @@ class ComputeWorker(QObject):
         if self._awaiting_paint == generation:
             self.partial_painted()
 
-    def cancel(self) -> None:
-        """Make every queued or running computation stale."""
-        self.generation += 1
-        self._set_busy(False)
-
-    def wait(self, msecs: int = 30_000) -> bool:
-        """Block until the thread has nothing to do (tests, shutdown)."""
-        return self._idle.wait(msecs / 1000)
-
     def stop(self) -> None:
         """Cancel and end the worker. A cancelled simulation stops within 100 ms; a stage that
         cannot be interrupted (an analysis of a pathological kernel) is not waited for: it ends
         in its daemon thread and its outcome is dropped, so closing a window never hangs."""
-        self.cancel()
-        self._jobs.put(_STOP)
-        self._thread.join(timeout=STOP_WAIT_S)
-        self._poll.stop()
+        super().stop()
         self._notifier.setEnabled(False)
         for end in (self._wake_r, self._wake_w):
             end.close()
@@ -187,59 +150,33 @@ class ComputeWorker(QObject):
             pass
         self._drain()
 
-    def _set_busy(self, busy: bool) -> None:
-        if busy != self._busy:
-            self._busy = busy
-            self.busyChanged.emit(busy)
+    def _dropped(self, kind: str) -> None:
+        if kind == "partial":
+            self._partial_shown.set()   # nobody will paint it: the worker goes on
 
-    def _drain(self) -> None:
-        while True:
-            try:
-                gen, kind, payload = self._out.get_nowait()
-            except queue.Empty:
-                break
-            if gen != self.generation:
-                if kind == "partial":
-                    self._partial_shown.set()
-                continue      # stale: a newer state was submitted since
-            if kind == "progress":
-                self.progress.emit(*payload)
-            elif kind == "partial":
-                # The worker's next stages wait until the event loop has painted the timeline
-                # (partial_painted, from the window): that repaint would otherwise fight them
-                # for the GIL and take several times longer.
-                self._awaiting_paint = gen
-                self.partReady.emit(*payload)   # direct connections: laid out when this returns
-                QTimer.singleShot(PAINT_GRACE_MS, self, lambda g=gen: self._release_unpainted(g))
-            elif kind == "part":
-                self.partReady.emit(*payload)
-            elif kind == "done":
-                self._set_busy(False)
-                self.resultReady.emit(payload)
-            elif kind == "failed":
-                self._set_busy(False)
-                self.failed.emit(payload)
-        if not self._busy and self._idle.is_set() and self._out.empty():
-            self._poll.stop()
+    def _deliver(self, gen: int, kind: str, payload: Any) -> None:
+        if kind == "progress":
+            self.progress.emit(*payload)
+        elif kind == "partial":
+            # The worker's next stages wait until the event loop has painted the timeline
+            # (partial_painted, from the window): that repaint would otherwise fight them
+            # for the GIL and take several times longer.
+            self._awaiting_paint = gen
+            self.partReady.emit(*payload)   # direct connections: laid out when this returns
+            QTimer.singleShot(PAINT_GRACE_MS, self, lambda g=gen: self._release_unpainted(g))
+        elif kind == "part":
+            self.partReady.emit(*payload)
+        elif kind == "done":
+            self.resultReady.emit(payload)
+        elif kind == "failed":
+            self.failed.emit(payload)
 
     # ------------------------------------------------------------------ worker thread
 
-    def _loop(self) -> None:
-        while True:
-            job = self._jobs.get()
-            # Only the newest submission matters: skip everything queued before it.
-            while True:
-                try:
-                    job = self._jobs.get_nowait()
-                except queue.Empty:
-                    break
-            if job is _STOP:
-                self._idle.set()
-                return
-            self._run(job)
-            with self._lock:
-                if self._jobs.empty():
-                    self._idle.set()
+    def _post(self, gen: int, kind: str, payload: Any) -> None:
+        super()._post(gen, kind, payload)
+        if kind != "progress":
+            self._wake_ui()
 
     def _wake_ui(self) -> None:
         try:
@@ -247,24 +184,17 @@ class ComputeWorker(QObject):
         except (BlockingIOError, InterruptedError, OSError):
             pass            # a byte is pending already (or the pair is closed): the poll drains
 
-    def _run(self, job: _Job) -> None:
-        gen = job.generation
-        if gen != self.generation:
-            return
-
-        def put(item: tuple[int, str, Any]) -> None:
-            self._out.put(item)
-            if item[1] != "progress":
-                self._wake_ui()
+    def _execute(self, gen: int, job: _Job) -> None:
+        put = self._post
 
         def on_part(evaluation: Evaluation, parts: tuple[str, ...]) -> None:
             if PART_TIMELINE not in parts:
-                put((gen, "part", (evaluation, parts)))
+                put(gen, "part", (evaluation, parts))
                 return
             # Wait (briefly) until the UI thread has drawn the timeline: the slower stages that
             # follow would otherwise compete with that redraw for the GIL.
             self._partial_shown.clear()
-            put((gen, "partial", (evaluation, parts)))
+            put(gen, "partial", (evaluation, parts))
             deadline = time.monotonic() + PARTIAL_WAIT_S
             while not self._partial_shown.wait(0.005):
                 if self.generation != gen or time.monotonic() > deadline:
@@ -274,18 +204,18 @@ class ComputeWorker(QObject):
             result = self.evaluator.evaluate(
                 job.inputs, job.state,
                 cancel=lambda: self.generation != gen,
-                progress=lambda f, what: put((gen, "progress", (f, what))),
+                progress=lambda f, what: put(gen, "progress", (f, what)),
                 on_part=on_part,
                 sweep=job.sweep)
         except Cancelled:
             return
         except WarplineError as exc:
-            put((gen, "failed", str(exc)))
+            put(gen, "failed", str(exc))
             return
         except Exception:  # a bug: show it rather than lose it in a worker thread
-            put((gen, "failed", "internal error:\n" + traceback.format_exc()))
+            put(gen, "failed", "internal error:\n" + traceback.format_exc())
             return
-        put((gen, "done", result))
+        put(gen, "done", result)
         if not result.assumptions or not self.effects_enabled:
             return
         # How far each guessed input moves the headline figure: extra evaluations, after the
@@ -297,9 +227,9 @@ class ComputeWorker(QObject):
         except WarplineError:
             return
         except Exception:  # a bug: show it rather than lose it in a worker thread
-            put((gen, "failed", "internal error:\n" + traceback.format_exc()))
+            put(gen, "failed", "internal error:\n" + traceback.format_exc())
             return
-        put((gen, "part", (with_effects, (PART_ASSUMPTIONS,))))
+        put(gen, "part", (with_effects, (PART_ASSUMPTIONS,)))
 
 
 __all__ = ["ComputeWorker", "warm_up"]

@@ -95,13 +95,13 @@ def test_exported_png_of_an_edited_session_names_the_edit(window, qtbot, tmp_pat
     # reopened, the edited session's export names the edit and the occupancy
     assert window.open_file(saved)
     wait_complete(qtbot, window)
-    out = window.export_timeline(tmp_path / "edited.png", 1400, 900)
+    out = window.exports.timeline(tmp_path / "edited.png", 1400, 900)
     title = QImage(str(out)).text("Title")
     assert f"#{number} lat_comm = 3000" in title
     assert "4 of 8 blocks/SM (set)" in title
     # the CSV says the same
     csv_out = tmp_path / "edited.csv"
-    window.export_trace_csv(csv_out)
+    window.exports.trace_csv(csv_out)
     head = csv_out.read_text(encoding="utf-8").splitlines()[:8]
     assert f"# edits: #{number} lat_comm = 3000" in head
     assert stat.S_IMODE(csv_out.stat().st_mode) == 0o666 & ~_umask()

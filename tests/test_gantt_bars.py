@@ -89,11 +89,11 @@ def test_raster_layer_draws_what_drawrects_draws(qtbot, monkeypatch):
     view.set_trace(r.trace, [i.name for i in d.instructions], None, float(r.cycles), d.subsystems)
     monkeypatch.setattr(raster, "RECT_LIMIT", 10**9)
     by_rects = _grab_array(view)
-    assert not view._raster.rasterised
+    assert not view.bars.raster.rasterised
     monkeypatch.setattr(raster, "RECT_LIMIT", 0)
-    view._raster._cache_key = None
+    view.bars.raster._cache_key = None
     by_image = _grab_array(view)
-    assert view._raster.rasterised
+    assert view.bars.raster.rasterised
     differ = np.any(by_rects != by_image, axis=2)
     # edges may round to the neighbouring pixel; anything more is a real difference
     assert differ.mean() < 0.03, f"{differ.mean():.1%} of the pixels differ"

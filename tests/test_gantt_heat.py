@@ -30,8 +30,8 @@ def view(qtbot):
 def _bands_at(view: GanttView, x: float) -> dict[str, tuple[float, float]]:
     """Top and height of every category's band drawn at cycle ``x`` (at the last paint)."""
     out = {}
-    for item in view._heat_items:
-        rects = view.heat_strips().rects(item.category)
+    for item in view.heat.items:
+        rects = view.heat.strips.rects(item.category)
         hit = rects[(rects[:, 0] <= x) & (x < rects[:, 0] + rects[:, 2])]
         if len(hit):
             assert len(hit) == 1
@@ -40,15 +40,15 @@ def _bands_at(view: GanttView, x: float) -> dict[str, tuple[float, float]]:
 
 
 def test_a_collapsed_group_is_drawn_as_its_heat_strip(view, qtbot):
-    groups = dict(view.warp_groups())
+    groups = dict(view.groups.warp_groups())
     assert set(groups) == {"block 0", "block 1"}
-    view.set_group_collapsed("block 0", True)
+    view.groups.set_group_collapsed("block 0", True)
     view.plot.getViewBox().setXRange(0.0, 8.0, padding=0.0)
     view.grab()
-    strips = view.heat_strips()
+    strips = view.heat.strips
     assert len(strips.bands) == 1
     activity, top, height = strips.bands[0]
-    assert (top, height) == view.lane_band_px(groups["block 0"][0])
+    assert (top, height) == view.geometry.lane_band_px(groups["block 0"][0])
     assert activity.lanes == 2
     inner = height - 2 * PAD_PX
     # every bucket of the view: shares sum to 1 and the bands fill the strip
@@ -69,19 +69,19 @@ def test_a_collapsed_group_is_drawn_as_its_heat_strip(view, qtbot):
         inside = (rects[:, 1] >= top) & (rects[:, 1] < top + height)
         assert np.all(rects[inside, 3] == 0)
     # hovering the strip names the shares of the bucket under the pointer
-    text = view._heat_text(3.5, top + height / 2)
+    text = view.heat.text_at(3.5, top + height / 2)
     assert text.startswith("block 0 (collapsed, 2 warps)")
     assert "50 % waiting for memory" in text and "50 % at a barrier" in text
     # expanded again: no strip, the bars are back
-    view.set_group_collapsed("block 0", False)
+    view.groups.set_group_collapsed("block 0", False)
     view.grab()
-    assert not view.heat_strips().bands and all(item.last_drawn == 0 for item in view._heat_items)
+    assert not view.heat.strips.bands and all(item.last_drawn == 0 for item in view.heat.items)
     assert any(len(item.rects()) and np.all(item.rects()[:, 3] > 0) for item in view.bar_items())
 
 
 def test_collapse_all_survives_a_new_trace(view):
-    view.set_all_collapsed(True)
+    view.groups.set_all_collapsed(True)
     view.set_trace(_trace(), ["a", "b"], None, 8.0, ["alu"])
     view.grab()
-    assert len(view.heat_strips().bands) == 2
-    assert sum(item.last_drawn for item in view._heat_items) > 0
+    assert len(view.heat.strips.bands) == 2
+    assert sum(item.last_drawn for item in view.heat.items) > 0

@@ -56,9 +56,9 @@ def test_export_png_of_live_view_keeps_its_state(qtbot, run, tmp_path):
     view.set_color_mode("class")
     view.plot.getViewBox().setXRange(500, 1500, padding=0)
     view.highlight_range(800, 900)
-    before = view.x_range()
+    before = view.time_axis.x_range()
     a = _check_picture(export_png(view, tmp_path / "live.png", 1280, 720), 1280, 720)
-    assert view.x_range() == pytest.approx(before) and view.width() == 700   # live view untouched
+    assert view.time_axis.x_range() == pytest.approx(before) and view.width() == 700   # live view untouched
     # the region shading (light orange) is in the zoomed export; a full-range export differs
     view.fit()
     b = _check_picture(export_png(view, tmp_path / "fit.png", 1280, 720), 1280, 720)

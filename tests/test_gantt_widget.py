@@ -39,7 +39,7 @@ def view(qtbot, run):
 
 
 def _viewport_point(view: GanttView, x: float, y: float) -> QPoint:
-    return view.graphics.mapFromScene(view.scene_point(x, y))
+    return view.graphics.mapFromScene(view.interaction.scene_point(x, y))
 
 
 def _move(view: GanttView, point: QPoint) -> None:
@@ -71,37 +71,37 @@ def test_lanes_items_and_legend(view, run):
     legend_labels = [label.text for _, label in view.legend.items if label.text]
     # each colour names the warps it shows (32 warps: three per colour)
     assert "warps 0, 12, 24" in legend_labels and "stall: memory dependency" in legend_labels
-    assert view.x_range()[1] >= cycles
-    assert view.drawn_rect_count() > 0
+    assert view.time_axis.x_range()[1] >= cycles
+    assert view.bars.drawn_rect_count() > 0
 
 
 def test_color_mode_switch(view, run):
     d, trace, names, _ = run
     warp_items = {item.name for item in view.bar_items()}
     view.set_color_mode("class")
-    assert view.color_mode() == "class" and view._mode_box.currentIndex() == 1
+    assert view.color_mode() == "class" and view.coloring.mode_box.currentIndex() == 1
     class_items = {item.name for item in view.bar_items()}
     assert {"fma", "ld.shared", "ld.global", "bar"} <= class_items
     assert class_items != warp_items
     assert sum(len(i) for i in view.bar_items()) == 2 * len(trace.issues) + len(trace.stalls)
-    view._mode_box.setCurrentIndex(0)            # the combo box drives the same switch
+    view.coloring.mode_box.setCurrentIndex(0)            # the combo box drives the same switch
     assert view.color_mode() == "warp"
     with pytest.raises(ValueError):
         view.set_color_mode("rainbow")
 
 
 def test_zoom_culls_and_merges(view, run, qtbot):
-    full = view.drawn_rect_count()
+    full = view.bars.drawn_rect_count()
     total = sum(len(item) for item in view.bar_items())
     visible_full = sum(item.last_visible for item in view.bar_items())
     assert full < 0.8 * total, "zoomed out, sub-pixel bars must be merged"
     view.plot.getViewBox().setXRange(1000, 1100, padding=0)
     view.grab()
-    x0, x1 = view.x_range()
+    x0, x1 = view.time_axis.x_range()
     assert (x0, x1) == pytest.approx((1000, 1100))
     visible = sum(item.last_visible for item in view.bar_items())
     assert 0 < visible < visible_full / 5
-    assert view.drawn_rect_count() <= visible
+    assert view.bars.drawn_rect_count() <= visible
     y_before = view.plot.getViewBox().viewRange()[1]
     # the mouse wheel zooms the cycle axis only
     pos = QPointF(_viewport_point(view, 1050, 20.0))
@@ -110,11 +110,11 @@ def test_zoom_culls_and_merges(view, run, qtbot):
                         False)
     QApplication.sendEvent(view.graphics.viewport(), wheel)
     qtbot.wait(10)
-    nx0, nx1 = view.x_range()
+    nx0, nx1 = view.time_axis.x_range()
     assert nx1 - nx0 < 100 and nx0 >= 1000 - 1e-6 and nx1 <= 1100 + 1e-6
     assert view.plot.getViewBox().viewRange()[1] == pytest.approx(y_before)
     view.fit()
-    assert view.x_range()[1] - view.x_range()[0] > 3000
+    assert view.time_axis.x_range()[1] - view.time_axis.x_range()[0] > 3000
 
 
 def test_hover_shows_stall_and_instruction(view, run, qtbot):
@@ -125,10 +125,10 @@ def test_hover_shows_stall_and_instruction(view, run, qtbot):
     j = int(np.argmax(lane.x1 - lane.x0))          # the longest stall of warp 5
     x, y = (lane.x0[j] + lane.x1[j]) / 2, lane.y + lane.height / 2
     _move(view, _viewport_point(view, x, y))
-    qtbot.waitUntil(lambda: view.hover_text != "", timeout=2000)
+    qtbot.waitUntil(lambda: view.interaction.hover_text != "", timeout=2000)
     rec = trace.stalls[lane.row[j]]
-    assert view.hover_text.startswith(f"stall: {STALL_CAUSES[rec['cause']].replace('_', ' ')} · warp 5\n")
-    assert f"{rec['start']:g} → {rec['end']:g}" in view.hover_text
+    assert view.interaction.hover_text.startswith(f"stall: {STALL_CAUSES[rec['cause']].replace('_', ' ')} · warp 5\n")
+    assert f"{rec['start']:g} → {rec['end']:g}" in view.interaction.hover_text
     # an instruction bar in the ALU lane: zoom in so it is wide, then hover its middle
     alu = layout.lanes[1]
     j = len(alu) // 2
@@ -136,17 +136,17 @@ def test_hover_shows_stall_and_instruction(view, run, qtbot):
     top, height = alu.bar_band(j)
     x, y = (alu.x0[j] + alu.x1[j]) / 2, top + height / 2
     _move(view, _viewport_point(view, x, y))
-    qtbot.waitUntil(lambda: view.hover_text.count("\n") == 3, timeout=2000)
-    lane_index, bar = view.bar_at(x, y)
+    qtbot.waitUntil(lambda: view.interaction.hover_text.count("\n") == 3, timeout=2000)
+    lane_index, bar = view.interaction.bar_at(x, y)
     assert lane_index == 1 and alu.x0[bar] <= x <= alu.x1[bar]
     assert alu.sub_row[bar] == alu.sub_row[j]          # the bar of the row under the pointer
     rec = trace.issues[alu.row[bar]]
-    assert view.hover_text == view.describe(1, bar)
-    assert view.hover_text.startswith(names[rec["instr"]] + "\n")
-    assert f"warp {rec['warp']} · block {rec['block']}" in view.hover_text
-    assert f"issue {rec['issue']:g} → complete {rec['complete']:g}" in view.hover_text
+    assert view.interaction.hover_text == view.text.describe(1, bar)
+    assert view.interaction.hover_text.startswith(names[rec["instr"]] + "\n")
+    assert f"warp {rec['warp']} · block {rec['block']}" in view.interaction.hover_text
+    assert f"issue {rec['issue']:g} → complete {rec['complete']:g}" in view.interaction.hover_text
     _move(view, QPoint(2, 2))     # off the plot: text goes away
-    qtbot.waitUntil(lambda: view.hover_text == "", timeout=2000)
+    qtbot.waitUntil(lambda: view.interaction.hover_text == "", timeout=2000)
 
 
 def test_click_emits_instruction_and_row(view, run, qtbot):
@@ -159,7 +159,7 @@ def test_click_emits_instruction_and_row(view, run, qtbot):
     view.plot.getViewBox().setXRange(lane.x0[j] - 1, lane.x0[j] + 3, padding=0)
     top, height = lane.bar_band(j)
     x, y = lane.x0[j] + 0.3, top + height / 2
-    hit = view.bar_at(x, y)
+    hit = view.interaction.bar_at(x, y)
     assert hit is not None
     row = int(lane.row[hit[1]])
     got_instr: list[int] = []
@@ -192,14 +192,14 @@ def test_highlights_and_clear(view, run):
     wanted = {names.index("bar.sync.1"), names.index("st.global.c")}
     view.highlight_instructions(wanted)
     n = int(np.isin(trace.issues["instr"], list(wanted)).sum())
-    assert len(view._highlight) == 2 * n         # issue-slot lane and subsystem lane
+    assert len(view.bars.highlight) == 2 * n         # issue-slot lane and subsystem lane
     view.grab()
-    assert view._highlight.last_drawn > 0
+    assert view.bars.highlight.last_drawn > 0
     view.highlight_instructions(set())
-    assert view._highlight is None
+    assert view.bars.highlight is None
     view.clear()
     assert view.bar_items() == [] and view.layout_data is None
-    assert view.bar_at(100, 5) is None
+    assert view.interaction.bar_at(100, 5) is None
     view.grab()                                  # an empty view still paints
 
 
@@ -214,8 +214,8 @@ def test_empty_trace(qtbot, tmp_path):
     view.resize(600, 400)
     view.set_trace(trace, ["nop"], None, 0.0, ("alu",))
     view.grab()
-    assert view.bar_items() == [] and view.drawn_rect_count() == 0
+    assert view.bar_items() == [] and view.bars.drawn_rect_count() == 0
     assert [ln.label for ln in view.layout_data.lanes] == ["issue slots", "ALU (int/FP32)"]
-    assert view.bar_at(0.5, 1.0) is None
+    assert view.interaction.bar_at(0.5, 1.0) is None
     assert export_trace_csv(trace, tmp_path / "e.csv", ["nop"]) == 0
     assert export_chrome_trace(trace, tmp_path / "e.json", ["nop"]) == 0

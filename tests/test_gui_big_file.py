@@ -49,7 +49,7 @@ def test_the_parse_runs_off_the_ui_thread_and_fills_the_bar(window, qtbot, big, 
 
     monkeypatch.setattr(loader_module, "parse_kernel", parse)
     seen: list[tuple[float, int, int]] = []
-    bar = window.load_bar
+    bar = window.load_status.bar
     window.session.loader.progressChanged.connect(
         lambda _request, fraction: seen.append((fraction, bar.maximum(), bar.value())))
     ticks: list[int] = []
@@ -65,7 +65,7 @@ def test_the_parse_runs_off_the_ui_thread_and_fills_the_bar(window, qtbot, big, 
     assert len(fractions) >= 3 and fractions == sorted(fractions) and 0 < fractions[0] < fractions[-1] <= 1
     assert all(maximum == 1000 and value == round(1000 * f) for f, maximum, value in seen)   # determinate
     assert ticks, "the event loop ran while the file was opened"
-    assert window.load_bar.maximum() == 1000 and not window.load_status.isVisible()
+    assert window.load_status.bar.maximum() == 1000 and not window.load_status.isVisible()
     wait_complete(qtbot, window)
 
 

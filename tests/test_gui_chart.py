@@ -25,23 +25,23 @@ def view_menu(window):
 def test_time_axis_cycles_or_microseconds(window):
     view = window.gantt.view
     clock = window.session.result.clock_mhz
-    assert clock > 0 and view.clock_mhz() == clock
+    assert clock > 0 and view.time_axis.clock_mhz() == clock
     axis = view.plot.getAxis("bottom")
-    assert view.time_unit() == "cycles" and axis.scale == 1.0
+    assert view.time_axis.unit() == "cycles" and axis.scale == 1.0
     toggle = next(a for a in view_menu(window).actions() if a.shortcut().toString() == "Ctrl+U")
     toggle.trigger()
-    assert view.time_unit() == "us" and axis.scale == pytest.approx(1.0 / clock)
+    assert view.time_axis.unit() == "us" and axis.scale == pytest.approx(1.0 / clock)
     assert "µs" in axis.labelText
-    assert view._unit_box.currentText() == "µs"
-    view._unit_box.setCurrentIndex(0)
-    assert view.time_unit() == "cycles" and axis.scale == 1.0
+    assert view.time_axis.unit_box.currentText() == "µs"
+    view.time_axis.unit_box.setCurrentIndex(0)
+    assert view.time_axis.unit() == "cycles" and axis.scale == 1.0
 
 
 def test_colour_by_block_and_legends_name_their_ids(window):
     view = window.gantt.view
     trace = view.trace
     view.set_color_mode("block")
-    assert view._mode_box.currentText() == "colour by block"
+    assert view.coloring.mode_box.currentText() == "colour by block"
     blocks = np.unique(trace.issues["block"])
     data = [item for item in view.bar_items() if not item.name.startswith(tuple(STALL_PALETTE))]
     names = {item.name for item in view.bar_items()}
@@ -83,11 +83,11 @@ def test_stall_names_and_selects_the_instruction_it_waits_on(window, qtbot):
         b = int(np.flatnonzero(lanes[k].row == row)[0])
         x = float((lanes[k].x0[b] + lanes[k].x1[b]) / 2)
         view.plot.getViewBox().setXRange(lanes[k].x0[b] - 2, lanes[k].x1[b] + 2, padding=0)
-        return view._hit(view.scene_point(x, lanes[k].y + lanes[k].height / 2)) == (k, b)
+        return view.interaction.hit(view.interaction.scene_point(x, lanes[k].y + lanes[k].height / 2)) == (k, b)
 
     stall_row = next(int(r) for r in np.flatnonzero(trace.stalls["cause"] == memory) if drawn_on_top(int(r)))
     rec = trace.stalls[stall_row]
-    waited = view.waited_instruction(stall_row)
+    waited = view.text.waited_instruction(stall_row)
     # its warp's first issue once the stall is over (other waits may come in between)
     mine = trace.issues[trace.issues["warp"] == rec["warp"]]
     nxt = mine[np.argmin(np.where(mine["issue"] >= rec["end"] - 1e-9, mine["issue"], np.inf))]
@@ -95,7 +95,7 @@ def test_stall_names_and_selects_the_instruction_it_waits_on(window, qtbot):
     lane_index = next(k for k, ln in enumerate(view.layout_data.lanes)
                       if ln.source == "stalls" and stall_row in ln.row)
     bar = int(np.flatnonzero(view.layout_data.lanes[lane_index].row == stall_row)[0])
-    text = view.describe(lane_index, bar)
+    text = view.text.describe(lane_index, bar)
     assert f"waits to issue #{waited + 1}: " in text and "memory dependency" in text
     assert "_Z14calculate" not in text, "parameter symbols are shortened"
     clicked = []
@@ -113,9 +113,9 @@ def test_stall_names_and_selects_the_instruction_it_waits_on(window, qtbot):
             return False
 
         def scenePos(self):
-            return view.scene_point(x, lane.y + lane.height / 2)
+            return view.interaction.scene_point(x, lane.y + lane.height / 2)
 
-    view._on_mouse_clicked(Click())
+    view.interaction.on_mouse_clicked(Click())
     assert clicked == [waited]
     selected = window.block_view.selectionModel().selectedRows()
     assert [window.block_view.model_.rows[i.row()].index for i in selected] == [waited + 1]
@@ -127,9 +127,9 @@ def test_zoom_and_fit_keys_in_the_view_menu(window):
     assert keys["Zoom &in (timeline)"] == "Ctrl+=" and keys["Zoom &out (timeline)"] == "Ctrl+-"
     assert keys["&Fit the whole run"] == "Ctrl+0"
     view = window.gantt.view
-    x0, x1 = view.x_range()
+    x0, x1 = view.time_axis.x_range()
     actions["Zoom &in (timeline)"].trigger()
-    z0, z1 = view.x_range()
+    z0, z1 = view.time_axis.x_range()
     assert z1 - z0 == pytest.approx((x1 - x0) / 2)
     actions["&Fit the whole run"].trigger()
-    assert view.x_range() == pytest.approx((x0, x1))
+    assert view.time_axis.x_range() == pytest.approx((x0, x1))

@@ -61,14 +61,14 @@ def test_pin_baseline_compare_and_clear(window, qtbot):
     gantt = window.gantt
     assert gantt.baseline_box.isVisible() and gantt.baseline_view.trace is base.simulation.trace
     # after the edit both charts show the same cycles, the longer run whole
-    assert gantt.baseline_view.x_range() == pytest.approx(gantt.view.x_range())
-    assert gantt.view.x_range()[1] >= max(float(base.simulation.cycles), float(current.simulation.cycles))
+    assert gantt.baseline_view.time_axis.x_range() == pytest.approx(gantt.view.time_axis.x_range())
+    assert gantt.view.time_axis.x_range()[1] >= max(float(base.simulation.cycles), float(current.simulation.cycles))
     assert gantt.view.trace is current.simulation.trace
     gantt.view.plot.getViewBox().setXRange(500, 900, padding=0)
-    assert gantt.baseline_view.x_range() == pytest.approx((500, 900))
+    assert gantt.baseline_view.time_axis.x_range() == pytest.approx((500, 900))
     longest = max(float(base.simulation.cycles), float(current.simulation.cycles))
     gantt.view.fit()
-    assert gantt.view.x_range()[1] >= longest
+    assert gantt.view.time_axis.x_range()[1] >= longest
     window.baseline.clear()
     assert not gantt.baseline_box.isVisible() and panel.table.rowCount() == 0
 

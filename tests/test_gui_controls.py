@@ -91,12 +91,12 @@ def test_profile_switch_and_bad_profile_file(window, qtbot, tmp_path):
 def test_all_csv_exports_write_engine_tables(window, tmp_path, monkeypatch):
     targets = iter([tmp_path / "block.csv", tmp_path / "steps.csv", tmp_path / "curves.csv",
                     tmp_path / "predictions.csv"])
-    monkeypatch.setattr(window, "_save_path", lambda *a: next(targets))
-    window._export_block_csv()
-    window._export_supersteps_csv()
-    window._export_curves_csv()
+    monkeypatch.setattr(window.exports, "_save_path", lambda *a: next(targets))
+    window.exports.ask_block_csv()
+    window.exports.ask_supersteps_csv()
+    window.exports.ask_curves_csv()
     assert str(tmp_path / "curves.csv") in window.statusBar().currentMessage()   # names the file
-    window._export_predictions_csv()
+    window.exports.ask_predictions_csv()
     result = window.session.result
     with open(tmp_path / "block.csv", newline="") as fh:
         block = list(csv.DictReader(fh))

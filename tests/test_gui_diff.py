@@ -61,7 +61,7 @@ def test_compare_with_a_second_version(window, qtbot, second_version, tmp_path):
     selected = window.block_view.selectionModel().selectedRows()
     assert [window.block_view.model_.rows[i.row()].index for i in selected] == [panel.shown_rows[changed_row].after]
     # the exported timeline carries both runs
-    out = window.export_timeline(tmp_path / "both.png", 1200, 900)
+    out = window.exports.timeline(tmp_path / "both.png", 1200, 900)
     image = QImage(str(out))
     assert (image.width(), image.height()) == (1200, 900)
     assert image.text("Title")

@@ -8,7 +8,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import pytest
-from PySide6.QtGui import QImage
+from PySide6.QtGui import QAction, QImage
 
 from engine.evaluation import models
 from gui.curves import curves_title
@@ -39,40 +39,40 @@ def test_title_line_names_kernel_profile_launch_and_time(window):
 
 def test_svg_pdf_png_from_the_window(window, tmp_path, qtbot):
     result = window.session.result
-    svg = window.export_timeline(tmp_path / "t.svg", 1200, 700)
+    svg = window.exports.timeline(tmp_path / "t.svg", 1200, 700)
     root, texts = _svg_texts(svg)
     assert root.tag == f"{SVG}svg" and root.get("viewBox") == "0 0 1200 700"
     assert any(title_line(result)[:40] in t for t in texts), "the title line is text in the drawing"
     assert any("LDST / memory" in t for t in texts)
     shapes = sum(1 for tag in ("path", "rect", "polyline", "image") for _ in root.iter(f"{SVG}{tag}"))
     assert shapes > 20
-    pdf = window.export_timeline(tmp_path / "t.pdf", 1200, 700)
+    pdf = window.exports.timeline(tmp_path / "t.pdf", 1200, 700)
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF") and data.rstrip().endswith(b"%%EOF") and len(data) > 5000
-    png = window.export_timeline(tmp_path / "t.png", 1000, 600)
+    png = window.exports.timeline(tmp_path / "t.png", 1000, 600)
     image = QImage(str(png))
     assert (image.width(), image.height()) == (1000, 600)
     # the whole run by default, the visible range when asked; the live view is left alone
     view = window.gantt.view
     view.plot.getViewBox().setXRange(1000, 2000, padding=0)
-    whole = window.export_timeline(tmp_path / "whole.svg", 1200, 700)
-    part = window.export_timeline(tmp_path / "part.svg", 1200, 700, visible=True)
+    whole = window.exports.timeline(tmp_path / "whole.svg", 1200, 700)
+    part = window.exports.timeline(tmp_path / "part.svg", 1200, 700, visible=True)
     ticks_whole = {t for t in _svg_texts(whole)[1] if t.strip().isdigit()}
     ticks_part = {t for t in _svg_texts(part)[1] if t.strip().isdigit()}
     assert max(map(int, ticks_part)) <= 2000 and min(map(int, ticks_part)) >= 1000
     assert max(map(int, ticks_whole)) >= 0.5 * float(result.simulation.cycles)
-    assert view.x_range() == pytest.approx((1000, 2000))
+    assert view.time_axis.x_range() == pytest.approx((1000, 2000))
     assert not (tmp_path / "t.svg.part").exists()
 
 
 def test_status_bar_names_the_file(window, tmp_path, monkeypatch):
-    import gui.main_window as mw
+    import gui.window.export_actions as mw
 
     target = tmp_path / "report"
     monkeypatch.setattr(mw.SizeDialog, "exec", lambda self: mw.QDialog.DialogCode.Accepted)
     monkeypatch.setattr(mw.QFileDialog, "getSaveFileName",
                         lambda *a, **k: (str(target), "SVG drawing (*.svg)"))
-    window._export_png()
+    window.exports.ask_timeline()
     written = tmp_path / "report.svg"
     assert written.is_file()
     assert str(written) in window.statusBar().currentMessage()
@@ -82,10 +82,10 @@ def test_curves_export_png_svg_pdf_with_a_title(window, tmp_path, monkeypatch):
     """The occupancy curves export as the timeline does: PNG, SVG or PDF under a title line, with
     the Curves tab's legend and log-scale labels, light whatever the desktop; the status bar
     names the file."""
-    import gui.main_window as mw
+    import gui.window.export_actions as mw
 
     result = window.session.result
-    svg = window.export_curves(tmp_path / "curves.svg", 1000, 700)
+    svg = window.exports.curves(tmp_path / "curves.svg", 1000, 700)
     root, texts = _svg_texts(svg)
     assert root.get("viewBox") == "0 0 1000 700"
     title = curves_title(result)
@@ -95,14 +95,14 @@ def test_curves_export_png_svg_pdf_with_a_title(window, tmp_path, monkeypatch):
     assert shown <= set(texts), shown - set(texts)
     assert {"10k", "100k"} <= set(texts) and "resident blocks per SM" in [t.strip() for t in texts]
     assert [t for t in texts if t.isdigit()] == [str(k) for k in range(1, 9)]
-    png = QImage(str(window.export_curves(tmp_path / "curves.png", 900, 600, title=False)))
+    png = QImage(str(window.exports.curves(tmp_path / "curves.png", 900, 600, title=False)))
     assert (png.width(), png.height()) == (900, 600)
-    pdf = window.export_curves(tmp_path / "curves.pdf", 900, 600)
+    pdf = window.exports.curves(tmp_path / "curves.pdf", 900, 600)
     assert pdf.read_bytes().startswith(b"%PDF")
     target = tmp_path / "menu-curves"
     monkeypatch.setattr(mw.SizeDialog, "exec", lambda self: mw.QDialog.DialogCode.Accepted)
     monkeypatch.setattr(mw.QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), "PDF document (*.pdf)"))
-    action = next(a for a in window.findChildren(mw.QAction) if a.text() == "Occupancy curves as P&NG, SVG or PDF…")
+    action = next(a for a in window.findChildren(QAction) if a.text() == "Occupancy curves as P&NG, SVG or PDF…")
     action.trigger()
     assert (tmp_path / "menu-curves.pdf").is_file()
     assert str(tmp_path / "menu-curves.pdf") in window.statusBar().currentMessage()

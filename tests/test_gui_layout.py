@@ -7,21 +7,22 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QSettings, QSize, Qt
-from PySide6.QtGui import QFontMetrics, QKeySequence
+from PySide6.QtGui import QAction, QFontMetrics, QKeySequence
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 import gui.main_window as main_window_module
 from engine.evaluation.verdict import OUTSIDE
 from engine.timeline.lanes import lane_group
-from gui.gantt.widget import DEFAULT_LANE_PX, ISSUE_LANE_SHARE
+from gui.gantt.lane_geometry import DEFAULT_LANE_PX, ISSUE_LANE_SHARE
 from gui.models.block_table import FROZEN_KEYS, KEYS
+from gui.window.layout_keeper import WindowLayout
 from tests.test_gui_support import axis_labels, make_window, overlapping_labels, wait_complete
 
 
 @pytest.fixture()
 def window(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setattr(main_window_module.MainWindow, "_available", lambda self: QSize(1366, 768))
+    monkeypatch.setattr(WindowLayout, "_available", lambda self: QSize(1366, 768))
     return make_window(qtbot, tmp_path, monkeypatch)
 
 
@@ -51,8 +52,8 @@ def test_window_fits_a_1366x768_screen_with_nothing_clipped(window, qtbot):
     for k, lane in enumerate(lanes):
         if lane_group(lane.kind).major:
             expected = DEFAULT_LANE_PX * (ISSUE_LANE_SHARE if lane.kind == "issue" else 1.0)
-            assert view.lane_band_px(k)[1] == pytest.approx(expected)
-    top, height = view.lane_band_px(len(lanes) - 1)
+            assert view.geometry.lane_band_px(k)[1] == pytest.approx(expected)
+    top, height = view.geometry.lane_band_px(len(lanes) - 1)
     assert top + height <= view.plot.getViewBox().height() + 1
 
 
@@ -64,64 +65,64 @@ def test_lanes_resize_and_warp_groups_collapse(window, qtbot):
     lanes = view.layout_data.lanes
     sub = next(k for k, ln in enumerate(lanes) if ln.kind == "subsystem")
     view.lane_spin.setValue(40)
-    assert view.lane_band_px(sub)[1] == pytest.approx(40)
-    groups = view.warp_groups()
+    assert view.geometry.lane_band_px(sub)[1] == pytest.approx(40)
+    groups = view.groups.warp_groups()
     # hotspot: 120 warps share 64 slot lanes, grouped by a block's worth (8) of slots
     assert len(groups) == 8 and all(len(g) == 8 for _, g in groups)
     label, members = groups[2]
-    expanded_height = view.lane_band_px(members[0])[1]
-    view.set_group_collapsed(label, True)
-    bands = {view.lane_band_px(k) for k in members}
+    expanded_height = view.geometry.lane_band_px(members[0])[1]
+    view.groups.set_group_collapsed(label, True)
+    bands = {view.geometry.lane_band_px(k) for k in members}
     assert len(bands) == 1, "a collapsed group's lanes share one strip"
     # the other groups got the height back
     other = groups[0][1][0]
-    assert view.lane_band_px(other)[1] > expanded_height
+    assert view.geometry.lane_band_px(other)[1] > expanded_height
     # a stall in the collapsed strip is still found by hover/click hit testing
     lane = lanes[members[0]]
     j = len(lane) // 2
     x = float((lane.x0[j] + lane.x1[j]) / 2)
-    hit = view.bar_at(x, lane.y + lane.height / 2)
+    hit = view.interaction.bar_at(x, lane.y + lane.height / 2)
     assert hit is not None and hit[0] in members
-    view.set_all_collapsed(True)
-    assert view.collapsed_groups() == {g for g, _ in groups}
-    view.collapse_box.setChecked(False)
-    assert view.collapsed_groups() == set()
+    view.groups.set_all_collapsed(True)
+    assert view.groups.collapsed_groups() == {g for g, _ in groups}
+    view.groups.collapse_box.setChecked(False)
+    assert view.groups.collapsed_groups() == set()
 
 
 def test_thin_warp_lanes_collapse_until_the_user_chooses(window, qtbot):
     # 64 slot lanes under the subsystem lanes at 1366x768 got about 1.3 px each
-    from gui.gantt.widget import AUTO_COLLAPSE_PX
+    from gui.gantt.warp_groups import AUTO_COLLAPSE_PX
 
     window.resize(1366, 768)
     window.chart_split.setSizes([500, 250])
     settle(qtbot, window)
     view = window.gantt.view
-    assert view.collapse_is_automatic()
-    labels = {label for label, _ in view.warp_groups()}
-    assert view._warp_lanes_too_thin()
-    assert view.collapsed_groups() == labels and view.collapse_box.isChecked()
-    assert "Now automatic" in view.collapse_box.toolTip()
+    assert view.groups.collapse_is_automatic()
+    labels = {label for label, _ in view.groups.warp_groups()}
+    assert view.geometry.warp_lanes_too_thin()
+    assert view.groups.collapsed_groups() == labels and view.groups.collapse_box.isChecked()
+    assert "Now automatic" in view.groups.collapse_box.toolTip()
     # more room: expanded again, by itself
     window.chart_split.setSizes([60, 2000])
     window.resize(1900, 1200)
     settle(qtbot, window)
-    assert not view._warp_lanes_too_thin(), view.graphics.height()
-    assert view.collapsed_groups() == set() and not view.collapse_box.isChecked()
+    assert not view.geometry.warp_lanes_too_thin(), view.graphics.height()
+    assert view.groups.collapsed_groups() == set() and not view.groups.collapse_box.isChecked()
     warp = next(k for k, ln in enumerate(view.layout_data.lanes) if not lane_group(ln.kind).major)
-    assert view.lane_band_px(warp)[1] >= AUTO_COLLAPSE_PX
+    assert view.geometry.lane_band_px(warp)[1] >= AUTO_COLLAPSE_PX
     # the user's choice holds from then on, whatever the size
-    view.collapse_box.click()      # collapse, then expand: as a user would
-    assert view.collapsed_groups() == labels
-    view.collapse_box.click()
-    assert not view.collapse_is_automatic() and "automatic" not in view.collapse_box.toolTip()
+    view.groups.collapse_box.click()      # collapse, then expand: as a user would
+    assert view.groups.collapsed_groups() == labels
+    view.groups.collapse_box.click()
+    assert not view.groups.collapse_is_automatic() and "automatic" not in view.groups.collapse_box.toolTip()
     window.chart_split.setSizes([500, 250])
     window.resize(1366, 768)
     settle(qtbot, window)
-    assert view.collapsed_groups() == set()
+    assert view.groups.collapsed_groups() == set()
     # View > Reset layout goes back to the automatic choice
-    view.set_collapse_auto()
-    assert view.collapse_is_automatic()
-    assert view.collapse_box.isChecked() == view._warp_lanes_too_thin()
+    view.groups.set_collapse_auto()
+    assert view.groups.collapse_is_automatic()
+    assert view.groups.collapse_box.isChecked() == view.geometry.warp_lanes_too_thin()
 
 
 def test_panel_widths_stay_put_after_edits(window, qtbot):
@@ -146,7 +147,7 @@ def test_panel_widths_stay_put_after_edits(window, qtbot):
 
 
 def test_layout_saved_restored_and_reset(qtbot, tmp_path, monkeypatch):
-    monkeypatch.setattr(main_window_module.MainWindow, "_available", lambda self: QSize(1920, 1080))
+    monkeypatch.setattr(WindowLayout, "_available", lambda self: QSize(1920, 1080))
     first = make_window(qtbot, tmp_path, monkeypatch, open_sample=False)
     settle(qtbot, first)
     # a big screen: inputs left, results right
@@ -160,7 +161,7 @@ def test_layout_saved_restored_and_reset(qtbot, tmp_path, monkeypatch):
     first.block_view.horizontalHeader().moveSection(KEYS.index("cuda_line"), 2)
     first.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, first.inputs_dock)
     settle(qtbot, first)
-    qtbot.waitUntil(lambda: not first._layout_saver.isActive(), timeout=3000)   # saved by itself
+    qtbot.waitUntil(lambda: not first.window_layout.saver.isActive(), timeout=3000)   # saved by itself
     saved_columns = first.block_view.visible_columns()
     first.close()
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
@@ -258,7 +259,7 @@ def test_redo_keys_and_stale_errors_cleared_by_undo(window, qtbot):
     window.activateWindow()
     window.block_view.setFocus()
     ambiguous = []
-    for action in window.findChildren(main_window_module.QAction):
+    for action in window.findChildren(QAction):
         keys = {s.toString() for s in action.shortcuts()}
         if keys & {"Ctrl+Shift+Z", "Ctrl+Y"} and action is not window.redo_action:
             ambiguous.append(action.text())
@@ -285,13 +286,13 @@ def test_chart_tooltip_hides_when_the_pointer_leaves(window, qtbot):
     j = len(lane) // 2
     # the bar's middle where the chart draws it (lanes are drawn scaled when many share the height)
     top, height = lane.bar_band(j)
-    scale = view._lane_h[i] / lane.height
-    x, y = float((lane.x0[j] + lane.x1[j]) / 2), view._lane_top[i] + (top - lane.y + height / 2) * scale
+    scale = view.geometry.lane_h[i] / lane.height
+    x, y = float((lane.x0[j] + lane.x1[j]) / 2), view.geometry.lane_top[i] + (top - lane.y + height / 2) * scale
     view.plot.getViewBox().setXRange(lane.x0[j] - 5, lane.x1[j] + 5, padding=0)
-    view._on_mouse_moved(view.scene_point(x, y))
-    assert view.hover_text and view._tip.isVisible()
+    view.interaction.on_mouse_moved(view.interaction.scene_point(x, y))
+    assert view.interaction.hover_text and view.interaction.tip.isVisible()
     QApplication.sendEvent(view, QEvent(QEvent.Type.Leave))
-    assert view.hover_text == "" and not view._tip.isVisible()
+    assert view.interaction.hover_text == "" and not view.interaction.tip.isVisible()
 
 
 def test_occupancy_plot_legend_outside_and_integer_ticks(window, qtbot):
@@ -315,7 +316,7 @@ def test_occupancy_axes_labels_readable_at_both_sizes(qtbot, tmp_path, monkeypat
     every 1…9 × 10^k when the range spans under a few decades), there are enough of them to read
     the curves, and the blocks axis shows whole numbers only, also for 32 blocks per SM in a
     narrow dock."""
-    monkeypatch.setattr(main_window_module.MainWindow, "_available", lambda self: QSize(*size))
+    monkeypatch.setattr(WindowLayout, "_available", lambda self: QSize(*size))
     window = make_window(qtbot, tmp_path, monkeypatch)
     window.resize(*size)
     panel = window.results_panel
@@ -382,10 +383,10 @@ def test_pinned_baseline_on_a_small_screen_keeps_lane_labels_apart(window, qtbot
     assert caption.text() in caption.toolTip() and "_Z" in caption.toolTip()
     # the baseline follows the current chart's colour mode, time unit and collapsed warps
     view.set_color_mode("class")
-    view.set_time_unit("us")
-    view.collapse_box.setChecked(True)
-    assert base.color_mode() == "class" and base.time_unit() == "us"
-    assert base.collapsed_groups() == {label for label, _ in base.warp_groups()}
+    view.time_axis.set_unit("us")
+    view.groups.collapse_box.setChecked(True)
+    assert base.color_mode() == "class" and base.time_axis.unit() == "us"
+    assert base.groups.collapsed_groups() == {label for label, _ in base.groups.warp_groups()}
 
 
 def test_warp_groups_can_be_filtered_out(window, qtbot, tmp_path):
@@ -393,40 +394,40 @@ def test_warp_groups_can_be_filtered_out(window, qtbot, tmp_path):
     window.chart_split.setSizes([150, 600])
     settle(qtbot, window)
     view = window.gantt.view
-    groups = view.warp_groups()
+    groups = view.groups.warp_groups()
     label, members = groups[1]
     other = groups[0][1][0]
-    before = view.lane_band_px(other)[1]
-    view.set_group_hidden(label, True)
-    assert all(view.lane_band_px(k)[1] == 0 for k in members)
-    assert view.lane_band_px(other)[1] > before, "the groups shown get its height"
-    assert view.groups_button.text() == f"warps: {len(groups) - 1} of {len(groups)}"
+    before = view.geometry.lane_band_px(other)[1]
+    view.groups.set_group_hidden(label, True)
+    assert all(view.geometry.lane_band_px(k)[1] == 0 for k in members)
+    assert view.geometry.lane_band_px(other)[1] > before, "the groups shown get its height"
+    assert view.groups.groups_button.text() == f"warps: {len(groups) - 1} of {len(groups)}"
     assert label not in [t for _, t in axis_labels(view.plot.getAxis("left"))]
     lane = view.layout_data.lanes[members[0]]
     j = len(lane) // 2
-    hit = view.bar_at(float((lane.x0[j] + lane.x1[j]) / 2), lane.y + lane.height / 2)
+    hit = view.interaction.bar_at(float((lane.x0[j] + lane.x1[j]) / 2), lane.y + lane.height / 2)
     assert hit is None or hit[0] not in members, "a hidden lane is never hovered or clicked"
     # collapsed and hidden: no heat strip either
-    view.set_group_collapsed(label, True)
-    assert len(view.heat_strips().bands) == 0
-    view.show_only_group(label)
-    assert view.hidden_groups() == {g for g, _ in groups} - {label}
-    assert len(view.heat_strips().bands) == 1
+    view.groups.set_group_collapsed(label, True)
+    assert len(view.heat.strips.bands) == 0
+    view.groups.show_only_group(label)
+    assert view.groups.hidden_groups() == {g for g, _ in groups} - {label}
+    assert len(view.heat.strips.bands) == 1
     # the filter survives the next trace (an edit) and goes into exports
     model = window.block_view.model_
     row = next(k for k, r in enumerate(model.rows) if r.is_global_access and r.lat_comm > 0)
     model.setData(model.index(row, KEYS.index("lat_comm")), "2000")
     wait_complete(qtbot, window)
-    assert view.hidden_groups() == {g for g, _ in groups} - {label}
-    svg = window.export_timeline(tmp_path / "filtered.svg", 1200, 700)
+    assert view.groups.hidden_groups() == {g for g, _ in groups} - {label}
+    svg = window.exports.timeline(tmp_path / "filtered.svg", 1200, 700)
     text = svg.read_text()
     assert label in text and groups[0][0] not in text
     # the toolbar's menu lists every group, checked when shown, and shows them all again
-    view._fill_groups_menu()
-    actions = {a.text(): a for a in view._groups_menu.actions() if a.text()}
+    view.groups.fill_menu()
+    actions = {a.text(): a for a in view.groups.menu.actions() if a.text()}
     assert [a.isChecked() for t, a in actions.items() if t in dict(groups)] == [g == label for g, _ in groups]
     actions["Show every warp group"].trigger()
-    assert view.hidden_groups() == set() and view.groups_button.text() == "warps: all"
+    assert view.groups.hidden_groups() == set() and view.groups.groups_button.text() == "warps: all"
 
 
 def test_bottleneck_bars_keep_their_labels_apart_at_1366x768(window, qtbot):

@@ -45,6 +45,6 @@ def test_roofline_tab_follows_edits(window, qtbot):
 
 
 def test_export_roofline_from_the_window(window, tmp_path):
-    out = window.export_roofline(tmp_path / "roof.svg", 800, 600)
+    out = window.exports.roofline(tmp_path / "roof.svg", 800, 600)
     text = out.read_text(encoding="utf-8")
     assert "<svg" in text and "roofline" in text

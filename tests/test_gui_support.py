@@ -82,3 +82,22 @@ def overlapping_labels(labels) -> list[tuple[str, str]]:
             if common.width() > 0.5 and common.height() > 0.5:
                 out.append((ta, tb))
     return out
+
+
+def drop_file(window, path) -> bool:
+    """Drag ``path`` over the window and drop it, as a file manager does (Qt delivers a drop only
+    to a widget that accepted the drag); returns whether the drop was accepted."""
+    from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDragEnterEvent, QDropEvent
+    from PySide6.QtWidgets import QApplication
+
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(path))])
+    buttons, modifiers = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    enter = QDragEnterEvent(QPoint(10, 10), Qt.DropAction.CopyAction, mime, buttons, modifiers)
+    QApplication.sendEvent(window, enter)
+    if not enter.isAccepted():
+        return False
+    drop = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, buttons, modifiers)
+    QApplication.sendEvent(window, drop)
+    return drop.isAccepted()

@@ -88,7 +88,7 @@ def test_dark_palette_gives_a_readable_dark_window(dark_app, qtbot, tmp_path, mo
     window.show_error("Row 3: a refused value")
     assert DARK.banner_fill in window.banner.styleSheet()
     # a figure exported from a dark window is a light one
-    out = window.export_timeline(tmp_path / "dark.png", 800, 500)
+    out = window.exports.timeline(tmp_path / "dark.png", 800, 500)
     image = QImage(str(out))
     assert QColor(image.pixel(image.width() - 3, image.height() // 2)) == QColor(LIGHT.chart_background)
 

@@ -7,14 +7,14 @@ import csv
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-from PySide6.QtGui import QDropEvent, QFont, QImage
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QImage
 
 import engine.inputs as inputs_module
 import gui.loader as loader_module
 from engine.session_file import load_session
 from gui.models.block_table import KEYS
-from tests.test_gui_support import HOTSPOT, ROOT, cycles, make_window, wait_complete
+from tests.test_gui_support import HOTSPOT, ROOT, cycles, drop_file, make_window, wait_complete
 
 
 @pytest.fixture()
@@ -202,14 +202,14 @@ def test_superstep_selection_highlights_its_source_lines(window):
 
 
 def test_export_png_and_trace_csv(window, tmp_path):
-    png = window.export_png(tmp_path / "t.png", 900, 500)
+    png = window.exports.visible_png(tmp_path / "t.png", 900, 500)
     image = QImage(str(png))
     assert (image.width(), image.height()) == (900, 500)
     pixels = {image.pixel(x, y) for x in range(0, 900, 7) for y in range(0, 500, 7)}
     assert len(pixels) > 5                              # bars in several colours, not a blank page
     path = tmp_path / "t.csv"
     trace = window.session.result.simulation.trace
-    n = window.export_trace_csv(path)
+    n = window.exports.trace_csv(path)
     with open(path, newline="") as fh:
         # the comment lines first (what the run was), then the table
         rows = list(csv.DictReader(line for line in fh if not line.startswith("# ")))
@@ -264,14 +264,10 @@ def test_save_and_reopen_session_restores_state(window, qtbot, tmp_path, monkeyp
 
 def test_drop_ptx_file_opens_it(window, qtbot):
     mm = ROOT / "samples" / "ptx" / "mm.sm_90.ptx"
-    mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(mm))])
-    event = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                       Qt.KeyboardModifier.NoModifier)
-    window.dropEvent(event)
+    assert drop_file(window, mm)
     wait_complete(qtbot, window)
     assert window.session.inputs.path == mm and "mm.sm_90.ptx" in window.windowTitle()
-    assert str(mm) in window._recent()
+    assert str(mm) in window.recent.entries()
 
 
 def test_kernel_picker_for_files_with_several_kernels(window, qtbot, tmp_path, monkeypatch):

@@ -83,7 +83,7 @@ def test_a_session_file_opens_off_the_ui_thread(qtbot, tmp_path, monkeypatch, li
     qtbot.waitUntil(gate.entered.is_set, timeout=30_000)     # held in the loader's thread ...
     assert gate.parsed == [state.kernel]                     # ... parsing the session's kernel only
     _running_event_loop(qtbot)                               # ... while the window runs
-    assert window.load_status.isVisible() and "lib.warpline" in window.load_label.toolTip()
+    assert window.load_status.isVisible() and "lib.warpline" in window.load_status.label.toolTip()
     assert window.session.inputs is before_inputs and window.windowTitle() == before_title
     gate.release.set()
     wait_complete(qtbot, window)
@@ -91,7 +91,7 @@ def test_a_session_file_opens_off_the_ui_thread(qtbot, tmp_path, monkeypatch, li
     assert outcome == [True] and session.session_path == session_path and not session.dirty
     assert session.state == state and [k.name for k in session.inputs.module.kernels] == [state.kernel]
     assert len(session.kernel_names) == KERNELS and session.ptx_sha256 == ptx_sha256(library)
-    assert str(session_path.resolve()) in window._recent()
+    assert str(session_path.resolve()) in window.recent.entries()
     # the blocking open (scripts, tests) parses one kernel too
     assert window.open_file(session_path) and window.session.state == state
 
@@ -109,7 +109,7 @@ def test_cancelling_a_session_open_keeps_the_open_session(qtbot, tmp_path, monke
     window.session.loader._drain()
     assert window.session.inputs is inputs and window.session.state is state
     assert "Cancelled opening lib.warpline" in window.statusBar().currentMessage()
-    assert str(session_path.resolve()) not in window._recent()
+    assert str(session_path.resolve()) not in window.recent.entries()
 
 
 def test_a_session_that_cannot_be_opened_is_one_message(qtbot, tmp_path, monkeypatch, library):

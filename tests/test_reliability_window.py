@@ -18,8 +18,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl
-from PySide6.QtGui import QDropEvent
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QAbstractItemView, QApplication, QLineEdit
 
 import gui.loader as loader_module
@@ -32,7 +31,7 @@ from engine.ncu import load_ncu_csv, measured_cycles
 from engine.state import parse_cell_value, with_cell_edit
 from gui.models.block_table import KEYS
 from tests import ptx_gen
-from tests.test_gui_support import HOTSPOT, make_window, wait_complete
+from tests.test_gui_support import HOTSPOT, drop_file, make_window, wait_complete
 
 LIBRARY_KERNELS = 6
 
@@ -98,8 +97,8 @@ def test_async_open_lists_kernels_first_and_keeps_the_window_responsive(window, 
     fired = []
     QTimer.singleShot(0, lambda: fired.append(True))
     qtbot.waitUntil(lambda: bool(fired), timeout=10_000)
-    assert window.load_status.isVisible() and window.load_cancel.isVisible()
-    assert "Parsing" in window.load_label.text() and "library.ptx" in window.load_label.text()
+    assert window.load_status.isVisible() and window.load_status.cancel.isVisible()
+    assert "Parsing" in window.load_status.label.text() and "library.ptx" in window.load_status.label.text()
     assert window.session.inputs is before_inputs and window.session.state is before_state
     gate.release.set()
     wait_complete(qtbot, window)
@@ -107,7 +106,7 @@ def test_async_open_lists_kernels_first_and_keeps_the_window_responsive(window, 
     assert not window.load_status.isVisible() and "library.ptx" in window.windowTitle()
     combo = window.inputs_panel.kernel_combo
     assert [combo.itemData(i) for i in range(combo.count())] == offered[0]
-    assert str(library.resolve()) in window._recent()
+    assert str(library.resolve()) in window.recent.entries()
     assert window.session.result.models["pipeline"].sm_cycles > 0
 
 
@@ -120,7 +119,7 @@ def test_cancel_keeps_the_previous_session(window, qtbot, library, monkeypatch, 
     window.open_file_async(library)
     qtbot.waitUntil(gate.entered.is_set, timeout=30_000)
     if how == "button":
-        qtbot.mouseClick(window.load_cancel, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(window.load_status.cancel, Qt.MouseButton.LeftButton)
     else:
         window.activateWindow()
         qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=10_000)
@@ -134,9 +133,9 @@ def test_cancel_keeps_the_previous_session(window, qtbot, library, monkeypatch, 
     session.loader._drain()
     assert session.inputs is inputs and session.state is state and session.result is result
     assert window.windowTitle() == title and not session.dirty
-    assert str(library.resolve()) not in window._recent()
+    assert str(library.resolve()) not in window.recent.entries()
     # Esc belongs to the editors again once nothing loads
-    assert not window._cancel_key.isEnabled()
+    assert not window.load_status.cancel_key.isEnabled()
 
 
 def test_async_open_errors_are_shown_and_keep_the_session(window, qtbot, tmp_path):
@@ -163,10 +162,7 @@ def test_async_open_errors_are_shown_and_keep_the_session(window, qtbot, tmp_pat
 
 def test_drop_recent_and_open_dialog_load_in_the_background(window, qtbot, library, monkeypatch):
     monkeypatch.setattr(window, "choose_kernel", lambda names: names[-1])
-    mime = QMimeData()
-    mime.setUrls([QUrl.fromLocalFile(str(library))])
-    window.dropEvent(QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
-                                Qt.KeyboardModifier.NoModifier))
+    assert drop_file(window, library)
     assert window.session.loading                  # the drop returned before the file was parsed
     wait_complete(qtbot, window)
     assert window.session.inputs.path == library
@@ -181,7 +177,7 @@ def test_drop_recent_and_open_dialog_load_in_the_background(window, qtbot, libra
         getOpenFileName = staticmethod(lambda *a, **k: (str(library), ""))
 
     monkeypatch.setattr(main_window_module, "QFileDialog", Dialog)
-    window._open_dialog()
+    window.open_dialog()
     assert window.session.loading
     wait_complete(qtbot, window)
     assert window.session.inputs.path == library and window.session.state.kernel.endswith("ILi5EEvPfS0_i")

@@ -80,10 +80,10 @@ def test_window_series_follow_the_chart(window, qtbot, tmp_path):
     for x in (1200.0, 2800.0):
         assert abs(column(chart_vb, panel.view.graphics, x) - column(series_vb, panel.series.graphics, x)) <= 1
     # exported with the chart
-    out = window.export_timeline(tmp_path / "with-series.png", 1200, 1100)
+    out = window.exports.timeline(tmp_path / "with-series.png", 1200, 1100)
     assert QImage(str(out)).height() == 1100
     panel.show_series(False)
-    out2 = window.export_timeline(tmp_path / "without.png", 1200, 1100)
+    out2 = window.exports.timeline(tmp_path / "without.png", 1200, 1100)
     assert out2.stat().st_size != out.stat().st_size
     # an edit recomputes them once shown again
     computed = panel.series.computed

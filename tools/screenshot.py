@@ -110,10 +110,10 @@ def main() -> int:
     if args.collapse:
         chart = window.gantt.view
         if args.collapse == "all":
-            chart.set_all_collapsed(True)
+            chart.groups.set_all_collapsed(True)
         else:
-            for label, _lanes in chart.warp_groups()[: int(args.collapse)]:
-                chart.set_group_collapsed(label, True)
+            for label, _lanes in chart.groups.warp_groups()[: int(args.collapse)]:
+                chart.groups.set_group_collapsed(label, True)
     if args.baseline:
         results = window.results_panel
         results.tabs.setCurrentWidget(results.compare)

@@ -71,12 +71,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(ns: argparse.Namespace, renderer: Any = None) -> int:
-    from engine.evaluation.caveats import figure_caveats
-    from engine.evaluation.provenance import comment_lines
-    from engine.evaluation.report import predictions_csv
-    from engine.evaluation.sweep import sweep_csv
-    from engine.manybsp import export_block_table, export_supersteps
-    from engine.timeline.csv_export import export_trace_csv
+    from engine.evaluation.exports import (
+        write_block_csv,
+        write_curves_csv,
+        write_predictions_csv,
+        write_supersteps_csv,
+        write_time_series_csv,
+        write_trace_csv,
+    )
 
     pictures = [p for p in (ns.png, ns.svg, ns.pdf) if p]
     curve_pictures = [p for p in (ns.curves_png, ns.curves_svg, ns.curves_pdf) if p]
@@ -99,13 +101,10 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
         if ev.simulation is None or ev.simulation.trace is None:
             raise WarplineError(ev.models["pipeline"].error or "the simulation did not run")
         if ns.csv:
-            export_trace_csv(ev.simulation.trace, ns.csv, ev.trace_names, ev.trace_units,
-                             figure_caveats(ev).csv_header, header=comment_lines(ev, inputs.path))
+            write_trace_csv(ev, ns.csv, inputs.path)
             written.append(ns.csv)
         if ns.time_series_csv:
-            from engine.evaluation.timeseries import time_series
-
-            time_series(ev, ns.buckets).csv(ns.time_series_csv, comment_lines(ev, inputs.path))
+            write_time_series_csv(ev, ns.time_series_csv, inputs.path, ns.buckets)
             written.append(ns.time_series_csv)
         for picture in pictures:
             extra = {"series_buckets": ns.buckets} if ns.time_series else {}
@@ -113,23 +112,23 @@ def run(ns: argparse.Namespace, renderer: Any = None) -> int:
                                     x_range=ns.range, title=not ns.no_title, **extra)
             written.append(picture)
     if ns.predictions_csv:
-        predictions_csv(ev, ns.predictions_csv, comments=comment_lines(ev, inputs.path))
+        write_predictions_csv(ev, ns.predictions_csv, inputs.path)
         written.append(ns.predictions_csv)
     if ns.block_csv or ns.supersteps_csv:
         if ev.manybsp is None:
             raise WarplineError(ev.models["manybsp"].error or "Many-BSP could not be built")
         if ns.block_csv:
-            export_block_table(ev.manybsp.block, ns.block_csv)
+            write_block_csv(ev, ns.block_csv)
             written.append(ns.block_csv)
         if ns.supersteps_csv:
-            export_supersteps(ev.manybsp.level1, ns.supersteps_csv)
+            write_supersteps_csv(ev, ns.supersteps_csv)
             written.append(ns.supersteps_csv)
     if ns.curves_csv or curve_pictures:
         if ev.sweep is None:
             raise WarplineError("the occupancy sweep could not run: "
                                 + ("; ".join(ev.errors.values()) or "no description"))
         if ns.curves_csv:
-            sweep_csv(ev.sweep, ns.curves_csv, figure_caveats(ev).csv_header)
+            write_curves_csv(ev, ns.curves_csv)
             written.append(ns.curves_csv)
         for picture in curve_pictures:
             renderer.curves_image(ev, picture, width=ns.width, height=ns.height, title=not ns.no_title)

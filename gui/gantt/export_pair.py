@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gui.gantt.export_png import _application, export_timeline
+from gui.figure_file import application
+from gui.gantt.export_png import export_timeline
 from gui.gantt.widget import GanttView
 from gui.theme import LIGHT
 
@@ -19,7 +20,7 @@ def evaluation_view(evaluation: Any, color_mode: str = "class") -> GanttView:
     view = GanttView(theme=LIGHT)
     kernel = evaluation.state.kernel
     view.param_prefix = f"{kernel}_param_" if kernel else ""
-    view.set_clock(evaluation.clock_mhz)
+    view.time_axis.set_clock(evaluation.clock_mhz)
     if evaluation.timeline is not None:
         view.set_layout(sim.trace, evaluation.trace_names, evaluation.timeline)
     else:
@@ -41,7 +42,7 @@ def export_pair(before: Any, after: Any, path: str | Path, width: int = 1600, he
                 color_mode: str = "class") -> Path:
     """``before`` above ``after`` (two evaluations with traces) on one cycle axis, as PNG, SVG or
     PDF (by suffix)."""
-    _application()
+    application()
     views = [evaluation_view(before, color_mode), evaluation_view(after, color_mode)]
     try:
         return export_timeline(views[1], path, width, height, title=title, baseline=views[0],

@@ -72,7 +72,7 @@ class GanttPanel(QWidget):
         self.baseline: Evaluation | None = None
         # in the chart's toolbar, beside "collapse warps" (a row of its own would take the lanes' room)
         bar = self.view.toolbar.layout()
-        bar.insertWidget(bar.indexOf(self.view.groups_button) + 1, self.series_box)
+        bar.insertWidget(bar.indexOf(self.view.groups.groups_button) + 1, self.series_box)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.caption)
@@ -112,12 +112,12 @@ class GanttPanel(QWidget):
         where its groups have the same names)."""
         view, base = self.view, self.baseline_view
         base.set_color_mode(view.color_mode())
-        base.set_time_unit(view.time_unit())
-        if view.collapse_is_automatic():
-            base.set_collapse_auto()          # decided by its own height, as the current chart's
+        base.time_axis.set_unit(view.time_axis.unit())
+        if view.groups.collapse_is_automatic():
+            base.groups.set_collapse_auto()          # decided by its own height, as the current chart's
         else:
-            base.set_all_collapsed(view.collapse_box.isChecked())
-        base.set_hidden_groups(view.hidden_groups())
+            base.groups.set_all_collapsed(view.groups.collapse_box.isChecked())
+        base.groups.set_hidden_groups(view.groups.hidden_groups())
 
     def show_result(self, result: Evaluation) -> bool:
         """Draw the result's trace; False when there was nothing new to draw."""
@@ -130,7 +130,7 @@ class GanttPanel(QWidget):
         self.result = result
         kernel = result.state.kernel
         self.view.param_prefix = f"{kernel}_param_" if kernel else ""
-        self.view.set_clock(result.clock_mhz)
+        self.view.time_axis.set_clock(result.clock_mhz)
         if result.timeline is not None:
             self.view.set_layout(sim.trace, result.trace_names, result.timeline)   # laid out off-thread
         else:
@@ -193,7 +193,7 @@ class GanttPanel(QWidget):
             return
         view = self.baseline_view
         view.param_prefix = self.view.param_prefix
-        view.set_clock(baseline.clock_mhz)
+        view.time_axis.set_clock(baseline.clock_mhz)
         self._follow_options()
         if baseline.timeline is not None:
             view.set_layout(sim.trace, baseline.trace_names, baseline.timeline)

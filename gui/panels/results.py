@@ -90,18 +90,48 @@ class ResultsPanel(QWidget):
         self.headline.setObjectName("headline")
         self.headline.setTextFormat(Qt.TextFormat.RichText)
         self.headline.setWordWrap(True)
+        self.table = self._predictions_table()
+        row = self._measured_row()
+        # the occupancy curves (gui/curves.py: also what File › Export › Occupancy curves draws)
+        self.plot_widget = CurvesPlot()
+        self.plot, self.legend, self.marker = self.plot_widget.plot, self.plot_widget.legend, self.plot_widget.marker
+        self._theme = current(self.palette())
+        self._models_shown: Evaluation | None = None
+        self._caveats = Caveats((), "")        # of the figures shown (engine.evaluation.caveats)
+        self.derivation = self._derivation_table()
+        self._derivation_rows: list[tuple[str, str, str, str]] = []
+        self.messages = QPlainTextEdit()
+        self.messages.setObjectName("messages")
+        self.messages.setReadOnly(True)
+        self.tabs = self._build_tabs(session)
 
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setObjectName("predictionsTable")
-        self.table.setHorizontalHeaderLabels(list(COLUMN_TITLES))
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.headline)
+        layout.addWidget(self.table, 2)
+        layout.addLayout(row)
+        layout.addWidget(self.tabs, 3)
+        self._apply_theme()
+        self._follow(session)
+
+    # ------------------------------------------------------------------ building
+
+    @staticmethod
+    def _predictions_table() -> QTableWidget:
+        """Every model's figures, one row each."""
+        table = QTableWidget(0, len(COLUMNS))
+        table.setObjectName("predictionsTable")
+        table.setHorizontalHeaderLabels(list(COLUMN_TITLES))
         for col, tip in enumerate(COLUMN_HELP):
-            self.table.horizontalHeaderItem(col).setToolTip(tip)
-        self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        header = self.table.horizontalHeader()
+            table.horizontalHeaderItem(col).setToolTip(tip)
+        table.verticalHeader().setVisible(False)
+        table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        header = table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setStretchLastSection(True)
+        return table
 
+    def _measured_row(self) -> QHBoxLayout:
+        """The measured cycles, typed or imported from Nsight Compute."""
         self.measured = QDoubleSpinBox()
         self.measured.setObjectName("measuredSpin")
         self.measured.setRange(0, 1e15)
@@ -118,80 +148,72 @@ class ResultsPanel(QWidget):
         row.addWidget(QLabel("Measured"))
         row.addWidget(self.measured, 1)
         row.addWidget(self.import_button)
+        return row
 
-        # the occupancy curves (gui/curves.py: also what File › Export › Occupancy curves draws)
-        self.plot_widget = CurvesPlot()
-        self.plot, self.legend, self.marker = self.plot_widget.plot, self.plot_widget.legend, self.plot_widget.marker
-        self._theme = current(self.palette())
-        self._models_shown: Evaluation | None = None
-        self._caveats = Caveats((), "")        # of the figures shown (engine.evaluation.caveats)
-
-        self.derivation = QTableWidget(0, 4)
-        self._derivation_rows: list[tuple[str, str, str, str]] = []
-        self.derivation.setObjectName("derivationTable")
-        self.derivation.setHorizontalHeaderLabels(["quantity", "value", "equation", "formula"])
-        set_header_tips(self.derivation, (
+    @staticmethod
+    def _derivation_table() -> QTableWidget:
+        """The Many-BSP derivation: quantity, value, equation, formula."""
+        derivation = QTableWidget(0, 4)
+        derivation.setObjectName("derivationTable")
+        derivation.setHorizontalHeaderLabels(["quantity", "value", "equation", "formula"])
+        set_header_tips(derivation, (
             "A quantity of the Many-BSP derivation (hover a row for what it means).",
             "Its value for this launch, in cycles unless it is a count.",
             "The equation of the Many-BSP model that defines it (docs/manybsp.md), or how a profile figure "
             "was obtained.",
             "The equation with this launch's numbers put in."))
-        self.derivation.verticalHeader().setVisible(False)
-        self.derivation.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        header = self.derivation.horizontalHeader()
+        derivation.verticalHeader().setVisible(False)
+        derivation.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        header = derivation.horizontalHeader()
         for col in range(3):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        self.derivation.setWordWrap(True)   # formulas are long; rows grow to show them whole
+        derivation.setWordWrap(True)   # formulas are long; rows grow to show them whole
+        return derivation
 
-        self.messages = QPlainTextEdit()
-        self.messages.setObjectName("messages")
-        self.messages.setReadOnly(True)
-
-        self.tabs = QTabWidget()
-        self.tabs.addTab(self.plot_widget, "Curves")
-        self.tabs.setTabToolTip(0, "Every model's kernel cycles (log scale) against the resident blocks per SM")
-        self.tabs.addTab(self.derivation, "Derivation")
-        self.tabs.setTabToolTip(1, "The Many-BSP derivation: every intermediate with its equation")
+    def _build_tabs(self, session: Session) -> QTabWidget:
+        """Curves, Derivation, Bottleneck, Memory, Roofline, Sensitivity, Compare, Assumptions and
+        Messages, each with its tooltip."""
+        tabs = QTabWidget()
+        tabs.addTab(self.plot_widget, "Curves")
+        tabs.setTabToolTip(0, "Every model's kernel cycles (log scale) against the resident blocks per SM")
+        tabs.addTab(self.derivation, "Derivation")
+        tabs.setTabToolTip(1, "The Many-BSP derivation: every intermediate with its equation")
         self.verdict = VerdictPanel()
-        self.tabs.addTab(self.verdict, "Bottleneck")
-        self.tabs.setTabToolTip(2, "What limits the kernel: unit utilisation and warp-cycles per stall cause")
+        tabs.addTab(self.verdict, "Bottleneck")
+        tabs.setTabToolTip(2, "What limits the kernel: unit utilisation and warp-cycles per stall cause")
         self.memory = MemoryPanel()
-        self.tabs.addTab(self.memory, "Memory")
-        self.tabs.setTabToolTip(3, "Where each global access is served (L1, L2, DRAM) and the launch's bytes "
-                                   "per level, with the limiting level")
+        tabs.addTab(self.memory, "Memory")
+        tabs.setTabToolTip(3, "Where each global access is served (L1, L2, DRAM) and the launch's bytes "
+                              "per level, with the limiting level")
         self.roofline = RooflinePanel()
-        self.tabs.addTab(self.roofline, "Roofline")
-        self.tabs.setTabToolTip(self.tabs.indexOf(self.roofline), "The kernel's work per byte at L1, L2 and DRAM "
-                                "against the profile's compute and bandwidth ceilings, with the bound named")
+        tabs.addTab(self.roofline, "Roofline")
+        tabs.setTabToolTip(tabs.indexOf(self.roofline), "The kernel's work per byte at L1, L2 and DRAM "
+                           "against the profile's compute and bandwidth ceilings, with the bound named")
         self.sensitivity = SensitivityPanel(session)
-        self.tabs.addTab(self.sensitivity, "Sensitivity")
-        self.tabs.setTabToolTip(self.tabs.indexOf(self.sensitivity), "What-if: how far each latency, bandwidth, "
-                                "the clock and the occupancy move the kernel cycles at ±X %, ranked")
+        tabs.addTab(self.sensitivity, "Sensitivity")
+        tabs.setTabToolTip(tabs.indexOf(self.sensitivity), "What-if: how far each latency, bandwidth, "
+                           "the clock and the occupancy move the kernel cycles at ±X %, ranked")
         self.sensitivity.message.connect(self.message)
         self.compare = ComparePanel()
-        self.tabs.addTab(self.compare, "Compare")
-        self.tabs.setTabToolTip(self.tabs.indexOf(self.compare),
-                                "The current result against the pinned baseline (Edit › Pin as baseline)")
+        tabs.addTab(self.compare, "Compare")
+        tabs.setTabToolTip(tabs.indexOf(self.compare),
+                           "The current result against the pinned baseline (Edit › Pin as baseline)")
         # engine.evaluation.assumptions: the guessed inputs, their effects and where to give them
         self.assumptions = AssumptionsPanel(session)
-        self.tabs.addTab(self.assumptions, "Assumptions")
-        self.tabs.setTabToolTip(self.tabs.indexOf(self.assumptions),
-                                "Every input the models guessed (argument values, trip counts, data, the "
-                                "launch): the value taken, why, how far the prediction moves if it is off, "
-                                "and a field to give the real value")
+        tabs.addTab(self.assumptions, "Assumptions")
+        tabs.setTabToolTip(tabs.indexOf(self.assumptions),
+                           "Every input the models guessed (argument values, trip counts, data, the "
+                           "launch): the value taken, why, how far the prediction moves if it is off, "
+                           "and a field to give the real value")
         self.assumptions.countChanged.connect(self._count_assumptions)
         self.assumptions.message.connect(self.message)
-        self.headline.linkActivated.connect(lambda _link: self.tabs.setCurrentWidget(self.assumptions))
-        self.tabs.addTab(self.messages, "Messages")
+        self.headline.linkActivated.connect(lambda _link: tabs.setCurrentWidget(self.assumptions))
+        tabs.addTab(self.messages, "Messages")
+        return tabs
 
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.headline)
-        layout.addWidget(self.table, 2)
-        layout.addLayout(row)
-        layout.addWidget(self.tabs, 3)
-        self._apply_theme()
-
+    def _follow(self, session: Session) -> None:
+        """The panel's own inputs, and what it redraws on each of the session's signals."""
         self.measured.valueChanged.connect(self._measured_edited)
         self.import_button.clicked.connect(self._import_ncu)
         session.modelsChanged.connect(self.show_models)

@@ -183,7 +183,7 @@ class RooflinePanel(QWidget):
 
 
 class _Figure(QWidget):
-    """A roofline plot as :mod:`gui.gantt.export_png` lays out and paints a chart."""
+    """A roofline plot as :mod:`gui.figure_file` lays out and paints a chart."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -199,14 +199,14 @@ class _Figure(QWidget):
 def export_roofline(evaluation: Any, path: str | Path, width: int = 1200, height: int = 800,
                     title: str = "", work: str | None = None) -> Path:
     """The evaluation's roofline as PNG, SVG or PDF (by the path's suffix) under ``title``."""
-    from gui.gantt.export_png import _application, _write
+    from gui.figure_file import application, write_figure
 
     r = roofline(evaluation, work)
-    _application()
+    application()
     figure = _Figure()
     try:
         figure.graphics.show_roofline(r)
-        return _write(figure, path, width, height, title)
+        return write_figure(figure, path, width, height, title)
     finally:
         figure.close()
         figure.deleteLater()

@@ -128,17 +128,23 @@ class ControlFlowGraph:
 
 def postorder(successors: list[list[int]], start: int) -> list[int]:
     """Depth-first postorder of the blocks reachable from ``start`` (children in successor
-    order), with an explicit stack."""
-    seen = {start}
+    order), with an explicit stack of (block, next successor to try) kept as two flat lists."""
+    seen = [False] * len(successors)
+    seen[start] = True
     order: list[int] = []
-    stack = [(start, iter(successors[start]))]
+    stack = [start]
+    next_child = [0] * len(successors)
     while stack:
-        node, children = stack[-1]
-        for child in children:
-            if child not in seen:
-                seen.add(child)
-                stack.append((child, iter(successors[child])))
-                break
+        node = stack[-1]
+        children = successors[node]
+        k = next_child[node]
+        while k < len(children) and seen[children[k]]:
+            k += 1
+        if k < len(children):
+            child = children[k]
+            next_child[node] = k + 1
+            seen[child] = True
+            stack.append(child)
         else:
             stack.pop()
             order.append(node)
@@ -149,10 +155,14 @@ def immediate_dominators(successors: list[list[int]], predecessors: list[list[in
                          entry: int) -> dict[int, int]:
     """Immediate dominator of every block reachable from ``entry`` (the entry maps to itself):
     Cooper, Harvey and Kennedy's "A Simple, Fast Dominance Algorithm", iterated in reverse
-    postorder until nothing changes (twice for reducible graphs)."""
+    postorder until nothing changes (twice for reducible graphs). The map lists the entry first,
+    then the blocks in reverse postorder."""
     post = postorder(successors, entry)
-    number = {b: i for i, b in enumerate(post)}
-    idom = {entry: entry}
+    number = [-1] * len(successors)
+    for i, b in enumerate(post):
+        number[b] = i
+    idom = [-1] * len(successors)
+    idom[entry] = entry
     rpo = post[-2::-1]  # reverse postorder without the entry
     changed = True
     while changed:
@@ -160,7 +170,7 @@ def immediate_dominators(successors: list[list[int]], predecessors: list[list[in
         for b in rpo:
             new = -1
             for p in predecessors[b]:
-                if p not in idom:
+                if idom[p] < 0:
                     continue  # unreachable, or not processed yet in this pass
                 if new < 0:
                     new = p
@@ -172,10 +182,13 @@ def immediate_dominators(successors: list[list[int]], predecessors: list[list[in
                     while number[y] < number[x]:
                         y = idom[y]
                 new = x
-            if idom.get(b) != new:
+            if idom[b] != new:
                 idom[b] = new
                 changed = True
-    return idom
+    out = {entry: entry}
+    for b in rpo:
+        out[b] = idom[b]
+    return out
 
 
 def _dominator_numbers(idom: dict[int, int], entry: int) -> tuple[dict[int, int], dict[int, int]]:

@@ -40,7 +40,7 @@ import tomllib
 from engine.analysis.loaded_data import parse_loaded_data
 from engine.errors import LaunchError, WarplineError
 from engine.fileio import read_regular_file
-from engine.ptx.model import Param
+from engine.ptx.parsed_module import Param
 
 if TYPE_CHECKING:
     from engine.profiles import Profile

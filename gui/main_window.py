@@ -1161,7 +1161,7 @@ class MainWindow(QMainWindow):
             self._guarded(lambda: sweep_csv(result.sweep, str(path), figure_caveats(result).csv_header), path)
 
     def _export_predictions_csv(self) -> None:
-        from engine.evaluation.report import predictions_csv
+        from engine.evaluation.prediction_report import predictions_csv
 
         result = self._result_or_warn()
         if result is not None and (path := self._save_path("Export predictions", ".csv", "predictions")):

@@ -18,11 +18,11 @@ from engine.batch import BatchSpec, Failed, InProcess, ResultCache, StopBatch, p
 from engine.batch.lock import OutputLock
 from engine.batch.output import rows_csv, write_rows
 from engine.batch.plan import Unit
-from engine.batch.report import best_launches, kernel_series
 from engine.batch.rows import empty_row
 from engine.batch.runner import FAIL_FAST_UNITS, FailureStreak
 from engine.batch.signals import StopSignals, exit_status
 from engine.batch.spec import read_spec_file
+from engine.batch.summary import best_launches, kernel_series
 from engine.batch.work import run_unit
 from engine.cli import main
 from engine.errors import WarplineError

@@ -166,7 +166,7 @@ def _check_static_branch_rule(module, profile, small) -> None:
 def _col_sum_description(**changes: object):
     from engine.inputs import resolve_inputs
     from engine.pipeline.adapter import _find_function, build_description
-    from engine.sass.model import SassMap
+    from engine.sass.mapping_result import SassMap
 
     v2 = Path(__file__).resolve().parents[1] / "samples" / "v2"
     inputs = resolve_inputs(v2 / "ptx" / "strided.sm_90.ptx", profile="h100",

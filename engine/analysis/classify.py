@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from engine.ptx.model import Instruction
+from engine.ptx.parsed_module import Instruction
 from engine.units import MemorySpace, Unit
 
 # Size in bytes of each PTX fundamental type.

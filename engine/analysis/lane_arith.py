@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from engine.analysis.classify import TYPE_BYTES
-from engine.ptx.model import Instruction, Operand
+from engine.ptx.parsed_module import Instruction, Operand
 
 COMPARE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,

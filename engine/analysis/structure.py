@@ -10,7 +10,7 @@ import weakref
 
 from engine.analysis.cfg import ControlFlowGraph, build_cfg
 from engine.analysis.defuse import DefUseGraph, build_def_use
-from engine.ptx.model import Function
+from engine.ptx.parsed_module import Function
 
 _LOCK = threading.Lock()
 # id(function) -> (a weak reference to it, its body list, the body's length, the graphs): the

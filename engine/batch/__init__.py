@@ -10,7 +10,7 @@
 * :mod:`executors`: this process or local worker processes; :mod:`dask_cluster`: a Dask cluster;
 * :mod:`signals`: SIGTERM handled like Ctrl+C; :mod:`lock`: one batch per output at a time;
 * :mod:`runner`: a plan through an executor and the cache, rows back in plan order;
-* :mod:`output`: CSV and Parquet; :mod:`report`: best launches and the plot's series;
+* :mod:`output`: CSV and Parquet; :mod:`summary`: best launches and the plot's series;
 * :mod:`progress`: the progress bar.
 
 Every figure comes from :class:`engine.evaluation.Evaluator`, as everywhere else.

@@ -23,7 +23,7 @@ from engine.mechanisms import without
 from engine.profiles import Profile, parse_profile
 from engine.ptx import parse_ptx
 from engine.ptx.index import read_ptx_bytes
-from engine.ptx.model import Module
+from engine.ptx.parsed_module import Module
 
 Record = tuple[str, dict[str, Any], bool]
 

@@ -45,6 +45,7 @@ from engine.evaluation.assumptions import Effect, headline_model, list_assumptio
 from engine.evaluation.context import ModelContext
 from engine.evaluation.figures import CycleFigures, ModelResult
 from engine.evaluation.manybsp_at import occupancy_overrides
+from engine.evaluation.occupancy_sweep import Sweep, plan_blocks
 from engine.evaluation.registry import (
     FAMILY_MANYBSP,
     MAX_COUNT,
@@ -53,13 +54,12 @@ from engine.evaluation.registry import (
     models,
     uncountable_instructions,
 )
-from engine.evaluation.sweep import Sweep, plan_blocks
 from engine.execution import ExecutionCancelled, cancellable
 from engine.inputs import KernelInputs
 from engine.launch import Launch
 from engine.manybsp import ManyBspResult, manybsp_inputs, run_manybsp
 from engine.manybsp.from_ptx import missing_params
-from engine.manybsp.model import override_number
+from engine.manybsp.prediction import override_number
 from engine.mechanisms import current as current_mechanisms
 from engine.mechanisms import enabled, using
 from engine.memory.executed import executed_memory, with_executed_trips

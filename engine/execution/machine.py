@@ -29,7 +29,7 @@ from engine.execution.fast import Decoded, run_fast
 from engine.execution.image import LOCAL_BASE, SHARED_BASE, WINDOW_MASK, MemoryImage
 from engine.execution.recorder import ATOMIC, LOAD_CACHED, LOAD_UNCACHED, STORE, Recorder
 from engine.execution.typed import BITS, FLOAT_TYPES, PACKED_TYPES, immediate_bits, is_type, read, write
-from engine.ptx.model import Function, Instruction, Module, Operand
+from engine.ptx.parsed_module import Function, Instruction, Module, Operand
 
 U64 = np.uint64
 SPACES = ("global", "shared", "local", "const", "param", "tex", "shared::cta", "shared::cluster")

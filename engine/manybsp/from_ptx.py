@@ -9,10 +9,10 @@ from typing import Any
 from engine.analysis import KernelAnalysis, analyze_kernel
 from engine.errors import LaunchError, ModelError
 from engine.launch import Launch
-from engine.manybsp.model import ManyBspResult, Overrides, run_manybsp
+from engine.manybsp.prediction import ManyBspResult, Overrides, run_manybsp
 from engine.manybsp.rows import InstructionRow, Level1Spec, ManyBspParams
 from engine.profiles import MISSING_BARRIER, Profile, manybsp_derivation_line
-from engine.ptx.model import Module
+from engine.ptx.parsed_module import Module
 from engine.units import MANYBSP_FU_COLUMN, Unit
 
 SEGMENT_BYTES = 128  # global-memory transaction size of the GPUs 000 models

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from engine.mechanisms import enabled
+from engine.memory.access_report import AccessInfo
 from engine.memory.patterns import LINE, SECTOR
-from engine.memory.report import AccessInfo
 
 SECTORS_PER_LINE = LINE // SECTOR
 # An access whose block re-reads less than a tenth of its sectors has no neighbour to use the

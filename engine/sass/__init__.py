@@ -18,14 +18,14 @@ from pathlib import Path
 from engine.errors import WarplineError
 from engine.ptx import parse_ptx
 from engine.ptx.index import kernel_source
-from engine.ptx.model import Module
+from engine.ptx.parsed_module import Module
 from engine.sass import cache
 from engine.sass.annotated import SassLine, SassListing, annotate
 from engine.sass.assemble import ToolFailure, disassemble
 from engine.sass.classes import CLASSES, sass_class
 from engine.sass.listing import SassListingError, parse_listing
 from engine.sass.mapping import map_kernel
-from engine.sass.model import SassMap, SassUnavailable
+from engine.sass.mapping_result import SassMap, SassUnavailable
 from engine.sass.rewrite import rewrite
 from engine.sass.tools import SassTools, find_tools
 

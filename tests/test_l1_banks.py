@@ -94,7 +94,7 @@ def test_the_lane_evaluators_are_freed_when_the_analysis_ends():
     import gc
 
     from engine.memory import analyze_memory
-    from engine.memory.lanes import LaneEvaluator
+    from engine.memory.lane_addresses import LaneEvaluator
 
     launch = load_launch_file(ROOT / "samples/v2x/segments.launch.toml").get("seg_sum_thread/b256")
     module = load_ptx(ROOT / "samples/v2x/ptx/segments.sm_90.ptx")

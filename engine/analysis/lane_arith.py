@@ -3,7 +3,7 @@
 Wrap to the instruction type, C division and remainder, logical shifts of unsigned types,
 ``cvt`` read as its source type, ``setp`` with its combining predicate, ``selp``, ``bfe``,
 ``mul.hi``/``.wide``. Shared by the two per-lane evaluators: the memory analysis's addresses
-(:mod:`engine.memory.lanes`) and the trip counts that depend on thread indices
+(:mod:`engine.memory.lane_addresses`) and the trip counts that depend on thread indices
 (:mod:`engine.analysis.tripcount`); each reads the operands its own way.
 """
 

@@ -13,8 +13,8 @@ import re
 from collections import Counter
 from typing import Any
 
+from engine.cli.command_registry import Command
 from engine.cli.options import ALL_KERNELS, add_input_options, emit, inputs_from_args
-from engine.cli.registry import Command
 from engine.errors import WarplineError
 from engine.evaluation.caveats import profile_statement
 from engine.inputs import KernelInputs

@@ -61,9 +61,9 @@ def predictions_payload(ev: Evaluation, measured_kernel_cycles: float | None = N
     out["supplied_arguments"] = supplied_payload(ev)
     if ev.traffic is not None:
         out["memory_traffic"] = ev.traffic.as_dict()
-    if ev.loaded_dram is not None:
-        # the DRAM load the simulation was solved at (engine.pipeline.loaded)
-        out["loaded_dram"] = ev.loaded_dram.to_json()
+    if ev.dram_under_load is not None:
+        # the DRAM load the simulation was solved at (engine.pipeline.dram_under_load)
+        out["loaded_dram"] = ev.dram_under_load.to_json()
     if ev.manybsp is not None:
         out["manybsp_derivation"] = [_quantity(q) for q in ev.manybsp.prediction.quantities.values()]
     if ev.profile is not None and ev.profile.manybsp is None:

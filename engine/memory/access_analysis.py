@@ -23,7 +23,7 @@ from engine.memory.costs import executions_per_warp
 from engine.memory.footprint import AddressRange, affine_range, sampled_range, with_grid_reuse
 from engine.memory.fragments import Fragment, fragment_of, stride_operand
 from engine.memory.hierarchy import SECTORS_PER_LINE
-from engine.memory.lanes import MAX_RECURRENCE, LaneError, LaneEvaluator, RecurrenceTooLong
+from engine.memory.lane_addresses import MAX_RECURRENCE, LaneError, LaneEvaluator, RecurrenceTooLong
 from engine.memory.naming import format_affine, shared_layout
 from engine.memory.patterns import (
     INTERIOR,

@@ -4,10 +4,10 @@ A profile is one TOML file (``profiles/<name>.toml``, format in ``profiles/READM
 :func:`load_profile` validates it (:mod:`engine.profile_schema`) and returns a frozen
 :class:`Profile`; :meth:`Profile.cost` turns an instruction into the numbers both models need.
 
-* :mod:`engine.profiles.records`: the plain records a profile is made of (``Device``,
+* :mod:`engine.profiles.sections`: the plain records a profile is made of (``Device``,
   ``UnitSpec``, ``ManyBspParams``, ``PipelineParams``, ``InstructionRule``, ``InstructionCost``);
 * :mod:`engine.profiles.profile`: :class:`Profile` and its look-ups;
-* :mod:`engine.profiles.costs`: the cost rules (matching rule over the unit's class defaults,
+* :mod:`engine.profiles.cost_rules`: the cost rules (matching rule over the unit's class defaults,
   001's memory mapper);
 * :mod:`engine.profiles.parsing`: one file's text, TOML and schema into a :class:`Profile`;
 * :mod:`engine.profiles.discovery`: the search folders, :func:`list_profiles` (with its
@@ -17,7 +17,7 @@ The Many-BSP figures of a profile without a ``[manybsp]`` section are derived in
 ``engine.manybsp.device_figures``, a layer up, beside the model that needs them.
 """
 
-from engine.profiles.costs import OFF_CHIP_SPACES
+from engine.profiles.cost_rules import OFF_CHIP_SPACES
 from engine.profiles.discovery import (
     PATH_ENV,
     SHIPPED_DIR,
@@ -29,7 +29,7 @@ from engine.profiles.discovery import (
 )
 from engine.profiles.parsing import MAX_PROFILE_BYTES, parse_profile, read_profile, read_profile_text
 from engine.profiles.profile import Profile
-from engine.profiles.records import (
+from engine.profiles.sections import (
     ASSUMED,
     DERIVED,
     MISSING,

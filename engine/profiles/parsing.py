@@ -17,7 +17,7 @@ from engine.errors import ProfileError
 from engine.profile_match import compile_pattern
 from engine.profile_schema import validate_profile_data
 from engine.profiles.profile import Profile
-from engine.profiles.records import (
+from engine.profiles.sections import (
     Device,
     InstructionRule,
     ManyBspParams,

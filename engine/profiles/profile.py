@@ -1,7 +1,7 @@
 """A validated GPU profile: its records, and the look-ups both models ask of it.
 
 ``engine.profiles.parsing`` builds a :class:`Profile` from TOML; its instruction costs follow the
-rules of :mod:`engine.profiles.costs` and are remembered per question (the profile is immutable).
+rules of :mod:`engine.profiles.cost_rules` and are remembered per question (the profile is immutable).
 The Many-BSP figures of a profile without a ``[manybsp]`` section are derived a layer up
 (``engine.manybsp.device_figures``), where the model that needs them lives.
 """
@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from engine.profiles.costs import (
+from engine.profiles.cost_rules import (
     global_memory_lambdas,
     instruction_cost,
     matching_rule,
     shared_memory_lambdas,
     special_registers_read,
 )
-from engine.profiles.records import (
+from engine.profiles.sections import (
     ClassificationLike,
     Device,
     InstructionCost,
@@ -98,12 +98,12 @@ class Profile:
     # ------------------------------------------------------------------ 001's memory mapper
     def global_memory_lambdas(self, dram_ratio: float) -> tuple[float, float]:
         """(λ, Λ) of a global access for R = bytes_DRAM / bytes_global (001 section 6.3;
-        :func:`engine.profiles.costs.global_memory_lambdas`)."""
+        :func:`engine.profiles.cost_rules.global_memory_lambdas`)."""
         return global_memory_lambdas(self, dram_ratio)
 
     def shared_memory_lambdas(self, conflict_degree: float) -> tuple[float, float]:
         """(λ, Λ) of a shared-memory access with bank-conflict degree D (001 section 6.3;
-        :func:`engine.profiles.costs.shared_memory_lambdas`)."""
+        :func:`engine.profiles.cost_rules.shared_memory_lambdas`)."""
         return shared_memory_lambdas(self, conflict_degree)
 
     # ------------------------------------------------------------------ other look-ups

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from engine.errors import ModelError
-from engine.profiles.records import InstructionCost, InstructionLike, InstructionRule, UnitSpec
+from engine.profiles.sections import InstructionCost, InstructionLike, InstructionRule, UnitSpec
 from engine.units import MemorySpace, Unit
 
 if TYPE_CHECKING:

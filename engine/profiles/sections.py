@@ -2,7 +2,7 @@
 Pipeline sections, instruction rules and the cost of one instruction.
 
 Plain frozen data; :class:`engine.profiles.profile.Profile` holds them, :mod:`engine.profiles.parsing`
-builds them from TOML, :mod:`engine.profiles.costs` applies the rules.
+builds them from TOML, :mod:`engine.profiles.cost_rules` applies the rules.
 """
 
 from __future__ import annotations

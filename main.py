@@ -17,7 +17,7 @@ def _is_file_argument(word: str) -> bool:
 
 
 def main(argv: list[str]) -> int:
-    from engine.cli.registry import command_names
+    from engine.cli.command_registry import command_names
 
     if argv and argv[0] in command_names():
         from engine.cli import main as cli_main

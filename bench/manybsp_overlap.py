@@ -1,7 +1,7 @@
 """Block overlap on an SM, measured against Many-BSP*'s μ*.
 
 ``samples/measured/overlap-h100/`` holds Nsight Compute cycles of every one-dimensional sample launch
-run with 1, 2, 4, ... blocks per SM (one wave or less; ``tools/device/measure_round3.sh``). With
+run with 1, 2, 4, ... blocks per SM (one wave or less; ``tools/device/measure_packed_half_and_block_overlap.sh``). With
 ``T(k)`` the SM cycles of k blocks per SM (measured kernel cycles minus the profile's fixed launch
 cost), the measured block-overlap factor is
 

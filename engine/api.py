@@ -29,11 +29,11 @@ from typing import Any
 from engine.errors import WarplineError
 from engine.evaluation import Evaluation, Evaluator, state_for
 from engine.evaluation.diff import diff as diff_evaluations
-from engine.evaluation.report import PREDICTION_COLUMNS, prediction_records
+from engine.evaluation.occupancy_sweep import sweep_rows
+from engine.evaluation.prediction_report import PREDICTION_COLUMNS, prediction_records
 from engine.evaluation.roofline import roofline as roofline_of
 from engine.evaluation.sensitivity import DEFAULT_MODEL
 from engine.evaluation.sensitivity import sensitivity as sensitivity_of
-from engine.evaluation.sweep import sweep_rows
 from engine.evaluation.timeseries import time_series
 from engine.inputs import KernelInputs, resolve_inputs
 from engine.launch import parse_dim

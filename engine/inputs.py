@@ -26,7 +26,7 @@ from engine.launch import Launch, LaunchFile, check_arguments, load_launch_file,
 from engine.names import find_kernel
 from engine.profiles import Profile, list_profiles, load_profile
 from engine.ptx import load_ptx
-from engine.ptx.model import Function, Module
+from engine.ptx.parsed_module import Function, Module
 from engine.resources import Resources, kernel_resources
 
 FALLBACK_PROFILE = "gtx1070"   # source 000's worked cases (hotspot, knn, mm) run on it

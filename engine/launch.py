@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from engine.analysis.loaded_data import parse_loaded_data
 from engine.errors import LaunchError, WarplineError
 from engine.fileio import read_regular_file
-from engine.ptx.model import Param
+from engine.ptx.parsed_module import Param
 
 if TYPE_CHECKING:
     from engine.profiles import Profile

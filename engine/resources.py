@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import WarplineError
-from engine.ptx.model import Function, Module, OperandKind
+from engine.ptx.parsed_module import Function, Module, OperandKind
 from engine.sass.tools import find_ptxas
 
 REGISTER_OVERHEAD = 4
@@ -391,7 +391,7 @@ def static_shared_bytes(module: Module, function: Function) -> int:
 def _symbols_used(function: Function) -> set[str]:
     names: set[str] = set()
 
-    def visit(operand) -> None:  # noqa: ANN001 - engine.ptx.model.Operand
+    def visit(operand) -> None:  # noqa: ANN001 - engine.ptx.parsed_module.Operand
         if operand.kind == OperandKind.SYMBOL and operand.name:
             names.add(operand.name)
         if operand.base is not None:

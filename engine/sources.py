@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from engine.ptx.model import CudaLocation
+from engine.ptx.parsed_module import CudaLocation
 
 MAX_SOURCE_BYTES = 32 * 1024 * 1024     # a source view is for reading: refuse anything larger
 

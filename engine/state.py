@@ -15,7 +15,7 @@ from typing import Any
 from engine.errors import WarplineError
 from engine.launch import MAX_TRIP_COUNT, Launch
 from engine.manybsp import Overrides
-from engine.manybsp.model import override_number
+from engine.manybsp.prediction import override_number
 
 POLICIES = ("lrr", "gto")
 

@@ -21,7 +21,7 @@ from engine.errors import WarplineError
 from engine.evaluation import PART_DERIVATION, PART_MODELS, PART_SWEEP, PART_TIMELINE, Evaluation, state_for
 from engine.evaluation.core import PART_ASSUMPTIONS
 from engine.inputs import KernelInputs, resolve_inputs
-from engine.ptx.model import Module
+from engine.ptx.parsed_module import Module
 from engine.session_file import (
     Fingerprint,
     Orphan,

@@ -48,26 +48,67 @@ _warmed = False
 _RELEASE = QEvent.Type(QEvent.registerEventType())   # "the UI has painted": go on
 
 
+# A kernel of a dozen instructions that the warm-up evaluates (a guarded copy, two blocks of 64).
+_WARM_UP_PTX = """
+.version 8.0
+.target sm_90
+.address_size 64
+
+.visible .entry warm_up_copy(.param .u64 dst, .param .u64 src, .param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .f32 %f<2>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<7>;
+
+    ld.param.u64 %rd1, [dst];
+    ld.param.u64 %rd2, [src];
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r4, %tid.x;
+    mad.lo.s32 %r5, %r2, %r3, %r4;
+    setp.ge.s32 %p1, %r5, %r1;
+    @%p1 bra DONE;
+    cvta.to.global.u64 %rd3, %rd2;
+    mul.wide.s32 %rd4, %r5, 4;
+    add.s64 %rd5, %rd3, %rd4;
+    ld.global.f32 %f1, [%rd5];
+    cvta.to.global.u64 %rd6, %rd1;
+    add.s64 %rd6, %rd6, %rd4;
+    st.global.f32 [%rd6], %f1;
+DONE:
+    ret;
+}
+"""
+
+
 def warm_up() -> None:
-    """Load every lazily imported module and the simulator's compiled code on the UI thread.
+    """Load every lazily imported module and the compiled code of the evaluation on the UI thread.
 
     shiboken replaces ``__import__`` with a hook that is not safe in a worker thread, and numba
-    imports its typing registries on the first call of a jitted function. One tiny simulation
-    here, before the worker starts, means it only ever runs code whose modules are loaded.
+    imports its typing registries on the first call of a jitted function. One evaluation of a tiny
+    kernel here (every model, the trace, the timeline and the occupancy sweep, through
+    ``Evaluator.evaluate`` as the worker calls it), before the worker starts, means the worker only
+    ever runs code whose modules are loaded. The shipped h100 profile (a user's file of that name
+    may shadow it); without ptxas and without the SASS mapping: those run external tools and fill
+    disk caches, which is no work for the start of the window.
     """
     global _warmed
     if _warmed:
         return
     import engine.timeline  # noqa: F401 - loaded for the exports, on this thread
-    from engine.pipeline.examples import example_kernel
-    from engine.pipeline.peers import all_peers
-    from engine.pipeline.simulator import simulate
-    from engine.pipeline.sweep import occupancy_sweep
+    from engine.inputs import resolve_inputs
+    from engine.launch import Launch
+    from engine.mechanisms import ALL_ON
+    from engine.profiles import SHIPPED_DIR, load_profile
+    from engine.ptx import parse_ptx
 
-    d = example_kernel(occupancy_warps=2)
-    simulate(d, trace=True)
-    all_peers(d)
-    occupancy_sweep(d, [1, 2])
+    module = parse_ptx(_WARM_UP_PTX, "<warm-up>")
+    inputs = resolve_inputs("<warm-up>", profile=load_profile(SHIPPED_DIR / "h100.toml"),
+                            launch=Launch(grid=(2, 1, 1), block=(64, 1, 1)),
+                            use_ptxas=False, module=module)
+    Evaluator().evaluate(inputs, sweep=True, trace=True, mechanisms=ALL_ON.without({"sass"}))
     _warmed = True
 
 

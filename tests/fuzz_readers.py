@@ -401,7 +401,7 @@ def read_profile(path: Path) -> object:
 
 
 def use_profile(profile: object) -> None:
-    from engine.profiles import derive_manybsp
+    from engine.manybsp.device_figures import derive_manybsp
 
     derive_manybsp(profile)
 

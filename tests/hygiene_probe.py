@@ -24,7 +24,7 @@ def test_window_settings_autosave_and_caches_land_in_the_runs_home(qtbot):
     from engine.evaluation import state_for
     from engine.inputs import resolve_inputs
     from engine.resources import ptxas_cache_dir
-    from engine.sass.cache import cache_dir
+    from engine.sass.map_cache import cache_dir
     from engine.session_file import autosave_path, new_session_id, save_session
     from gui.main_window import MainWindow
 

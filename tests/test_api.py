@@ -14,7 +14,7 @@ import pytest
 
 import engine.api as wl
 from engine.errors import WarplineError
-from engine.evaluation.report import PREDICTION_COLUMNS, predictions_csv
+from engine.evaluation.prediction_report import PREDICTION_COLUMNS, predictions_csv
 from engine.fileio import csv_unescape
 from engine.timeline.csv_export import CSV_COLUMNS, export_trace_csv
 

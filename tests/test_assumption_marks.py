@@ -23,7 +23,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from engine.analysis import analyze_kernel  # noqa: E402
 from engine.evaluation import Evaluator  # noqa: E402
 from engine.evaluation.caveats import MARK, figure_caveats  # noqa: E402
-from engine.evaluation.report import predictions_payload, predictions_text  # noqa: E402
+from engine.evaluation.prediction_report import predictions_payload, predictions_text  # noqa: E402
 from engine.inputs import launch_is_assumed, resolve_inputs  # noqa: E402
 from engine.launch import argument_index  # noqa: E402
 from engine.mechanisms import without  # noqa: E402

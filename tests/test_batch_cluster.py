@@ -176,7 +176,7 @@ def test_a_damaged_cache_line_is_named_skipped_and_computed_again(cluster, expec
 
 
 def test_a_full_disk_mid_batch_stops_with_the_finished_rows_kept(cluster, expected, tmp_path, capsys, monkeypatch):
-    from engine.batch import cache as cache_module
+    from engine.batch import result_cache as cache_module
 
     out, cache = tmp_path / "rows.csv", tmp_path / "rows.batch-cache"
     previous = b"an earlier output that must survive\n"

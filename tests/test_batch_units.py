@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from engine.batch import BatchSpec, Failed, InProcess, ResultCache, StopBatch, plan_batch, run_batch
+from engine.batch.best_launches import best_launches, kernel_series
 from engine.batch.lock import OutputLock
 from engine.batch.output import rows_csv, write_rows
 from engine.batch.plan import Unit
-from engine.batch.report import best_launches, kernel_series
-from engine.batch.rows import empty_row
+from engine.batch.result_rows import empty_row
 from engine.batch.runner import FAIL_FAST_UNITS, FailureStreak
 from engine.batch.signals import StopSignals, exit_status
 from engine.batch.spec import read_spec_file

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine.analysis.cfg import build_cfg
-from engine.ptx.model import Function
+from engine.ptx.parsed_module import Function
 
 parse_ptx = pytest.importorskip("engine.ptx").parse_ptx
 

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from engine.analysis.classify import classify
-from engine.ptx.model import Instruction, Operand, SourceLocation
+from engine.ptx.parsed_module import Instruction, Operand, SourceLocation
 from engine.units import MemorySpace, Unit
 
 _LOC = SourceLocation("<test>", 1, 1)

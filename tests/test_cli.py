@@ -108,7 +108,7 @@ def test_help_lists_every_command_and_each_command_has_help():
     import argparse
 
     from engine.cli import build_parser
-    from engine.cli.registry import command_names
+    from engine.cli.command_registry import command_names
 
     parser = build_parser()
     text = parser.format_help()

@@ -6,7 +6,7 @@ import pytest
 
 from engine.analysis.cfg import build_cfg
 from engine.analysis.defuse import build_def_use
-from engine.ptx.model import Function
+from engine.ptx.parsed_module import Function
 
 parse_ptx = pytest.importorskip("engine.ptx").parse_ptx
 

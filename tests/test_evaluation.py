@@ -22,7 +22,7 @@ from engine.evaluation import (
 from engine.inputs import resolve_inputs
 from engine.manybsp import predict_manybsp
 from engine.ncu import measured_cycles
-from engine.pipeline.adapter import simulate_kernel
+from engine.pipeline import describe_kernel, simulate
 from engine.state import is_overridden, parse_cell_value, with_cell_edit, with_iterations
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,8 +54,9 @@ def test_defaults_match_engine_entry_points(inputs, bench):
     profile = bench.profile(state.profile)
     mb = predict_manybsp(inputs.module, inputs.kernel_name, profile, state.launch, resources=inputs.resources)
     assert result.manybsp.kernel_exec_cycle == mb.kernel_exec_cycle
-    sim = simulate_kernel(inputs.module, inputs.kernel_name, profile, state.launch,
-                          occupancy=result.resident_blocks)
+    # the Pipeline model's own parts: the kernel's description at the evaluation's occupancy, simulated
+    sim = simulate(describe_kernel(inputs.module, inputs.kernel_name, profile, state.launch,
+                                   occupancy=result.resident_blocks))
     assert result.simulation.cycles == sim.cycles
     assert len(result.simulation.trace.issues) == len(sim.trace.issues)
     models = list(result.models)

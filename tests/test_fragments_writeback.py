@@ -14,10 +14,10 @@ from engine.evaluation import Evaluator, state_for
 from engine.inputs import resolve_inputs
 from engine.mechanisms import without
 from engine.memory import analyze_memory
+from engine.memory.access_report import AccessInfo
 from engine.memory.fragments import fragment_of
 from engine.memory.hierarchy import dram_fetch_factor, write_back_share
 from engine.memory.patterns import shared_stats
-from engine.memory.report import AccessInfo
 from engine.pipeline.adapter import _find_function
 from engine.profiles import load_profile
 from engine.ptx import parse_ptx

@@ -20,7 +20,7 @@ def test_this_run_has_a_home_and_temporary_folder_of_its_own():
     from engine.desktop import config_home, data_home
     from engine.profiles import USER_DIR
     from engine.resources import ptxas_cache_dir
-    from engine.sass.cache import cache_dir
+    from engine.sass.map_cache import cache_dir
     from engine.session_file import recovery_dir
     from gui.main_window import APP_NAME
 

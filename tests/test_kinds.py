@@ -21,7 +21,7 @@ from engine.launch import load_launch_file
 from engine.memory import analyze_memory
 from engine.ptx import load_ptx, parse_ptx
 from engine.ptx.index import parse_kernel
-from engine.ptx.model import FunctionKind, Module, Operand, OperandKind
+from engine.ptx.parsed_module import FunctionKind, Module, Operand, OperandKind
 from engine.units import AccessKind
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"

@@ -12,10 +12,10 @@ import pytest
 from engine.analysis import LaunchValues, analyze_kernel
 from engine.launch import load_launch_file
 from engine.mechanisms import without
+from engine.memory.access_report import AccessInfo
 from engine.memory.affine import AddressEvaluator
 from engine.memory.hierarchy import L1_MIN_WAVEFRONTS, l1_request_cycles
 from engine.memory.patterns import global_stats, spread
-from engine.memory.report import AccessInfo
 from engine.profiles import load_profile
 from engine.ptx import load_ptx
 from engine.units import MemorySpace
@@ -94,7 +94,7 @@ def test_the_lane_evaluators_are_freed_when_the_analysis_ends():
     import gc
 
     from engine.memory import analyze_memory
-    from engine.memory.lanes import LaneEvaluator
+    from engine.memory.lane_addresses import LaneEvaluator
 
     launch = load_launch_file(ROOT / "samples/v2x/segments.launch.toml").get("seg_sum_thread/b256")
     module = load_ptx(ROOT / "samples/v2x/ptx/segments.sm_90.ptx")

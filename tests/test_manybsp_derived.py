@@ -17,11 +17,11 @@ from engine.errors import ModelError, ProfileError
 from engine.evaluation import Evaluator, state_for
 from engine.inputs import resolve_inputs
 from engine.manybsp import predict_manybsp
+from engine.manybsp.device_figures import MU_PLACEHOLDER, barrier_overhead, figure_source, manybsp_figures
 from engine.profiles import (
     ASSUMED,
     DERIVED,
     MISSING,
-    MU_PLACEHOLDER,
     PLACEHOLDER,
     SHIPPED_DIR,
     load_profile,
@@ -71,7 +71,7 @@ def test_every_profile_fills_the_block_table_and_the_superstep_tree(evaluator, n
     # The table uses the derived figures: the barrier row's latency, the global rows' mem_lat.
     profile = load_profile(name)
     barrier = next(r for r in result.rows if r.is_barrier)
-    assert barrier.lat_comp == profile.barrier_overhead(inputs.launch.threads_per_block) > 0
+    assert barrier.lat_comp == barrier_overhead(profile, inputs.launch.threads_per_block) > 0
     assert any("derived from the pipeline figures" in w and "pipeline.memory.global_Lam" in w
                for w in ev.warnings)
 
@@ -79,7 +79,7 @@ def test_every_profile_fills_the_block_table_and_the_superstep_tree(evaluator, n
 @pytest.mark.parametrize("name", WITHOUT_SECTION)
 def test_derived_values_carry_their_provenance(name):
     profile = load_profile(name)
-    figures = profile.manybsp_figures
+    figures = manybsp_figures(profile)
     assert profile.manybsp is None and figures.is_derived
     kinds = {key: figures.derived_value(key).kind for key in USED}
     assert kinds == {"mem_lat": DERIVED, "barrier_overhead": DERIVED, "issue_cycle": ASSUMED,
@@ -88,24 +88,24 @@ def test_derived_values_carry_their_provenance(name):
     assert set(figures.missing) == {"block_lnch_ovh", "warp_lnch_ovh"}
     # mem_lat is the profile's global-memory latency Λ, and says so.
     assert figures.mem_lat == profile.pipeline.memory["global_Lam"] > 0
-    assert profile.source_of("manybsp.mem_lat").startswith("derived:")
-    assert "pipeline.memory.global_Lam" in profile.source_of("manybsp.mem_lat")
-    assert profile.source_of("manybsp.mu").startswith("placeholder:")
-    assert profile.source_of("manybsp.block_lnch_ovh").startswith("missing:")
+    assert figure_source(profile, "manybsp.mem_lat").startswith("derived:")
+    assert "pipeline.memory.global_Lam" in figure_source(profile, "manybsp.mem_lat")
+    assert figure_source(profile, "manybsp.mu").startswith("placeholder:")
+    assert figure_source(profile, "manybsp.block_lnch_ovh").startswith("missing:")
     assert figures.mu == MU_PLACEHOLDER and figures.issue_cycle == 1
     # The barrier overhead is the bar.sync rule's Λ plus λ for each further warp of the block.
     rule = profile.cost_for_opcode("bar.sync", Unit.BARRIER)
-    assert not rule.is_default and "bar.sync" in profile.source_of("manybsp.barrier_overhead")
+    assert not rule.is_default and "bar.sync" in figure_source(profile, "manybsp.barrier_overhead")
     warp = profile.device.warp_size
     for threads in (warp, 4 * warp, profile.device.max_threads_per_block):
         expected = rule.Lam + (math.ceil(threads / warp) - 1) * rule.lam
-        assert profile.barrier_overhead(threads) == pytest.approx(expected)
+        assert barrier_overhead(profile, threads) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("name", ["gtx760", "940mx", "gtx1070", "h100", "h200"])
 def test_a_stated_section_is_used_as_it_is(name):
     profile = load_profile(name)
-    assert profile.manybsp_figures is profile.manybsp and not profile.manybsp.derivation
+    assert manybsp_figures(profile) is profile.manybsp and not profile.manybsp.derivation
     assert not profile.source_of("manybsp.mem_lat").startswith("derived")
 
 
@@ -134,10 +134,10 @@ def _without_barrier_rule(name: str):
 
 def test_a_missing_barrier_rule_refuses_only_kernels_with_a_barrier():
     profile = _without_barrier_rule("c2050")
-    figures = profile.manybsp_figures
+    figures = manybsp_figures(profile)
     assert "barrier_overhead" in figures.missing and figures.value_text("barrier_overhead") == "—"
     with pytest.raises(ProfileError, match="bar.sync"):
-        profile.barrier_overhead(256)
+        barrier_overhead(profile, 256)
     hotspot = load_ptx(HOTSPOT)
     inputs = resolve_inputs(HOTSPOT, profile="c2050", use_ptxas=False)
     result = predict_manybsp(hotspot, inputs.kernel_name, profile, inputs.launch)

@@ -11,6 +11,7 @@ import pytest
 from engine.errors import LaunchError, ModelError, WarplineError
 from engine.launch import Launch, load_launch_file
 from engine.manybsp import Overrides, predict_manybsp
+from engine.manybsp.device_figures import barrier_overhead
 from engine.profiles import load_profile
 from engine.ptx import load_ptx, parse_ptx
 
@@ -98,7 +99,7 @@ def test_loop_trip_counts_feed_iterations() -> None:
     coalesced_default = predict_manybsp(module, "loopy", profile, launch, memory=None)
     assert {r.index: r for r in coalesced_default.rows}[7].n_ma == 2  # 8-byte, assumed per-thread
     assert rows[10].is_barrier and rows[10].fu is None
-    assert rows[10].lat_comp == profile.barrier_overhead(256)
+    assert rows[10].lat_comp == barrier_overhead(profile, 256)
 
 
 def test_unknown_trip_count_is_flagged_not_silent() -> None:

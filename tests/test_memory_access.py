@@ -701,7 +701,7 @@ def test_wrapped_index_is_evaluated_iteration_by_iteration() -> None:
 
 
 def test_recurrence_beyond_its_bound_is_refused_then_sampled_at_the_bound() -> None:
-    from engine.memory.lanes import MAX_RECURRENCE, RecurrenceTooLong
+    from engine.memory.lane_addresses import MAX_RECURRENCE, RecurrenceTooLong
 
     cache, load, operand = _wrapped_lanes(1000, 100)
     with pytest.raises(RecurrenceTooLong):

@@ -6,10 +6,10 @@ import dataclasses
 
 import pytest
 
+from engine.memory.access_report import AccessInfo
 from engine.memory.affine import Affine, base_address
 from engine.memory.footprint import AddressRange, affine_range, with_grid_reuse
 from engine.memory.hierarchy import L2_SHARED_SHARE, SmContext, level_shares
-from engine.memory.report import AccessInfo
 from engine.profiles import load_profile
 from engine.units import MemorySpace
 

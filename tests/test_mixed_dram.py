@@ -13,7 +13,7 @@ from engine.errors import ProfileError
 from engine.evaluation import Evaluator, state_for
 from engine.inputs import resolve_inputs
 from engine.mechanisms import without
-from engine.pipeline.loaded import curve_for_writes, extra_latency
+from engine.pipeline.dram_under_load import curve_for_writes, extra_latency
 from engine.profiles import SHIPPED_DIR, load_profile, parse_profile
 from tests.micro_script import make_profile_module
 
@@ -153,19 +153,19 @@ def test_the_mixed_tables_are_optional_and_must_be_an_array_of_tables() -> None:
 # ---- the solve ------------------------------------------------------------------------------------
 
 def test_the_solve_reads_the_curve_for_the_share_the_launch_writes(saxpy) -> None:
-    loaded = saxpy.loaded_dram
+    under_load = saxpy.dram_under_load
     traffic = saxpy.traffic
     written = traffic.dram_write_bytes / (traffic.dram_read_bytes + traffic.dram_write_bytes)
     # a third of saxpy's bytes are stores, less those L2 still holds dirty when it ends
     assert 0.2 < written < 1 / 3
-    assert loaded is not None and loaded.written_share == pytest.approx(written)
-    assert f"{100 * written:.0f} % written" in loaded.describe()
-    assert loaded.to_json()["written_share"] == pytest.approx(written)
+    assert under_load is not None and under_load.written_share == pytest.approx(written)
+    assert f"{100 * written:.0f} % written" in under_load.describe()
+    assert under_load.to_json()["written_share"] == pytest.approx(written)
     with without(["mixed_dram_load"]):
         reading = _evaluate("gridstride", "gs_saxpy/g528-b256")
-    assert reading.loaded_dram is not None and reading.loaded_dram.written_share == 0
+    assert reading.dram_under_load is not None and reading.dram_under_load.written_share == 0
     # beside its own writes a load waits longer, and the launch takes longer
-    assert loaded.extra_cycles > reading.loaded_dram.extra_cycles + 100
+    assert under_load.extra_cycles > reading.dram_under_load.extra_cycles + 100
     assert saxpy.models["pipeline"].sm_cycles > 1.1 * reading.models["pipeline"].sm_cycles
 
 

@@ -10,8 +10,8 @@ import pytest
 
 from engine.cli import main
 from engine.evaluation import ModelSpec, evaluate, model_ids, register, unregister
+from engine.evaluation.prediction_report import predictions_csv
 from engine.evaluation.registry import FAMILY_ANALYTICAL, CurveStyle
-from engine.evaluation.report import predictions_csv
 from engine.inputs import resolve_inputs
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from engine.analysis import analyze_kernel
 from engine.errors import ModelError
+from engine.evaluation import Evaluation, Evaluator, state_for
+from engine.inputs import KernelInputs, resolve_inputs
 from engine.launch import load_launch_file
-from engine.pipeline import (
-    PipelineOverrides,
-    describe_kernel,
-    predict_all,
-    ratio_memory_cost,
-    simulate_kernel,
-)
+from engine.manybsp import Overrides
+from engine.pipeline import PipelineOverrides, describe_kernel, ratio_memory_cost
 from engine.pipeline.description import Loop
 from engine.profiles import load_profile
 from engine.ptx import load_ptx
 from engine.sass import find_tools
+from engine.state import WorkbenchState
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
@@ -44,32 +43,50 @@ def test_tile_loop_becomes_one_loop_node_with_its_trip_count(mm) -> None:
     assert not d.notes                                        # every trip count was inferred
 
 
-def test_simulate_kernel_and_overrides(mm) -> None:
-    module, profile, launches = mm
-    launch = launches["tile16-1024"]
-    base = simulate_kernel(module, launch.kernel, profile, launch, trace=False)
-    assert base.instructions_issued == base.description.total_warp_instructions()
+@pytest.fixture(scope="module")
+def mm_inputs():
+    """The tiled matrix multiply's inputs per launch of its launch file, for the evaluator."""
+    def inputs(config: str) -> KernelInputs:
+        return resolve_inputs(SAMPLES / "ptx" / "mm.sm_90.ptx", launch_file=SAMPLES / "mm.launch.toml",
+                              config=config, profile="h100")
+    return inputs
+
+
+def pipeline_run(inputs: KernelInputs, state: WorkbenchState | None = None) -> Evaluation:
+    ev = Evaluator().evaluate(inputs, state, only=["pipeline"], trace=False)
+    assert ev.errors == {} and ev.simulation is not None
+    return ev
+
+
+def test_simulated_kernel_follows_its_edits(mm_inputs) -> None:
+    inputs = mm_inputs("tile16-1024")
+    state = state_for(inputs)
+    base = pipeline_run(inputs, state)
+    assert base.simulation.instructions_issued == base.description.total_warp_instructions()
     # a slower global load makes the kernel slower; a trip-count override halves the work
-    slow = simulate_kernel(module, launch.kernel, profile, launch, trace=False,
-                           overrides=PipelineOverrides(costs={"ld.global": (None, 2000.0)}))
-    assert slow.cycles > base.cycles
-    function = next(f for f in module.functions if f.name == launch.kernel)
-    trips = analyze_kernel(function, launch, module).trip_counts
-    key = next(k for k, t in trips.items() if t.value == 64)   # the tile loop: 1024 / 16
-    half = simulate_kernel(module, launch.kernel, profile, launch, trace=False,
-                           overrides=PipelineOverrides(trip_counts={key: 32}))
-    assert half.instructions_issued < base.instructions_issued
-    one_block = simulate_kernel(module, launch.kernel, profile, launch, occupancy=1, trace=False)
-    assert one_block.cycles > base.cycles
+    function = next(f for f in inputs.module.functions if f.name == inputs.kernel_name)
+    analysis = analyze_kernel(function, inputs.launch, inputs.module)
+    loads = [i + 1 for i, c in enumerate(analysis.classifications) if c.is_global_memory and c.is_load]
+    assert loads
+
+    def slower(ov: Overrides) -> None:
+        for row in loads:
+            ov.latencies[row] = {"lat_comm": 2000.0}
+
+    slow = pipeline_run(inputs, state.with_overrides(slower))
+    assert slow.simulation.cycles > base.simulation.cycles
+    key = next(k for k, t in analysis.trip_counts.items() if t.value == 64)   # the tile loop: 1024 / 16
+    half = pipeline_run(inputs, state.with_launch(trip_overrides={key: 32}))
+    assert half.simulation.instructions_issued < base.simulation.instructions_issued
+    one_block = pipeline_run(inputs, replace(state, occupancy=1))
+    assert one_block.simulation.cycles > base.simulation.cycles
 
 
-def test_predict_all_gives_every_model(mm) -> None:
-    module, profile, launches = mm
-    launch = launches["case"]
-    out = predict_all(module, launch.kernel, profile, launch)
-    assert {"pipeline", "roofline", "volkov", "mwp_cwp", "wfg_star", "gpumech_gto"} <= set(out)
-    assert all(p.cycles > 0 for p in out.values())
-    assert out["pipeline"].cycles >= out["roofline"].cycles * (1 - 1e-9)
+def test_evaluation_gives_every_model(mm_inputs) -> None:
+    ev = Evaluator().evaluate(mm_inputs("case"), trace=False)
+    assert {"pipeline", "roofline", "volkov", "mwp_cwp", "wfg_star", "gpumech_gto"} <= set(ev.models)
+    assert all(r.figures.sm_cycles > 0 for r in ev.models.values())
+    assert ev.models["pipeline"].figures.sm_cycles >= ev.models["roofline"].figures.sm_cycles * (1 - 1e-9)
 
 
 def test_unknown_kernel_is_refused(mm) -> None:
@@ -166,7 +183,7 @@ def _check_static_branch_rule(module, profile, small) -> None:
 def _col_sum_description(**changes: object):
     from engine.inputs import resolve_inputs
     from engine.pipeline.adapter import _find_function, build_description
-    from engine.sass.model import SassMap
+    from engine.sass.mapping_result import SassMap
 
     v2 = Path(__file__).resolve().parents[1] / "samples" / "v2"
     inputs = resolve_inputs(v2 / "ptx" / "strided.sm_90.ptx", profile="h100",

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
+from engine.pipeline.description import KernelDescription
 from engine.pipeline.examples import (
     example_kernel,
     instruction_mix_kernel,
@@ -17,6 +19,8 @@ from engine.pipeline.examples import (
     wfg_pair_kernel,
 )
 from engine.pipeline.peers import (
+    PEERS,
+    all_peers,
     kernel_figures,
     mwp_cwp,
     nonoverlapped_rr,
@@ -26,7 +30,6 @@ from engine.pipeline.peers import (
     wfg_star,
 )
 from engine.pipeline.simulator import simulate
-from engine.pipeline.sweep import occupancy_sweep
 
 # Table 4 (λ_ALU, λ_SFU, IL) with Table 5's Λ of mul.f32 and cos.approx.f32 for each GPU.
 TABLE_4 = {
@@ -115,8 +118,24 @@ def test_iterative_barrier_kernel_slows_with_group_size(lam: float, Lam: float, 
     assert cycles[-1] > Fraction(3, 2) * cycles[0]
 
 
+def at_occupancies(d: KernelDescription, occupancies: list[int]) -> dict[str, np.ndarray]:
+    """Warps per cycle of the simulation (``pipeline``) and of every peer of a description at each
+    occupancy in warps (whole blocks, at least one), the work unchanged: 001's Figs. 2 and 14 for
+    its example kernel, which has no PTX. (A PTX kernel's occupancy sweep is the evaluator's,
+    ``engine.evaluation.occupancy_sweep``.)"""
+    out: dict[str, list[float]] = {name: [] for name in (*PEERS, "pipeline", "occupancy")}
+    for warps in occupancies:
+        at = d.with_changes(resident_blocks=max(1, warps // d.warps_per_block))
+        out["occupancy"].append(at.resident_blocks * at.warps_per_block)
+        peers = all_peers(at)
+        for name in PEERS:
+            out[name].append(peers[name].warps_per_cycle)
+        out["pipeline"].append(simulate(at, trace=False).warps_per_cycle)
+    return {name: np.asarray(values, dtype=float) for name, values in out.items()}
+
+
 def test_occupancy_sweep_of_the_example_has_every_model() -> None:
-    sweep = occupancy_sweep(example_kernel(1, warps_total=120), [1, 2, 4, 7, 10])
+    sweep = at_occupancies(example_kernel(1, warps_total=120), [1, 2, 4, 7, 10])
     assert set(sweep) >= {"roofline", "volkov", "mwp_cwp", "mwp_cwp_star", "wfg", "wfg_star",
                           "gpumech_rr", "gpumech_rr_star", "gpumech_gto", "pipeline", "occupancy"}
     # Volkov is the upper bound of the simulation (001 §5.1) and the simulation rises with ω

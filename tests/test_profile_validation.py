@@ -235,7 +235,7 @@ def user_folder(monkeypatch, tmp_path):
     folder = tmp_path / "user"
     folder.mkdir()
     monkeypatch.setenv("WARPLINE_PROFILE_PATH", str(folder))
-    monkeypatch.setattr(profiles, "USER_DIR", tmp_path / "none")
+    monkeypatch.setattr(profiles.discovery, "USER_DIR", tmp_path / "none")
     return folder
 
 

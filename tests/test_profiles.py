@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from engine.errors import ProfileError, WarplineError
+from engine.manybsp.device_figures import barrier_overhead
 from engine.profile_match import PatternSyntaxError, compile_pattern
 from engine.profiles import SHIPPED_DIR, list_profiles, load_profile, parse_profile
 from engine.units import MemorySpace, Unit
@@ -53,7 +54,7 @@ class FakeInstruction:
 
 def test_every_shipped_profile_is_listed_and_loads(monkeypatch, tmp_path):
     monkeypatch.setenv("WARPLINE_PROFILE_PATH", "")
-    monkeypatch.setattr("engine.profiles.USER_DIR", tmp_path / "none")
+    monkeypatch.setattr("engine.profiles.discovery.USER_DIR", tmp_path / "none")
     listed = list_profiles()
     assert sorted(listed) == SHIPPED
     for name in SHIPPED:
@@ -120,7 +121,7 @@ def test_manybsp_profiles_reproduce_000_tables(gpu):
         text = row["instruction"]
         if text.startswith("bar.sync"):
             threads = int(re.search(r"nt=(\d+)", text).group(1))
-            assert profile.barrier_overhead(threads) == row["overhead"]
+            assert barrier_overhead(profile, threads) == row["overhead"]
             continue
         opcode, specials = _opcode_of(text)
         unit = {"SPs": Unit.ALU, "DPU": Unit.FP64, "SFU": Unit.SFU, "LDST": Unit.LDST}[row["fu"]]
@@ -142,13 +143,13 @@ def test_manybsp_profiles_reproduce_000_tables(gpu):
 
 def test_barrier_overhead_interpolates_and_clamps():
     gtx760 = load_profile("gtx760")
-    assert gtx760.barrier_overhead(256) == 173
-    assert gtx760.barrier_overhead(640) == pytest.approx(173 + (297 - 173) * (640 - 256) / (1024 - 256))
-    assert gtx760.barrier_overhead(64) == 173
-    assert gtx760.barrier_overhead(2048) == 297
+    assert barrier_overhead(gtx760, 256) == 173
+    assert barrier_overhead(gtx760, 640) == pytest.approx(173 + (297 - 173) * (640 - 256) / (1024 - 256))
+    assert barrier_overhead(gtx760, 64) == 173
+    assert barrier_overhead(gtx760, 2048) == 297
     # Without a [manybsp] section: the line derived from the bar.sync rule (λ 1.5, Λ 17), Λ + 7·λ
     # for 8 warps (tests/test_manybsp_derived.py covers every such profile).
-    assert load_profile("rtx2070").barrier_overhead(256) == 17 + 7 * 1.5
+    assert barrier_overhead(load_profile("rtx2070"), 256) == 17 + 7 * 1.5
 
 
 # ---------------------------------------------------------------------- 001 figures

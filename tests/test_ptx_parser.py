@@ -11,7 +11,7 @@ import pytest
 from engine.errors import PtxSyntaxError, WarplineError
 from engine.ptx import load_ptx, parse_ptx
 from engine.ptx.lexer import tokenize
-from engine.ptx.model import CudaLocation
+from engine.ptx.parsed_module import CudaLocation
 
 DATA = Path(__file__).parent / "data" / "ptx"
 HEADER = ".version 8.0\n.target sm_90\n.address_size 64\n"

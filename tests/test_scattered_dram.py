@@ -12,7 +12,7 @@ from engine.errors import ProfileError
 from engine.evaluation import Evaluator, state_for
 from engine.inputs import resolve_inputs
 from engine.mechanisms import without
-from engine.pipeline.loaded import extra_latency, queue_cycles
+from engine.pipeline.dram_under_load import extra_latency, queue_cycles
 from engine.pipeline.simulator import simulate
 from engine.profiles import SHIPPED_DIR, load_profile, parse_profile
 from tests.micro_script import make_profile_module
@@ -89,20 +89,20 @@ def test_only_gathers_count_as_scattered_bytes(gather_low) -> None:
 
 
 def test_the_solve_reads_both_curves_by_the_scattered_share(gather_low) -> None:
-    loaded = gather_low.loaded_dram
+    under_load = gather_low.dram_under_load
     pipeline = gather_low.profile.pipeline
     mix = gather_low.traffic.dram_scattered_bytes / (gather_low.traffic.dram_read_bytes
                                                      + gather_low.traffic.dram_write_bytes)
-    assert loaded is not None and loaded.scattered_share == pytest.approx(mix)
-    assert "scattered" in loaded.describe() and loaded.to_json()["scattered_share"] == pytest.approx(mix)
-    sim = simulate(gather_low.description.with_dram_delay(loaded.extra_cycles), trace=False)
-    measured = ((1 - mix) * extra_latency(pipeline.dram_loaded, loaded.bandwidth_share)
-                + mix * extra_latency(pipeline.dram_loaded_scattered, loaded.bandwidth_share))
-    gap = measured - queue_cycles(gather_low.description, sim) - loaded.extra_cycles
-    assert abs(gap) <= 0.01 * (pipeline.memory["dram_Lam"] + loaded.extra_cycles)
+    assert under_load is not None and under_load.scattered_share == pytest.approx(mix)
+    assert "scattered" in under_load.describe() and under_load.to_json()["scattered_share"] == pytest.approx(mix)
+    sim = simulate(gather_low.description.with_dram_delay(under_load.extra_cycles), trace=False)
+    measured = ((1 - mix) * extra_latency(pipeline.dram_loaded, under_load.bandwidth_share)
+                + mix * extra_latency(pipeline.dram_loaded_scattered, under_load.bandwidth_share))
+    gap = measured - queue_cycles(gather_low.description, sim) - under_load.extra_cycles
+    assert abs(gap) <= 0.01 * (pipeline.memory["dram_Lam"] + under_load.extra_cycles)
     with without(["scattered_dram_load"]):
         streaming = _evaluate("gather", "gather_f32/rand-b256-smem100k")
-    assert streaming.loaded_dram is not None and streaming.loaded_dram.scattered_share == 0
-    assert loaded.extra_cycles > streaming.loaded_dram.extra_cycles + 200
+    assert streaming.dram_under_load is not None and streaming.dram_under_load.scattered_share == 0
+    assert under_load.extra_cycles > streaming.dram_under_load.extra_cycles + 200
     assert gather_low.models["pipeline"].sm_cycles > 1.2 * streaming.models["pipeline"].sm_cycles
 

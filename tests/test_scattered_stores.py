@@ -12,8 +12,8 @@ from engine.analysis import analyze_kernel
 from engine.errors import ProfileError
 from engine.launch import load_launch_file
 from engine.memory import analyze_memory
+from engine.memory.access_report import pattern_note
 from engine.memory.hierarchy import SmContext, scattered_store
-from engine.memory.report import pattern_note
 from engine.memory.traffic import kernel_traffic
 from engine.profiles import SHIPPED_DIR, load_profile, parse_profile
 from engine.ptx import load_ptx

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.inputs import resolve_inputs
-from engine.ptx.model import CudaLocation
+from engine.ptx.parsed_module import CudaLocation
 from engine.sources import (
     candidate_paths,
     cuda_sources,

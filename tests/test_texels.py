@@ -10,7 +10,7 @@ import pytest
 from engine.analysis import analyze_kernel
 from engine.launch import load_launch_file
 from engine.memory import analyze_memory
-from engine.memory.report import pattern_note
+from engine.memory.access_report import pattern_note
 from engine.memory.texels import texel_fetch
 from engine.ptx import load_ptx, parse_ptx
 from engine.units import MemorySpace

@@ -189,15 +189,14 @@ def test_chrome_trace_loads_and_nests(tiled, tmp_path):
 def test_real_ptx_kernel_trace(tmp_path):
     """The PTX front end's trace (tiled matrix multiply sample on the H100 profile) lays out and
     exports like the hand-built ones, with PTX text as instruction names."""
-    from engine.launch import load_launch_file
-    from engine.pipeline import simulate_kernel
-    from engine.profiles import load_profile
-    from engine.ptx import load_ptx
+    from engine.evaluation import Evaluator
+    from engine.inputs import resolve_inputs
 
     samples = Path(__file__).resolve().parents[1] / "samples"
-    launch = load_launch_file(samples / "mm.launch.toml").get("case")
-    r = simulate_kernel(load_ptx(samples / "ptx" / "mm.sm_90.ptx"), launch.kernel, load_profile("h100"), launch)
-    d = r.description
+    inputs = resolve_inputs(samples / "ptx" / "mm.sm_90.ptx", launch_file=samples / "mm.launch.toml",
+                            config="case", profile="h100")
+    ev = Evaluator().evaluate(inputs, only=["pipeline"])
+    r, d = ev.simulation, ev.description
     names = [i.name for i in d.instructions]
     layout = layout_trace(r.trace, names, cycles=float(r.cycles), subsystems=d.subsystems)
     labels = [ln.label for ln in layout.lanes if ln.kind == "subsystem"]

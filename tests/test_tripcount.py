@@ -14,7 +14,7 @@ from engine.analysis import LaunchValues, analyze_kernel
 from engine.analysis.cfg import build_cfg
 from engine.analysis.defuse import build_def_use
 from engine.analysis.tripcount import infer_trip_counts
-from engine.ptx.model import Function
+from engine.ptx.parsed_module import Function
 
 parse_ptx = pytest.importorskip("engine.ptx").parse_ptx
 

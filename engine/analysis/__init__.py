@@ -15,7 +15,7 @@ from engine.analysis.structure import kernel_graphs
 from engine.analysis.tripcount import TripCount, infer_trip_counts
 from engine.analysis.values import LaunchValues, UniformEvaluator
 from engine.ptx.gc_pause import paused_gc
-from engine.ptx.model import Function, Module, OperandKind
+from engine.ptx.parsed_module import Function, Module, OperandKind
 from engine.units import MemorySpace
 
 __all__ = [

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from engine.ptx.model import Function, Instruction
+from engine.ptx.parsed_module import Function, Instruction
 
 _TERMINATORS = {"ret", "exit", "trap"}
 

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
-from engine.ptx.model import Instruction, OperandKind
+from engine.ptx.parsed_module import Instruction, OperandKind
 from engine.units import MemorySpace, Unit
 
 # Size in bytes of each PTX fundamental type.

@@ -29,7 +29,7 @@ from typing import NamedTuple
 import networkx as nx
 
 from engine.analysis.cfg import ControlFlowGraph, immediate_dominators, postorder
-from engine.ptx.model import Function
+from engine.ptx.parsed_module import Function
 
 # Bitset solver up to this many blocks x definitions (bits in one per-block bitset array).
 DENSE_LIMIT = 1 << 26

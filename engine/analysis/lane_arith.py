@@ -3,7 +3,7 @@
 Wrap to the instruction type, C division and remainder, logical shifts of unsigned types,
 ``cvt`` read as its source type, ``setp`` with its combining predicate, ``selp``, ``bfe``,
 ``mul.hi``/``.wide``. Shared by the two per-lane evaluators: the memory analysis's addresses
-(:mod:`engine.memory.lanes`) and the trip counts that depend on thread indices
+(:mod:`engine.memory.lane_addresses`) and the trip counts that depend on thread indices
 (:mod:`engine.analysis.tripcount`); each reads the operands its own way.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from engine.analysis.classify import TYPE_BYTES
-from engine.ptx.model import Instruction, Operand, OperandKind
+from engine.ptx.parsed_module import Instruction, Operand, OperandKind
 
 COMPARE: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
     "eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater,

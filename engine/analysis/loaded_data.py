@@ -2,7 +2,7 @@
 
 An address computed from a loaded integer (a gather's index, a CSR row start, a permutation)
 depends on data no static analysis can see. Without a word from the user the memory analysis
-uses stand-in values (pseudo-random: ``engine.memory.lanes``). A launch may instead say, per
+uses stand-in values (pseudo-random: ``engine.memory.lane_addresses``). A launch may instead say, per
 pointer argument, what the integers it points to are:
 
 ``random:LO:HI``

@@ -28,7 +28,7 @@ from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.lane_arith import LaneError, int64, integer_result, wrap
 from engine.analysis.loaded_data import declared_buffer, pointer_base
 from engine.analysis.values import LaunchValues, as_type
-from engine.ptx.model import Function, Instruction, Operand, OperandKind
+from engine.ptx.parsed_module import Function, Instruction, Operand, OperandKind
 
 MAX_LANES = 16384            # threads run at once (whole blocks, evenly spaced over the grid)
 MAX_BLOCKS = 64              # blocks sampled at most

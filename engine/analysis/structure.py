@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from engine.analysis.cfg import ControlFlowGraph, build_cfg
 from engine.analysis.defuse import DefUseGraph, build_def_use
-from engine.ptx.model import Function
+from engine.ptx.parsed_module import Function
 
 # The graphs live on the function object itself, so that they go when it goes. (Both graphs hold
 # the function: a table beside it, keyed by its id, kept every parsed function alive for the

@@ -40,7 +40,7 @@ from engine.analysis.values import (
     from_linear,
     instruction_type,
 )
-from engine.ptx.model import Function, Operand, OperandKind
+from engine.ptx.parsed_module import Function, Operand, OperandKind
 
 Source = Literal["inferred", "override", "unknown", "executed"]
 _MAX_TRIPS = 1 << 31  # more than this means wrap-around or a misread loop: do not trust it

@@ -22,7 +22,7 @@ from engine.analysis.cfg import Loop
 from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.defuse import DefUseGraph
 from engine.analysis.loaded_data import LoadedData, parse_loaded_data
-from engine.ptx.model import Function, Instruction, Operand, OperandKind
+from engine.ptx.parsed_module import Function, Instruction, Operand, OperandKind
 
 Number = int | float
 

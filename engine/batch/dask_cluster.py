@@ -24,7 +24,7 @@ from typing import Any
 from engine import __version__
 from engine.batch.executors import Failed, Finished, StopBatch
 from engine.batch.plan import Unit
-from engine.batch.rows import one_line
+from engine.batch.result_rows import one_line
 from engine.batch.work import Record, run_unit
 from engine.errors import WarplineError
 from engine.ptx.index import read_ptx_bytes

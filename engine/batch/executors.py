@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from engine.batch.plan import Unit
-from engine.batch.rows import one_line
+from engine.batch.result_rows import one_line
 from engine.batch.work import Record, run_unit
 from engine.errors import WarplineError
 

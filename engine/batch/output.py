@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.batch.rows import COLUMN_TYPES, COLUMNS
+from engine.batch.result_rows import COLUMN_TYPES, COLUMNS
 from engine.errors import WarplineError
 from engine.fileio import csv_safe, csv_text, write_text_atomic
 

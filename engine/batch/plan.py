@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.batch.keys import canonical_args, canonical_launch, content_hash, row_key
-from engine.batch.sources import expand_sources
+from engine.batch.ptx_files import expand_sources
 from engine.batch.spec import BatchSpec
 from engine.errors import WarplineError
 from engine.inputs import find_launch_file

@@ -17,10 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.batch.cache import ResultCache
 from engine.batch.executors import Executor, Failed, StopBatch
 from engine.batch.plan import Plan, Unit
-from engine.batch.rows import STATUS_ERROR, STATUS_OK, empty_row
+from engine.batch.result_cache import ResultCache
+from engine.batch.result_rows import STATUS_ERROR, STATUS_OK, empty_row
 from engine.batch.work import failure_records
 from engine.errors import WarplineError
 

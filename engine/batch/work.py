@@ -14,7 +14,7 @@ from typing import Any
 
 from engine.batch.keys import content_hash
 from engine.batch.plan import Job, ProfileRef, PtxRef, Unit
-from engine.batch.rows import STATUS_ERROR, empty_row, evaluation_rows, launch_columns, one_line
+from engine.batch.result_rows import STATUS_ERROR, empty_row, evaluation_rows, launch_columns, one_line
 from engine.errors import LaunchError, WarplineError
 from engine.evaluation import Evaluator, state_for
 from engine.inputs import KernelInputs, default_launch, resolve_inputs
@@ -23,7 +23,7 @@ from engine.mechanisms import without
 from engine.profiles import Profile, parse_profile
 from engine.ptx import parse_ptx
 from engine.ptx.index import read_ptx_bytes
-from engine.ptx.model import Module
+from engine.ptx.parsed_module import Module
 
 Record = tuple[str, dict[str, Any], bool]
 

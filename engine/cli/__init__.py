@@ -1,7 +1,7 @@
 """Headless command line: ``python main.py <command> FILE.ptx [options]``.
 
 Each command is one module of this package (``cmd_*.py``) listed in
-:data:`engine.cli.registry.MODULES`; every one that runs a model goes through the evaluation core
+:data:`engine.cli.command_registry.MODULES`; every one that runs a model goes through the evaluation core
 (:mod:`engine.evaluation`), so its figures are the window's. A ``WarplineError`` becomes a one-line
 message and exit status 2; Ctrl+C exits with 130; anything else is a bug and keeps its traceback.
 Commands that draw (PNG) get a renderer from the entry point (:mod:`engine.cli.render`).
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.batch.signals import exit_status
-from engine.cli.registry import command_names, commands
+from engine.cli.command_registry import command_names, commands
 from engine.errors import WarplineError
 from engine.fileio import check_writable
 

@@ -25,16 +25,16 @@ from engine.batch import (
     read_spec_file,
     run_batch,
 )
+from engine.batch.best_launches import BEST_COLUMNS, BEST_TYPES, best_launches, best_text, kernel_series
 from engine.batch.lock import OutputLock
 from engine.batch.output import output_format, write_rows
 from engine.batch.preflight import check_cache_folder, check_room
 from engine.batch.progress import ProgressBar
-from engine.batch.report import BEST_COLUMNS, BEST_TYPES, best_launches, best_text, kernel_series
-from engine.batch.rows import STATUS_OK
+from engine.batch.result_rows import STATUS_OK
 from engine.batch.runner import BatchResult, pending_units
 from engine.batch.signals import StopSignals, exit_status
+from engine.cli.command_registry import Command
 from engine.cli.options import non_negative_int, parse_args_option, parse_range, parse_trip_option, positive_int
-from engine.cli.registry import Command
 from engine.cli.render import require_renderer
 from engine.errors import WarplineError
 from engine.evaluation.registry import model, model_ids

@@ -9,9 +9,9 @@ import copy
 import sys
 from typing import Any
 
+from engine.cli.command_registry import Command
 from engine.cli.evaluating import evaluate_options
 from engine.cli.options import add_input_options, add_model_options, emit, inputs_from_args
-from engine.cli.registry import Command
 from engine.cli.render import require_renderer
 from engine.evaluation.diff import diff
 from engine.names import display_name

@@ -7,9 +7,9 @@ from typing import Any
 
 from engine.cli.cmd_sweep import add_sweep_points, sweep_points
 from engine.cli.cmd_trace import add_simulation_options
+from engine.cli.command_registry import Command
 from engine.cli.evaluating import evaluate_options
 from engine.cli.options import add_input_options, emit, inputs_from_args, positive_int
-from engine.cli.registry import Command
 from engine.cli.render import require_renderer
 from engine.errors import WarplineError
 

@@ -13,8 +13,8 @@ import re
 from collections import Counter
 from typing import Any
 
+from engine.cli.command_registry import Command
 from engine.cli.options import ALL_KERNELS, add_input_options, emit, inputs_from_args
-from engine.cli.registry import Command
 from engine.errors import WarplineError
 from engine.evaluation.caveats import profile_statement
 from engine.inputs import KernelInputs
@@ -32,7 +32,7 @@ def kernel_info(inputs: KernelInputs) -> dict[str, Any]:
     run with (its missing arguments supplied, engine.conventions), and every assumption."""
     from engine.evaluation import Evaluator
     from engine.evaluation.caveats import figure_caveats
-    from engine.evaluation.report import assumptions_payload, supplied_payload
+    from engine.evaluation.prediction_report import assumptions_payload, supplied_payload
     from engine.occupancy import occupancy
 
     prepared = Evaluator().prepare(inputs)
@@ -86,7 +86,7 @@ def kernel_info(inputs: KernelInputs) -> dict[str, Any]:
 
 
 def format_kernel_info(info: dict[str, Any]) -> str:
-    from engine.evaluation.report import assumptions_lines
+    from engine.evaluation.prediction_report import assumptions_lines
 
     name = info["display_name"] if info["display_name"] == info["name"] else \
         f"{info['display_name']}  [{info['name']}]"

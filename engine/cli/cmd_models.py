@@ -6,8 +6,8 @@ import argparse
 import textwrap
 from typing import Any
 
+from engine.cli.command_registry import Command
 from engine.cli.options import emit
-from engine.cli.registry import Command
 from engine.evaluation.figures import FIGURE_HELP, FIGURE_TITLES
 from engine.evaluation.registry import models
 

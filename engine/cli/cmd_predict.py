@@ -7,12 +7,12 @@ import copy
 import sys
 from typing import Any
 
+from engine.cli.command_registry import Command
 from engine.cli.evaluating import evaluate_options
 from engine.cli.options import ALL_KERNELS, add_input_options, add_model_options, emit, inputs_from_args, kernel_names
-from engine.cli.registry import Command
 from engine.errors import WarplineError
+from engine.evaluation.prediction_report import predictions_csv, predictions_payload, predictions_text
 from engine.evaluation.registry import model_ids, models
-from engine.evaluation.report import predictions_csv, predictions_payload, predictions_text
 from engine.evaluation.verdict import explain
 
 # The assumptions' effects re-evaluate the kernel once per assumed input; a command-line user

@@ -9,8 +9,8 @@ import math
 import sys
 from typing import Any
 
+from engine.cli.command_registry import Command
 from engine.cli.options import add_input_options, add_model_options, emit, inputs_from_args
-from engine.cli.registry import Command
 from engine.evaluation import state_for
 from engine.evaluation.registry import model_ids
 from engine.evaluation.sensitivity import DEFAULT_MODEL, MAX_STEP, sensitivity

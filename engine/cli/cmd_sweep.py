@@ -6,13 +6,13 @@ import argparse
 import sys
 from typing import Any
 
+from engine.cli.command_registry import Command
 from engine.cli.evaluating import evaluate_options
 from engine.cli.options import add_input_options, emit, inputs_from_args, parse_range
-from engine.cli.registry import Command
 from engine.errors import WarplineError
 from engine.evaluation.caveats import figure_caveats
+from engine.evaluation.occupancy_sweep import describe_sweep, sweep_csv, sweep_rows
 from engine.evaluation.registry import title
-from engine.evaluation.sweep import describe_sweep, sweep_csv, sweep_rows
 from engine.state import POLICIES
 
 

@@ -6,9 +6,9 @@ import argparse
 import sys
 from typing import Any
 
+from engine.cli.command_registry import Command
 from engine.cli.evaluating import evaluate_options
 from engine.cli.options import add_input_options, add_model_options, inputs_from_args
-from engine.cli.registry import Command
 from engine.errors import WarplineError
 
 

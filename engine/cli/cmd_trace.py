@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from engine.cli.command_registry import Command
 from engine.cli.evaluating import evaluate_options
 from engine.cli.options import add_input_options, add_model_options, emit, inputs_from_args
-from engine.cli.registry import Command
 from engine.errors import WarplineError
 from engine.evaluation.caveats import figure_caveats
 

@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from engine.cli.command_registry import Command
 from engine.cli.options import emit
-from engine.cli.registry import Command
 from engine.cli.render import require_renderer
 from engine.mechanisms import MECHANISMS, without
 

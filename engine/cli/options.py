@@ -19,7 +19,7 @@ from engine.names import display_name, find_kernel
 from engine.pipeline.simulator import DEFAULT_MAX_WARP_INSTRUCTIONS
 from engine.ptx import index_kernels, parse_kernel
 from engine.ptx.index import read_ptx_bytes
-from engine.ptx.model import Module
+from engine.ptx.parsed_module import Module
 from engine.state import POLICIES
 
 MAX_LAUNCH_FILE_BYTES = 1 << 20

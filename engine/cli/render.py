@@ -42,7 +42,7 @@ class Renderer(Protocol):
 
     def batch_png(self, series: Any, path: str | Path, *, model_title: str) -> Path:
         """A batch's kernel cycles against its swept parameter, one panel per kernel
-        (``engine.batch.report.KernelSeries``), one line per profile."""
+        (``engine.batch.best_launches.KernelSeries``), one line per profile."""
 
 
 def require_renderer(renderer: Renderer | None, what: str) -> Renderer:

@@ -41,7 +41,7 @@ from engine.conventions.records import (
     SuppliedValue,
 )
 from engine.launch import Launch, argument_index
-from engine.ptx.model import Function, Module
+from engine.ptx.parsed_module import Function, Module
 
 __all__ = ["CONVENTION", "COVERAGE", "DERIVED", "STAND_IN", "STAND_IN_VALUE", "Alternative", "Completion",
            "SuppliedValue", "complete_arguments", "completed_launch", "kernel_structure"]

@@ -15,7 +15,7 @@ import numpy as np
 from engine.analysis import KernelAnalysis
 from engine.analysis.lane_arith import LaneError, integer_result, wrap
 from engine.analysis.values import LaunchValues
-from engine.ptx.model import Operand, OperandKind
+from engine.ptx.parsed_module import Operand, OperandKind
 
 LARGEST = 1 << 20          # no stand-in beyond a million elements per dimension
 _SPECIALS = {"ctaid", "nctaid", "ntid"}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from engine.analysis import KernelAnalysis
 from engine.conventions.signature import NumbaArray, c_kind, numba_array, signature_arguments
 from engine.names import display_name
-from engine.ptx.model import Function, Module, OperandKind
+from engine.ptx.parsed_module import Function, Module, OperandKind
 
 POINTER, INTEGER, FLOAT, STRUCT, HANDLE = "pointer", "integer", "float", "struct", "handle"
 # Instructions that take a texture or surface object (cudaTextureObject_t, a 64-bit integer in the

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.analysis import KernelAnalysis
-from engine.ptx.model import Instruction, Operand, OperandKind
+from engine.ptx.parsed_module import Instruction, Operand, OperandKind
 
 MAX_TERMS = 32            # more terms than this in one address: not a strided tensor access
 MAX_DEPTH = 48            # definitions followed from one address

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from engine.analysis import KernelAnalysis
 from engine.conventions.params import INTEGER, POINTER, ParamFacts
 from engine.conventions.terms import TermExpander
-from engine.ptx.model import OperandKind
+from engine.ptx.parsed_module import OperandKind
 from engine.units import MemorySpace
 
 LAYOUT_GROUP = "layout: Triton tensors"

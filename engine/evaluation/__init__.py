@@ -4,7 +4,7 @@
   derivation, sweep); :func:`state_for` builds the starting state of a front end;
 * :mod:`engine.evaluation.registry`: every model (id, title, family, explanation, predict);
 * :mod:`engine.evaluation.figures`: SM cycles, launch cost, kernel cycles, µs;
-* :mod:`engine.evaluation.sweep`: the occupancy sweep and its CSV.
+* :mod:`engine.evaluation.occupancy_sweep`: the occupancy sweep and its CSV.
 """
 
 from engine.evaluation.core import (
@@ -21,8 +21,8 @@ from engine.evaluation.core import (
     state_for,
 )
 from engine.evaluation.figures import FIGURE_HELP, FIGURE_TITLES, CycleFigures, ModelResult
+from engine.evaluation.occupancy_sweep import Sweep, sweep_csv, sweep_rows
 from engine.evaluation.registry import ModelSpec, model, model_ids, models, register, title, unregister
-from engine.evaluation.sweep import Sweep, sweep_csv, sweep_rows
 
 __all__ = [
     "FIGURE_HELP", "FIGURE_TITLES", "PARTS", "PART_DERIVATION", "PART_MODELS", "PART_SWEEP", "PART_TIMELINE",

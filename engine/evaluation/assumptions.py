@@ -31,7 +31,7 @@ from engine.analysis import LaunchValues
 from engine.inputs import ASSUMED_LAUNCH, launch_is_assumed
 from engine.launch import Dim3, Launch
 from engine.memory.affine import AddressEvaluator, Affine
-from engine.ptx.model import OperandKind
+from engine.ptx.parsed_module import OperandKind
 
 ARGUMENT, LAYOUT, TRIP, DATA, LAUNCH, PATTERN = "argument", "layout", "trip count", "data", "launch", "pattern"
 UNKNOWN_TRIP_ITERATIONS = 1     # what every model counts for a loop whose trip count is unknown

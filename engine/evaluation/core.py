@@ -45,6 +45,7 @@ from engine.evaluation.assumptions import Effect, headline_model, list_assumptio
 from engine.evaluation.context import ModelContext
 from engine.evaluation.figures import CycleFigures, ModelResult
 from engine.evaluation.manybsp_at import occupancy_overrides
+from engine.evaluation.occupancy_sweep import Sweep, plan_blocks
 from engine.evaluation.registry import (
     FAMILY_MANYBSP,
     MAX_COUNT,
@@ -53,13 +54,12 @@ from engine.evaluation.registry import (
     models,
     uncountable_instructions,
 )
-from engine.evaluation.sweep import Sweep, plan_blocks
 from engine.execution import ExecutionCancelled, cancellable
 from engine.inputs import KernelInputs
 from engine.launch import Launch
 from engine.manybsp import ManyBspResult, manybsp_inputs, run_manybsp
 from engine.manybsp.from_ptx import missing_params
-from engine.manybsp.model import override_number
+from engine.manybsp.prediction import override_number
 from engine.mechanisms import current as current_mechanisms
 from engine.mechanisms import enabled, using
 from engine.memory.executed import executed_memory, with_executed_trips
@@ -75,7 +75,7 @@ from engine.pipeline.adapter import (
     sm_context,
 )
 from engine.pipeline.description import KernelDescription, to_fraction
-from engine.pipeline.loaded import simulate_with_traffic
+from engine.pipeline.dram_under_load import simulate_with_traffic
 from engine.pipeline.simulator import (
     DEFAULT_MAX_WARP_INSTRUCTIONS,
     Limits,
@@ -125,8 +125,8 @@ class Evaluation:
     sass_positions: dict[int, tuple[int, ...]] = field(default_factory=dict)
     inferred_trips: dict[str, Any] = field(default_factory=dict)  # loop key -> TripCount, no overrides
     simulation: Any = None                   # engine.pipeline SimulationResult (with trace)
-    # engine.pipeline.loaded LoadedDram: the DRAM load the simulation was solved at (None: none)
-    loaded_dram: Any = None
+    # engine.pipeline.dram_under_load DramUnderLoad: the DRAM load the simulation was solved at (None: none)
+    dram_under_load: Any = None
     description: KernelDescription | None = None
     timeline: Any = None                     # engine.timeline.lanes.TimelineLayout of the trace
     trace_names: list[str] = field(default_factory=list)   # instruction text per static index
@@ -542,7 +542,7 @@ class Evaluator:
             # further than the simulator's 64-bit clock counts (1e308): no run gets there, so the
             # budget is no limit at all
             cycle_budget = None
-        sim, ev.loaded_dram = simulate_with_traffic(d, ev.traffic, ev.profile, policy=ev.state.policy,
+        sim, ev.dram_under_load = simulate_with_traffic(d, ev.traffic, ev.profile, policy=ev.state.policy,
                                                     trace=trace, cycle_budget=cycle_budget)
         ev.simulation = sim
         if sim.note:
@@ -614,8 +614,8 @@ class Evaluator:
                 note += ", stopped at the cycle budget (lower bound)"
             if ctx.simulation.sampled_blocks:
                 note += f", bounded: {ctx.simulation.sampled_blocks:,} blocks simulated, extrapolated"
-            if ev.loaded_dram is not None:
-                note += f"; {ev.loaded_dram.describe()}"
+            if ev.dram_under_load is not None:
+                note += f"; {ev.dram_under_load.describe()}"
         return ModelResult(spec.id, ev.figures(cycles), note=note, details=details)
 
     def _sweep(self, inputs: KernelInputs, ev: Evaluation, wanted: Sequence[Any], blocks: Sequence[int] | None,

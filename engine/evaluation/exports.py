@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from engine.evaluation.caveats import figure_caveats
+from engine.evaluation.occupancy_sweep import sweep_csv
+from engine.evaluation.prediction_report import predictions_csv
 from engine.evaluation.provenance import comment_lines
-from engine.evaluation.report import predictions_csv
-from engine.evaluation.sweep import sweep_csv
 from engine.manybsp import export_block_table, export_supersteps
 from engine.timeline.csv_export import export_trace_csv
 

@@ -15,7 +15,7 @@ from engine.errors import ModelError
 from engine.launch import Launch
 from engine.manybsp import Level1Input, ManyBspResult, Overrides, Prediction, evaluate
 from engine.manybsp.corrected import AccessCost, CorrectedInputs, evaluate_corrected
-from engine.manybsp.model import refusal
+from engine.manybsp.prediction import refusal
 from engine.pipeline.description import KernelDescription
 from engine.state import copy_overrides
 

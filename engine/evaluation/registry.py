@@ -124,7 +124,7 @@ def _manybsp_star(ctx: ModelContext) -> float:
 
 
 def _simulation(ctx: ModelContext) -> float:
-    from engine.pipeline.loaded import simulate_with_traffic
+    from engine.pipeline.dram_under_load import simulate_with_traffic
 
     if ctx.simulation is not None:
         return float(ctx.simulation.cycles)

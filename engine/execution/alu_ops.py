@@ -17,7 +17,7 @@ from engine.execution.instruction_facts import (
     _types,
 )
 from engine.execution.typed import BITS, FLOAT_TYPES, PACKED_TYPES, read, write
-from engine.ptx.model import Instruction, Operand, OperandKind
+from engine.ptx.parsed_module import Instruction, Operand, OperandKind
 
 if TYPE_CHECKING:
     from engine.execution.machine import Machine

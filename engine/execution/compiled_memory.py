@@ -30,7 +30,7 @@ from engine.execution.recorder import (
 )
 from engine.execution.requests import _requests
 from engine.execution.typed import immediate_bits
-from engine.ptx.model import Function, OperandKind
+from engine.ptx.parsed_module import Function, OperandKind
 
 # spaces and kinds of Decoded memory rows
 M_GLOBAL, M_SHARED, M_LOCAL, M_PARAM, M_GENERIC = 1, 2, 3, 4, 5

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from engine.execution.typed import BITS, immediate_bits, is_type
-from engine.ptx.model import Function, Instruction, Operand, OperandKind
+from engine.ptx.parsed_module import Function, Instruction, Operand, OperandKind
 
 # operations
 (MOV, ADD, SUB, MUL, MAD, FMA, MIN, MAX, AND, OR, XOR, NOT, SHL, SHR, NEG, ABS, SETP, SELP, CVT, CVTA_TO,

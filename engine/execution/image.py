@@ -32,7 +32,7 @@ from numba import njit
 from engine.analysis.loaded_data import BUFFER_SHIFT, DataPattern, LoadedData, _segment_starts
 from engine.analysis.values import LaunchValues
 from engine.execution.typed import FLOAT_TYPES, width_bytes
-from engine.ptx.model import Function, Module, Variable
+from engine.ptx.parsed_module import Function, Module, Variable
 
 SHARED_BASE = np.uint64(0xF0 << BUFFER_SHIFT)     # generic window of a block's shared memory
 LOCAL_BASE = np.uint64(0xF8 << BUFFER_SHIFT)      # generic window of a thread's local memory

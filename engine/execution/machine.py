@@ -25,13 +25,13 @@ from engine.analysis.cfg import ControlFlowGraph
 from engine.analysis.values import LaunchValues
 from engine.execution import alu_ops, arith, memory_ops, warp_ops
 from engine.execution.compiled_memory import M_LOAD, M_LOCAL, M_PARAM, M_SHARED, MemoryRows, memory_op
+from engine.execution.compiled_steps import IDLE, TO_PYTHON, UNKNOWN_GUARD, run_steps
 from engine.execution.fast import Decoded, run_fast
 from engine.execution.image import LOCAL_BASE, SHARED_BASE, MemoryImage
 from engine.execution.instruction_facts import _BINARY, _NO_OPS, _UNARY, U64
 from engine.execution.recorder import Recorder
-from engine.execution.schedule import IDLE, TO_PYTHON, UNKNOWN_GUARD, run_steps
 from engine.execution.typed import immediate_bits, read
-from engine.ptx.model import Function, Instruction, Module, Operand, OperandKind
+from engine.ptx.parsed_module import Function, Instruction, Module, Operand, OperandKind
 from engine.units import AccessKind
 
 

@@ -17,7 +17,7 @@ from engine.execution.instruction_facts import (
 )
 from engine.execution.recorder import ATOMIC, LOAD_CACHED, LOAD_UNCACHED, STORE
 from engine.execution.typed import BITS, FLOAT_TYPES, read, write
-from engine.ptx.model import Instruction, Operand, OperandKind
+from engine.ptx.parsed_module import Instruction, Operand, OperandKind
 from engine.units import AccessKind
 
 if TYPE_CHECKING:

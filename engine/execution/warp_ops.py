@@ -13,7 +13,7 @@ from engine.execution.instruction_facts import (
     _types,
 )
 from engine.execution.typed import FLOAT_TYPES
-from engine.ptx.model import Instruction, OperandKind
+from engine.ptx.parsed_module import Instruction, OperandKind
 
 if TYPE_CHECKING:
     from engine.execution.machine import Machine

@@ -11,7 +11,7 @@ from engine.manybsp.csvio import (
 )
 from engine.manybsp.equations import Level1Input, Prediction, Quantity, evaluate
 from engine.manybsp.from_ptx import build_instruction_table, manybsp_inputs, params_for, predict_manybsp
-from engine.manybsp.model import ManyBspResult, Overrides, predict_from_block, run_manybsp
+from engine.manybsp.prediction import ManyBspResult, Overrides, predict_from_block, run_manybsp
 from engine.manybsp.reference import block_table_from_reference_tsv, instruction_table_from_reference_tsv
 from engine.manybsp.rows import BlockRow, FuCell, InstructionRow, Level1Spec, ManyBspParams
 from engine.manybsp.supersteps import (

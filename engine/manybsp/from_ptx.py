@@ -9,10 +9,11 @@ from typing import Any
 from engine.analysis import KernelAnalysis, analyze_kernel
 from engine.errors import LaunchError, ModelError
 from engine.launch import Launch
-from engine.manybsp.model import ManyBspResult, Overrides, run_manybsp
+from engine.manybsp.device_figures import MISSING_BARRIER, barrier_overhead, manybsp_derivation_line, manybsp_figures
+from engine.manybsp.prediction import ManyBspResult, Overrides, run_manybsp
 from engine.manybsp.rows import InstructionRow, Level1Spec, ManyBspParams
-from engine.profiles import MISSING_BARRIER, Profile, manybsp_derivation_line
-from engine.ptx.model import Module
+from engine.profiles import Profile
+from engine.ptx.parsed_module import Module
 from engine.units import MANYBSP_FU_COLUMN, Unit
 
 SEGMENT_BYTES = 128  # global-memory transaction size of the GPUs 000 models
@@ -40,7 +41,7 @@ def build_instruction_table(
         raise ModelError(f"kernel {function.name!r} has no instructions")
     # A profile without a [manybsp] section gets figures derived from its other sections; what
     # cannot be derived stops the prediction (missing_params), never the tables.
-    figures = profile.manybsp_figures
+    figures = manybsp_figures(profile)
     no_barrier = MISSING_BARRIER in figures.missing
     warp_size = profile.device.warp_size
     n_t = launch.threads_per_block
@@ -60,7 +61,7 @@ def build_instruction_table(
         if is_global and lat_comm <= 0:
             lat_comm = figures.mem_lat
         if is_barrier:
-            lat_comp = 0.0 if no_barrier else profile.barrier_overhead(n_t)
+            lat_comp = 0.0 if no_barrier else barrier_overhead(profile, n_t)
         else:
             lat_comp = 0.0 if is_global else cost.lat_comp
         fu = None if is_barrier else MANYBSP_FU_COLUMN.get(cost.unit, 1)
@@ -109,7 +110,7 @@ def build_instruction_table(
 def missing_params(profile: Profile, rows: list[InstructionRow]) -> dict[str, str]:
     """Many-BSP figures this profile cannot give (parameter name -> why) that the prediction of
     these rows needs; a missing barrier overhead matters only to a kernel with a barrier."""
-    missing = dict(profile.manybsp_figures.missing)
+    missing = dict(manybsp_figures(profile).missing)
     if MISSING_BARRIER in missing and not any(r.is_barrier for r in rows):
         del missing[MISSING_BARRIER]
     return missing
@@ -158,7 +159,7 @@ def params_for(profile: Profile, launch: Launch, rows: list[InstructionRow], spe
     """The 26-entry parameter block of 000 for this kernel, launch and GPU."""
     if launch.n_blocks <= 0 or launch.threads_per_block <= 0:
         raise LaunchError(f"empty launch: grid {launch.grid}, block {launch.block}")
-    dev, mb = profile.device, profile.manybsp_figures
+    dev, mb = profile.device, manybsp_figures(profile)
     executed = global_ = barriers = 0
     for spec in specs:
         inside = [r for r in rows if spec.start <= r.index <= spec.end]

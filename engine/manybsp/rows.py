@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-from engine.ptx.model import CudaLocation, SourceLocation
+from engine.ptx.parsed_module import CudaLocation, SourceLocation
 
 FU_NAMES: dict[int, str] = {1: "SPs", 2: "DPU", 3: "SFU", 4: "LDST"}
 FU_BY_NAME: dict[str, int] = {name: column for column, name in FU_NAMES.items()}

@@ -1,7 +1,7 @@
 """The memory analysis of one kernel: :func:`analyze_memory` walks every global, shared, local,
 constant and texture access, derives its address as an affine form (:mod:`engine.memory.affine`),
 enumerates the lanes of one block's warps for it (:mod:`engine.memory.patterns`) and builds the
-:class:`~engine.memory.report.MemoryReport`: sectors and lines per request, efficiency, the
+:class:`~engine.memory.access_report.MemoryReport`: sectors and lines per request, efficiency, the
 bank-conflict degree, reuse between instructions and blocks. Assumptions are listed in
 ``MemoryReport.assumptions`` and in ``docs/memory_access.md``.
 """
@@ -16,13 +16,14 @@ import numpy as np
 
 from engine.analysis import KernelAnalysis, LaunchValues
 from engine.mechanisms import enabled
+from engine.memory.access_report import AccessInfo, MemoryReport
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, iteration_atom
 from engine.memory.control import control_dependences
 from engine.memory.costs import executions_per_warp
 from engine.memory.footprint import AddressRange, affine_range, sampled_range, with_grid_reuse
 from engine.memory.fragments import Fragment, fragment_of, stride_operand
 from engine.memory.hierarchy import SECTORS_PER_LINE
-from engine.memory.lanes import MAX_RECURRENCE, LaneError, LaneEvaluator, RecurrenceTooLong
+from engine.memory.lane_addresses import MAX_RECURRENCE, LaneError, LaneEvaluator, RecurrenceTooLong
 from engine.memory.naming import format_affine, shared_layout
 from engine.memory.patterns import (
     INTERIOR,
@@ -38,9 +39,8 @@ from engine.memory.patterns import (
     spread,
     thread_indices,
 )
-from engine.memory.report import AccessInfo, MemoryReport
 from engine.memory.texels import TexelFetch, texel_fetch
-from engine.ptx.model import Instruction, Module, Operand, OperandKind
+from engine.ptx.parsed_module import Instruction, Module, Operand, OperandKind
 from engine.units import AccessKind, MemorySpace
 
 WARP = 32

@@ -27,7 +27,7 @@ from engine.analysis.cfg import Loop
 from engine.analysis.classify import TYPE_BYTES
 from engine.analysis.loaded_data import BUFFER_SHIFT, pointer_base
 from engine.analysis.values import LaunchValues, as_type, shift_amount
-from engine.ptx.model import Instruction, Operand, OperandKind
+from engine.ptx.parsed_module import Instruction, Operand, OperandKind
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 _PHI = "__phi"  # prefix of the placeholder for a loop-header value while its loop is examined

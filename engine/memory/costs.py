@@ -7,6 +7,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from engine.mechanisms import enabled
+from engine.memory.access_report import AccessInfo, MemoryReport
 from engine.memory.hierarchy import (
     SECTORS_PER_LINE,
     SmContext,
@@ -15,7 +16,6 @@ from engine.memory.hierarchy import (
     l1_data_bytes,
     level_shares,
 )
-from engine.memory.report import AccessInfo, MemoryReport
 from engine.units import AccessKind, MemorySpace, Unit
 
 

@@ -18,8 +18,8 @@ from engine.analysis.tripcount import TripCount
 from engine.execution import Execution, current_cancel, execute_launch
 from engine.execution.trips import executed_trips
 from engine.mechanisms import enabled
-from engine.memory.report import AccessInfo, MemoryReport
-from engine.ptx.model import Module
+from engine.memory.access_report import AccessInfo, MemoryReport
+from engine.ptx.parsed_module import Module
 from engine.units import AccessKind, MemorySpace
 
 

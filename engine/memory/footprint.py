@@ -30,9 +30,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from engine.analysis.loaded_data import BUFFER_SHIFT
+from engine.memory.access_report import AccessInfo
 from engine.memory.affine import Affine, base_address
 from engine.memory.patterns import SECTOR
-from engine.memory.report import AccessInfo
 from engine.units import AccessKind, MemorySpace
 
 

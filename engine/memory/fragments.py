@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.ptx.model import Instruction, Operand, OperandKind
+from engine.ptx.parsed_module import Instruction, Operand, OperandKind
 
 WARP = 32
 # element bytes of a fragment's type suffix

@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 
 from engine.mechanisms import enabled
+from engine.memory.access_report import AccessInfo
 from engine.memory.patterns import LINE, SECTOR
-from engine.memory.report import AccessInfo
 from engine.units import AccessKind
 
 SECTORS_PER_LINE = LINE // SECTOR

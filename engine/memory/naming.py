@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from engine.memory.affine import Affine
-from engine.ptx.model import Function, Module, Operand, OperandKind, Variable
+from engine.ptx.parsed_module import Function, Module, Operand, OperandKind, Variable
 
 
 def shared_layout(function: Function, module: Module | None = None) -> dict[str, int]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from engine.analysis.defuse import DefUseGraph
-from engine.ptx.model import Instruction, OperandKind
+from engine.ptx.parsed_module import Instruction, OperandKind
 
 _COMPONENT_BYTES = {"f32": 4, "s32": 4, "u32": 4, "f16": 2, "f64": 8}
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from engine.memory.access_report import MemoryReport, pattern_note
 from engine.memory.hierarchy import (
     SmContext,
     dram_fetch_factor,
@@ -24,7 +25,6 @@ from engine.memory.hierarchy import (
     write_back_share,
 )
 from engine.memory.patterns import SECTOR
-from engine.memory.report import MemoryReport, pattern_note
 from engine.units import AccessKind, MemorySpace
 
 

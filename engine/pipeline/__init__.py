@@ -5,9 +5,10 @@ Public entry points:
 * :class:`KernelDescription` (+ :class:`Run`, :class:`Loop`, :func:`make_instruction`): plain data;
 * :func:`simulate` -> :class:`SimulationResult` (cycles, trace tables, aggregates);
 * :func:`all_peers` and the single models in :mod:`engine.pipeline.peers`;
-* :func:`occupancy_sweep` -> ``dict[model, warps-per-cycle array]``;
-* PTX front end: :func:`build_description`, :func:`simulate_kernel`, :func:`predict_all`
-  with :class:`PipelineOverrides`.
+* PTX front end: :func:`build_description`, :func:`describe_kernel` with :class:`PipelineOverrides`.
+
+A model's figures for a kernel come from ``engine.evaluation.Evaluator.evaluate`` only (the
+occupancy sweep too: ``engine.evaluation.occupancy_sweep``); this package gives it the parts.
 """
 
 from engine.pipeline.adapter import (
@@ -15,19 +16,16 @@ from engine.pipeline.adapter import (
     build_description,
     cost_table,
     describe_kernel,
-    predict_all,
     ratio_memory_cost,
-    simulate_kernel,
 )
 from engine.pipeline.description import KernelDescription, Loop, Run, StaticInstruction, make_instruction
 from engine.pipeline.peers import PEERS, ModelPrediction, all_peers
 from engine.pipeline.simulator import POLICIES, SimulationResult, simulate
-from engine.pipeline.sweep import occupancy_sweep
 from engine.pipeline.trace import STALL_CAUSES, Aggregates, Trace
 
 __all__ = [
     "PEERS", "POLICIES", "STALL_CAUSES", "Aggregates", "KernelDescription", "Loop", "ModelPrediction",
     "PipelineOverrides", "Run", "SimulationResult", "StaticInstruction", "Trace", "all_peers",
-    "build_description", "cost_table", "describe_kernel", "make_instruction", "occupancy_sweep",
-    "predict_all", "ratio_memory_cost", "simulate", "simulate_kernel",
+    "build_description", "cost_table", "describe_kernel", "make_instruction",
+    "ratio_memory_cost", "simulate",
 ]

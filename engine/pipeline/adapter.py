@@ -37,9 +37,7 @@ from engine.pipeline.description import (
     StaticInstruction,
     to_fraction,
 )
-from engine.pipeline.peers import ModelPrediction, all_peers
 from engine.pipeline.schedule import block_issue_order, issue_positions
-from engine.pipeline.simulator import SimulationResult, simulate
 from engine.pipeline.traced import block_paths, counted_block_paths
 from engine.sass.order import copy_positions
 from engine.units import MemorySpace, Unit
@@ -831,34 +829,6 @@ def describe_kernel(module: Any, kernel_name: str | None, profile: Any, launch: 
         analysis = analyze_kernel(_find_function(module, kernel_name), launch, module)
     return build_description(analysis, profile, launch, overrides, resident_blocks=occupancy, module=module,
                              memory=memory)
-
-
-def simulate_kernel(module: Any, kernel_name: str | None, profile: Any, launch: Any,
-                    occupancy: int | None = None, policy: str = "lrr", trace: bool = True,
-                    overrides: PipelineOverrides | None = None,
-                    cycle_budget: float | None = None) -> SimulationResult:
-    """Simulate one SM with its share of the grid; ``cycles`` is the kernel's time (all SMs alike)."""
-    ov = overrides or PipelineOverrides()
-    d = describe_kernel(module, kernel_name, profile, launch, occupancy, ov)
-    result = simulate(d, policy=ov.policy or policy, trace=trace, cycle_budget=cycle_budget)
-    result.description = d
-    return result
-
-
-def predict_all(module: Any, kernel_name: str | None, profile: Any, launch: Any,
-                occupancy: int | None = None, policy: str = "lrr",
-                overrides: PipelineOverrides | None = None,
-                analysis: KernelAnalysis | None = None, memory: Any = True) -> dict[str, ModelPrediction]:
-    """The simulation (``pipeline``) and every analytical peer, in cycles for the whole grid.
-    ``analysis``/``memory``: as for :func:`describe_kernel` (a caller running Many-BSP on the same
-    launch passes the ones it already has)."""
-    ov = overrides or PipelineOverrides()
-    d = describe_kernel(module, kernel_name, profile, launch, occupancy, ov, analysis=analysis, memory=memory)
-    sim = simulate(d, policy=ov.policy or policy, trace=False)
-    out = {"pipeline": ModelPrediction("pipeline", sim.warps_per_cycle, float(sim.cycles),
-                                       {"instructions": float(sim.instructions_issued)})}
-    out.update(all_peers(d))
-    return out
 
 
 def cost_table(d: KernelDescription) -> list[Mapping[str, object]]:

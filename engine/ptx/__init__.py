@@ -1,4 +1,4 @@
-"""PTX front end: ``parse_ptx`` (text) and ``load_ptx`` (file) produce an ``engine.ptx.model.Module``.
+"""PTX front end: ``parse_ptx`` (text) and ``load_ptx`` (file) produce an ``engine.ptx.parsed_module.Module``.
 
 The tokenizer is in :mod:`engine.ptx.lexer`, the grammar in :mod:`engine.ptx.parser` (and the modules
 it names), and the rule that decides which registers an instruction writes and reads (``dests`` /
@@ -21,7 +21,7 @@ import os
 
 from engine.errors import PtxSyntaxError
 from engine.ptx.index import KernelEntry, index_kernels, parse_kernel, read_ptx_bytes
-from engine.ptx.model import Module
+from engine.ptx.parsed_module import Module
 from engine.ptx.parser import parse_ptx
 
 __all__ = ["KernelEntry", "index_kernels", "load_ptx", "parse_kernel", "parse_ptx"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from engine.errors import PtxSyntaxError
 from engine.ptx.lexer import Lexer, Token
-from engine.ptx.model import SourceLocation
 from engine.ptx.operands import decode_number
+from engine.ptx.parsed_module import SourceLocation
 
 CLOSERS = {"{": "}", "[": "]", "(": ")"}
 

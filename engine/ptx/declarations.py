@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from engine.ptx.cursor import TokenCursor
 from engine.ptx.lexer import Token
-from engine.ptx.model import Param, RegisterDeclaration, Variable
 from engine.ptx.operands import decode_number
+from engine.ptx.parsed_module import Param, RegisterDeclaration, Variable
 
 TYPE_BYTES = {
     "b8": 1, "u8": 1, "s8": 1, "pred": 1,

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 from engine.errors import PtxSyntaxError, WarplineError
 from engine.fileio import read_regular_file
-from engine.ptx.model import Function, Module
+from engine.ptx.parsed_module import Function, Module
 
 __all__ = ["KernelEntry", "index_kernels", "parse_kernel", "read_ptx_bytes"]
 

@@ -21,7 +21,6 @@ from functools import lru_cache
 from engine.errors import PtxSyntaxError
 from engine.ptx.declarations import DeclarationParser
 from engine.ptx.lexer import Token
-from engine.ptx.model import Function, Instruction, Operand, OperandKind, named_operand
 from engine.ptx.operands import (
     SPECIAL_BASES,
     decode_number,
@@ -30,6 +29,7 @@ from engine.ptx.operands import (
     plain_rule,
     split_registers,
 )
+from engine.ptx.parsed_module import Function, Instruction, Operand, OperandKind, named_operand
 
 # A ``.loc`` before its ``.file`` names are known: file index, line, column, inlined-at site.
 LocTuple = tuple[int, int, int, "LocTuple | None"]

@@ -31,7 +31,7 @@ import struct
 from collections.abc import Sequence
 from functools import lru_cache
 
-from engine.ptx.model import Operand, OperandKind
+from engine.ptx.parsed_module import Operand, OperandKind
 
 # Special registers by base name (the part before the first dot), plus numbered families.
 SPECIAL_BASES = frozenset(

@@ -48,7 +48,8 @@ from engine.ptx.instructions import (
     split_opcode,
 )
 from engine.ptx.lexer import Token
-from engine.ptx.model import (
+from engine.ptx.operands import SPECIAL_BASES, decode_number, is_special_register, split_registers
+from engine.ptx.parsed_module import (
     LOCATION_SETTERS,
     CudaLocation,
     Function,
@@ -61,7 +62,6 @@ from engine.ptx.model import (
     named_operand,
     source_location,
 )
-from engine.ptx.operands import SPECIAL_BASES, decode_number, is_special_register, split_registers
 
 # (as in engine.ptx.instructions)
 _REGISTER = OperandKind.REGISTER

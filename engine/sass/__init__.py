@@ -5,7 +5,7 @@
 :mod:`engine.sass.listing`) and turns the listing into per-instruction weights
 (:mod:`engine.sass.mapping`): how many SASS instructions one execution of each PTX instruction
 costs, with their opcodes and unit classes (:mod:`engine.sass.classes`). Results are cached in
-memory and on disk (:mod:`engine.sass.cache`). Without the tools, or when ptxas rejects the file,
+memory and on disk (:mod:`engine.sass.map_cache`). Without the tools, or when ptxas rejects the file,
 the answer is a :class:`SassUnavailable` with the reason: callers keep counting PTX.
 """
 
@@ -18,14 +18,14 @@ from pathlib import Path
 from engine.errors import WarplineError
 from engine.ptx import parse_ptx
 from engine.ptx.index import kernel_source
-from engine.ptx.model import Module
-from engine.sass import cache
+from engine.ptx.parsed_module import Module
+from engine.sass import map_cache as cache
 from engine.sass.annotated import SassLine, SassListing, annotate
 from engine.sass.assemble import ToolFailure, disassemble
 from engine.sass.classes import CLASSES, sass_class
 from engine.sass.listing import SassListingError, parse_listing
 from engine.sass.mapping import map_kernel
-from engine.sass.model import SassMap, SassUnavailable
+from engine.sass.mapping_result import SassMap, SassUnavailable
 from engine.sass.rewrite import rewrite
 from engine.sass.tools import SassTools, find_tools
 

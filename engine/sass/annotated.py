@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from engine.ptx.model import Function, Module
+from engine.ptx.parsed_module import Function, Module
 from engine.sass.listing import SassInstruction
 from engine.sass.mapping import _live, line_owners
 from engine.sass.rewrite import Rewritten

@@ -26,10 +26,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from engine.ptx.model import Function, Instruction, Module, OperandKind
+from engine.ptx.parsed_module import Function, Instruction, Module, OperandKind
 from engine.sass.classes import access_bytes, sass_class
 from engine.sass.listing import SassInstruction
-from engine.sass.model import SassMap
+from engine.sass.mapping_result import SassMap
 from engine.sass.rewrite import Rewritten
 
 Span = tuple[int, int]   # (first, last) position of a loop, inclusive

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.ptx.model import Module
+from engine.ptx.parsed_module import Module
 
 FILE_NAME = "warpline.ptx"
 # ``\b`` keeps ``.local`` declarations: only the ``.loc`` and ``.file`` directives go.

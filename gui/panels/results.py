@@ -32,6 +32,7 @@ from engine.errors import WarplineError
 from engine.evaluation import FIGURE_HELP, FIGURE_TITLES, Evaluation, ModelResult
 from engine.evaluation.caveats import MARK, Caveats, figure_caveats
 from engine.evaluation.registry import model as model_spec
+from engine.manybsp.device_figures import manybsp_figures
 from engine.ncu import measured_cycles
 from engine.profiles import ASSUMED, DERIVED, MISSING, PLACEHOLDER
 from gui.curves import CurvesPlot
@@ -68,7 +69,7 @@ def derived_parameter_rows(result: Evaluation) -> list[tuple[str, str, str, str]
     profile = result.profile
     if profile is None or profile.manybsp is not None:
         return []
-    figures = profile.manybsp_figures
+    figures = manybsp_figures(profile)
     return [(d.key, figures.value_text(d.key), f"profile: {d.kind}", d.provenance) for d in figures.derivation]
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.batch.rows import COLUMN_TYPES, STATUS_OK
+from engine.batch.result_rows import COLUMN_TYPES, STATUS_OK
 from engine.names import display_name
 
 # Input columns that a batch varies, in the order in which one is chosen as a plot's x axis.

@@ -12,6 +12,7 @@ from engine.evaluation.core import Evaluation
 from engine.evaluation.figures import FIGURE_TITLES
 from engine.evaluation.registry import model as model_spec
 from engine.fileio import csv_safe, csv_text
+from engine.manybsp.device_figures import manybsp_figures
 from engine.names import display_name
 
 
@@ -60,14 +61,14 @@ def predictions_payload(ev: Evaluation, measured_kernel_cycles: float | None = N
     out["supplied_arguments"] = supplied_payload(ev)
     if ev.traffic is not None:
         out["memory_traffic"] = ev.traffic.as_dict()
-    if ev.loaded_dram is not None:
-        # the DRAM load the simulation was solved at (engine.pipeline.loaded)
-        out["loaded_dram"] = ev.loaded_dram.to_json()
+    if ev.dram_under_load is not None:
+        # the DRAM load the simulation was solved at (engine.pipeline.dram_under_load)
+        out["loaded_dram"] = ev.dram_under_load.to_json()
     if ev.manybsp is not None:
         out["manybsp_derivation"] = [_quantity(q) for q in ev.manybsp.prediction.quantities.values()]
     if ev.profile is not None and ev.profile.manybsp is None:
         # The profile states no Many-BSP figures: each one used (or missing), with its provenance.
-        figures = ev.profile.manybsp_figures
+        figures = manybsp_figures(ev.profile)
         out["manybsp_parameters_derived"] = [
             {"name": d.key, "kind": d.kind, "value": figures.value_text(d.key), "provenance": d.provenance}
             for d in figures.derivation]
@@ -114,7 +115,7 @@ def _derived_parameter_lines(ev: Evaluation) -> list[str]:
     """The Many-BSP figures that a profile without a [manybsp] section does not state, marked."""
     if ev.profile is None or ev.profile.manybsp is not None:
         return []
-    figures = ev.profile.manybsp_figures
+    figures = manybsp_figures(ev.profile)
     return [f"    {d.key:<20} {figures.value_text(d.key):>14}   {d.kind}: {d.provenance}"
             for d in figures.derivation]
 

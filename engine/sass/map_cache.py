@@ -17,7 +17,7 @@ from pathlib import Path
 
 from engine.errors import WarplineError
 from engine.fileio import write_text_atomic
-from engine.sass.model import FORMAT, SassMap, SassUnavailable
+from engine.sass.mapping_result import FORMAT, SassMap, SassUnavailable
 
 MEMORY_ENTRIES = 256
 _memory: OrderedDict[str, SassMap | SassUnavailable] = OrderedDict()

@@ -2,7 +2,7 @@
 # Device calls (issue 12, session 9): DRAM latency beside warps that gather (one random 4-byte
 # word per lane, 32 sectors per request) at rising intensity, as `loaded` measures it beside
 # streaming warps (bench/micro run_micro.sh scattered).
-# Run from the repo root through the device tool:  OUT=$OUT bash tools/device/measure_round6.sh
+# Run from the repo root through the device tool:  OUT=$OUT bash tools/device/measure_dram_latency_beside_gathers.sh
 set -uo pipefail
 OUT=${OUT:-out}
 bash tools/device/micro_subset.sh scattered 30

@@ -3,7 +3,7 @@
 # tuning-part launches the simulator misses most (wmma_gemm_smem, aos_advance,
 # atomic_spread_global, stencil2d_5pt_tiled, scan_partials, collatz, nbody_tiled), to find the
 # mechanism each lacks. Held-out kernels are excluded by name.
-# Run from the repo root through the device tool:  OUT=$OUT bash tools/device/diagnose_round4.sh
+# Run from the repo root through the device tool:  OUT=$OUT bash tools/device/diagnose_worst_tuning_launches.sh
 set -uo pipefail
 OUT=${OUT:-out}
 WORK=$(mktemp -d /tmp/diag.XXXXXX)

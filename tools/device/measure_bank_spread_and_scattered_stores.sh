@@ -3,7 +3,7 @@
 # banks (bench/micro run_micro.sh linediag: whether a divergent request costs its lines or the most
 # lines sharing a bank), (2) stores and atomic adds at random 4-byte slots over 4-256 MB
 # (bench/micro/store_scatter.cu under Nsight Compute: DRAM bytes read and written, cycles).
-# Run from the repo root through the device tool:  OUT=$OUT bash tools/device/measure_round8.sh
+# Run from the repo root through the device tool:  OUT=$OUT bash tools/device/measure_bank_spread_and_scattered_stores.sh
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT/micro" "$OUT/scatter"

@@ -1,4 +1,4 @@
-"""DRAM latency under load (engine/pipeline/loaded.py): the measured curve in the profiles, its
+"""DRAM latency under load (engine/pipeline/dram_under_load.py): the measured curve in the profiles, its
 validation, and the simulation solved together with the DRAM bandwidth share it draws."""
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ from engine.errors import ProfileError
 from engine.evaluation import Evaluator, state_for
 from engine.inputs import resolve_inputs
 from engine.mechanisms import without
-from engine.pipeline.loaded import (
+from engine.pipeline.dram_under_load import (
     curve_for_writes,
     extra_latency,
     peak_dram_bytes_per_cycle,
     queue_cycles,
-    simulate_loaded,
+    simulate_under_dram_load,
 )
 from engine.pipeline.simulator import simulate
 from engine.profiles import SHIPPED_DIR, load_profile, parse_profile
@@ -115,27 +115,27 @@ def test_a_latency_the_user_types_is_not_delayed(saxpy) -> None:
     edited = Evaluator().evaluate(inputs, state, trace=False)
     ins = edited.description.instructions[load]
     assert float(ins.Lam) == 700.0 and ins.dram_wait == 0
-    # the other load still waits for the loaded DRAM
+    # the other load still waits for the busy DRAM
     assert sum(x.dram_wait > 0 for x in edited.description.instructions) == 1
-    assert edited.loaded_dram is not None and edited.loaded_dram.extra_cycles > 0
+    assert edited.dram_under_load is not None and edited.dram_under_load.extra_cycles > 0
 
 
 # ---- the solution ---------------------------------------------------------------------------------
 
 def test_the_solution_is_the_measured_latency_at_the_share_it_draws(saxpy) -> None:
     _, ev = saxpy
-    loaded = ev.loaded_dram
-    assert loaded is not None and 2 <= loaded.simulations <= 8
-    assert loaded.extra_cycles > 100 and 0.5 < loaded.bandwidth_share < 1
-    d = ev.description.with_dram_delay(loaded.extra_cycles)
+    under_load = ev.dram_under_load
+    assert under_load is not None and 2 <= under_load.simulations <= 8
+    assert under_load.extra_cycles > 100 and 0.5 < under_load.bandwidth_share < 1
+    d = ev.description.with_dram_delay(under_load.extra_cycles)
     sim = simulate(d, trace=False)
     assert sim.cycles == ev.simulation.cycles
     # x = curve(share) - the queue the run already has, to a hundredth of the load's latency; the
     # curve is the one for the share of the bytes saxpy writes (tests/test_mixed_dram.py)
     pipeline = ev.profile.pipeline
-    curve = curve_for_writes(pipeline.dram_loaded, pipeline.dram_loaded_mixed, loaded.written_share)
-    gap = curve(loaded.bandwidth_share) - queue_cycles(ev.description, sim) - loaded.extra_cycles
-    assert abs(gap) <= 0.01 * (ev.profile.pipeline.memory["dram_Lam"] + loaded.extra_cycles)
+    curve = curve_for_writes(pipeline.dram_loaded, pipeline.dram_loaded_mixed, under_load.written_share)
+    gap = curve(under_load.bandwidth_share) - queue_cycles(ev.description, sim) - under_load.extra_cycles
+    assert abs(gap) <= 0.01 * (ev.profile.pipeline.memory["dram_Lam"] + under_load.extra_cycles)
     plain = simulate(ev.description, trace=False)
     assert sim.cycles > plain.cycles
     assert ev.models["pipeline"].sm_cycles == pytest.approx(float(sim.cycles))
@@ -146,7 +146,7 @@ def test_more_bytes_never_make_the_launch_faster(saxpy) -> None:
     _, ev = saxpy
     d, profile = ev.description, ev.profile
     bytes_ = ev.traffic.dram_read_bytes + ev.traffic.dram_write_bytes
-    times = [float(simulate_loaded(d, bytes_ * f, profile)[0].cycles) for f in (0.25, 0.5, 1.0, 1.5)]
+    times = [float(simulate_under_dram_load(d, bytes_ * f, profile)[0].cycles) for f in (0.25, 0.5, 1.0, 1.5)]
     assert times == sorted(times)
     assert times[0] == float(simulate(d, trace=False).cycles)   # a quarter of the bytes: idle latency
 
@@ -156,13 +156,13 @@ def test_without_the_curve_or_the_mechanism_the_simulation_is_the_plain_one(saxp
     bytes_ = ev.traffic.dram_read_bytes + ev.traffic.dram_write_bytes
     plain = simulate(ev.description, trace=False).cycles
     flat = replace(ev.profile, pipeline=replace(ev.profile.pipeline, dram_loaded=()))
-    sim, loaded = simulate_loaded(ev.description, bytes_, flat)
-    assert loaded is None and sim.cycles == plain
-    sim, loaded = simulate_loaded(ev.description, None, ev.profile)
-    assert loaded is None and sim.cycles == plain
+    sim, under_load = simulate_under_dram_load(ev.description, bytes_, flat)
+    assert under_load is None and sim.cycles == plain
+    sim, under_load = simulate_under_dram_load(ev.description, None, ev.profile)
+    assert under_load is None and sim.cycles == plain
     with without(["loaded_dram_latency"]):
         off = Evaluator().evaluate(inputs, state_for(inputs), trace=False)
-    assert off.loaded_dram is None
+    assert off.dram_under_load is None
     assert all(ins.dram_wait == 0 for ins in off.description.instructions)
     assert off.models["pipeline"].sm_cycles == pytest.approx(float(plain))
 
@@ -170,7 +170,7 @@ def test_without_the_curve_or_the_mechanism_the_simulation_is_the_plain_one(saxp
 def test_a_launch_that_barely_uses_dram_runs_once() -> None:
     inputs = _inputs("half", "h2_fma_chain/b256")
     ev = Evaluator().evaluate(inputs, state_for(inputs), trace=False)
-    assert ev.loaded_dram is None or (ev.loaded_dram.simulations == 1 and ev.loaded_dram.extra_cycles == 0)
+    assert ev.dram_under_load is None or (ev.dram_under_load.simulations == 1 and ev.dram_under_load.extra_cycles == 0)
 
 
 def test_the_peak_is_the_profiles_dram_rate_on_every_sm() -> None:

@@ -2,7 +2,7 @@
 # One device call (issue 12, 2026-11-24, session 8): tensor-core instruction figures from
 # bench/micro (run_micro.sh tensor), and the L2 write-back of stores (bench/micro/store_wb.cu
 # under Nsight Compute: DRAM bytes written and read per launch of 2-256 MB of stores).
-# Run from the repo root through the device tool:  OUT=$OUT bash tools/device/measure_round4.sh
+# Run from the repo root through the device tool:  OUT=$OUT bash tools/device/measure_tensor_cores_and_store_writeback.sh
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT/micro" "$OUT/wb"

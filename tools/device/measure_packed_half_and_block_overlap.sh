@@ -2,7 +2,7 @@
 # One device call (issue 12 and 13 measurements, 2026-11-24): packed-half instruction figures from
 # bench/micro, and the block-overlap sweep of Many-BSP* (each 1-D sample launch at 1, 2, 4, 8, 16
 # and 32 blocks per SM, one wave or less, measured by Nsight Compute).
-# Run from the repo root through the device tool:  OUT=$OUT bash tools/device/measure_round3.sh
+# Run from the repo root through the device tool:  OUT=$OUT bash tools/device/measure_packed_half_and_block_overlap.sh
 set -uo pipefail
 OUT=${OUT:-out}
 mkdir -p "$OUT/micro" "$OUT/overlap"

@@ -23,7 +23,7 @@ from engine.analysis.loaded_data import LoadedData, declared_buffer, scrambled
 from engine.analysis.values import LaunchValues, as_type
 from engine.memory.affine import AddressEvaluator, Affine, Unknown, base_address, iteration_atom
 from engine.memory.control import Dependence
-from engine.ptx.model import Instruction, Operand, OperandKind
+from engine.ptx.parsed_module import Instruction, Operand, OperandKind
 
 _AXES = {"x": 0, "y": 1, "z": 2}
 # re-exported: the memory analysis catches these as its own

@@ -1,5 +1,10 @@
 """DRAM latency under load: the simulation solved together with the DRAM bandwidth it draws.
 
+(Under load: DRAM busy with the whole launch's traffic. The engine's other "loaded" is data a
+kernel reads from memory, ``engine.analysis.loaded_data``. The profile keys ``dram_loaded*``, the
+mechanism ``loaded_dram_latency`` and the JSON key ``loaded_dram`` keep their names: files and
+command lines written with them go on working.)
+
 A load that goes to DRAM waits longer when the rest of the GPU keeps DRAM busy (measured with
 ``k_loaded``, ``bench/micro``: on the H100 +78 cycles at 61 % of the peak bandwidth, +335 at 83 %,
 +1,160 at 91 %). The profile's ``[pipeline.dram_loaded]`` curve gives that extra latency by the
@@ -49,8 +54,8 @@ LINE_BYTES = 128.0    # the profile's dram_lam is SM cycles per 128-byte warp re
 
 
 @dataclass(frozen=True)
-class LoadedDram:
-    """How loaded DRAM was in the simulation the prediction comes from."""
+class DramUnderLoad:
+    """How busy DRAM was in the simulation the prediction comes from."""
 
     bandwidth_share: float     # DRAM bytes / (simulated SM cycles x the GPU's peak bytes per cycle)
     extra_cycles: float        # cycles added to DRAM's latency (the curve at that share, less the queue)
@@ -132,9 +137,9 @@ def queue_cycles(d: KernelDescription, sim: SimulationResult) -> float:
     return total / weight if weight > 0 else 0.0
 
 
-def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any, *, policy: str = "lrr",
+def simulate_under_dram_load(d: KernelDescription, dram_bytes: float | None, profile: Any, *, policy: str = "lrr",
                     trace: bool = False, cycle_budget: float | None = None, scattered_bytes: float = 0.0,
-                    written_bytes: float = 0.0) -> tuple[SimulationResult, LoadedDram | None]:
+                    written_bytes: float = 0.0) -> tuple[SimulationResult, DramUnderLoad | None]:
     """Simulate ``d`` with DRAM's latency at the load the launch puts on it. ``dram_bytes``: the
     launch's DRAM bytes read and written, ``scattered_bytes`` the part of them that scattered
     fetches read, ``written_bytes`` the part written (``KernelTraffic``). Every simulation is bounded and
@@ -178,8 +183,8 @@ def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any
         # the measured latency under load, less what the run gave: x and its own queue
         return measured(share_of(sim)) - queue_cycles(d, sim) - x
 
-    def answer(sim: SimulationResult, x: float, runs: int) -> LoadedDram:
-        return LoadedDram(share_of(sim), x, runs, mix, written)
+    def answer(sim: SimulationResult, x: float, runs: int) -> DramUnderLoad:
+        return DramUnderLoad(share_of(sim), x, runs, mix, written)
 
     upper = gap(0.0, first)
     if upper < TOLERANCE_CYCLES:
@@ -224,12 +229,12 @@ def simulate_loaded(d: KernelDescription, dram_bytes: float | None, profile: Any
 
 def simulate_with_traffic(d: KernelDescription, traffic: Any, profile: Any, *, policy: str = "lrr",
                           trace: bool = False, cycle_budget: float | None = None,
-                          ) -> tuple[SimulationResult, LoadedDram | None]:
-    """:func:`simulate_loaded` with the launch's DRAM figures read from its ``KernelTraffic``
+                          ) -> tuple[SimulationResult, DramUnderLoad | None]:
+    """:func:`simulate_under_dram_load` with the launch's DRAM figures read from its ``KernelTraffic``
     (bytes read and written, the part scattered fetches read, the part written); None: no
     traffic figure, so no DRAM load either."""
     if traffic is None:
-        return simulate_loaded(d, None, profile, policy=policy, trace=trace, cycle_budget=cycle_budget)
-    return simulate_loaded(d, traffic.dram_read_bytes + traffic.dram_write_bytes, profile, policy=policy,
+        return simulate_under_dram_load(d, None, profile, policy=policy, trace=trace, cycle_budget=cycle_budget)
+    return simulate_under_dram_load(d, traffic.dram_read_bytes + traffic.dram_write_bytes, profile, policy=policy,
                            trace=trace, cycle_budget=cycle_budget, scattered_bytes=traffic.dram_scattered_bytes,
                            written_bytes=traffic.dram_write_bytes)

@@ -17,8 +17,8 @@ from engine.evaluation.verdict import explain
 
 # The assumptions' effects re-evaluate the kernel once per assumed input; a command-line user
 # waits for them, so by default they run only while that re-evaluates at most this many PTX
-# instructions in all (about 10 s on a 2-core laptop; the window runs them in the background
-# instead). A larger kernel says its effects were not evaluated, and why.
+# instructions in all (the window runs them in the background instead). A larger kernel says its
+# effects were not evaluated, and why.
 EFFECTS_MAX_INSTRUCTIONS = 100_000
 
 

@@ -28,8 +28,9 @@ from engine.session_file import Orphan, discard_orphan, find_orphans
 from gui import main_thread_gc
 from gui.display import display_problem
 from gui.loader import LoadRequest
-from gui.main_window import APP_NAME, SAMPLE, MainWindow
+from gui.main_window import SAMPLE, MainWindow
 from gui.recovery_dialog import Choice, RecoveryDialog
+from gui.window import APP_NAME
 
 # The windows of this process: Qt does not keep a top-level window alive by itself.
 _WINDOWS: list[MainWindow] = []

@@ -209,7 +209,7 @@ class MainWindow(QMainWindow):
 
         self.exports = ExportActions(self)
         self.window_layout = WindowLayout(self)
-        build_menus(self)
+        self.recent_menu, self.undo_action, self.redo_action = build_menus(self)
         self.recent = RecentFiles(self.settings, self.recent_menu,
                                   lambda path: self.confirm_discard() and self.open_file_async(path))
         self._connect()

@@ -48,7 +48,7 @@ def test_a_collapsed_group_is_drawn_as_its_heat_strip(view, qtbot):
     strips = view.heat.strips
     assert len(strips.bands) == 1
     activity, top, height = strips.bands[0]
-    assert (top, height) == view.geometry.lane_band_px(groups["block 0"][0])
+    assert (top, height) == view.lane_geometry.lane_band_px(groups["block 0"][0])
     assert activity.lanes == 2
     inner = height - 2 * PAD_PX
     # every bucket of the view: shares sum to 1 and the bands fill the strip

@@ -52,8 +52,8 @@ def test_window_fits_a_1366x768_screen_with_nothing_clipped(window, qtbot):
     for k, lane in enumerate(lanes):
         if lane_group(lane.kind).major:
             expected = DEFAULT_LANE_PX * (ISSUE_LANE_SHARE if lane.kind == "issue" else 1.0)
-            assert view.geometry.lane_band_px(k)[1] == pytest.approx(expected)
-    top, height = view.geometry.lane_band_px(len(lanes) - 1)
+            assert view.lane_geometry.lane_band_px(k)[1] == pytest.approx(expected)
+    top, height = view.lane_geometry.lane_band_px(len(lanes) - 1)
     assert top + height <= view.plot.getViewBox().height() + 1
 
 
@@ -65,18 +65,18 @@ def test_lanes_resize_and_warp_groups_collapse(window, qtbot):
     lanes = view.layout_data.lanes
     sub = next(k for k, ln in enumerate(lanes) if ln.kind == "subsystem")
     view.lane_spin.setValue(40)
-    assert view.geometry.lane_band_px(sub)[1] == pytest.approx(40)
+    assert view.lane_geometry.lane_band_px(sub)[1] == pytest.approx(40)
     groups = view.groups.warp_groups()
     # hotspot: 120 warps share 64 slot lanes, grouped by a block's worth (8) of slots
     assert len(groups) == 8 and all(len(g) == 8 for _, g in groups)
     label, members = groups[2]
-    expanded_height = view.geometry.lane_band_px(members[0])[1]
+    expanded_height = view.lane_geometry.lane_band_px(members[0])[1]
     view.groups.set_group_collapsed(label, True)
-    bands = {view.geometry.lane_band_px(k) for k in members}
+    bands = {view.lane_geometry.lane_band_px(k) for k in members}
     assert len(bands) == 1, "a collapsed group's lanes share one strip"
     # the other groups got the height back
     other = groups[0][1][0]
-    assert view.geometry.lane_band_px(other)[1] > expanded_height
+    assert view.lane_geometry.lane_band_px(other)[1] > expanded_height
     # a stall in the collapsed strip is still found by hover/click hit testing
     lane = lanes[members[0]]
     j = len(lane) // 2
@@ -99,17 +99,17 @@ def test_thin_warp_lanes_collapse_until_the_user_chooses(window, qtbot):
     view = window.gantt.view
     assert view.groups.collapse_is_automatic()
     labels = {label for label, _ in view.groups.warp_groups()}
-    assert view.geometry.warp_lanes_too_thin()
+    assert view.lane_geometry.warp_lanes_too_thin()
     assert view.groups.collapsed_groups() == labels and view.groups.collapse_box.isChecked()
     assert "Now automatic" in view.groups.collapse_box.toolTip()
     # more room: expanded again, by itself
     window.chart_split.setSizes([60, 2000])
     window.resize(1900, 1200)
     settle(qtbot, window)
-    assert not view.geometry.warp_lanes_too_thin(), view.graphics.height()
+    assert not view.lane_geometry.warp_lanes_too_thin(), view.graphics.height()
     assert view.groups.collapsed_groups() == set() and not view.groups.collapse_box.isChecked()
     warp = next(k for k, ln in enumerate(view.layout_data.lanes) if not lane_group(ln.kind).major)
-    assert view.geometry.lane_band_px(warp)[1] >= AUTO_COLLAPSE_PX
+    assert view.lane_geometry.lane_band_px(warp)[1] >= AUTO_COLLAPSE_PX
     # the user's choice holds from then on, whatever the size
     view.groups.collapse_box.click()      # collapse, then expand: as a user would
     assert view.groups.collapsed_groups() == labels
@@ -122,7 +122,7 @@ def test_thin_warp_lanes_collapse_until_the_user_chooses(window, qtbot):
     # View > Reset layout goes back to the automatic choice
     view.groups.set_collapse_auto()
     assert view.groups.collapse_is_automatic()
-    assert view.groups.collapse_box.isChecked() == view.geometry.warp_lanes_too_thin()
+    assert view.groups.collapse_box.isChecked() == view.lane_geometry.warp_lanes_too_thin()
 
 
 def test_panel_widths_stay_put_after_edits(window, qtbot):
@@ -286,8 +286,8 @@ def test_chart_tooltip_hides_when_the_pointer_leaves(window, qtbot):
     j = len(lane) // 2
     # the bar's middle where the chart draws it (lanes are drawn scaled when many share the height)
     top, height = lane.bar_band(j)
-    scale = view.geometry.lane_h[i] / lane.height
-    x, y = float((lane.x0[j] + lane.x1[j]) / 2), view.geometry.lane_top[i] + (top - lane.y + height / 2) * scale
+    scale = view.lane_geometry.lane_h[i] / lane.height
+    x, y = float((lane.x0[j] + lane.x1[j]) / 2), view.lane_geometry.lane_top[i] + (top - lane.y + height / 2) * scale
     view.plot.getViewBox().setXRange(lane.x0[j] - 5, lane.x1[j] + 5, padding=0)
     view.interaction.on_mouse_moved(view.interaction.scene_point(x, y))
     assert view.interaction.hover_text and view.interaction.tip.isVisible()
@@ -397,10 +397,10 @@ def test_warp_groups_can_be_filtered_out(window, qtbot, tmp_path):
     groups = view.groups.warp_groups()
     label, members = groups[1]
     other = groups[0][1][0]
-    before = view.geometry.lane_band_px(other)[1]
+    before = view.lane_geometry.lane_band_px(other)[1]
     view.groups.set_group_hidden(label, True)
-    assert all(view.geometry.lane_band_px(k)[1] == 0 for k in members)
-    assert view.geometry.lane_band_px(other)[1] > before, "the groups shown get its height"
+    assert all(view.lane_geometry.lane_band_px(k)[1] == 0 for k in members)
+    assert view.lane_geometry.lane_band_px(other)[1] > before, "the groups shown get its height"
     assert view.groups.groups_button.text() == f"warps: {len(groups) - 1} of {len(groups)}"
     assert label not in [t for _, t in axis_labels(view.plot.getAxis("left"))]
     lane = view.layout_data.lanes[members[0]]

@@ -19,6 +19,7 @@ sampling), so the series add up to the run's totals whatever the bucket width.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,7 +65,7 @@ class TimeSeries:
             rows.append(row)
         return rows
 
-    def csv(self, path: str | None = None, comments: list[str] | tuple[str, ...] = ()) -> str:
+    def csv(self, path: str | os.PathLike[str] | None = None, comments: list[str] | tuple[str, ...] = ()) -> str:
         records = self.records()
         header = list(records[0]) if records else ["start", "end"]
         return csv_text(header, [list(r.values()) for r in records], path,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engine.pipeline.trace import STALL_CAUSES
+from engine.pipeline.trace import STALL_CAUSES, Trace
 from engine.stall_links import StallLinks
 
 if TYPE_CHECKING:
@@ -31,8 +31,8 @@ class BarText:
         prefix = self._chart.param_prefix
         return text.replace(prefix, "param_") if prefix else text
 
-    def _stall_links(self) -> StallLinks:
-        trace = self._chart.trace
+    def _stall_links(self, trace: Trace) -> StallLinks:
+        """The stall links of ``trace`` (the chart's), made again when the chart shows another trace."""
         if self._links is None or self._links.trace is not trace:
             self._links = StallLinks(trace)
         return self._links
@@ -41,16 +41,18 @@ class BarText:
         """The 0-based instruction a stall waits on: its warp's next issue at or after the stall's
         end (None when the warp issues nothing more, e.g. a finished warp); engine.stall_links,
         as the timeline CSV and the Chrome trace name it."""
-        if self._chart.trace is None:
+        trace = self._chart.trace
+        if trace is None:
             return None
-        k = int(self._stall_links().waits_for([stall_row])[0])
+        k = int(self._stall_links(trace).waits_for([stall_row])[0])
         return k if k >= 0 else None
 
     def holding_instruction(self, stall_row: int) -> int | None:
         """The 0-based instruction whose result (or barrier) holds a stall, or None."""
-        if self._chart.trace is None:
+        trace = self._chart.trace
+        if trace is None:
             return None
-        k = int(self._stall_links().held_by([stall_row])[0])
+        k = int(self._stall_links(trace).held_by([stall_row])[0])
         return k if k >= 0 else None
 
     def describe(self, lane_index: int, bar: int) -> str:

@@ -56,7 +56,8 @@ class ChartColoring:
     def color_keys(self, lane: Lane, layout: TimelineLayout, trace: Trace) -> np.ndarray:
         """The colour key of every bar of ``lane`` in the current mode."""
         if self.mode == "block" and lane.source == "issues":
-            return (trace.issues["block"][lane.row] % WARP_COLORS).astype(np.int16)
+            keys: np.ndarray = (trace.issues["block"][lane.row] % WARP_COLORS).astype(np.int16)
+            return keys
         return layout.color_keys(lane, trace, "warp" if self.mode == "block" else self.mode)
 
     def data_names(self, layout: TimelineLayout, trace: Trace) -> Callable[[int], str]:

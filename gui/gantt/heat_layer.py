@@ -72,7 +72,7 @@ class HeatLayer:
         if layout is not None and chart.trace is not None:
             strips = chart.groups.strip_groups()
             self._activities([g.label for g in strips])
-            geometry = chart.geometry
+            geometry = chart.lane_geometry
             for group in strips:
                 first = group.lanes[0]
                 bands.append((self.group_activity(group.label), float(geometry.lane_top[first]),

@@ -15,6 +15,8 @@ from PySide6.QtWidgets import QGraphicsRectItem, QMenu
 from gui.theme import Theme
 
 if TYPE_CHECKING:
+    from pyqtgraph.GraphicsScene.mouseEvents import MouseClickEvent
+
     from gui.gantt.widget import GanttView
 
 HOVER_TOLERANCE_PX = 3.0      # a hover/click this close to a thin bar still hits it
@@ -74,7 +76,7 @@ class ChartInteraction:
         layout = self._chart.layout_data
         if layout is None or layout.lane_at(y) is None:
             return None
-        return self._bar_at_view(x, self._chart.geometry.to_view_y(y))
+        return self._bar_at_view(x, self._chart.lane_geometry.to_view_y(y))
 
     def _bar_at_view(self, x: float, vy: float) -> tuple[int, int] | None:
         """The bar under view point (x cycles, vy view pixels); in a collapsed group, the first
@@ -87,7 +89,7 @@ class ChartInteraction:
         (v0, v1), _ = vb.viewRange()
         width = max(vb.width(), 1.0)
         tolerance = HOVER_TOLERANCE_PX * (v1 - v0) / width
-        for lane, y in chart.geometry.lanes_at_view_y(vy):
+        for lane, y in chart.lane_geometry.lanes_at_view_y(vy):
             hit = layout.bar_at(lane, x, tolerance, y=y)
             if hit is not None:
                 return lane, hit
@@ -95,7 +97,9 @@ class ChartInteraction:
 
     def scene_point(self, x: float, y: float) -> QPointF:
         """Scene position of (x cycles, y layout units): lets callers synthesise mouse input."""
-        return self._chart.plot.getViewBox().mapViewToScene(QPointF(x, self._chart.geometry.to_view_y(y)))
+        point: QPointF = self._chart.plot.getViewBox().mapViewToScene(
+            QPointF(x, self._chart.lane_geometry.to_view_y(y)))
+        return point
 
     def hit(self, scene_pos: QPointF) -> tuple[int, int] | None:
         vb = self._chart.plot.getViewBox()
@@ -122,7 +126,7 @@ class ChartInteraction:
         text = chart.text.describe(lane_index, bar)
         x0, x1 = float(lane.x0[bar]), float(lane.x1[bar])
         top, height = lane.bar_band(bar)
-        geometry = chart.geometry
+        geometry = chart.lane_geometry
         scale = geometry.lane_h[lane_index] / lane.height
         top, height = geometry.lane_top[lane_index] + (top - lane.y) * scale, height * scale
         self.hover_box.setRect(QRectF(x0, top + 0.05 * height, max(x1 - x0, 1e-9), 0.9 * height))
@@ -161,7 +165,7 @@ class ChartInteraction:
         if chart.layout_data is None:
             return None
         vy = chart.plot.getViewBox().mapSceneToView(scene_pos).y()
-        for k, _ in chart.geometry.lanes_at_view_y(vy):
+        for k, _ in chart.lane_geometry.lanes_at_view_y(vy):
             for group in chart.groups.all:
                 if k in group.lanes:
                     return group.label
@@ -186,7 +190,7 @@ class ChartInteraction:
         menu.addAction("Fit the whole run").triggered.connect(chart.fit)
         menu.popup(screen_pos)
 
-    def on_mouse_clicked(self, event: object) -> None:
+    def on_mouse_clicked(self, event: MouseClickEvent) -> None:
         chart = self._chart
         if event.button() == Qt.MouseButton.RightButton:
             self._group_menu(event.scenePos(), event.screenPos().toPoint())

@@ -58,7 +58,7 @@ class BarItems:
     def respace(self) -> None:
         """Move every bar to the lanes' new geometry (no re-sorting; the highlight is made again
         by :meth:`highlight_instructions`)."""
-        geometry = self._chart.geometry
+        geometry = self._chart.lane_geometry
         for item in self.data_items + self.stall_items:
             item.set_lane_geometry(geometry.row_tops, geometry.row_heights)
         self.raster.refresh_bounds()
@@ -79,10 +79,10 @@ class BarItems:
             if lane.source != "issues":
                 continue
             hit = np.isin(trace.issues["instr"][lane.row], wanted)
-            lanes.append(chart.geometry.rows_of(k, hit))
+            lanes.append(chart.lane_geometry.rows_of(k, hit))
             x0.append(lane.x0[hit])
             x1.append(lane.x1[hit])
-        geometry = chart.geometry
+        geometry = chart.lane_geometry
         self.highlight = BarsItem(np.concatenate(lanes), np.concatenate(x0), np.concatenate(x1), geometry.row_tops,
                                   geometry.row_heights, QColor(colors.HIGHLIGHT_FILL),
                                   outline=QColor(colors.HIGHLIGHT_OUTLINE), name="highlight")
@@ -94,7 +94,7 @@ class BarItems:
         chart = self._chart
         layout, trace = chart.layout_data, chart.trace
         assert layout is not None and trace is not None
-        rows_of, keys = chart.geometry.rows_of, chart.coloring.color_keys
+        rows_of, keys = chart.lane_geometry.rows_of, chart.coloring.color_keys
         parts = [(rows_of(k), ln.x0, ln.x1, keys(ln, layout, trace)) for k, ln in enumerate(layout.lanes)
                  if ln.source == source]
         if not parts:
@@ -108,7 +108,7 @@ class BarItems:
         (name, colour) list as the items in ``old``, those items are refilled in place;
         otherwise they leave the plot and new ones are made. Returns the items and whether
         they are new."""
-        plot, geometry = self._chart.plot, self._chart.geometry
+        plot, geometry = self._chart.plot, self._chart.lane_geometry
         lane, x0, x1, key = self._collect(source)
         # One sort for every item, into (key, row, x0) order: within a lane the bars come by x0,
         # and lanes come in row order, so a stable sort on (key, row) alone suffices (a linear
@@ -161,8 +161,9 @@ class BarItems:
         """One legend entry per item, wrapped to the chart's width."""
         chart = self._chart
         legend = chart.legend
-        data = [(item, item.name) for item in self.data_items]
-        stalls = [(item, f"stall: {item.name.replace('_', ' ')}") for item in self.stall_items]
+        data: list[tuple[object, str]] = [(item, item.name) for item in self.data_items]
+        stalls: list[tuple[object, str]] = [(item, f"stall: {item.name.replace('_', ' ')}")
+                                            for item in self.stall_items]
         if not data and not stalls:
             data = [(swatch(QColor("#ffffff")), "empty trace")]
         width = max(chart.graphics.width(), 400) - 20

@@ -42,7 +42,7 @@ class LaneLabels:
         layout = chart.layout_data
         if layout is None:
             return
-        geometry, groups = chart.geometry, chart.groups
+        geometry, groups = chart.lane_geometry, chart.groups
         lane_top, lane_h = geometry.lane_top, geometry.lane_h
         lanes = layout.lanes
         ticks = [(lane_top[k] + lane_h[k] / 2, ln.label)
@@ -88,7 +88,7 @@ class LaneLabels:
         the lanes are drawn squeezed, and a label that would print over its neighbour is left out."""
         if not ticks:
             return ticks
-        geometry = self._chart.geometry
+        geometry = self._chart.lane_geometry
         scale = min(1.0, geometry.plot_px() / geometry.view_height) if geometry.view_height > 0 else 1.0
         gap = self.spacing_px()
         kept: list[tuple[float, str]] = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QStandardItemModel
 from PySide6.QtWidgets import QComboBox
 
 if TYPE_CHECKING:
@@ -33,7 +34,9 @@ class TimeAxis(QObject):
     def set_clock(self, clock_mhz: float) -> None:
         """The SM clock that converts cycles to µs (0: unknown, the µs axis is then unavailable)."""
         self._clock_mhz = float(clock_mhz or 0.0)
-        self.unit_box.model().item(1).setEnabled(self._clock_mhz > 0)
+        units = self.unit_box.model()
+        assert isinstance(units, QStandardItemModel)    # a QComboBox's own model
+        units.item(1).setEnabled(self._clock_mhz > 0)
         if self._clock_mhz <= 0 and self._unit == "us":
             self.set_unit("cycles")
         else:
@@ -59,8 +62,13 @@ class TimeAxis(QObject):
     def clock_mhz(self) -> float:
         return self._clock_mhz
 
+    def _plot(self) -> pg.PlotItem:
+        if self.plot is None:
+            raise RuntimeError("the time axis has no plot yet (the chart gives it one)")
+        return self.plot
+
     def _apply(self) -> None:
-        axis = self.plot.getAxis("bottom")
+        axis = self._plot().getAxis("bottom")
         if self._unit == "us":
             axis.setScale(1.0 / self._clock_mhz)
             axis.setLabel(f"time (µs at {self._clock_mhz:g} MHz)")    # (the axis's: a hidden axis stays so)
@@ -76,12 +84,12 @@ class TimeAxis(QObject):
 
     def zoom(self, factor: float) -> None:
         """Zoom the cycle axis about the middle of the view (factor < 1 zooms in)."""
-        vb = self.plot.getViewBox()
+        vb = self._plot().getViewBox()
         (x0, x1), _ = vb.viewRange()
         mid, half = (x0 + x1) / 2, (x1 - x0) / 2 * factor
         vb.setXRange(mid - half, mid + half, padding=0.0)
 
     def x_range(self) -> tuple[float, float]:
         """The cycles the view shows."""
-        (x0, x1), _ = self.plot.getViewBox().viewRange()
+        (x0, x1), _ = self._plot().getViewBox().viewRange()
         return float(x0), float(x1)

@@ -83,7 +83,7 @@ class WarpGroups:
         self.all = warp_groups_of(layout, trace)
         labels = {g.label for g in self.all}
         if self._collapse_auto:
-            self._collapse_all = self._chart.geometry.warp_lanes_too_thin()
+            self._collapse_all = self._chart.lane_geometry.warp_lanes_too_thin()
             self._show_collapse_choice()
         self.collapsed = set(labels) if self._collapse_all else self.collapsed & labels
         self.hidden &= labels
@@ -178,12 +178,12 @@ class WarpGroups:
     def set_collapse_auto(self) -> None:
         """Back to the automatic choice: warp groups collapsed whenever their lanes would be
         thinner than :data:`AUTO_COLLAPSE_PX`, expanded otherwise (again on every resize)."""
-        self.set_all_collapsed(self._chart.geometry.warp_lanes_too_thin(), automatic=True)
+        self.set_all_collapsed(self._chart.lane_geometry.warp_lanes_too_thin(), automatic=True)
 
     def follow_resize(self) -> bool:
         """After the plot's height changed: collapse or expand every group when the automatic
         choice now says otherwise. Returns whether it did (and so re-spaced the lanes)."""
-        if self._collapse_auto and self._chart.geometry.warp_lanes_too_thin() != self._collapse_all:
+        if self._collapse_auto and self._chart.lane_geometry.warp_lanes_too_thin() != self._collapse_all:
             self.set_all_collapsed(not self._collapse_all, automatic=True)
             return True
         return False

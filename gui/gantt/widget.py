@@ -57,7 +57,7 @@ class GanttView(QWidget):
     * ``hovered(str)``: the tooltip text shown ("" when the pointer leaves the bars).
 
     Its parts: ``time_axis`` (unit, clock, zoom, visible range), ``coloring``, ``groups`` (collapse
-    and filter), ``geometry`` (lane heights), ``lane_labels``, ``bars`` (the items), ``heat``,
+    and filter), ``lane_geometry`` (lane heights), ``lane_labels``, ``bars`` (the items), ``heat``,
     ``text`` (tooltips) and ``interaction`` (hover and clicks).
     """
 
@@ -78,7 +78,7 @@ class GanttView(QWidget):
         self.coloring = ChartColoring(theme or current(self.palette()), theme, self.set_color_mode)
         self.time_axis = TimeAxis()
         self.time_axis.changed.connect(self.optionsChanged)
-        self.geometry = LaneGeometry(self)
+        self.lane_geometry = LaneGeometry(self)
         self.groups = WarpGroups(self)
         self.lane_labels = LaneLabels(self)
         self.bars = BarItems(self)
@@ -207,7 +207,7 @@ class GanttView(QWidget):
         self.text.adopt(self._names)
         self.heat.forget()
         self.groups.adopt(layout, trace)
-        self.geometry.update()
+        self.lane_geometry.update()
         stalls_changed = self.bars.build_stall_items()
         self.bars.build_data_items(force_legend=stalls_changed)
         self.heat.update()
@@ -315,7 +315,7 @@ class GanttView(QWidget):
     # ---- lane geometry (view units are pixels of the plot's height) ----------------------------
     def lane_height(self) -> int:
         """Height in pixels of a subsystem lane (the issue-slot lane is 3/4 of it)."""
-        return self.geometry.lane_px
+        return self.lane_geometry.lane_px
 
     def set_lane_height(self, px: int) -> None:
         px = int(min(max(px, MIN_LANE_PX), MAX_LANE_PX))
@@ -323,8 +323,8 @@ class GanttView(QWidget):
             self.lane_spin.blockSignals(True)
             self.lane_spin.setValue(px)
             self.lane_spin.blockSignals(False)
-        if px != self.geometry.lane_px:
-            self.geometry.lane_px = px
+        if px != self.lane_geometry.lane_px:
+            self.lane_geometry.lane_px = px
             self.respace()
 
     def respace(self) -> None:
@@ -332,7 +332,7 @@ class GanttView(QWidget):
         bars of every item, no re-sorting."""
         if self._layout is None:
             return
-        self.geometry.update()
+        self.lane_geometry.update()
         self.bars.respace()
         self.heat.update()
         if self.bars.highlighted:
@@ -343,12 +343,12 @@ class GanttView(QWidget):
 
     def _apply_y_range(self) -> None:
         vb = self.plot.getViewBox()
-        height = self.geometry.view_height
+        height = self.lane_geometry.view_height
         vb.setLimits(yMin=0.0, yMax=height)
         vb.setYRange(0.0, height, padding=0.0)
 
     def _view_resized(self) -> None:
-        if self._layout is not None and abs(self.geometry.plot_px() - self.geometry.geometry_px) >= 1.0:
+        if self._layout is not None and abs(self.lane_geometry.plot_px() - self.lane_geometry.geometry_px) >= 1.0:
             if not self.groups.follow_resize():      # (which respaces when it collapses or expands)
                 self.respace()
 

@@ -81,7 +81,7 @@ class ExportActions:
         title line naming the kernel, GPU profile, launch and predicted time. ``baseline``: a
         pinned baseline (or comparison) the chart shows is drawn above it, as on screen."""
         window = self._window
-        return self.exporter.shown_timeline(window.gantt, path, width, height, visible=visible, title=title,
+        return self.exporter.shown_timeline(window.gantt, Path(path), width, height, visible=visible, title=title,
                                             baseline=baseline, baseline_label=window.baseline.label)
 
     def curves(self, path: str | os.PathLike[str], width: int = 1200, height: int = 800,
@@ -91,7 +91,7 @@ class ExportActions:
         result = self._window.session.result
         if result is None or result.sweep is None:
             raise WarplineError("the occupancy curves are still being computed")
-        return self.exporter.curves_image(result, path, width=width, height=height, title=title)
+        return self.exporter.curves_image(result, Path(path), width=width, height=height, title=title)
 
     def roofline(self, path: str | os.PathLike[str], width: int = 1200, height: int = 800,
                  title: bool = True) -> Path:
@@ -101,7 +101,7 @@ class ExportActions:
         result = window.session.result
         if result is None or "models" not in result.parts:
             raise WarplineError("the models are still running")
-        return self.exporter.roofline_image(result, path, width=width, height=height, title=title,
+        return self.exporter.roofline_image(result, Path(path), width=width, height=height, title=title,
                                             work=window.results_panel.roofline.work)
 
     def trace_csv(self, path: str | os.PathLike[str]) -> int:
@@ -109,7 +109,7 @@ class ExportActions:
         result = self._window.session.result
         if result is None or result.simulation is None or result.simulation.trace is None:
             raise WarplineError("no simulation trace to export")
-        return self.exporter.trace_csv(result, path, self._source())
+        return self.exporter.trace_csv(result, Path(path), self._source())
 
     def _source(self) -> Path | None:
         """The PTX file a CSV's comment lines name."""

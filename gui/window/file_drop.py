@@ -6,13 +6,14 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QWidget
 
 
 class FileDrop(QObject):
     """An event filter on the window: accepts drags of local files and opens a dropped one
     when ``may_open()`` (unsaved changes saved or discarded)."""
 
-    def __init__(self, window: QObject, may_open: Callable[[], bool], open_path: Callable[[str], object]) -> None:
+    def __init__(self, window: QWidget, may_open: Callable[[], bool], open_path: Callable[[str], object]) -> None:
         super().__init__(window)
         self._may_open = may_open
         self._open = open_path

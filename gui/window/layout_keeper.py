@@ -4,7 +4,7 @@ change and restored at the next start."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, SupportsIndex, SupportsInt
 
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
@@ -119,7 +119,7 @@ class WindowLayout:
         s = window.settings
         s.beginGroup(LAYOUT_KEY)
         try:
-            saved = s.value("version") is not None and int(s.value("version")) == LAYOUT_VERSION
+            saved = s.value("version") is not None and _as_int(s.value("version")) == LAYOUT_VERSION
             if saved:
                 saved = bool(window.restoreGeometry(s.value("geometry")) and
                              window.restoreState(s.value("state"), LAYOUT_VERSION))
@@ -127,7 +127,7 @@ class WindowLayout:
                 window.table_split.restoreState(s.value("tableSplit"))
                 window.chart_split.restoreState(s.value("chartSplit"))
                 window.block_view.restore_columns(s.value("blockColumns"))
-                window.gantt.view.set_lane_height(int(s.value("laneHeight", DEFAULT_LANE_PX)))
+                window.gantt.view.set_lane_height(_as_int(s.value("laneHeight", DEFAULT_LANE_PX)))
                 collapse = str(s.value("collapseWarps", "auto")).lower()
                 if collapse == "auto":
                     window.gantt.view.groups.set_collapse_auto()
@@ -167,3 +167,11 @@ class WindowLayout:
         window.block_view.columnsChanged.connect(later)
         window.gantt.view.lane_spin.valueChanged.connect(lambda *_: later())
         window.gantt.view.groups.collapse_box.toggled.connect(lambda *_: later())
+
+
+def _as_int(value: object) -> int:
+    """A whole number read from the settings: an int, or its text in an INI file (TypeError or
+    ValueError for anything else, which makes the saved layout unusable)."""
+    if isinstance(value, str | bytes | SupportsInt | SupportsIndex):
+        return int(value)
+    raise TypeError(f"not a whole number: {value!r}")

@@ -4,7 +4,7 @@ baseline), View (docks, the chart's zoom and time unit, the layout) and Help."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QMessageBox, QWidget
@@ -17,6 +17,14 @@ if TYPE_CHECKING:
 REDO_KEYS = [QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")]
 
 
+class WindowMenus(NamedTuple):
+    """The parts of the menus the window keeps: File › Open recent, Edit › Undo and Redo."""
+
+    recent: QMenu
+    undo: QAction
+    redo: QAction
+
+
 def _action(window: QWidget, menu: QMenu, text: str, slot: Callable[..., object],
             shortcut: QKeySequence | QKeySequence.StandardKey | None = None) -> QAction:
     action = QAction(text, window)
@@ -27,11 +35,11 @@ def _action(window: QWidget, menu: QMenu, text: str, slot: Callable[..., object]
     return action
 
 
-def build_menus(window: MainWindow) -> None:
-    """Fill ``window``'s menu bar; sets its ``recent_menu``, ``undo_action`` and ``redo_action``."""
+def build_menus(window: MainWindow) -> WindowMenus:
+    """Fill ``window``'s menu bar; returns its Open recent menu and Undo and Redo actions."""
     bar = window.menuBar()
-    _file_menu(window, bar.addMenu("&File"))
-    _edit_menu(window, bar.addMenu("&Edit"))
+    recent = _file_menu(window, bar.addMenu("&File"))
+    undo, redo = _edit_menu(window, bar.addMenu("&Edit"))
     view = bar.addMenu("&View")
     view.addAction(window.inputs_dock.toggleViewAction())
     view.addAction(window.results_dock.toggleViewAction())
@@ -48,11 +56,13 @@ def build_menus(window: MainWindow) -> None:
     help_menu = bar.addMenu("&Help")
     _action(window, help_menu, "&Quick start (a tour of the window)", window.quick_start)
     _action(window, help_menu, "&About Warpline", lambda: _about(window))
+    return WindowMenus(recent, undo, redo)
 
 
-def _file_menu(window: MainWindow, file: QMenu) -> None:
+def _file_menu(window: MainWindow, file: QMenu) -> QMenu:
+    """File's actions; returns its Open recent menu (filled by gui.window.recent_files)."""
     _action(window, file, "&Open PTX or session…", window.open_dialog, QKeySequence.StandardKey.Open)
-    window.recent_menu = file.addMenu("Open &recent")
+    recent = file.addMenu("Open &recent")
     file.addSeparator()
     _action(window, file, "&Save session", window.save_session, QKeySequence.StandardKey.Save)
     _action(window, file, "Save session &as…", lambda: window.save_session(ask=True),
@@ -70,24 +80,27 @@ def _file_menu(window: MainWindow, file: QMenu) -> None:
     _action(window, export, "&Predictions CSV…", exports.ask_predictions_csv)
     file.addSeparator()
     _action(window, file, "&Quit", window.close, QKeySequence.StandardKey.Quit)
+    return recent
 
 
-def _edit_menu(window: MainWindow, edit: QMenu) -> None:
+def _edit_menu(window: MainWindow, edit: QMenu) -> tuple[QAction, QAction]:
+    """Edit's actions; returns its Undo and Redo actions."""
     undo_stack = window.session.undo_stack
-    window.undo_action = undo_stack.createUndoAction(window, "&Undo")
-    window.undo_action.setShortcut(QKeySequence.StandardKey.Undo)
-    window.redo_action = undo_stack.createRedoAction(window, "&Redo")
+    undo = undo_stack.createUndoAction(window, "&Undo")
+    undo.setShortcut(QKeySequence.StandardKey.Undo)
+    redo = undo_stack.createRedoAction(window, "&Redo")
     # Both common redo keys, each once: the platform's standard Redo list already holds
     # Ctrl+Shift+Z on Linux, and a sequence listed twice makes Qt call the shortcut ambiguous.
-    window.redo_action.setShortcuts(REDO_KEYS)
-    edit.addAction(window.undo_action)
-    edit.addAction(window.redo_action)
+    redo.setShortcuts(REDO_KEYS)
+    edit.addAction(undo)
+    edit.addAction(redo)
     edit.addSeparator()
     _action(window, edit, "Reset all model &overrides", lambda: _reset_overrides(window))
     edit.addSeparator()
     _action(window, edit, "&Pin as baseline", window.pin_baseline, QKeySequence("Ctrl+B"))
     _action(window, edit, "Compare with another &kernel or file…", window.compare_dialog, QKeySequence("Ctrl+K"))
     _action(window, edit, "&Clear the baseline", window.baseline.clear)
+    return undo, redo
 
 
 def _reset_overrides(window: MainWindow) -> None:

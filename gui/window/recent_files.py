@@ -23,9 +23,11 @@ class RecentFiles:
 
     def entries(self) -> list[str]:
         value = self.settings.value("recentFiles", [])
-        if isinstance(value, str):
-            value = [value]
-        return [str(v) for v in value or []]
+        if isinstance(value, str):          # a list of one is read back as its entry
+            return [value]
+        if isinstance(value, list | tuple):
+            return [str(v) for v in value]
+        return []
 
     def add(self, path: Path) -> None:
         entry = str(path.resolve())

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
 
-from gui.loader import LoadRequest
+from gui.loader import LoadRequest, PtxLoader
 
 PROGRESS_DELAY_MS = 250
 
@@ -67,7 +67,7 @@ class LoadStatus(QWidget):
         self.cancel_key.setEnabled(False)        # Esc belongs to the editors unless a file loads
         self.cancel_key.activated.connect(cancel)
 
-    def follow(self, loader: object) -> None:
+    def follow(self, loader: PtxLoader) -> None:
         """Show the steps, progress and business of ``loader`` (gui.loader)."""
         loader.stageChanged.connect(self._stage)
         loader.progressChanged.connect(self._progress)

@@ -105,95 +105,126 @@ def build_block_table(
 ) -> BlockConstruction:
     """BLOCK table and level-2 split of ``rows`` (static order). ``level1_ends`` are the instruction
     indices that close a level-1 superstep (a level-2 superstep never crosses one)."""
-    n = len(rows)
-    if n == 0:
+    if not rows:
         return BlockConstruction([], [], [])
-    level1_ends = level1_ends or set()
-    pos = {r.index: k for k, r in enumerate(rows)}
-    producers = [sorted(pos[p] for p in r.producers if p in pos) for r in rows]
     issue, blank = _issue(rows, params)
-    sync = [0.0] * n
-    full_rows: set[int] = set()
-    steps: list[tuple[int, int]] = []
-    reasons: list[str] = []
-
-    def first_full(l: int, kind: str) -> tuple[int | None, int | None]:
-        """(full, latent) rows of a superstep starting at ``l``; ``kind`` is why the previous
-        superstep ended (see END_REASONS, "start" for the first). ``full`` carries the superstep's
-        exposed latency outright. ``latent`` is plain unless a later row waits for it across rows
-        in between (eq. 8), which is the only case where its latency shows."""
-        r = rows[l]
-        if r.is_global_access or r.is_barrier:
-            return None, None
-        if kind == "branch":
-            # After a conditional branch the pipeline was drained by the branch's own wait: the SP
-            # head (or, behind a register-free bra.uni, the row after it) exposes its latency only
-            # when a consumer must wait for it with rows in between (hotspot 38 full with sync 15;
-            # 106, 124, 173, 183, 186 plain on all three GPUs).
-            if r.is_branch and not r.producers:
-                nxt = l + 1
-                return None, (nxt if nxt < n and not rows[nxt].is_global_access else None)
-            if r.fu == 1:
-                return None, l
-        if r.is_branch and not r.producers:
-            # bra.uni reads and writes nothing: the next row carries the superstep's latency.
-            return (l + 1 if l + 1 < n and not rows[l + 1].is_global_access else None), None
-        if kind == "filler":
-            return None, None
-        if kind == "global" and not r.producers:
-            return None, None
-        return l, None
-
     w = params.w
-    plain = [fu_cell(r, params, False, w) for r in rows]
-    full = [fu_cell(r, params, True, w) for r in rows]
+    cells = _Cells(rows, issue, [fu_cell(r, params, False, w) for r in rows],
+                   [fu_cell(r, params, True, w) for r in rows])
+    split = _Split(cells, blank, level1_ends or set())
+    split.run()
+    block = []
+    for k, r in enumerate(rows):
+        cell = cells.cell_of(k, k in split.full_rows)
+        comm = r.lat_comm * w * max(1, r.n_ma) if r.is_global_access else 0.0
+        block.append(
+            BlockRow(
+                index=r.index,
+                op=r.opcode,
+                issue=None if blank[k] else issue[k],
+                fu={r.fu: cell} if cell is not None and r.fu is not None else {},
+                warp_over_T=_wt(r, params.warp_size) or None,
+                comm=comm,
+                ovh=r.lat_comp if r.is_barrier else 0.0,
+                sync=split.sync[k],
+                u=r.u,
+                d=r.d,
+                p=r.p,
+            )
+        )
+    return BlockConstruction(block, split.steps, split.reasons, split.full_rows)
 
-    def cell_of(k: int, is_full: bool) -> FuCell | None:
-        return full[k] if is_full else plain[k]
 
-    class Step:
-        """Running state of the open superstep: full-latency flags and per-column prefix sums,
-        extended one row at a time so the scan stays linear in the kernel size."""
+def _first_full(rows: list[InstructionRow], l: int, kind: str) -> tuple[int | None, int | None]:
+    """(full, latent) rows of a superstep starting at ``l``; ``kind`` is why the previous
+    superstep ended (see END_REASONS, "start" for the first). ``full`` carries the superstep's
+    exposed latency outright. ``latent`` is plain unless a later row waits for it across rows
+    in between (eq. 8), which is the only case where its latency shows."""
+    n = len(rows)
+    r = rows[l]
+    if r.is_global_access or r.is_barrier:
+        return None, None
+    if kind == "branch":
+        # After a conditional branch the pipeline was drained by the branch's own wait: the SP
+        # head (or, behind a register-free bra.uni, the row after it) exposes its latency only
+        # when a consumer must wait for it with rows in between (hotspot 38 full with sync 15;
+        # 106, 124, 173, 183, 186 plain on all three GPUs).
+        if r.is_branch and not r.producers:
+            nxt = l + 1
+            return None, (nxt if nxt < n and not rows[nxt].is_global_access else None)
+        if r.fu == 1:
+            return None, l
+    if r.is_branch and not r.producers:
+        # bra.uni reads and writes nothing: the next row carries the superstep's latency.
+        return (l + 1 if l + 1 < n and not rows[l + 1].is_global_access else None), None
+    if kind == "filler":
+        return None, None
+    if kind == "global" and not r.producers:
+        return None, None
+    return l, None
 
-        def __init__(self, l: int, head: tuple[int | None, int | None]) -> None:
-            self.l, (self.head, self.latent) = l, head
-            self.head_fu = rows[self.head].fu if self.head is not None else None
-            self.seen: set[int | None] = set()
-            self.flags: list[bool] = []
-            self.prefix = {c: [0.0] for c in (1, 2, 3, 4)}
-            self.issue_prefix = [0.0]
 
-        def add(self, k: int) -> None:
-            r = rows[k]
-            # Full latency: the head, and the first row of every other non-SP column (global
-            # accesses do not occupy a column).
-            flag = k == self.head or (
-                self.head is not None and r.fu in (2, 3, 4) and r.fu != self.head_fu
-                and not r.is_global_access and not r.is_barrier and r.fu not in self.seen)
-            if not r.is_global_access:
-                self.seen.add(r.fu)
-            self.flags.append(flag)
-            cell = cell_of(k, flag)
-            for c, sums in self.prefix.items():
-                sums.append(sums[-1] + (cell.value if cell is not None and r.fu == c else 0.0))
-            self.issue_prefix.append(self.issue_prefix[-1] + issue[k])
+@dataclass
+class _Cells:
+    """The rows with their issue cycles and FU cells, plain and at full latency."""
 
-        def column_sum(self, column: int, first: int, last: int) -> float:
-            sums = self.prefix[column]
-            return sums[last - self.l + 1] - sums[first - self.l]
+    rows: list[InstructionRow]
+    issue: list[float]
+    plain: list[FuCell | None]
+    full: list[FuCell | None]
 
-        def wait(self, m: int, j: int) -> float:
-            """Eq. (8): how long row j waits for producer m (rows l..j-1 are in the step)."""
-            column = rows[m].fu
-            if column is None or rows[m].is_global_access:
-                return 1.0
-            l = self.l
-            produced = self.column_sum(column, l, m)
-            issued = self.issue_prefix[j - l] - self.issue_prefix[1]
-            others = max(self.column_sum(y, l, j - 2) for y in (1, 2, 3, 4) if y != column)
-            return produced - issued - others
+    def cell_of(self, k: int, is_full: bool) -> FuCell | None:
+        return self.full[k] if is_full else self.plain[k]
 
-    # Ends that depend on the row alone (and on whether the next row dual-issues with it).
+
+class _Step:
+    """Running state of the open superstep: full-latency flags and per-column prefix sums,
+    extended one row at a time so the scan stays linear in the kernel size."""
+
+    def __init__(self, cells: _Cells, l: int, head: tuple[int | None, int | None]) -> None:
+        self.cells = cells
+        self.l, (self.head, self.latent) = l, head
+        self.head_fu = cells.rows[self.head].fu if self.head is not None else None
+        self.seen: set[int | None] = set()
+        self.flags: list[bool] = []
+        self.prefix = {c: [0.0] for c in (1, 2, 3, 4)}
+        self.issue_prefix = [0.0]
+
+    def add(self, k: int) -> None:
+        r = self.cells.rows[k]
+        # Full latency: the head, and the first row of every other non-SP column (global
+        # accesses do not occupy a column).
+        flag = k == self.head or (
+            self.head is not None and r.fu in (2, 3, 4) and r.fu != self.head_fu
+            and not r.is_global_access and not r.is_barrier and r.fu not in self.seen)
+        if not r.is_global_access:
+            self.seen.add(r.fu)
+        self.flags.append(flag)
+        cell = self.cells.cell_of(k, flag)
+        for c, sums in self.prefix.items():
+            sums.append(sums[-1] + (cell.value if cell is not None and r.fu == c else 0.0))
+        self.issue_prefix.append(self.issue_prefix[-1] + self.cells.issue[k])
+
+    def column_sum(self, column: int, first: int, last: int) -> float:
+        sums = self.prefix[column]
+        return sums[last - self.l + 1] - sums[first - self.l]
+
+    def wait(self, m: int, j: int) -> float:
+        """Eq. (8): how long row j waits for producer m (rows l..j-1 are in the step)."""
+        rows = self.cells.rows
+        column = rows[m].fu
+        if column is None or rows[m].is_global_access:
+            return 1.0
+        l = self.l
+        produced = self.column_sum(column, l, m)
+        issued = self.issue_prefix[j - l] - self.issue_prefix[1]
+        others = max(self.column_sum(y, l, j - 2) for y in (1, 2, 3, 4) if y != column)
+        return produced - issued - others
+
+
+def _static_ends(rows: list[InstructionRow], blank: list[bool], level1_ends: set[int]) -> list[str | None]:
+    """Ends that depend on the row alone (and on whether the next row dual-issues with it)."""
+    n = len(rows)
     static_end: list[str | None] = []
     for k, q in enumerate(rows):
         if q.is_barrier:
@@ -206,90 +237,98 @@ def build_block_table(
             static_end.append("global")
         else:
             static_end.append(None)
+    return static_end
 
-    step = Step(0, first_full(0, "start"))
-    step.add(0)
-    j = 1
 
-    def close(end: int, reason: str, next_kind: str) -> None:
-        nonlocal step, j
+class _Split:
+    """The scan that cuts the rows into level-2 supersteps: per row its sync value, the rows at
+    full latency, and each superstep's (first, last) row with the reason it ended."""
+
+    def __init__(self, cells: _Cells, blank: list[bool], level1_ends: set[int]) -> None:
+        rows = cells.rows
+        self.cells = cells
+        self.blank = blank
+        self.n = n = len(rows)
+        pos = {r.index: k for k, r in enumerate(rows)}
+        self.producers = [sorted(pos[p] for p in r.producers if p in pos) for r in rows]
+        self.static_end = _static_ends(rows, blank, level1_ends)
+        self.sync = [0.0] * n
+        self.full_rows: set[int] = set()
+        self.steps: list[tuple[int, int]] = []
+        self.reasons: list[str] = []
+        self.step = _Step(cells, 0, _first_full(rows, 0, "start"))
+        self.step.add(0)
+        self.j = 1
+
+    def close(self, end: int, reason: str, next_kind: str) -> None:
+        """End the open superstep at row ``end`` and open the next one."""
+        step, n = self.step, self.n
         l = step.l
-        full_rows.update(l + o for o, flag in enumerate(step.flags[: end - l + 1]) if flag)
-        steps.append((l, end))
-        reasons.append(reason)
+        self.full_rows.update(l + o for o, flag in enumerate(step.flags[: end - l + 1]) if flag)
+        self.steps.append((l, end))
+        self.reasons.append(reason)
         nxt = end + 1
-        step = Step(nxt, first_full(nxt, next_kind) if nxt < n else (None, None))
+        self.step = _Step(self.cells, nxt, _first_full(self.cells.rows, nxt, next_kind) if nxt < n else (None, None))
         if nxt < n:
-            step.add(nxt)
-        j = nxt + 1
+            self.step.add(nxt)
+        self.j = nxt + 1
 
-    while step.l < n:
+    def run(self) -> None:
+        rows, n, sync, static_end, blank = self.cells.rows, self.n, self.sync, self.static_end, self.blank
+        while self.step.l < n:
+            step, j = self.step, self.j
+            l = step.l
+            if j >= n:
+                if static_end[n - 1]:
+                    sync[n - 1] = 1.0   # the final store still ends its superstep (sync 1 as printed)
+                self.close(n - 1, "last", "start")
+                break
+            forced = static_end[j - 1]
+            if forced == "branch" and j - 1 > l and not any(l <= p < j - 1 for p in self.producers[j - 1]):
+                # A conditional branch issued behind other rows, whose predicate was synchronised in an
+                # earlier superstep, has nothing to wait for and does not end the superstep (mm 13 in
+                # <12~18>; every branch that ends one is its superstep's head or reads a row of it).
+                forced = None
+            if forced is None and j - 2 >= l and rows[j - 2].is_global_access and blank[j - 1]:
+                forced = "global"
+            if forced:
+                sync[j - 1] = 1.0
+                self.close(j - 1, forced, forced)
+                continue
+            inside = [p for p in self.producers[j] if l <= p < j]
+            if inside and self.ends_at_producer(max(inside)):
+                continue
+            step.add(j)
+            self.j = j + 1
+
+    def ends_at_producer(self, m: int) -> bool:
+        """Row j waits for row ``m`` of the open superstep: True when that ends the superstep
+        (closed at ``m``), or when row j joined it already."""
+        step, j, rows, sync = self.step, self.j, self.cells.rows, self.sync
         l = step.l
-        if j >= n:
-            if static_end[n - 1]:
-                sync[n - 1] = 1.0   # the final store still ends its superstep (sync 1 as printed)
-            close(n - 1, "last", "start")
-            break
-        forced = static_end[j - 1]
-        if forced == "branch" and j - 1 > l and not any(l <= p < j - 1 for p in producers[j - 1]):
-            # A conditional branch issued behind other rows, whose predicate was synchronised in an
-            # earlier superstep, has nothing to wait for and does not end the superstep (mm 13 in
-            # <12~18>; every branch that ends one is its superstep's head or reads a row of it).
-            forced = None
-        if forced is None and j - 2 >= l and rows[j - 2].is_global_access and blank[j - 1]:
-            forced = "global"
-        if forced:
-            sync[j - 1] = 1.0
-            close(j - 1, forced, forced)
-            continue
-        inside = [p for p in producers[j] if l <= p < j]
-        if inside:
-            m = max(inside)
-            if m == j - 1:
-                cell = cell_of(m, step.flags[m - l])
-                sync[m] = cell.value if cell is not None else 1.0
-                close(m, "dependency", "dependency")
-                continue
-            if m == l and rows[j].is_branch and rows[j].producers:
-                # A conditional branch waiting for the head of its superstep does not split at the
-                # head: the branch ends the superstep itself (sync 1) and its wait is inside the
-                # head's full cell (hotspot <102~104> on all three GPUs).
-                step.add(j)
-                j += 1
-                continue
-            waited = step.wait(m, j)
-            if m == step.latent and not step.flags[m - l]:
-                latent_full, latent_plain = full[m], plain[m]
-                if latent_full is not None and latent_plain is not None:
-                    exposed = waited + latent_full.value - latent_plain.value
-                    if exposed > 0:
-                        # The latent row's latency is what the consumer waits for: charge it.
-                        step.flags[m - l] = True
-                        waited = exposed
-            if waited > 0:
-                sync[m] = waited
-                close(m, "filler", "filler")
-                continue
-        step.add(j)
-        j += 1
-
-    block = []
-    for k, r in enumerate(rows):
-        cell = cell_of(k, k in full_rows)
-        comm = r.lat_comm * w * max(1, r.n_ma) if r.is_global_access else 0.0
-        block.append(
-            BlockRow(
-                index=r.index,
-                op=r.opcode,
-                issue=None if blank[k] else issue[k],
-                fu={r.fu: cell} if cell is not None and r.fu is not None else {},
-                warp_over_T=_wt(r, params.warp_size) or None,
-                comm=comm,
-                ovh=r.lat_comp if r.is_barrier else 0.0,
-                sync=sync[k],
-                u=r.u,
-                d=r.d,
-                p=r.p,
-            )
-        )
-    return BlockConstruction(block, steps, reasons, full_rows)
+        if m == j - 1:
+            cell = self.cells.cell_of(m, step.flags[m - l])
+            sync[m] = cell.value if cell is not None else 1.0
+            self.close(m, "dependency", "dependency")
+            return True
+        if m == l and rows[j].is_branch and rows[j].producers:
+            # A conditional branch waiting for the head of its superstep does not split at the
+            # head: the branch ends the superstep itself (sync 1) and its wait is inside the
+            # head's full cell (hotspot <102~104> on all three GPUs).
+            step.add(j)
+            self.j = j + 1
+            return True
+        waited = step.wait(m, j)
+        if m == step.latent and not step.flags[m - l]:
+            latent_full, latent_plain = self.cells.full[m], self.cells.plain[m]
+            if latent_full is not None and latent_plain is not None:
+                exposed = waited + latent_full.value - latent_plain.value
+                if exposed > 0:
+                    # The latent row's latency is what the consumer waits for: charge it.
+                    step.flags[m - l] = True
+                    waited = exposed
+        if waited > 0:
+            sync[m] = waited
+            self.close(m, "filler", "filler")
+            return True
+        return False

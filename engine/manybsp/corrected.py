@@ -356,79 +356,115 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
     if inputs.resident_blocks <= 0:
         raise ModelError("Many-BSP*: no block fits on an SM (0 resident blocks)")
     pred = Prediction(branch="Many-BSP*")
-    q = pred.quantities
+    put = _putter(pred.quantities)
+    warps_per_block = max(1, -(-params.n_t // params.warp_size))
+    rows_by_index = {r.index: r for r in rows}
+    # A level-2 superstep is a run of consecutive BLOCK rows: sliced by position, not searched.
+    position = {b.index: k for k, b in enumerate(block)}
+    sums = _BlockSums()
+    for step in level1:
+        slices = [block[position[s.start]:position[s.end] + 1] for s in step.children]
+        _add_superstep(sums, step, slices, rows_by_index, inputs, params.w, warps_per_block, put)
+    slowest = any(step.slowest is not None for step in level1)
+    return _kernel_time(pred, put, params, inputs, sums, warps_per_block, slowest)
 
+
+_Put = Callable[[str, float, str, str], float]
+
+
+def _putter(q: dict[str, Quantity]) -> _Put:
+    """``put(name, value, eq, formula)``: records a quantity (refusing one that is no time) and
+    returns its value."""
     def put(name: str, value: float, eq: str, formula: str) -> float:
         if not math.isfinite(value) or value < 0:
             raise ModelError(f"Many-BSP*: {name} = {value!r} ({formula}) is not a time")
         q[name] = Quantity(name, value, value, eq, f"{formula} = {_fmt(value)}")
         return value
 
-    w = params.w
-    warps_per_block = max(1, -(-params.n_t // params.warp_size))
-    rows_by_index = {r.index: r for r in rows}
-    # A level-2 superstep is a run of consecutive BLOCK rows: sliced by position, not searched.
-    position = {b.index: k for k, b in enumerate(block)}
+    return put
+
+
+@dataclass
+class _BlockSums:
+    """One block's costs summed over the level-1 supersteps, each × its iterations."""
+
+    chain: float = 0.0
+    busy: float = 0.0
+    bar: float = 0.0
+    memory_pipes: dict[str, float] = field(default_factory=dict)
+    global_demand: float = 0.0   # what a block asks of the L1/L2/DRAM path: the queue of the latency bound
+    block_alone: float = 0.0
+    block_own: float = 0.0       # a block's time less its global-memory demand: the network's delay
+    slow_own: float = 0.0        # the same at the slowest warp's iterations
+    slow_demand: float = 0.0
+
+
+def _add_superstep(sums: _BlockSums, step: Level1Superstep, slices: list[list[BlockRow]],
+                   rows_by_index: dict[int, InstructionRow], inputs: CorrectedInputs, w: int,
+                   warps_per_block: int, put: _Put) -> None:
+    """Level-1 superstep ``step`` (its level-2 supersteps' BLOCK rows in ``slices``): its latency
+    path L, issue P, memory M and barrier B per pass (M*1..M*3), added to ``sums``."""
     memory_rows = set(inputs.access)
-    chain = busy = bar = 0.0
-    memory_pipes: dict[str, float] = {}
-    global_demand = 0.0   # what a block asks of the L1/L2/DRAM path: the queue of the latency bound
-    block_alone = 0.0
-    block_own = 0.0       # a block's time less its global-memory demand: the network's delay
-    slow_own = slow_demand = 0.0   # the same at the slowest warp's iterations
-    slowest = any(step.slowest is not None for step in level1)
-    for step in level1:
-        slices = [block[position[s.start]:position[s.end] + 1] for s in step.children]
-        costs = [level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam,
-                              inputs.issue_weights) for inside, s in zip(slices, step.children, strict=True)]
-        # The warps of a block do not wait for each other inside a level-1 superstep (it ends at
-        # barriers), so each unit's busy time adds up over its level-2 supersteps and the busiest
-        # unit bounds the pass: Σ_j per unit, then the max (not Σ_j of each superstep's max).
-        units: dict[int, float] = {}
-        for c in costs:
-            for column, cycles in c.busy.items():
-                units[column] = units.get(column, 0.0) + cycles
-        P = max(units.values(), default=0.0)
-        u = _unroll_of(step, inputs.unroll)
-        hoist = enabled("manybsp_dataflow")
-        in_order = _sass_path(slices, costs, lambda i: _is_load(rows_by_index, memory_rows, i), w,
-                              u, inputs) if hoist else None
-        if in_order is not None:
-            rule = "sass"
-            L = max(in_order / u, P / w)
-        else:
-            rule = "dataflow" if hoist else "supersteps"
-            L = _latency_path(slices, costs, rows_by_index, memory_rows, hoist=hoist, w=w)
-            if u > 1:
-                # u copies of the body in flight: one warp's chain per iteration is 1/u of a pass,
-                # never less than its own issue (P for w warps).
-                L = max(L / u, P / w)
-        pipes: dict[str, float] = {}
-        for c in costs:
-            for unit, cycles in c.mem_busy.items():
-                pipes[unit] = pipes.get(unit, 0.0) + warps_per_block * cycles
-        M = max(pipes.values(), default=0.0)
-        B = warps_per_block * sum(c.barrier_busy for c in costs)
-        t = step.iterations
-        t_slow = t if step.slowest is None else put(
-            f"slowest_t_{step.index}", float(step.slowest), "M*10",
-            f"the slowest warp's iterations (per-thread trip counts; mean over warps {t})")
-        put(f"L_{step.index}", L, "M*1", _PATH_RULES[rule] + (f", ÷ {u} unrolled copies" if u > 1 else ""))
-        put(f"P_{step.index}", P, "M*2", "max over dispatch and FU columns of Σ_j busy cycles")
-        put(f"M_{step.index}", M, "M*3", f"{warps_per_block} warps × Σ_j λ_j of the busiest memory pipeline")
-        chain += t * L
-        busy += t * P
-        for unit, cycles in pipes.items():
-            memory_pipes[unit] = memory_pipes.get(unit, 0.0) + t * cycles
-        global_demand += t * warps_per_block * sum(c.global_busy for c in costs)
-        bar += t * B
-        block_alone += t * max(L, P, M, B)
-        # what the block spends apart from the global-memory path it queues for in M*8's network
-        G = warps_per_block * sum(c.global_busy for c in costs)
-        own = max(L, P, B, M - G)
-        block_own += t * own
-        slow_own += t_slow * own
-        slow_demand += t_slow * G
+    costs = [level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam,
+                          inputs.issue_weights) for inside, s in zip(slices, step.children, strict=True)]
+    # The warps of a block do not wait for each other inside a level-1 superstep (it ends at
+    # barriers), so each unit's busy time adds up over its level-2 supersteps and the busiest
+    # unit bounds the pass: Σ_j per unit, then the max (not Σ_j of each superstep's max).
+    units: dict[int, float] = {}
+    for c in costs:
+        for column, cycles in c.busy.items():
+            units[column] = units.get(column, 0.0) + cycles
+    P = max(units.values(), default=0.0)
+    u = _unroll_of(step, inputs.unroll)
+    hoist = enabled("manybsp_dataflow")
+    in_order = _sass_path(slices, costs, lambda i: _is_load(rows_by_index, memory_rows, i), w,
+                          u, inputs) if hoist else None
+    if in_order is not None:
+        rule = "sass"
+        L = max(in_order / u, P / w)
+    else:
+        rule = "dataflow" if hoist else "supersteps"
+        L = _latency_path(slices, costs, rows_by_index, memory_rows, hoist=hoist, w=w)
+        if u > 1:
+            # u copies of the body in flight: one warp's chain per iteration is 1/u of a pass,
+            # never less than its own issue (P for w warps).
+            L = max(L / u, P / w)
+    pipes: dict[str, float] = {}
+    for c in costs:
+        for unit, cycles in c.mem_busy.items():
+            pipes[unit] = pipes.get(unit, 0.0) + warps_per_block * cycles
+    M = max(pipes.values(), default=0.0)
+    B = warps_per_block * sum(c.barrier_busy for c in costs)
+    t = step.iterations
+    t_slow = t if step.slowest is None else put(
+        f"slowest_t_{step.index}", float(step.slowest), "M*10",
+        f"the slowest warp's iterations (per-thread trip counts; mean over warps {t})")
+    put(f"L_{step.index}", L, "M*1", _PATH_RULES[rule] + (f", ÷ {u} unrolled copies" if u > 1 else ""))
+    put(f"P_{step.index}", P, "M*2", "max over dispatch and FU columns of Σ_j busy cycles")
+    put(f"M_{step.index}", M, "M*3", f"{warps_per_block} warps × Σ_j λ_j of the busiest memory pipeline")
+    sums.chain += t * L
+    sums.busy += t * P
+    for unit, cycles in pipes.items():
+        sums.memory_pipes[unit] = sums.memory_pipes.get(unit, 0.0) + t * cycles
+    sums.global_demand += t * warps_per_block * sum(c.global_busy for c in costs)
+    sums.bar += t * B
+    sums.block_alone += t * max(L, P, M, B)
+    # what the block spends apart from the global-memory path it queues for in M*8's network
+    G = warps_per_block * sum(c.global_busy for c in costs)
+    own = max(L, P, B, M - G)
+    sums.block_own += t * own
+    sums.slow_own += t_slow * own
+    sums.slow_demand += t_slow * G
+
+
+def _kernel_time(pred: Prediction, put: _Put, params: ManyBspParams, inputs: CorrectedInputs,
+                 sums: _BlockSums, warps_per_block: int, slowest: bool) -> Prediction:
+    """From one block's sums to the SM's time (M*4..M*9): the bounds of the SM's blocks, the
+    largest of which (plus a block launch) is the kernel's time and names the branch."""
+    w = params.w
+    chain, busy, bar, memory_pipes = sums.chain, sums.busy, sums.bar, sums.memory_pipes
+    global_demand, block_alone, block_own = sums.global_demand, sums.block_alone, sums.block_own
+    slow_own, slow_demand = sums.slow_own, sums.slow_demand
     put("chain", chain, "M*1", "Σ_s iterations_s × L_s: one warp's latency path through the kernel")
     wl = w * params.warp_lnch_ovh
     t_b = put("block_alone", wl + block_alone, "M*4",

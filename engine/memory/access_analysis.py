@@ -117,107 +117,19 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
     ``launch`` is a :class:`engine.launch.Launch` (or anything ``LaunchValues.from_launch``
     reads); without a block shape only the affine forms are reported."""
     function = analysis.function
-    values = LaunchValues.from_launch(launch)
-    evaluator = AddressEvaluator(analysis, values)
-    layout = shared_layout(function, module)
-    extents = _extents(analysis, values)
-    pointer_params = {f"param{i}" for i, p in enumerate(function.params)
-                      if p.type in ("u64", "b64", "s64") or p.pointer_space is not None}
-    notes: set[str] = set()
-    threads = thread_indices(values.block) if values.block is not None else None
-    lanes = (_LaneCache(evaluator, values, threads, layout, analysis, frozenset(pointer_params))
-             if threads is not None else None)
+    scope = _Scope.of(analysis, LaunchValues.from_launch(launch), module)
+    values, lanes = scope.values, scope.lanes
     accesses: list[AccessInfo] = []
-    producers: dict[int, list[int]] | None = None     # built at the first constant load
-    # one thread's local frame (its .local arrays): what a thread keeps in local memory
-    local_frame = sum(v.size_bytes or 0 for v in function.variables if v.state_space == "local")
     footprints: list[tuple[int, Affine | None, Instruction, Operand, int]] = []
     grid_ranges: dict[int, AddressRange] = {}     # by position in accesses: over the whole grid
-    atom_ranges = _atom_ranges(extents, values)
     for instr in function.instructions:
-        c = analysis.classifications[instr.index]
-        fragment = fragment_of(instr) if enabled("matrix_fragments") else None
-        texel = texel_fetch(instr, analysis.defuse) if c.space is MemorySpace.TEXTURE else None
-        if texel is not None and lanes is not None:
-            lanes.texels[instr.index] = texel
-        if (instr.opcode not in _OPCODES and fragment is None and texel is None) or not (
-                c.is_load or c.is_store or c.is_atomic):
+        found = _access_of(scope, instr)
+        if found is None:
             continue
-        operand = _address_operand(instr)
-        raw = evaluator.address(instr, operand) if operand is not None else Unknown("no address operand")
-        if texel is not None and isinstance(raw, Affine):
-            index = evaluator.register(texel.index_register, instr.index)
-            raw = raw + index.scale(texel.texel_bytes) if isinstance(index, Affine) else index
-        form = raw if isinstance(raw, Affine) else None
-        if c.space is MemorySpace.CONST and c.is_load:
-            if producers is None:
-                producers = _producer_map(analysis)
-            accesses.append(_constant_access(instr, c, form, raw, lanes, operand, analysis, producers))
-            continue
-        if c.space is MemorySpace.LOCAL and (c.is_load or c.is_store) and not c.is_atomic:
-            accesses.append(_local_access(instr, c, form, lanes, analysis, local_frame, values,
-                                          _samples(extents, layout, form)))
-            continue
-        space = MemorySpace.GLOBAL if texel is not None else _space(instr, analysis, form, layout)
-        if space is None:
-            continue
-        kind = AccessKind.ATOMIC if c.is_atomic else AccessKind.LOAD if c.is_load else AccessKind.STORE
-        width = texel.texel_bytes if texel is not None else c.width_bytes
-        info = AccessInfo(instr.index, instr.location.line, instr.text.strip(), space, width,
-                          format_affine(form) if form is not None else None,
-                          raw.reason if isinstance(raw, Unknown) else None, kind)
-        if lanes is None or operand is None:
-            if form is not None:
-                info = _with(info, unknown_reason="the launch gives no block shape: patterns not computed")
-            accesses.append(info)
-            continue
-        atoms = _uniform_atoms(analysis, instr.index) + ([a for a, _ in form.terms] if form else [])
-        ctxs = contexts(list(dict.fromkeys(atoms)), _samples(extents, layout, form))
-        try:
-            if form is not None:
-                notes.update(f"{a} has no value in the launch: taken as 0" for a, _ in form.terms
-                             if a.startswith("param") and a not in pointer_params)
-                sets = [affine_addresses(form, lanes.threads, ctx) for ctx, _ in ctxs]
-                info = _with(info, method="affine")
-            else:
-                try:
-                    sets = [lanes.addresses(ctx, instr, operand) for ctx, _ in ctxs]
-                except RecurrenceTooLong:
-                    # a long loop's last iteration stands for 1/n of it: sampled at the last step run
-                    ctxs = [({a: min(v, MAX_RECURRENCE) if a.startswith("i(") else v for a, v in ctx.items()}, w)
-                            for ctx, w in ctxs]
-                    sets = [lanes.addresses(ctx, instr, operand) for ctx, _ in ctxs]
-                info = _with(info, method="lanes", non_affine=info.unknown_reason, unknown_reason=None,
-                             data_dependent=isinstance(raw, Unknown) and raw.from_data)
-        except LaneError as error:
-            accesses.append(_with(info, unknown_reason=str(error)))
-            continue
-        except RecursionError:  # pathological def-use chains: give up on this access only
-            accesses.append(_with(info, unknown_reason="the address computation is too deeply nested"))
-            continue
-        if fragment is not None:
-            try:
-                sets = _fragment_sets(fragment, instr, sets, [ctx for ctx, _ in ctxs], lanes)
-            except (LaneError, RecursionError) as error:
-                why = str(error) if isinstance(error, LaneError) else "the stride computation is too deeply nested"
-                accesses.append(_with(info, unknown_reason=f"fragment stride: {why}"))
-                continue
-            width = fragment.lane_bytes
-        masks, mask_note = lanes.masks(instr.index, [ctx for ctx, _ in ctxs])
-        shared_by = _blocks_sharing(form, values.grid) if form is not None else 1
-        if form is not None and space is MemorySpace.GLOBAL and values.grid is not None:
-            info = _with(info, neighbour_distance_share=_neighbour_distance(form, values.grid))
-        if space is MemorySpace.GLOBAL:
-            # divide by the sharing factor below: 1 / Π(1 − overlap with the next block)
-            shared_by /= _neighbour_overlap(lanes, form, instr, operand, ctxs, width, values.grid)
-        uniform = form is not None and not any(
-            atom.split(".")[0].lstrip("%") in _PER_THREAD_ATOMS for atom, _ in form.terms)
-        accesses.append(_pattern(_with(info, mask_note=mask_note, uniform_address=uniform and fragment is None),
-                                 sets, masks, [w for _, w in ctxs], width, shared_by))
-        if space is MemorySpace.GLOBAL and accesses[-1].dram_ratio is not None:
-            footprints.append((len(accesses) - 1, form, instr, operand, width))
-            extent = (affine_range(form, atom_ranges, width) if form is not None and fragment is None
-                      else sampled_range(sets))
+        access, footprint, extent = found
+        accesses.append(access)
+        if footprint is not None:
+            footprints.append((len(accesses) - 1, *footprint))
             if extent is not None:
                 grid_ranges[len(accesses) - 1] = extent
     if lanes is not None:
@@ -227,6 +139,15 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
             warps = math.ceil(math.prod(values.block) / WARP) * math.prod(values.grid)
             accesses = with_grid_reuse(accesses, grid_ranges,
                                        lambda i: executions_per_warp(analysis, i) * warps)
+        # The evaluators refer to the cache that holds them (a cycle holding every lane array of
+        # the kernel): empty it now rather than leave megabytes to the cyclic collector, which a
+        # long run (a validation suite, an ablation) otherwise outgrows by gigabytes.
+        lanes.release()
+    return MemoryReport(function.name, values.block, accesses, _assumptions(scope.notes))
+
+
+def _assumptions(notes: set[str]) -> list[str]:
+    """What the analysis takes for granted, and the notes of this kernel's accesses."""
     assumptions = [
         f"pointer arguments are {POINTER_ALIGN}-byte aligned (cudaMalloc); their value is taken as 0",
         "shared variables are laid out in declaration order with their alignment, from offset 0",
@@ -240,12 +161,138 @@ def analyze_memory(analysis: KernelAnalysis, launch: Any = None, module: Module 
         "interior values (an affine address's alignment period), weighted by what they stand for",
         *sorted(notes),
     ]
-    if lanes is not None:
-        # The evaluators refer to the cache that holds them (a cycle holding every lane array of
-        # the kernel): empty it now rather than leave megabytes to the cyclic collector, which a
-        # long run (a validation suite, an ablation) otherwise outgrows by gigabytes.
-        lanes.release()
-    return MemoryReport(function.name, values.block, accesses, assumptions)
+    return assumptions
+
+
+@dataclasses.dataclass
+class _Scope:
+    """What every access's analysis reads: the launch's values, the address evaluator, the shared
+    layout, the loops' extents, the pointer parameters, the lane cache (None without a block
+    shape), one thread's local frame (its .local arrays), the atoms' ranges over the grid; and
+    what it adds to: the notes, and the producer map (built at the first constant load)."""
+
+    analysis: KernelAnalysis
+    values: LaunchValues
+    evaluator: AddressEvaluator
+    layout: Any
+    extents: Any
+    pointer_params: set[str]
+    lanes: _LaneCache | None
+    local_frame: int
+    atom_ranges: Any
+    notes: set[str] = dataclasses.field(default_factory=set)
+    producers: dict[int, list[int]] | None = None
+
+    @staticmethod
+    def of(analysis: KernelAnalysis, values: LaunchValues, module: Module | None) -> _Scope:
+        function = analysis.function
+        evaluator = AddressEvaluator(analysis, values)
+        layout = shared_layout(function, module)
+        extents = _extents(analysis, values)
+        pointer_params = {f"param{i}" for i, p in enumerate(function.params)
+                          if p.type in ("u64", "b64", "s64") or p.pointer_space is not None}
+        threads = thread_indices(values.block) if values.block is not None else None
+        lanes = (_LaneCache(evaluator, values, threads, layout, analysis, frozenset(pointer_params))
+                 if threads is not None else None)
+        local_frame = sum(v.size_bytes or 0 for v in function.variables if v.state_space == "local")
+        return _Scope(analysis, values, evaluator, layout, extents, pointer_params, lanes, local_frame,
+                      _atom_ranges(extents, values))
+
+
+_Footprint = tuple[Affine | None, Instruction, Operand, int]
+
+
+def _access_of(scope: _Scope, instr: Instruction
+               ) -> tuple[AccessInfo, _Footprint | None, AddressRange | None] | None:
+    """The access ``instr`` makes (None: it makes none the analysis reports), with its global
+    footprint entry and its address range over the grid where it has them."""
+    analysis, lanes = scope.analysis, scope.lanes
+    c = analysis.classifications[instr.index]
+    fragment = fragment_of(instr) if enabled("matrix_fragments") else None
+    texel = texel_fetch(instr, analysis.defuse) if c.space is MemorySpace.TEXTURE else None
+    if texel is not None and lanes is not None:
+        lanes.texels[instr.index] = texel
+    if (instr.opcode not in _OPCODES and fragment is None and texel is None) or not (
+            c.is_load or c.is_store or c.is_atomic):
+        return None
+    operand = _address_operand(instr)
+    raw = scope.evaluator.address(instr, operand) if operand is not None else Unknown("no address operand")
+    if texel is not None and isinstance(raw, Affine):
+        index = scope.evaluator.register(texel.index_register, instr.index)
+        raw = raw + index.scale(texel.texel_bytes) if isinstance(index, Affine) else index
+    form = raw if isinstance(raw, Affine) else None
+    if c.space is MemorySpace.CONST and c.is_load:
+        if scope.producers is None:
+            scope.producers = _producer_map(analysis)
+        return _constant_access(instr, c, form, raw, lanes, operand, analysis, scope.producers), None, None
+    if c.space is MemorySpace.LOCAL and (c.is_load or c.is_store) and not c.is_atomic:
+        return _local_access(instr, c, form, lanes, analysis, scope.local_frame, scope.values,
+                             _samples(scope.extents, scope.layout, form)), None, None
+    space = MemorySpace.GLOBAL if texel is not None else _space(instr, analysis, form, scope.layout)
+    if space is None:
+        return None
+    kind = AccessKind.ATOMIC if c.is_atomic else AccessKind.LOAD if c.is_load else AccessKind.STORE
+    width = texel.texel_bytes if texel is not None else c.width_bytes
+    info = AccessInfo(instr.index, instr.location.line, instr.text.strip(), space, width,
+                      format_affine(form) if form is not None else None,
+                      raw.reason if isinstance(raw, Unknown) else None, kind)
+    if lanes is None or operand is None:
+        if form is not None:
+            info = _with(info, unknown_reason="the launch gives no block shape: patterns not computed")
+        return info, None, None
+    return _patterned(scope, lanes, instr, info, raw, form, operand, fragment, space, width)
+
+
+def _patterned(scope: _Scope, lanes: _LaneCache, instr: Instruction, info: AccessInfo, raw: Any,
+               form: Affine | None, operand: Operand, fragment: Fragment | None, space: MemorySpace,
+               width: int) -> tuple[AccessInfo, _Footprint | None, AddressRange | None]:
+    """``info`` with its warp access pattern from the lanes' addresses at the sampled contexts."""
+    analysis, values = scope.analysis, scope.values
+    atoms = _uniform_atoms(analysis, instr.index) + ([a for a, _ in form.terms] if form else [])
+    ctxs = contexts(list(dict.fromkeys(atoms)), _samples(scope.extents, scope.layout, form))
+    try:
+        if form is not None:
+            scope.notes.update(f"{a} has no value in the launch: taken as 0" for a, _ in form.terms
+                               if a.startswith("param") and a not in scope.pointer_params)
+            sets = [affine_addresses(form, lanes.threads, ctx) for ctx, _ in ctxs]
+            info = _with(info, method="affine")
+        else:
+            try:
+                sets = [lanes.addresses(ctx, instr, operand) for ctx, _ in ctxs]
+            except RecurrenceTooLong:
+                # a long loop's last iteration stands for 1/n of it: sampled at the last step run
+                ctxs = [({a: min(v, MAX_RECURRENCE) if a.startswith("i(") else v for a, v in ctx.items()}, w)
+                        for ctx, w in ctxs]
+                sets = [lanes.addresses(ctx, instr, operand) for ctx, _ in ctxs]
+            info = _with(info, method="lanes", non_affine=info.unknown_reason, unknown_reason=None,
+                         data_dependent=isinstance(raw, Unknown) and raw.from_data)
+    except LaneError as error:
+        return _with(info, unknown_reason=str(error)), None, None
+    except RecursionError:  # pathological def-use chains: give up on this access only
+        return _with(info, unknown_reason="the address computation is too deeply nested"), None, None
+    if fragment is not None:
+        try:
+            sets = _fragment_sets(fragment, instr, sets, [ctx for ctx, _ in ctxs], lanes)
+        except (LaneError, RecursionError) as error:
+            why = str(error) if isinstance(error, LaneError) else "the stride computation is too deeply nested"
+            return _with(info, unknown_reason=f"fragment stride: {why}"), None, None
+        width = fragment.lane_bytes
+    masks, mask_note = lanes.masks(instr.index, [ctx for ctx, _ in ctxs])
+    shared_by = _blocks_sharing(form, values.grid) if form is not None else 1
+    if form is not None and space is MemorySpace.GLOBAL and values.grid is not None:
+        info = _with(info, neighbour_distance_share=_neighbour_distance(form, values.grid))
+    if space is MemorySpace.GLOBAL:
+        # divide by the sharing factor below: 1 / Π(1 − overlap with the next block)
+        shared_by /= _neighbour_overlap(lanes, form, instr, operand, ctxs, width, values.grid)
+    uniform = form is not None and not any(
+        atom.split(".")[0].lstrip("%") in _PER_THREAD_ATOMS for atom, _ in form.terms)
+    access = _pattern(_with(info, mask_note=mask_note, uniform_address=uniform and fragment is None),
+                      sets, masks, [w for _, w in ctxs], width, shared_by)
+    if space is MemorySpace.GLOBAL and access.dram_ratio is not None:
+        extent = (affine_range(form, scope.atom_ranges, width) if form is not None and fragment is None
+                  else sampled_range(sets))
+        return access, (form, instr, operand, width), extent
+    return access, None, None
 
 
 def _fragment_sets(fragment: Fragment, instr: Instruction, bases: list[np.ndarray],

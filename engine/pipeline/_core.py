@@ -1,10 +1,20 @@
 """The simulator's inner loop (numba). Only ``engine.pipeline.simulator`` calls it.
 
 Everything is an int64 array (the trace: the caller's structured-table fields) so one compiled
-version serves every kernel; time is in integer ticks. State is kept per *slot* (a resident warp
-position); a block occupies ``warps_per_block`` consecutive slots and a retiring block's slots go to
-the next block. The caller allocates every work array, so the function compiles without numba's
-reference counting (``_nrt=False``), which would otherwise cost atomic operations per array use.
+version serves every kernel; time is in integer ticks. The arrays travel in a few records
+(:class:`KernelArrays`, :class:`TraceBuffers`, :class:`Totals`, :class:`WorkArrays`, named tuples
+numba types field by field) and the run's counters in one int64 vector (``R_*``). State is kept
+per *slot* (a resident warp position); a block occupies ``warps_per_block`` consecutive slots and
+a retiring block's slots go to the next block. The caller allocates every work array, so the
+function compiles without numba's reference counting (``_nrt=False``), which would otherwise
+cost atomic operations per array use.
+
+:func:`simulate_core` is a loop over event ticks, each a few stages: launch blocks
+(:func:`_launch_blocks`), wake slots (:func:`_wake`), select and issue (:func:`_issue_round`:
+:func:`_pick_lrr` or :func:`_pick_gto`, then :func:`_issue`, whose completions and barrier
+releases :func:`_fetch` the next instructions and :func:`_retire_warp` finished warps), and the
+next event (:func:`_next_event`). Every stage is compiled inline (``inline="always"``), so the
+loop numba compiles is the same flat code as one long function.
 
 Semantics (``docs/pipeline.md`` has the long form; ``tests/sim_oracle.py`` restates them plainly):
 * at a tick ``t`` one *round* visits the resident warps in policy order (LRR: round-robin from the
@@ -42,6 +52,8 @@ not a visit of the warps.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
@@ -73,7 +85,15 @@ P_BLOCKS, P_WPB, P_GAMMA, P_IL, P_TICKS, P_GAP, P_BOVH, P_WOVH, P_POLICY, P_BUDG
     P_RECORD, P_NSUB, P_MAXDEPTH, P_NDONE, P_BINT = range(15)
 N_PARAMS = 15
 
-# why a run stopped early (out[4])
+# the run's counters (one int64 vector): the summary the caller reads (the first N_SUMMARY), then
+# the state the stages share between ticks
+R_END, R_ISSUED, R_TRACE_ROWS, R_STALL_ROWS, R_STOPPED, R_ERROR, R_ERROR_BLOCK, R_TRUNCATED, R_ROUNDS, \
+    R_FIN_ROWS, R_FINISHED_WARPS, R_FINISH_SUM, R_NEXT_BLOCK, R_RETIRED, R_MAX_COMPLETE, R_PENDING, \
+    R_LAUNCHER_FREE, R_NEXT_WAKE = range(18)
+N_SUMMARY = 9
+N_RUN = 18
+
+# why a run stopped early (R_STOPPED)
 STOP_NONE = 0
 STOP_CYCLE_BUDGET = 1
 STOP_CANCELLED = 2
@@ -100,51 +120,220 @@ F_STATE, F_GID, F_PC, F_K, F_KEND, F_SP, F_NEXT, F_UNIT, F_READY, F_DCAUSE, F_GA
 N_FIELDS = 15
 
 
+class KernelArrays(NamedTuple):
+    """The encoded kernel (read only). Per instruction ``i``: ``lam``/``Lam`` (issue interval and
+    latency, ticks), ``isbar`` and ``slots`` (issue slots in quarters: the SASS instructions one
+    execution issues, 4 per SASS instruction; ``P_IL`` is in quarters too). ``dep_src``: the
+    completion slots instructions wait on (``P_NDONE`` per warp), ``dep_cause[e]`` the stall cause
+    charged when dependence ``e`` is the one ready last (memory or compute, by its producer). The
+    program (``prog_kind``/``prog_a``/``prog_b``: runs and loops, see :func:`_advance`) walks a
+    pool of positions; per position the instruction (``pool``), its subsystem, its range in
+    ``dep_src`` and the completion slot it writes (its own instruction's or a renamed copy's).
+    ``path_start[p]``: path ``p``'s first program item; ``warp_path[block % rows, warp]``: a
+    warp's path."""
+
+    lam: np.ndarray
+    Lam: np.ndarray
+    dep_cause: np.ndarray
+    isbar: np.ndarray
+    slots: np.ndarray
+    dep_src: np.ndarray
+    prog_kind: np.ndarray
+    prog_a: np.ndarray
+    prog_b: np.ndarray
+    pool: np.ndarray
+    pool_unit: np.ndarray
+    pool_dlo: np.ndarray
+    pool_dhi: np.ndarray
+    pool_slot: np.ndarray
+    path_start: np.ndarray
+    warp_path: np.ndarray
+
+
+class TraceBuffers(NamedTuple):
+    """The caller's trace tables, as field views: issue rows, stall rows, and ``fin_rows`` (the
+    stall rows of cause FINISHED, one per warp, whose end is only known at the end)."""
+
+    warp: np.ndarray
+    block: np.ndarray
+    instr: np.ndarray
+    sub: np.ndarray
+    issue: np.ndarray
+    complete: np.ndarray
+    st_warp: np.ndarray
+    st_start: np.ndarray
+    st_end: np.ndarray
+    st_cause: np.ndarray
+    fin_rows: np.ndarray
+
+
+class Totals(NamedTuple):
+    """Aggregates in ticks: busy time per subsystem, stall time per cause, and per instruction the
+    issues, the wait before issue and the part of it spent queueing for the subsystem."""
+
+    unit_busy: np.ndarray
+    cause_ticks: np.ndarray
+    instr_count: np.ndarray
+    instr_wait: np.ndarray
+    instr_queue: np.ndarray
+
+
+class WorkArrays(NamedTuple):
+    """Work memory the caller allocates (so the core needs no reference counting): the slot
+    fields (``N_FIELDS`` rows of ``64 * words``), the loop-counter stacks, the completion ticks
+    (``P_NDONE`` per slot), ``(4 + nsub) * words`` mask words (elig, a scratch word per slot
+    word, the stall-cause bits, then one slot mask per subsystem), the block rows and the
+    subsystems' free ticks."""
+
+    slots: np.ndarray
+    stack: np.ndarray
+    done: np.ndarray
+    masks: np.ndarray
+    blocks: np.ndarray
+    units: np.ndarray
+
+
+class _Config(NamedTuple):
+    """The run's constants (from ``params`` and the buffers' sizes)."""
+
+    n_blocks: int
+    wpb: int
+    gamma: int
+    il: int
+    ticks: int
+    gap: int
+    bovh: int
+    wovh: int
+    bint: int  # the SM starts one block at a time: starts at least bint apart (0: no limit)
+    gto: bool
+    budget: int
+    record: bool
+    nsub: int
+    n_done: int
+    nslots: int
+    nw: int
+    all_units: int | np.int64  # every subsystem, as bits (an int64 in the compiled code)
+    tr_cap: int
+    st_cap: int
+    tickf: float  # the trace is written in cycles straight into the caller's tables
+
+
+class _Slots(NamedTuple):
+    """Per-slot state: one 1-D view per field (plain base + index addressing in the hot loop)."""
+
+    state: np.ndarray
+    gid: np.ndarray
+    pc: np.ndarray
+    k: np.ndarray
+    kend: np.ndarray
+    sp: np.ndarray
+    next: np.ndarray
+    unit: np.ndarray
+    ready: np.ndarray
+    dcause: np.ndarray
+    gap: np.ndarray
+    wake: np.ndarray
+    lastc: np.ndarray
+    bslot: np.ndarray
+    slot: np.ndarray
+
+
+class _Masks(NamedTuple):
+    """Slot bit masks and the subsystems' free ticks. ``fail_busy``: the stall cause of the wait
+    after the operands, SUBSYSTEM_BUSY where set, else ISSUE_LIMIT; ``undecided`` slots get
+    theirs when they wake (word operations for all). ``unit_mask[unit * nw + word]``: slots whose
+    next instruction is on ``unit``."""
+
+    elig: np.ndarray
+    elig_new: np.ndarray
+    fail_busy: np.ndarray
+    undecided: np.ndarray
+    unit_mask: np.ndarray
+    sub_free: np.ndarray
+
+
+class _Blocks(NamedTuple):
+    """Per block slot: the block it holds (-1: none), its warps finished and at the barrier, the
+    latest completion at the barrier and overall, its next start; the age order (``order``, and
+    ``order_copy`` kept for GTO's round) and the slots waiting for a block (``queue``)."""
+
+    block: np.ndarray
+    finished: np.ndarray
+    arrived: np.ndarray
+    barmax: np.ndarray
+    lastc: np.ndarray
+    start: np.ndarray
+    order: np.ndarray
+    order_copy: np.ndarray
+    queue: np.ndarray
+
+
 def words_for(nslots: int) -> int:
     """64-bit words of a slot bit mask (the slot arrays are padded to ``64 * words``)."""
     return (nslots + 63) // 64
 
 
-@njit(cache=True, error_model="numpy", inline="always", _nrt=False)
-def _advance(slot, prog_kind, prog_a, prog_b, s_pc, s_k, s_kend, s_stack, s_sp):
+_STAGE = dict(cache=True, error_model="numpy", inline="always", _nrt=False)
+
+
+@njit(**_STAGE)
+def _bit(slot):
+    return np.int64(1) << (slot & 63)
+
+
+@njit(**_STAGE)
+def _advance(kern, sl, stack, slot):
     """Move ``slot`` to its next static instruction and return its index in ``pool``; -1 when its
-    path is exhausted. Within a run (the usual case) that is one compare: ``s_k`` is the next pool
-    index and ``s_kend`` the run's end; ``s_pc`` is the program item after the current run."""
-    k = s_k[slot]
-    if k < s_kend[slot]:
-        s_k[slot] = k + 1
+    path is exhausted. Within a run (the usual case) that is one compare: ``sl.k`` is the next pool
+    index and ``sl.kend`` the run's end; ``sl.pc`` is the program item after the current run."""
+    k = sl.k[slot]
+    if k < sl.kend[slot]:
+        sl.k[slot] = k + 1
         return k
-    pc = s_pc[slot]
+    pc = sl.pc[slot]
     while True:
-        kind = prog_kind[pc]
+        kind = kern.prog_kind[pc]
         if kind == RUN:  # never empty: the encoder leaves empty runs out
-            k = prog_a[pc]
-            s_k[slot] = k + 1
-            s_kend[slot] = k + prog_b[pc]
-            s_pc[slot] = pc + 1
+            k = kern.prog_a[pc]
+            sl.k[slot] = k + 1
+            sl.kend[slot] = k + kern.prog_b[pc]
+            sl.pc[slot] = pc + 1
             return k
         elif kind == LOOP_BEGIN:
-            if prog_a[pc] <= 0:
-                pc = prog_b[pc] + 1
+            if kern.prog_a[pc] <= 0:
+                pc = kern.prog_b[pc] + 1
             else:
-                s_stack[slot, s_sp[slot]] = prog_a[pc]
-                s_sp[slot] += 1
+                stack[slot, sl.sp[slot]] = kern.prog_a[pc]
+                sl.sp[slot] += 1
                 pc += 1
         elif kind == LOOP_END:
-            top = s_sp[slot] - 1
-            s_stack[slot, top] -= 1
-            if s_stack[slot, top] > 0:
-                pc = prog_a[pc] + 1
+            top = sl.sp[slot] - 1
+            stack[slot, top] -= 1
+            if stack[slot, top] > 0:
+                pc = kern.prog_a[pc] + 1
             else:
-                s_sp[slot] = top
+                sl.sp[slot] = top
                 pc += 1
         else:
-            s_pc[slot] = pc
+            sl.pc[slot] = pc
             return -1
 
 
-@njit(cache=True, error_model="numpy", inline="always", _nrt=False)
-def _first(lo, hi, elig, unit_mask, nw, fm, nsub, skip):
+@njit(**_STAGE)
+def _units_mask(unit_mask, nw, fm, wd):
+    """Slots of word ``wd`` whose next instruction is on a subsystem of ``fm`` (as bits)."""
+    # over the set bits of fm: a plain loop over the subsystems gets vectorised into masked
+    # gathers, several times slower for a handful of subsystems
+    c = np.int64(0)
+    m = fm
+    while m != 0:
+        c |= unit_mask[trailing_zeros(m) * nw + wd]
+        m &= m - 1
+    return c
+
+
+@njit(**_STAGE)
+def _first(lo, hi, mk, nw, fm, skip):
     """First slot in [lo, hi) that is eligible and whose subsystem is in ``fm`` (free subsystems
     as bits), leaving out slot ``skip``; -1 if none."""
     if lo >= hi:
@@ -152,14 +341,7 @@ def _first(lo, hi, elig, unit_mask, nw, fm, nsub, skip):
     w0 = lo >> 6
     w1 = (hi - 1) >> 6
     for wd in range(w0, w1 + 1):
-        # over the set bits of fm: a plain loop over the subsystems gets vectorised into
-        # masked gathers, several times slower for a handful of subsystems
-        c = np.int64(0)
-        m = fm
-        while m != 0:
-            c |= unit_mask[trailing_zeros(m) * nw + wd]
-            m &= m - 1
-        c &= elig[wd]
+        c = _units_mask(mk.unit_mask, nw, fm, wd) & mk.elig[wd]
         if wd == w0:
             c &= -(np.int64(1) << (lo & 63))  # bits >= lo
         if wd == w1:
@@ -173,7 +355,7 @@ def _first(lo, hi, elig, unit_mask, nw, fm, nsub, skip):
     return -1
 
 
-@njit(cache=True, error_model="numpy", inline="always", _nrt=False)
+@njit(**_STAGE)
 def _scan(wake, nw, t, elig_new):
     """``elig_new`` = slots with wake <= t; returns the earliest wake after t (INF: none).
 
@@ -191,520 +373,553 @@ def _scan(wake, nw, t, elig_new):
     return nxt
 
 
+@njit(**_STAGE)
+def _record_stall(buf, cfg, run, gid, start, end, cause):
+    """A stall row from tick ``start`` to ``end`` (when recording, while there is room)."""
+    n_st = run[R_STALL_ROWS]
+    if cfg.record and n_st < cfg.st_cap:
+        buf.st_warp[n_st] = gid
+        buf.st_start[n_st] = start / cfg.tickf
+        buf.st_end[n_st] = end / cfg.tickf
+        buf.st_cause[n_st] = cause
+        run[R_STALL_ROWS] = n_st + 1
+
+
+@njit(**_STAGE)
+def _schedule_wake(sl, mk, run, w, u, e0, t):
+    """Slot ``w`` (next instruction on ``u``) can issue from ``e0`` on: eligible now, or asleep
+    until then, or until its subsystem frees if that is later (nothing could issue it sooner).
+    Decides the stall cause of the wait after ``e0`` where it is known already."""
+    ww = w >> 6
+    wbit = _bit(w)
+    f0 = mk.sub_free[u]
+    mk.undecided[ww] &= ~wbit
+    if f0 > e0:
+        # its subsystem is busy at e0 already (and only gets busier): the wait after the
+        # operands is the subsystem's
+        mk.fail_busy[ww] |= wbit
+    else:
+        mk.fail_busy[ww] &= ~wbit
+    if e0 <= t:
+        sl.wake[w] = e0
+        mk.elig[ww] |= wbit
+    else:
+        if f0 > e0:
+            e0 = f0  # no wake-up before the subsystem frees
+        else:
+            mk.undecided[ww] |= wbit  # decided when it wakes up
+        sl.wake[w] = e0
+        if e0 < run[R_NEXT_WAKE]:
+            run[R_NEXT_WAKE] = e0
+
+
+@njit(**_STAGE)
+def _next_position(kern, sl, mk, nw, w, kp):
+    """Slot ``w`` waits for pool position ``kp`` next; returns its subsystem."""
+    sl.next[w] = kern.pool[kp]
+    sl.slot[w] = kern.pool_slot[kp]
+    u = kern.pool_unit[kp]
+    sl.unit[w] = u
+    mk.unit_mask[u * nw + (w >> 6)] |= _bit(w)
+    return u
+
+
+@njit(**_STAGE)
+def _start_warp(kern, sl, mk, buf, tot, work, cfg, run, w, gid, pc, start, t):
+    """Warp ``gid`` takes slot ``w`` at program item ``pc``; its first issue at ``start``."""
+    sl.gid[w] = gid
+    sl.state[w] = ACTIVE
+    sl.pc[w] = pc
+    sl.k[w] = 0
+    sl.kend[w] = 0
+    sl.sp[w] = 0
+    sl.lastc[w] = 0
+    sl.gap[w] = start
+    for q in range(cfg.n_done):
+        work.done[w * cfg.n_done + q] = 0
+    kp = _advance(kern, sl, work.stack, w)
+    u = _next_position(kern, sl, mk, cfg.nw, w, kp)
+    sl.ready[w] = 0
+    sl.dcause[w] = COMPUTE_DEPENDENCY
+    _schedule_wake(sl, mk, run, w, u, start, t)
+    if start > 0:
+        tot.cause_ticks[NOT_RESIDENT] += start
+        _record_stall(buf, cfg, run, gid, 0, start, NOT_RESIDENT)
+
+
+@njit(**_STAGE)
+def _launch_blocks(kern, sl, mk, bk, buf, tot, work, cfg, run, t):
+    """Stage 1: the next blocks into the block slots waiting in the launch queue (all of them at
+    the start, then those a retirement freed)."""
+    wpb = cfg.wpb
+    for qi in range(run[R_PENDING]):
+        b = bk.queue[qi]
+        nb = run[R_NEXT_BLOCK]
+        if nb >= cfg.n_blocks:
+            continue
+        start = bk.start[b]
+        if cfg.bint > 0:
+            if start < run[R_LAUNCHER_FREE]:
+                start = run[R_LAUNCHER_FREE]
+            run[R_LAUNCHER_FREE] = start + cfg.bint
+        bk.block[b] = nb
+        bk.finished[b] = 0
+        bk.arrived[b] = 0
+        bk.barmax[b] = 0
+        bk.lastc[b] = 0
+        for wi in range(wpb):
+            pc = kern.path_start[kern.warp_path[nb % kern.warp_path.shape[0], wi]]
+            _start_warp(kern, sl, mk, buf, tot, work, cfg, run, b * wpb + wi, nb * wpb + wi, pc,
+                        start + wi * cfg.wovh, t)
+        run[R_NEXT_BLOCK] = nb + 1
+    run[R_PENDING] = 0
+
+
+@njit(**_STAGE)
+def _wake(sl, mk, cfg, run, t, fm):
+    """Stage 2: slots whose wake tick has come join ``elig``; the wait after the operands of those
+    still undecided (ready now: t is their wake tick) goes to the subsystem if it is busy now,
+    else to the issue limit (other warps issue first)."""
+    nw = cfg.nw
+    run[R_NEXT_WAKE] = _scan(sl.wake, nw, t, mk.elig_new)
+    busy_units = ~fm & cfg.all_units
+    for wd in range(nw):
+        fresh = mk.elig_new[wd] & ~mk.elig[wd]
+        mk.elig[wd] = mk.elig_new[wd]
+        fresh &= mk.undecided[wd]
+        if fresh != 0:
+            busy = _units_mask(mk.unit_mask, nw, busy_units, wd)
+            mk.fail_busy[wd] = (mk.fail_busy[wd] & ~fresh) | (fresh & busy)
+            mk.undecided[wd] &= ~fresh
+
+
+@njit(**_STAGE)
+def _pick_gto(cfg, mk, bk, fm, greedy, k, gpos):
+    """GTO's next slot of this round: the greedy warp, then blocks oldest first. ``k`` (0: the
+    greedy warp, then 1 + index into the age order) and ``gpos`` (next slot to look at in the
+    current block) carry the round's position; returns (slot or -1, k, gpos)."""
+    gamma = cfg.gamma
+    wpb = cfg.wpb
+    nw = cfg.nw
+    while True:
+        if k == 0:
+            # a retirement in this round moves its block to the end of the age order; the
+            # round itself keeps the order it started with
+            for bi in range(gamma):
+                bk.order_copy[bi] = bk.order[bi]
+            k = 1
+            gpos = bk.order_copy[0] * wpb
+            if greedy >= 0:
+                s = _first(greedy, greedy + 1, mk, nw, fm, -1)
+                if s >= 0:
+                    return s, k, gpos
+            continue
+        if k > gamma:
+            return -1, k, gpos
+        if nw == 1:
+            # no candidate anywhere: the round is over without a visit of the blocks
+            c = _units_mask(mk.unit_mask, 1, fm, 0) & mk.elig[0]
+            if greedy >= 0:
+                c &= ~(np.int64(1) << greedy)
+            if c == 0:
+                return -1, k, gpos
+        b = bk.order_copy[k - 1]
+        s = _first(gpos, b * wpb + wpb, mk, nw, fm, greedy)
+        if s >= 0:
+            return s, k, s + 1
+        k += 1
+        if k <= gamma:
+            gpos = bk.order_copy[k - 1] * wpb
+
+
+@njit(**_STAGE)
+def _pick_lrr(cfg, mk, fm, rr):
+    """LRR's next slot: the first eligible one circularly from ``rr`` (-1: none)."""
+    if cfg.nw == 1:
+        # up to 64 slots (every GPU's case): the circular search is two bit operations
+        c = _units_mask(mk.unit_mask, 1, fm, 0) & mk.elig[0]
+        if c == 0:
+            return -1
+        c_hi = c & -(np.int64(1) << rr)  # slots from rr on
+        return trailing_zeros(c_hi) if c_hi != 0 else trailing_zeros(c)
+    s = _first(rr, cfg.nslots, mk, cfg.nw, fm, -1)
+    if s < 0:
+        s = _first(0, rr, mk, cfg.nw, fm, -1)
+    return s
+
+
+@njit(**_STAGE)
+def _charge_wait(sl, mk, buf, tot, cfg, run, s, i, t):
+    """The wait of slot ``s`` before issuing ``i`` at ``t``: from the issue interval to its
+    operands (their producer's cause), then to ``t`` (subsystem busy or issue limit)."""
+    g0 = sl.gap[s]
+    r0 = sl.ready[s]
+    c0 = g0
+    if r0 > g0:
+        dc = sl.dcause[s]
+        tot.cause_ticks[dc] += r0 - g0
+        _record_stall(buf, cfg, run, sl.gid[s], g0, r0, dc)
+        c0 = r0
+    if t > c0:
+        fc = SUBSYSTEM_BUSY if mk.fail_busy[s >> 6] & _bit(s) else ISSUE_LIMIT
+        tot.cause_ticks[fc] += t - c0
+        if fc == SUBSYSTEM_BUSY:
+            tot.instr_queue[i] += t - c0
+        _record_stall(buf, cfg, run, sl.gid[s], c0, t, fc)
+    tot.instr_count[i] += 1
+    tot.instr_wait[i] += t - g0
+
+
+@njit(**_STAGE)
+def _record_issue(buf, cfg, run, gid, block, i, u, t, complete):
+    """An issue row (when recording; past the buffer the trace is marked truncated)."""
+    if cfg.record:
+        n_tr = run[R_TRACE_ROWS]
+        if n_tr < cfg.tr_cap:
+            buf.warp[n_tr] = gid
+            buf.block[n_tr] = block
+            buf.instr[n_tr] = i
+            buf.sub[n_tr] = u
+            buf.issue[n_tr] = t / cfg.tickf
+            buf.complete[n_tr] = complete / cfg.tickf
+            run[R_TRACE_ROWS] = n_tr + 1
+        else:
+            run[R_TRUNCATED] = 1
+
+
+@njit(**_STAGE)
+def _arrive(sl, bk, cfg, run, s, b, complete):
+    """Slot ``s`` of block slot ``b`` issued a barrier completing at ``complete``. Returns the
+    slots that fetch their next instruction and the barrier's release tick, (lo, hi, release):
+    the whole block once its last warp arrives, else none (0 for release: no barrier)."""
+    sl.state[s] = AT_BARRIER
+    bk.arrived[b] += 1
+    if complete > bk.barmax[b]:
+        bk.barmax[b] = complete
+    if bk.arrived[b] == cfg.wpb:
+        release = bk.barmax[b]
+        bk.arrived[b] = 0
+        bk.barmax[b] = 0
+        return b * cfg.wpb, b * cfg.wpb + cfg.wpb, release
+    if bk.arrived[b] + bk.finished[b] == cfg.wpb:
+        run[R_ERROR] = ERR_BARRIER_DEADLOCK
+        run[R_ERROR_BLOCK] = bk.block[b]
+    return s, s, 0  # wait at the barrier
+
+
+@njit(**_STAGE)
+def _retire_warp(sl, bk, buf, cfg, run, f, b):
+    """Slot ``f`` issued its warp's last instruction: the warp is done; its block retires when
+    every warp is (its slots go to the launch queue). False on a barrier deadlock."""
+    sl.state[f] = DONE
+    run[R_FINISHED_WARPS] += 1
+    run[R_FINISH_SUM] += sl.gap[f]
+    n_st = run[R_STALL_ROWS]
+    if cfg.record and n_st < cfg.st_cap:
+        buf.st_warp[n_st] = sl.gid[f]
+        buf.st_start[n_st] = sl.gap[f] / cfg.tickf
+        buf.st_end[n_st] = -1.0  # patched with the end time in _finish
+        buf.st_cause[n_st] = FINISHED
+        buf.fin_rows[run[R_FIN_ROWS]] = n_st
+        run[R_FIN_ROWS] += 1
+        run[R_STALL_ROWS] = n_st + 1
+    if sl.lastc[f] > bk.lastc[b]:
+        bk.lastc[b] = sl.lastc[f]
+    bk.finished[b] += 1
+    if bk.arrived[b] > 0 and bk.arrived[b] + bk.finished[b] == cfg.wpb:
+        run[R_ERROR] = ERR_BARRIER_DEADLOCK
+        run[R_ERROR_BLOCK] = bk.block[b]
+        return False
+    if bk.finished[b] == cfg.wpb:
+        # the block retires once all its results are in; the next one takes its slots a launch
+        # overhead later, and it moves to the end of the age order
+        run[R_RETIRED] += 1
+        bk.block[b] = -1
+        bk.start[b] = bk.lastc[b] + cfg.bovh
+        gamma = cfg.gamma
+        for bi in range(gamma):
+            if bk.order[bi] == b:
+                for bj in range(bi, gamma - 1):
+                    bk.order[bj] = bk.order[bj + 1]
+                bk.order[gamma - 1] = b
+                break
+        bk.queue[run[R_PENDING]] = b
+        run[R_PENDING] += 1
+    return True
+
+
+@njit(**_STAGE)
+def _fetch(kern, sl, mk, bk, buf, work, cfg, run, f, b, release, t):
+    """Slot ``f`` moves to its next instruction, ready when its operands (and the barrier
+    ``release``, if any) are; or its warp is done. False on a barrier deadlock."""
+    nw = cfg.nw
+    sl.state[f] = ACTIVE
+    mk.unit_mask[sl.unit[f] * nw + (f >> 6)] &= ~_bit(f)
+    kp = _advance(kern, sl, work.stack, f)
+    if kp < 0:
+        return _retire_warp(sl, bk, buf, cfg, run, f, b)
+    # per pool position (not per instruction): loaded side by side, not one after another
+    un = _next_position(kern, sl, mk, nw, f, kp)
+    ready = release
+    cause = BARRIER if release > 0 else COMPUTE_DEPENDENCY
+    row = f * cfg.n_done
+    for e in range(kern.pool_dlo[kp], kern.pool_dhi[kp]):
+        c = work.done[row + kern.dep_src[e]]
+        if c > ready:
+            ready = c
+            cause = kern.dep_cause[e]
+    sl.ready[f] = ready
+    sl.dcause[f] = cause
+    # ready at once (a barrier released): eligible in this very round
+    _schedule_wake(sl, mk, run, f, un, ready if ready > sl.gap[f] else sl.gap[f], t)
+    return True
+
+
+@njit(**_STAGE)
+def _issue(kern, sl, mk, bk, buf, tot, work, cfg, run, s, t):
+    """Slot ``s`` issues its next instruction at ``t``; then it (or, at a barrier's release, its
+    whole block) fetches the next one. Returns the subsystem; -1 on a barrier deadlock."""
+    b = sl.bslot[s]
+    i = sl.next[s]
+    u = sl.unit[s]  # = the instruction's subsystem, without waiting for i
+    mk.elig[s >> 6] &= ~_bit(s)
+    sl.wake[s] = INF
+    complete = t + kern.Lam[i]
+    mk.sub_free[u] = t + kern.lam[i]
+    tot.unit_busy[u] += kern.lam[i]
+    run[R_ISSUED] += 1
+    _charge_wait(sl, mk, buf, tot, cfg, run, s, i, t)
+    _record_issue(buf, cfg, run, sl.gid[s], bk.block[b], i, u, t, complete)
+    work.done[s * cfg.n_done + sl.slot[s]] = complete
+    if complete > sl.lastc[s]:
+        sl.lastc[s] = complete
+    if complete > run[R_MAX_COMPLETE]:
+        run[R_MAX_COMPLETE] = complete
+    sl.gap[s] = t + cfg.gap
+    # which slots need their next instruction (a barrier may release all)
+    lo = s
+    hi = s + 1
+    release = 0
+    if kern.isbar[i] != 0:
+        lo, hi, release = _arrive(sl, bk, cfg, run, s, b, complete)
+        if run[R_ERROR] != ERR_NONE:
+            return -1
+    for f in range(lo, hi):
+        if not _fetch(kern, sl, mk, bk, buf, work, cfg, run, f, b, release, t):
+            return -1
+    return u
+
+
+@njit(**_STAGE)
+def _issue_round(kern, sl, mk, bk, buf, tot, work, cfg, run, t, fm, cnt, rr, greedy):
+    """Stage 3: pick and issue, in policy order, until no free subsystem has an eligible slot or
+    the cycle's issue slots are used. LRR's rounds at one tick are merged (see the module
+    docstring); one ends early only to launch a retired block's successor first. Returns
+    (cnt, rr, the first slot that issued or -1)."""
+    il = cfg.il
+    nslots = cfg.nslots
+    first_issued = -1
+    pass_left = nslots  # LRR: positions left in the current pass (round) after the last pick
+    k = 0  # GTO: 0 = the greedy warp, then 1 + index into the age order
+    gpos = 0  # GTO: next slot to look at in the current block
+    while fm != 0 and not (il > 0 and cnt >= il):
+        if cfg.gto:
+            s, k, gpos = _pick_gto(cfg, mk, bk, fm, greedy, k, gpos)
+            if s < 0:
+                break
+        else:
+            s = _pick_lrr(cfg, mk, fm, rr)
+            if s < 0:
+                break
+            d = s - rr
+            if d < 0:
+                d += nslots
+            if d >= pass_left:
+                # this pick belongs to the next round; a retired block's successor is
+                # launched before that round starts
+                if run[R_PENDING] > 0:
+                    break
+                run[R_ROUNDS] += 1
+                pass_left = nslots
+            pass_left -= d + 1
+            rr = s + 1
+            if rr >= nslots:
+                rr = 0
+        if first_issued < 0:
+            first_issued = s
+        cnt += kern.slots[sl.next[s]]
+        u = _issue(kern, sl, mk, bk, buf, tot, work, cfg, run, s, t)
+        if u < 0:
+            break
+        fm &= ~(np.int64(1) << u)
+    return cnt, rr, first_issued
+
+
+@njit(**_STAGE)
+def _next_event(kern, mk, bk, cfg, run, t, cnt, cycle_end):
+    """Stage 4: the next tick at which anything can happen (a slot wakes, a busy subsystem with
+    an eligible slot frees, the next cycle's issue slots when this one's are used, a block
+    launches); INF: none."""
+    il_full = cfg.il > 0 and cnt >= cfg.il
+    nw = cfg.nw
+    nt = run[R_NEXT_WAKE]
+    for u in range(cfg.nsub):
+        any_elig = np.int64(0)
+        for wd in range(nw):
+            any_elig |= mk.elig[wd] & mk.unit_mask[u * nw + wd]
+        if any_elig != 0:
+            e = mk.sub_free[u] if mk.sub_free[u] > t else t
+            if il_full and e < cycle_end:
+                e = cycle_end
+            if e < nt:
+                nt = e
+    if run[R_NEXT_BLOCK] < cfg.n_blocks:
+        for qi in range(run[R_PENDING]):
+            b = bk.queue[qi]
+            if bk.start[b] < nt:
+                nt = bk.start[b] if bk.start[b] > t else t
+    return nt
+
+
+@njit(**_STAGE)
+def _new_cycle(cfg, t, cycle_end, cnt):
+    """At a cycle boundary the issue count restarts; returns (cycle_end, cnt)."""
+    if t >= cycle_end:
+        # usually the next cycle: an integer division costs as much as a whole issue
+        cycle_end += cfg.ticks
+        # slots past the limit (an instruction of several SASS ones issued last) use the next
+        # cycle's; a longer gap starts afresh
+        il = cfg.il
+        cnt = cnt - il if il > 0 and cnt > il and t < cycle_end else 0
+        if t >= cycle_end:
+            cycle_end = (t // cfg.ticks + 1) * cfg.ticks
+    return cycle_end, cnt
+
+
+@njit(**_STAGE)
+def _free_units(mk, cfg, t):
+    """The subsystems free at ``t``, as bits."""
+    fm = np.int64(0)
+    for u in range(cfg.nsub):
+        if mk.sub_free[u] <= t:
+            fm |= np.int64(1) << u
+    return fm
+
+
+@njit(**_STAGE)
+def _config(params, buf, work):
+    n_blocks = params[P_BLOCKS]
+    gamma = min(params[P_GAMMA], n_blocks)
+    wpb = params[P_WPB]
+    nsub = params[P_NSUB]
+    nslots = gamma * wpb
+    return _Config(n_blocks, wpb, gamma, params[P_IL], params[P_TICKS], params[P_GAP], params[P_BOVH],
+                   params[P_WOVH], params[P_BINT], params[P_POLICY] == 1, params[P_BUDGET],
+                   params[P_RECORD] != 0, nsub, params[P_NDONE], nslots, (nslots + 63) >> 6,
+                   np.int64(-1) if nsub >= 64 else (np.int64(1) << nsub) - 1,
+                   buf.warp.shape[0], buf.st_warp.shape[0], float(params[P_TICKS]))
+
+
+@njit(**_STAGE)
+def _views(work, nw):
+    """The work arrays as per-field views: slots, masks and blocks."""
+    ss = work.slots
+    sl = _Slots(ss[F_STATE], ss[F_GID], ss[F_PC], ss[F_K], ss[F_KEND], ss[F_SP], ss[F_NEXT], ss[F_UNIT],
+                ss[F_READY], ss[F_DCAUSE], ss[F_GAP], ss[F_WAKE], ss[F_LASTC], ss[F_BSLOT], ss[F_SLOT])
+    m = work.masks
+    mk = _Masks(m[0:nw], m[nw:2 * nw], m[2 * nw:3 * nw], m[3 * nw:4 * nw], m[4 * nw:], work.units[0])
+    wb = work.blocks
+    bk = _Blocks(wb[B_BLOCK], wb[B_FINISHED], wb[B_ARRIVED], wb[B_BARMAX], wb[B_LASTC], wb[B_START],
+                 wb[B_ORDER], wb[B_ORDER_COPY], wb[B_QUEUE])
+    return sl, mk, bk
+
+
+@njit(**_STAGE)
+def _reset(sl, bk, cfg, run):
+    """Every slot empty and asleep; every block slot waiting for its first block (launched a
+    block overhead after the start), in slot order."""
+    for s in range(cfg.nw * 64):
+        sl.wake[s] = INF
+        sl.state[s] = EMPTY
+    for b in range(cfg.gamma):
+        bk.block[b] = -1
+        bk.order[b] = b
+        for wi in range(cfg.wpb):
+            sl.bslot[b * cfg.wpb + wi] = b
+        bk.start[b] = cfg.bovh
+        bk.queue[b] = b
+    run[:] = 0
+    run[R_ERROR_BLOCK] = -1
+    run[R_PENDING] = cfg.gamma
+    run[R_NEXT_WAKE] = INF  # earliest wake of a slot that is not yet in elig (exact)
+
+
+@njit(**_STAGE)
+def _finish(buf, tot, cfg, run, t):
+    """The run's end tick (the last completion, or where it stopped) and the FINISHED stalls."""
+    end = run[R_MAX_COMPLETE]
+    if run[R_STOPPED] == STOP_CYCLE_BUDGET:
+        end = cfg.budget
+    elif run[R_STOPPED] == STOP_CANCELLED:
+        end = t
+    tot.cause_ticks[FINISHED] += run[R_FINISHED_WARPS] * end - run[R_FINISH_SUM]
+    if cfg.record:
+        for k in range(run[R_FIN_ROWS]):
+            buf.st_end[buf.fin_rows[k]] = end / cfg.tickf
+    run[R_END] = end
+
+
 # nogil: the GUI's worker thread runs this; without it the UI thread waits for the GIL in every
 # Python callback (item models, paint methods) while a simulation or an occupancy sweep runs.
 @njit(cache=True, error_model="numpy", _nrt=False, nogil=True)
-def simulate_core(params, unit, lam, Lam, dep_cause, isbar, slots, dep_src,
-                  prog_kind, prog_a, prog_b, pool, pool_unit, pool_dlo, pool_dhi, pool_slot, path_start,
-                  warp_path,
-                  tr_warp, tr_block, tr_instr, tr_sub, tr_issue, tr_complete,
-                  st_warp, st_start, st_end, st_cause,
-                  unit_busy, cause_ticks, instr_count, instr_wait, instr_queue, out, fin_rows,
-                  work_slots, work_stack, work_done, work_masks, work_blocks, work_units, cancel):
-    """Run the simulation; fills the trace buffers and aggregates, writes the summary to ``out``.
+def simulate_core(params, kern, buf, tot, work, run, cancel):
+    """Run the simulation: fills the trace buffers (``TraceBuffers``) and the totals (``Totals``)
+    and writes the summary to ``run`` (``N_RUN`` int64; the caller reads ``R_END`` ..
+    ``R_ROUNDS``; ``R_STOPPED`` is STOP_CYCLE_BUDGET or STOP_CANCELLED for an early stop).
+    ``kern``: :class:`KernelArrays`; ``work``: :class:`WorkArrays`. ``cancel``: a one-element
+    array another thread sets non-zero to stop the run (read every CANCEL_POLL loop turns).
 
-    ``pool_unit``, ``pool_dlo``, ``pool_dhi``, ``pool_slot``: for each pool position the
-    instruction's subsystem, its range in ``dep_src`` and the completion slot it writes (its own
-    instruction's, or a renamed copy's; ``dep_src`` holds slots, ``P_NDONE`` of them per warp).
-    ``dep_cause[e]``: the stall cause charged when dependence ``e`` (of ``dep_src``) is the one
-    ready last (memory or compute dependency, by its producer).
-    ``slots[i]``: the issue slots instruction ``i`` takes, in quarters (``P_IL`` is in quarters
-    too): the SASS instructions one execution issues, 4 per SASS instruction.
-    ``out``: [end_tick, issued, trace_rows, stall_rows, stopped_early, error, error_block,
-    trace_truncated, rounds]; stopped_early is STOP_CYCLE_BUDGET or STOP_CANCELLED. ``cancel``: a
-    one-element array another thread sets non-zero to stop the run (read every CANCEL_POLL loop
-    turns). ``fin_rows`` receives the stall rows of cause FINISHED (one per
-    warp), whose end is only known at the end. ``work_masks`` holds ``(2 + nsub) * words`` int64: elig, a scratch
-    word per slot word, then one slot mask per subsystem.
-    """
-    n_blocks = params[P_BLOCKS]
-    wpb = params[P_WPB]
-    gamma = min(params[P_GAMMA], n_blocks)
-    il = params[P_IL]
-    ticks = params[P_TICKS]
-    gap = params[P_GAP]
-    bovh = params[P_BOVH]
-    wovh = params[P_WOVH]
-    bint = params[P_BINT]  # the SM starts one block at a time: starts at least bint apart
-    gto = params[P_POLICY] == 1
-    budget = params[P_BUDGET]
-    record = params[P_RECORD] != 0
-    nsub = params[P_NSUB]
-    tr_cap = tr_warp.shape[0]
-    tickf = float(ticks)  # the trace is written in cycles straight into the caller's tables
-    st_cap = st_warp.shape[0]
-
-    nslots = gamma * wpb
-    all_units = np.int64(-1) if nsub >= 64 else (np.int64(1) << nsub) - 1  # as bits
-    nw = (nslots + 63) >> 6
-    ss = work_slots
-    s_stack = work_stack
-    s_pc = ss[F_PC]
-    s_k = ss[F_K]
-    s_kend = ss[F_KEND]
-    s_sp = ss[F_SP]
-    wake = ss[F_WAKE]
-    # one 1-D view per field: plain base + index addressing in the hot loop
-    s_state = ss[F_STATE]
-    s_gid = ss[F_GID]
-    s_next = ss[F_NEXT]
-    s_unit = ss[F_UNIT]
-    s_ready = ss[F_READY]
-    s_dcause = ss[F_DCAUSE]
-    s_gap = ss[F_GAP]
-    s_lastc = ss[F_LASTC]
-    s_bslot = ss[F_BSLOT]
-    s_slot = ss[F_SLOT]
-    n_done = params[P_NDONE]
-    done = work_done
-    elig = work_masks[0:nw]
-    elig_new = work_masks[nw:2 * nw]
-    # the stall cause of the wait after the operands, one bit per slot: SUBSYSTEM_BUSY where set,
-    # else ISSUE_LIMIT; ``undecided`` slots get theirs when they wake (word operations for all)
-    fail_busy = work_masks[2 * nw:3 * nw]
-    undecided = work_masks[3 * nw:4 * nw]
-    unit_mask = work_masks[4 * nw:]  # [unit * nw + word]: slots whose next instruction is on unit
-    sub_free = work_units[0]
-    b_block = work_blocks[B_BLOCK]
-    b_finished = work_blocks[B_FINISHED]
-    b_arrived = work_blocks[B_ARRIVED]
-    b_barmax = work_blocks[B_BARMAX]
-    b_lastc = work_blocks[B_LASTC]
-    b_start = work_blocks[B_START]
-    border = work_blocks[B_ORDER]
-    order = work_blocks[B_ORDER_COPY]  # GTO: the age order at the start of the round
-    launch_q = work_blocks[B_QUEUE]
-    for s in range(nw * 64):
-        wake[s] = INF
-        s_state[s] = EMPTY
-    for b in range(gamma):
-        b_block[b] = -1
-        border[b] = b
-        for wi in range(wpb):
-            s_bslot[b * wpb + wi] = b
-
-    n_issued = 0
-    rounds = 0
-    n_tr = 0
-    n_st = 0
-    n_fin = 0
-    truncated = 0
-    finished_warps = 0
-    finish_sum = 0
-    next_block = 0
-    retired = 0
-    max_complete = 0
-    err = ERR_NONE
-    err_block = -1
-
-    # block slots waiting for their (next) block, in the order they became free
-    for b in range(gamma):
-        b_start[b] = bovh
-        launch_q[b] = b
-    pending = gamma
-    launcher_free = 0  # earliest start of the next block (the serial launch rate)
-
+    Each loop turn is one event tick: launch blocks, wake slots, select and issue, then find the
+    next tick at which anything can happen."""
+    cfg = _config(params, buf, work)
+    sl, mk, bk = _views(work, cfg.nw)
+    _reset(sl, bk, cfg, run)
     t = 0
-    next_wake = INF  # earliest wake of a slot that is not yet in elig (exact)
     cycle_end = 0  # first tick of the next cycle; the issue count restarts there
     cnt = 0
     rr = 0
     greedy = -1
     greedy_gid = -1
-    stopped = STOP_NONE
     polls = 0
     while True:
-        # ---- launch blocks into free block slots (at start, and after a retirement) --------
-        for qi in range(pending):
-            b = launch_q[qi]
-            if next_block < n_blocks:
-                start = b_start[b]
-                if bint > 0:
-                    if start < launcher_free:
-                        start = launcher_free
-                    launcher_free = start + bint
-                b_block[b] = next_block
-                b_finished[b] = 0
-                b_arrived[b] = 0
-                b_barmax[b] = 0
-                b_lastc[b] = 0
-                for wi in range(wpb):
-                    w = b * wpb + wi
-                    s_gid[w] = next_block * wpb + wi
-                    s_state[w] = ACTIVE
-                    s_pc[w] = path_start[warp_path[next_block % warp_path.shape[0], wi]]
-                    s_k[w] = 0
-                    s_kend[w] = 0
-                    s_sp[w] = 0
-                    s_lastc[w] = 0
-                    s_gap[w] = start + wi * wovh
-                    for q in range(n_done):
-                        done[w * n_done + q] = 0
-                    kp = _advance(w, prog_kind, prog_a, prog_b, s_pc, s_k, s_kend, s_stack, s_sp)
-                    s_next[w] = pool[kp]
-                    s_slot[w] = pool_slot[kp]
-                    u = pool_unit[kp]
-                    s_unit[w] = u
-                    unit_mask[u * nw + (w >> 6)] |= np.int64(1) << (w & 63)
-                    s_ready[w] = 0
-                    s_dcause[w] = COMPUTE_DEPENDENCY
-                    e0 = s_gap[w]
-                    wake[w] = e0
-                    ww = w >> 6
-                    wbit = np.int64(1) << (w & 63)
-                    undecided[ww] &= ~wbit
-                    # the wait after e0 is charged to the subsystem if it is busy at e0
-                    if sub_free[u] > e0:
-                        fail_busy[ww] |= wbit
-                    else:
-                        fail_busy[ww] &= ~wbit
-                    if e0 <= t:
-                        elig[ww] |= wbit
-                    else:
-                        if sub_free[u] > e0:
-                            # busy at e0 already (it only gets busier): no wake-up before it frees
-                            wake[w] = sub_free[u]
-                        else:
-                            undecided[ww] |= wbit  # decided when it wakes up
-                        if wake[w] < next_wake:
-                            next_wake = wake[w]
-                    if e0 > 0:
-                        cause_ticks[NOT_RESIDENT] += e0
-                        if record and n_st < st_cap:
-                            st_warp[n_st] = s_gid[w]
-                            st_start[n_st] = 0.0
-                            st_end[n_st] = e0 / tickf
-                            st_cause[n_st] = NOT_RESIDENT
-                            n_st += 1
-                next_block += 1
-        pending = 0
-        if budget >= 0 and t > budget:
-            stopped = STOP_CYCLE_BUDGET
+        _launch_blocks(kern, sl, mk, bk, buf, tot, work, cfg, run, t)
+        if cfg.budget >= 0 and t > cfg.budget:
+            run[R_STOPPED] = STOP_CYCLE_BUDGET
             break
         polls += 1
         if polls >= CANCEL_POLL:
             polls = 0
             if cancel[0] != 0:
-                stopped = STOP_CANCELLED
+                run[R_STOPPED] = STOP_CANCELLED
                 break
-        if t >= cycle_end:
-            # usually the next cycle: an integer division costs as much as a whole issue
-            cycle_end += ticks
-            # slots past the limit (an instruction of several SASS ones issued last) use the
-            # next cycle's; a longer gap starts afresh
-            cnt = cnt - il if il > 0 and cnt > il and t < cycle_end else 0
-            if t >= cycle_end:
-                cycle_end = (t // ticks + 1) * ticks
-        fm = np.int64(0)  # free subsystems, as bits
-        for u in range(nsub):
-            if sub_free[u] <= t:
-                fm |= np.int64(1) << u
-        # ---- slots whose wake tick has come join elig ---------------------------------------
-        if t >= next_wake:
-            next_wake = _scan(wake, nw, t, elig_new)
-            busy_units = ~fm & all_units
-            for wd in range(nw):
-                fresh = elig_new[wd] & ~elig[wd]
-                elig[wd] = elig_new[wd]
-                # the wait after the operands (ready now: t is their wake tick) goes to the
-                # subsystem if it is busy now, else to the issue limit (other warps issue first)
-                fresh &= undecided[wd]
-                if fresh != 0:
-                    busy = np.int64(0)
-                    m = busy_units
-                    while m != 0:
-                        busy |= unit_mask[trailing_zeros(m) * nw + wd]
-                        m &= m - 1
-                    fail_busy[wd] = (fail_busy[wd] & ~fresh) | (fresh & busy)
-                    undecided[wd] &= ~fresh
-        rounds += 1
-        if greedy >= 0 and (s_gid[greedy] != greedy_gid or s_state[greedy] == DONE):
+        cycle_end, cnt = _new_cycle(cfg, t, cycle_end, cnt)
+        fm = _free_units(mk, cfg, t)
+        if t >= run[R_NEXT_WAKE]:
+            _wake(sl, mk, cfg, run, t, fm)
+        run[R_ROUNDS] += 1
+        if greedy >= 0 and (sl.gid[greedy] != greedy_gid or sl.state[greedy] == DONE):
             greedy = -1  # that warp is gone; its slot holds a younger one
-        tf = t / tickf if record else 0.0  # the issue time in cycles, for the trace
-        # ---- pick and issue, in policy order --------------------------------------------------
-        first_issued = -1
-        pass_left = nslots  # LRR: positions left in the current pass (round) after the last pick
-        k = 0  # GTO: 0 = the greedy warp, then 1 + index into the age order
-        gpos = 0  # GTO: next slot to look at in the current block
-        while fm != 0 and not (il > 0 and cnt >= il):
-            if gto:
-                s = -1
-                while True:
-                    if k == 0:
-                        # a retirement in this round moves its block to the end of the age
-                        # order; the round itself keeps the order it started with
-                        for bi in range(gamma):
-                            order[bi] = border[bi]
-                        k = 1
-                        gpos = order[0] * wpb
-                        if greedy >= 0:
-                            s = _first(greedy, greedy + 1, elig, unit_mask, nw, fm, nsub, -1)
-                            if s >= 0:
-                                break
-                        continue
-                    if k > gamma:
-                        break
-                    if nw == 1:
-                        # no candidate anywhere: the round is over without a visit of the blocks
-                        c = np.int64(0)
-                        m = fm
-                        while m != 0:
-                            c |= unit_mask[trailing_zeros(m)]
-                            m &= m - 1
-                        c &= elig[0]
-                        if greedy >= 0:
-                            c &= ~(np.int64(1) << greedy)
-                        if c == 0:
-                            break
-                    b = order[k - 1]
-                    s = _first(gpos, b * wpb + wpb, elig, unit_mask, nw, fm, nsub, greedy)
-                    if s >= 0:
-                        gpos = s + 1
-                        break
-                    k += 1
-                    if k <= gamma:
-                        gpos = order[k - 1] * wpb
-                if s < 0:
-                    break
-            elif nw == 1:
-                # up to 64 slots (every GPU's case): the circular search is two bit operations
-                c = np.int64(0)
-                m = fm
-                while m != 0:
-                    c |= unit_mask[trailing_zeros(m)]
-                    m &= m - 1
-                c &= elig[0]
-                if c == 0:
-                    break
-                c_hi = c & -(np.int64(1) << rr)  # slots from rr on
-                s = trailing_zeros(c_hi) if c_hi != 0 else trailing_zeros(c)
-            else:
-                s = _first(rr, nslots, elig, unit_mask, nw, fm, nsub, -1)
-                if s < 0:
-                    s = _first(0, rr, elig, unit_mask, nw, fm, nsub, -1)
-                    if s < 0:
-                        break
-            if not gto:
-                d = s - rr
-                if d < 0:
-                    d += nslots
-                if d >= pass_left:
-                    # this pick belongs to the next round; a retired block's successor is
-                    # launched before that round starts
-                    if pending > 0:
-                        break
-                    rounds += 1
-                    pass_left = nslots
-                pass_left -= d + 1
-                rr = s + 1
-                if rr >= nslots:
-                    rr = 0
-            # ---- issue slot s ---------------------------------------------------------------
-            b = s_bslot[s]
-            sw = s >> 6
-            sbit = np.int64(1) << (s & 63)
-            i = s_next[s]
-            u = s_unit[s]  # = unit[i], without waiting for i
-            elig[sw] &= ~sbit
-            wake[s] = INF
-            complete = t + Lam[i]
-            sub_free[u] = t + lam[i]
-            fm &= ~(np.int64(1) << u)
-            unit_busy[u] += lam[i]
-            cnt += slots[i]
-            n_issued += 1
-            if first_issued < 0:
-                first_issued = s
-            g0 = s_gap[s]
-            r0 = s_ready[s]
-            c0 = g0
-            if r0 > g0:
-                dc = s_dcause[s]
-                cause_ticks[dc] += r0 - g0
-                if record and n_st < st_cap:
-                    st_warp[n_st] = s_gid[s]
-                    st_start[n_st] = g0 / tickf
-                    st_end[n_st] = r0 / tickf
-                    st_cause[n_st] = dc
-                    n_st += 1
-                c0 = r0
-            if t > c0:
-                fc = SUBSYSTEM_BUSY if fail_busy[sw] & sbit else ISSUE_LIMIT
-                cause_ticks[fc] += t - c0
-                if fc == SUBSYSTEM_BUSY:
-                    instr_queue[i] += t - c0
-                if record and n_st < st_cap:
-                    st_warp[n_st] = s_gid[s]
-                    st_start[n_st] = c0 / tickf
-                    st_end[n_st] = tf
-                    st_cause[n_st] = fc
-                    n_st += 1
-            instr_count[i] += 1
-            instr_wait[i] += t - g0
-            if record:
-                if n_tr < tr_cap:
-                    tr_warp[n_tr] = s_gid[s]
-                    tr_block[n_tr] = b_block[b]
-                    tr_instr[n_tr] = i
-                    tr_sub[n_tr] = u
-                    tr_issue[n_tr] = tf
-                    tr_complete[n_tr] = complete / tickf
-                    n_tr += 1
-                else:
-                    truncated = 1
-            done[s * n_done + s_slot[s]] = complete
-            if complete > s_lastc[s]:
-                s_lastc[s] = complete
-            if complete > max_complete:
-                max_complete = complete
-            s_gap[s] = t + gap
-            # which slots need their next instruction (a barrier may release all)
-            fetch_lo = s
-            fetch_hi = s + 1
-            base = 0  # barrier release time for the fetched warps (0: none)
-            if isbar[i] != 0:
-                s_state[s] = AT_BARRIER
-                b_arrived[b] += 1
-                if complete > b_barmax[b]:
-                    b_barmax[b] = complete
-                if b_arrived[b] == wpb:
-                    base = b_barmax[b]
-                    b_arrived[b] = 0
-                    b_barmax[b] = 0
-                    fetch_lo = b * wpb
-                    fetch_hi = fetch_lo + wpb
-                elif b_arrived[b] + b_finished[b] == wpb:
-                    err = ERR_BARRIER_DEADLOCK
-                    err_block = b_block[b]
-                    break
-                else:
-                    fetch_hi = fetch_lo  # wait at the barrier
-            stop = False
-            for f in range(fetch_lo, fetch_hi):
-                s_state[f] = ACTIVE
-                fw = f >> 6
-                fbit = np.int64(1) << (f & 63)
-                uo = s_unit[f]
-                unit_mask[uo * nw + fw] &= ~fbit
-                kp = _advance(f, prog_kind, prog_a, prog_b, s_pc, s_k, s_kend, s_stack, s_sp)
-                if kp < 0:
-                    # ---- the warp issued its last instruction --------------------------------
-                    s_state[f] = DONE
-                    finished_warps += 1
-                    finish_sum += s_gap[f]
-                    if record and n_st < st_cap:
-                        st_warp[n_st] = s_gid[f]
-                        st_start[n_st] = s_gap[f] / tickf
-                        st_end[n_st] = -1.0  # patched with the end time below
-                        st_cause[n_st] = FINISHED
-                        fin_rows[n_fin] = n_st
-                        n_fin += 1
-                        n_st += 1
-                    if s_lastc[f] > b_lastc[b]:
-                        b_lastc[b] = s_lastc[f]
-                    b_finished[b] += 1
-                    if b_arrived[b] > 0 and b_arrived[b] + b_finished[b] == wpb:
-                        err = ERR_BARRIER_DEADLOCK
-                        err_block = b_block[b]
-                        stop = True
-                    elif b_finished[b] == wpb:
-                        # the block retires once all its results are in; the next one
-                        # takes its slots a launch overhead later
-                        retired += 1
-                        b_block[b] = -1
-                        b_start[b] = b_lastc[b] + bovh
-                        for bi in range(gamma):
-                            if border[bi] == b:
-                                for bj in range(bi, gamma - 1):
-                                    border[bj] = border[bj + 1]
-                                border[gamma - 1] = b
-                                break
-                        launch_q[pending] = b
-                        pending += 1
-                    continue
-                # per pool position (not per instruction): loaded side by side, not one after another
-                s_next[f] = pool[kp]
-                s_slot[f] = pool_slot[kp]
-                un = pool_unit[kp]
-                s_unit[f] = un
-                unit_mask[un * nw + fw] |= fbit
-                ready = base
-                cause = BARRIER if base > 0 else COMPUTE_DEPENDENCY
-                row = f * n_done
-                for e in range(pool_dlo[kp], pool_dhi[kp]):
-                    c = done[row + dep_src[e]]
-                    if c > ready:
-                        ready = c
-                        cause = dep_cause[e]
-                s_ready[f] = ready
-                s_dcause[f] = cause
-                e0 = ready if ready > s_gap[f] else s_gap[f]
-                f0 = sub_free[un]
-                undecided[fw] &= ~fbit
-                if f0 > e0:
-                    # its subsystem is busy at e0 already (and only gets busier): the wait after
-                    # the operands is the subsystem's
-                    fail_busy[fw] |= fbit
-                else:
-                    fail_busy[fw] &= ~fbit
-                if e0 <= t:
-                    # ready at once (a barrier released): eligible in this very round
-                    wake[f] = e0
-                    elig[fw] |= fbit
-                else:
-                    if f0 > e0:
-                        e0 = f0  # no wake-up before the subsystem frees
-                    else:
-                        undecided[fw] |= fbit  # decided when it wakes up
-                    wake[f] = e0
-                    if e0 < next_wake:
-                        next_wake = e0
-            if stop:
-                break
-        if err != ERR_NONE:
+        cnt, rr, first_issued = _issue_round(kern, sl, mk, bk, buf, tot, work, cfg, run, t, fm, cnt, rr, greedy)
+        if run[R_ERROR] != ERR_NONE:
             break
-        if gto and first_issued >= 0:
+        if cfg.gto and first_issued >= 0:
             # greedy: stay on the warp that issued first this round (the greedy one if it could)
             greedy = first_issued
-            greedy_gid = s_gid[first_issued]
-        # ---- when can anything happen next? -----------------------------------------------
-        il_full = il > 0 and cnt >= il
-        nt = next_wake
-        for u in range(nsub):
-            any_elig = np.int64(0)
-            for wd in range(nw):
-                any_elig |= elig[wd] & unit_mask[u * nw + wd]
-            if any_elig != 0:
-                e = sub_free[u] if sub_free[u] > t else t
-                if il_full and e < cycle_end:
-                    e = cycle_end
-                if e < nt:
-                    nt = e
-        for qi in range(pending):
-            b = launch_q[qi]
-            if next_block < n_blocks and b_start[b] < nt:
-                nt = b_start[b] if b_start[b] > t else t
-        if nt == INF:
-            if retired < n_blocks:
-                err = ERR_STUCK
+            greedy_gid = sl.gid[first_issued]
+        t_next = _next_event(kern, mk, bk, cfg, run, t, cnt, cycle_end)
+        if t_next == INF:
+            if run[R_RETIRED] < cfg.n_blocks:
+                run[R_ERROR] = ERR_STUCK
             break
-        t = nt
-
-    end = max_complete
-    if stopped == STOP_CYCLE_BUDGET:
-        end = budget
-    elif stopped == STOP_CANCELLED:
-        end = t
-    cause_ticks[FINISHED] += finished_warps * end - finish_sum
-    if record:
-        for k in range(n_fin):
-            st_end[fin_rows[k]] = end / tickf
-    out[0] = end
-    out[1] = n_issued
-    out[2] = n_tr
-    out[3] = n_st
-    out[4] = stopped
-    out[5] = err
-    out[6] = err_block
-    out[7] = truncated
-    out[8] = rounds
+        t = t_next
+    _finish(buf, tot, cfg, run, t)

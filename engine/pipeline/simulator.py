@@ -291,32 +291,74 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
              bounds: Limits | None = None) -> SimulationResult:
     """Simulate ``description`` on one SM. ``cycle_budget``: stop there and say so. ``bounds``
     (default: :func:`current_limits`): the instruction budget, time budget and stop check."""
-    d = description
+    full = description
+    _check(full, policy)
+    bounds = bounds or current_limits()
+    simulated, note = _plan(full, bounds.max_warp_instructions)
+    d = full.with_changes(blocks=simulated) if simulated != full.blocks else full
+    d, grid_note = d.on_time_grid()
+    note = "; ".join(n for n in (note, grid_note) if n)
+    ticks = d.ticks_per_cycle()
+    n = len(d.instructions)
+    static = _static_arrays(d, ticks)
+    n_done = n + d.extra_slots     # completion slots per warp
+    budget = -1 if cycle_budget is None else int(Fraction(cycle_budget) * ticks)
+    params = _params(d, ticks, policy, trace, budget, static[-1].max_depth, n_done)
+    issues, stalls, buffers = _trace_tables(d, trace, trace_limit)
+    totals = _core.Totals(np.zeros(len(d.subsystems), np.int64), np.zeros(_core.N_CAUSES, np.int64),
+                          np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64))
+    out = np.zeros(_core.N_RUN, np.int64)
+    if d.blocks > 0:
+        _run_watched(bounds, (params, _kernel_arrays(d, static), buffers, totals,
+                              _work_arrays(d, static[-1].max_depth, n_done), out), out)
+    end, issued, n_tr, n_st, stopped, err, err_block, truncated, rounds = (int(x) for x in out[:_core.N_SUMMARY])
+    _raise_error(err, err_block)
+    cycles = Fraction(end, ticks)
+    if simulated != full.blocks:
+        cycles = _extrapolate(full, simulated, cycles, policy, bounds)
+        issued = int(issued * Fraction(full.blocks, simulated))
+    total_cycles = float(cycles)
+    result_trace: Trace | None = None
+    if trace:
+        result_trace = Trace(issues=issues[:n_tr], stalls=stalls[:n_st], truncated=bool(truncated))
+    warps_total = full.blocks * d.warps_per_block
+    # each warp's instructions walk its path: only needed for a run that stopped early
+    completed = warps_total if not stopped else _completed_warps(
+        totals.instr_count, d, [path_instructions(d)[d.path_of_warp(w)] for w in range(d.warps_per_block)])
+    return SimulationResult(
+        cycles=cycles,
+        instructions_issued=issued,
+        warps_completed=completed,
+        warps_per_cycle=(completed / total_cycles) if total_cycles else 0.0,
+        stopped_early=bool(stopped),
+        occupancy_warps=d.occupancy_warps,
+        policy=policy,
+        aggregates=_aggregates(d, totals, ticks, total_cycles),
+        trace=result_trace,
+        ticks_per_cycle=ticks,
+        scheduler_rounds=rounds,
+        sampled_blocks=simulated if simulated != full.blocks else 0,
+        note=note,
+    )
+
+
+def _check(d: KernelDescription, policy: str) -> None:
+    """Refuse a malformed description, an unknown policy, and a path that issues nothing."""
     d.validate()
     if policy not in POLICIES:
         raise SimulationError(f"unknown scheduler policy {policy!r}; choose one of {sorted(POLICIES)}")
     for p, count in enumerate(path_instructions(d)):
         if count == 0:
             raise SimulationError(f"path {p} executes no instruction: every warp must issue at least one")
-    bounds = bounds or current_limits()
-    simulated, note = _plan(d, bounds.max_warp_instructions)
-    full = d
-    if simulated != d.blocks:
-        d = d.with_changes(blocks=simulated)
-    d, grid_note = d.on_time_grid()
-    note = "; ".join(n for n in (note, grid_note) if n)
-    ticks = d.ticks_per_cycle()
-    n = len(d.instructions)
 
+
+def _params(d: KernelDescription, ticks: int, policy: str, trace: bool, budget: int, max_depth: int,
+            n_done: int) -> np.ndarray:
+    """The core's parameter vector (``_core.P_*``), times in ``ticks`` per cycle."""
     def tk(x: Fraction) -> int:
         # exact: ticks is a multiple of every denominator (and no Fraction is built per value)
         return x.numerator * ticks // x.denominator
 
-    unit, lam, Lam, isbar, slots, dep_src, dep_cause, pool_dlo, pool_dhi, prog = _static_arrays(d, ticks)
-    n_done = n + d.extra_slots     # completion slots per warp
-    warp_path = d.warp_path_table()
-
-    budget = -1 if cycle_budget is None else int(Fraction(cycle_budget) * ticks)
     params = np.zeros(_core.N_PARAMS, dtype=np.int64)
     params[_core.P_BLOCKS] = d.blocks
     params[_core.P_WPB] = d.warps_per_block
@@ -331,9 +373,15 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     params[_core.P_BUDGET] = budget
     params[_core.P_RECORD] = 1 if trace else 0
     params[_core.P_NSUB] = len(d.subsystems)
-    params[_core.P_MAXDEPTH] = prog.max_depth
+    params[_core.P_MAXDEPTH] = max_depth
     params[_core.P_NDONE] = n_done
+    return params
 
+
+def _trace_tables(d: KernelDescription, trace: bool,
+                  trace_limit: int) -> tuple[np.ndarray, np.ndarray, _core.TraceBuffers]:
+    """The issue and stall tables and the core's view of them (it writes the rows straight into
+    the structured tables' fields)."""
     if trace:
         total = warp_instructions(d)      # the simulated paths (counted_paths may differ)
         cap = max(2, min(total, trace_limit))
@@ -342,40 +390,44 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
         # two rows, not one: numpy calls a one-row field view contiguous, which would make numba
         # compile a second version of the core for trace-free runs
         cap = stall_cap = 2
-    # the core writes the trace rows straight into the structured tables (field views)
     issues = np.empty(cap, dtype=ISSUE_DTYPE)
     stalls = np.empty(stall_cap, dtype=STALL_DTYPE)
-    unit_busy = np.zeros(len(d.subsystems), np.int64)
-    cause_ticks = np.zeros(_core.N_CAUSES, np.int64)
-    instr_count = np.zeros(n, np.int64)
-    instr_wait = np.zeros(n, np.int64)
-    instr_queue = np.zeros(n, np.int64)
-    out = np.zeros(9, np.int64)
     fin_rows = np.zeros(d.blocks * d.warps_per_block if trace else 2, np.int64)
+    buffers = _core.TraceBuffers(
+        warp=issues["warp"], block=issues["block"], instr=issues["instr"], sub=issues["subsystem"],
+        issue=issues["issue"], complete=issues["complete"], st_warp=stalls["warp"],
+        st_start=stalls["start"], st_end=stalls["end"], st_cause=stalls["cause"], fin_rows=fin_rows)
+    return issues, stalls, buffers
+
+
+def _kernel_arrays(d: KernelDescription, static: tuple) -> _core.KernelArrays:
+    """The encoded kernel as the core reads it (per path position: the instruction's subsystem
+    and dependence range, see ``_core._advance``)."""
+    unit, lam, Lam, isbar, slots, dep_src, dep_cause, pool_dlo, pool_dhi, prog = static
+    return _core.KernelArrays(
+        lam=lam, Lam=Lam, dep_cause=dep_cause, isbar=isbar, slots=slots, dep_src=dep_src,
+        prog_kind=prog.kind, prog_a=prog.a, prog_b=prog.b, pool=prog.pool, pool_unit=unit[prog.pool],
+        pool_dlo=pool_dlo, pool_dhi=pool_dhi, pool_slot=prog.pool_slot, path_start=prog.path_start,
+        warp_path=d.warp_path_table())
+
+
+def _work_arrays(d: KernelDescription, max_depth: int, n_done: int) -> _core.WorkArrays:
+    """The core's work memory; slot rows are padded to whole 64-bit mask words (the core scans
+    them 64 at a time)."""
     gamma = max(1, min(d.resident_blocks, d.blocks))
     nslots = gamma * d.warps_per_block
     words = _core.words_for(nslots)
-    # slot rows are padded to whole 64-bit mask words: the core scans them 64 at a time
-    work_slots = np.zeros((_core.N_FIELDS, 64 * words), np.int64)
-    work_stack = np.zeros((nslots, prog.max_depth + 1), np.int64)
-    work_done = np.zeros(nslots * n_done, np.int64)
-    work_masks = np.zeros((4 + len(d.subsystems)) * words, np.int64)
-    work_blocks = np.zeros((_core.N_BLOCK_FIELDS, gamma + 2), np.int64)
-    work_units = np.zeros((1, len(d.subsystems)), np.int64)
-    if d.blocks == 0:
-        out[:] = 0
-    else:
-        # per path position: the instruction's subsystem and dependence range (see _core._advance)
-        _run_watched(bounds, (
-            params, unit, lam, Lam, dep_cause, isbar, slots, dep_src,
-            prog.kind, prog.a, prog.b, prog.pool, unit[prog.pool], pool_dlo, pool_dhi, prog.pool_slot,
-            prog.path_start, warp_path,
-            issues["warp"], issues["block"], issues["instr"], issues["subsystem"],
-            issues["issue"], issues["complete"],
-            stalls["warp"], stalls["start"], stalls["end"], stalls["cause"],
-            unit_busy, cause_ticks, instr_count, instr_wait, instr_queue, out, fin_rows,
-            work_slots, work_stack, work_done, work_masks, work_blocks, work_units), out)
-    end, issued, n_tr, n_st, stopped, err, err_block, truncated, rounds = (int(x) for x in out)
+    return _core.WorkArrays(
+        slots=np.zeros((_core.N_FIELDS, 64 * words), np.int64),
+        stack=np.zeros((nslots, max_depth + 1), np.int64),
+        done=np.zeros(nslots * n_done, np.int64),
+        masks=np.zeros((4 + len(d.subsystems)) * words, np.int64),
+        blocks=np.zeros((_core.N_BLOCK_FIELDS, gamma + 2), np.int64),
+        units=np.zeros((1, len(d.subsystems)), np.int64))
+
+
+def _raise_error(err: int, err_block: int) -> None:
+    """The core's error code as a :class:`SimulationError` (none for ERR_NONE)."""
     if err == _core.ERR_BARRIER_DEADLOCK:
         raise SimulationError(
             f"barrier deadlock in block {err_block}: some warps of the block wait at a barrier that "
@@ -384,41 +436,20 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
         raise SimulationError("the simulation can make no progress (warps wait for an event that "
                               "never comes); check barriers and dependences")
 
-    cycles = Fraction(end, ticks)
-    if simulated != full.blocks:
-        cycles = _extrapolate(full, simulated, cycles, policy, bounds)
-        issued = int(issued * Fraction(full.blocks, simulated))
-    total_cycles = float(cycles)
-    busy = {name: unit_busy[u] / ticks for u, name in enumerate(d.subsystems)}
-    aggregates = Aggregates(
+
+def _aggregates(d: KernelDescription, totals: _core.Totals, ticks: int, total_cycles: float) -> Aggregates:
+    """The core's totals in cycles: busy time and utilisation per subsystem, stall time per
+    cause, and per instruction the issues and the mean wait and queueing before issue."""
+    n = len(d.instructions)
+    count = totals.instr_count
+    busy = {name: totals.unit_busy[u] / ticks for u, name in enumerate(d.subsystems)}
+    return Aggregates(
         unit_busy_cycles=busy,
         utilisation={k: (v / total_cycles if total_cycles else 0.0) for k, v in busy.items()},
-        stall_cycles={name: cause_ticks[c] / ticks for c, name in enumerate(STALL_CAUSES)},
-        issue_count=instr_count,
-        average_wait=np.divide(instr_wait / ticks, instr_count, out=np.zeros(n), where=instr_count > 0),
-        average_queue=np.divide(instr_queue / ticks, instr_count, out=np.zeros(n), where=instr_count > 0),
-    )
-    result_trace: Trace | None = None
-    if trace:
-        result_trace = Trace(issues=issues[:n_tr], stalls=stalls[:n_st], truncated=bool(truncated))
-    warps_total = full.blocks * d.warps_per_block
-    # each warp's instructions walk its path: only needed for a run that stopped early
-    completed = warps_total if not stopped else _completed_warps(
-        instr_count, d, [path_instructions(d)[d.path_of_warp(w)] for w in range(d.warps_per_block)])
-    return SimulationResult(
-        cycles=cycles,
-        instructions_issued=issued,
-        warps_completed=completed,
-        warps_per_cycle=(completed / total_cycles) if total_cycles else 0.0,
-        stopped_early=bool(stopped),
-        occupancy_warps=d.occupancy_warps,
-        policy=policy,
-        aggregates=aggregates,
-        trace=result_trace,
-        ticks_per_cycle=ticks,
-        scheduler_rounds=rounds,
-        sampled_blocks=simulated if simulated != full.blocks else 0,
-        note=note,
+        stall_cycles={name: totals.cause_ticks[c] / ticks for c, name in enumerate(STALL_CAUSES)},
+        issue_count=count,
+        average_wait=np.divide(totals.instr_wait / ticks, count, out=np.zeros(n), where=count > 0),
+        average_queue=np.divide(totals.instr_queue / ticks, count, out=np.zeros(n), where=count > 0),
     )
 
 

@@ -1,0 +1,131 @@
+"""The compiled replay of the sampled requests through L1 (per block) and L2 (the GPU's), in
+issue order: set-associative, sectored, LRU (see :mod:`engine.caches`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def _hash_set(line: np.int64, sets: np.int64) -> np.int64:       # pragma: no cover - compiled
+    x = np.uint64(line) * np.uint64(0x9E3779B97F4A7C15)
+    return np.int64((x >> np.uint64(24)) % np.uint64(sets))
+
+
+@njit(cache=True, nogil=True)
+def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any, entry_start: Any, entry_line: Any,
+                    entry_sectors: Any, entry_bytes: Any, n_blocks: Any, l1_sets: Any, l1_ways: Any, l2_sets: Any,
+                    l2_ways: Any, fetch_pairs: Any, out_l1: Any, out_l2: Any, out_cold: Any, out_again: Any,
+                    out_cold_bytes: Any, out_again_bytes: Any) -> None:   # pragma: no cover
+    """Replays the requests in ``req_order`` (L2 emptied before position ``flush_at``); per request
+    the sectors L1 and L2 served, the DRAM sectors read for data the replay never saw before
+    (cold) and for data it saw and lost (again), with the DRAM bytes of each."""
+    l1_tag = np.full((n_blocks, l1_sets, l1_ways), -1, dtype=np.int64)
+    l1_valid = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.uint8)
+    l1_age = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.int64)
+    l2_tag = np.full((l2_sets, l2_ways), -1, dtype=np.int64)
+    l2_valid = np.zeros((l2_sets, l2_ways), dtype=np.uint8)
+    l2_dirty = np.zeros((l2_sets, l2_ways, 4), dtype=np.uint32)
+    l2_age = np.zeros((l2_sets, l2_ways), dtype=np.int64)
+    seen = dict()
+    seen[np.int64(-1)] = np.uint8(0)
+    clock = 0
+    for k in range(req_order.shape[0]):
+        if k == flush_at:
+            l2_tag[:] = -1
+            l2_valid[:] = 0
+            l2_dirty[:] = 0
+        r = req_order[k]
+        blk = req_block[r]
+        kind = req_kind[r]
+        for e in range(entry_start[r], entry_start[r + 1]):
+            clock += 1
+            line = entry_line[e]
+            want = np.uint8(entry_sectors[e])
+            miss = want
+            if kind == 0 and l1_sets > 0:
+                s1 = _hash_set(line, l1_sets)
+                way = -1
+                for w in range(l1_ways):
+                    if l1_tag[blk, s1, w] == line:
+                        way = w
+                        break
+                if way < 0:
+                    # an empty way if there is one, else a pseudo-random victim (measured: misses
+                    # fade in beyond the capacity instead of all at once, as LRU would have them)
+                    for w in range(l1_ways):
+                        if l1_tag[blk, s1, w] == -1:
+                            way = w
+                            break
+                    if way < 0:
+                        way = np.int64((np.uint64(clock) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) % l1_ways
+                    l1_tag[blk, s1, way] = line
+                    l1_valid[blk, s1, way] = 0
+                hit = want & l1_valid[blk, s1, way]
+                miss = want & ~hit
+                l1_valid[blk, s1, way] |= want
+                l1_age[blk, s1, way] = clock
+                for q in range(4):
+                    if hit >> q & 1:
+                        out_l1[r] += 1
+            if miss == 0:
+                continue
+            known = seen.get(line, np.uint8(0))
+            seen[line] = np.uint8(known | miss)
+            s2 = _hash_set(line, l2_sets)
+            way = -1
+            for w in range(l2_ways):
+                if l2_tag[s2, w] == line:
+                    way = w
+                    break
+            if way < 0:
+                # an empty way if there is one, else a pseudo-random victim: the L2 ring measured
+                # with one thread keeps hitting past its capacity (25 MB near, 50 MB with the far
+                # partition), as a cyclic sweep through an LRU cache would not
+                for w in range(l2_ways):
+                    if l2_tag[s2, w] == -1:
+                        way = w
+                        break
+                if way < 0:
+                    way = np.int64((np.uint64(clock + 7) * np.uint64(0xD1B54A32D192ED03)) >> np.uint64(40)) % l2_ways
+                l2_tag[s2, way] = line
+                l2_valid[s2, way] = 0
+                for q in range(4):
+                    l2_dirty[s2, way, q] = 0
+            l2_age[s2, way] = clock
+            valid = l2_valid[s2, way]
+            before = valid                           # what the line held before this request
+            if kind == 2:                                # a store: its bytes are dirty, no fetch
+                for q in range(4):
+                    if miss >> q & 1:
+                        l2_dirty[s2, way, q] |= entry_bytes[e, q]
+                        out_l2[r] += 1
+                continue
+            for q in range(4):
+                if not (miss >> q & 1):
+                    continue
+                covered = (before >> q & 1) or l2_dirty[s2, way, q] == np.uint32(0xFFFFFFFF)
+                if covered:
+                    out_l2[r] += 1
+                else:
+                    cold = not (known >> q & 1)
+                    fetched = np.uint8(1 << q)
+                    if fetch_pairs:
+                        fetched |= np.uint8(1 << (q ^ 1))
+                    moved = 0
+                    for p in range(4):
+                        if (fetched >> p & 1) and not (valid >> p & 1):
+                            moved += 32
+                    if cold:
+                        out_cold[r] += 1
+                        out_cold_bytes[r] += moved
+                    else:
+                        out_again[r] += 1
+                        out_again_bytes[r] += moved
+                    valid |= fetched
+                if kind == 3:
+                    l2_dirty[s2, way, q] |= entry_bytes[e, q]
+            l2_valid[s2, way] = valid

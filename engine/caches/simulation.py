@@ -1,0 +1,464 @@
+"""The cache simulation's steps: the requests' replay order and buffers' footprints, the replay,
+the extrapolation of first touches to the grid, and the per-instruction shares and launch sums
+(:func:`simulate_caches`); the DRAM traffic of a whole launch (:func:`launch_traffic`,
+:func:`simulated_levels`)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from engine.caches.buffer_footprints import BUFFER_LINE_SHIFT, BufferFootprint, grid_footprint, reuse_distance
+from engine.caches.replay import replay_requests
+from engine.execution import Execution
+
+SECTOR = 32
+LINE = 128
+DRAM_FETCH_BYTES = 64           # DRAM reads 64 bytes at a time: a missing sector brings its neighbour
+L2_EFFECTIVE_SHARE = 0.5        # data shared by every SM occupies both L2 partitions (measured, see docs)
+L1_WAYS = 16
+L2_WAYS = 16
+# measured (bench/micro/results/h100-2026-11-27-geometry-call{1,2}: a single thread chasing a ring
+# through L1 with no shared memory carved out): every load hits up to 208 KB, 85 % at 224 KB, 50 %
+# at 256 KB, none at 320 KB. So about 40 KB of the 256 KB array are not L1 data, misses fade in
+# (the victim is not the least recently used line), and lines 4, 16 or 64 KB apart never conflict
+# (the set index is hashed).
+L1_UNAVAILABLE_BYTES = 40 * 1024
+FULL = np.uint32(0xFFFFFFFF)
+
+# request kinds (engine.execution.recorder)
+LOAD_CACHED, LOAD_UNCACHED, STORE, ATOMIC = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class CacheConfig:
+    """Geometry of the simulated caches (bytes)."""
+
+    l1_bytes_per_block: int
+    l2_bytes: int
+    l1_ways: int = L1_WAYS
+    l2_ways: int = L2_WAYS
+    dram_fetch_bytes: int = DRAM_FETCH_BYTES
+    wave_blocks: int = 0               # blocks the GPU runs at once (0: not known)
+
+
+@dataclass
+class CacheResult:
+    """Per instruction (dict index -> value) over the measured requests, and launch-level sums."""
+
+    l1_share: dict[int, float] = field(default_factory=dict)
+    l2_share: dict[int, float] = field(default_factory=dict)
+    dram_share: dict[int, float] = field(default_factory=dict)
+    dram_read_per_request: dict[int, float] = field(default_factory=dict)   # bytes
+    requests: dict[int, int] = field(default_factory=dict)
+    sectors: dict[int, int] = field(default_factory=dict)
+    measured_blocks: int = 0
+    dram_read_bytes: float = 0.0          # over the measured blocks
+    dirty_bytes: float = 0.0              # distinct bytes the measured blocks' stores leave dirty
+    fill_bytes: float = 0.0               # DRAM reads of partly written sectors (write-back fills)
+    l2_sector_accesses: int = 0
+    l2_sector_hits: int = 0
+    l1_sector_accesses: int = 0
+    l1_sector_hits: int = 0
+    config: CacheConfig | None = None
+    footprints: dict[int, Any] = field(default_factory=dict)   # buffer -> BufferFootprint
+    store_sector_bytes: float = 0.0       # bytes of the sectors the measured stores and atomics touch
+
+    @property
+    def l2_hit_rate(self) -> float | None:
+        return self.l2_sector_hits / self.l2_sector_accesses if self.l2_sector_accesses else None
+
+    @property
+    def l1_hit_rate(self) -> float | None:
+        return self.l1_sector_hits / self.l1_sector_accesses if self.l1_sector_accesses else None
+
+
+def cache_config(profile: Any, resident_blocks: int, shared_bytes_per_block: int) -> CacheConfig:
+    """The caches a launch sees on ``profile``'s GPU at ``resident_blocks`` per SM."""
+    device = profile.device
+    total = int(getattr(device, "l1_cache_bytes", None) or 0)
+    reserved = int(getattr(device, "reserved_shared_memory_per_block", 1024) or 0)
+    used = resident_blocks * (shared_bytes_per_block + reserved if shared_bytes_per_block else 0)
+    carveouts = [c for c in getattr(device, "shared_memory_carveouts", ()) or () if c >= used]
+    carved = min(carveouts) if carveouts else used          # the driver's smallest carve-out that fits
+    l1 = max(0, total - carved - L1_UNAVAILABLE_BYTES) // max(1, resident_blocks)
+    l2 = int((getattr(device, "l2_cache_bytes", None) or 0) * L2_EFFECTIVE_SHARE)
+    wave = int(getattr(device, "sm_count", 0) or 0) * max(1, resident_blocks)
+    return CacheConfig(l1_bytes_per_block=l1, l2_bytes=l2, wave_blocks=wave)
+
+
+_DEBUG = bool(os.environ.get("WARPLINE_DEBUG_CACHES"))     # per-buffer extrapolation on stdout
+@dataclass
+class _Requests:
+    """The sampled requests as arrays: per request its instruction, block and kind; per entry (a
+    128-byte line one request touches) its request (``owner``), line, sector mask, buffer, and the
+    sectors DRAM moves for it (``fetched``: with 64-byte fetches a sector brings its pair).
+    Request ``r``'s entries are ``starts[r]:starts[r + 1]``."""
+
+    instr: np.ndarray
+    block: np.ndarray
+    kind: np.ndarray
+    starts: np.ndarray
+    owner: np.ndarray
+    lines: np.ndarray
+    masks: np.ndarray
+    buffers: np.ndarray
+    fetched: np.ndarray
+    fetch_pairs: bool
+
+    @property
+    def reads(self) -> np.ndarray:
+        """Entries of loads and atomics (what brings data in)."""
+        return np.isin(self.kind[self.owner], (LOAD_CACHED, LOAD_UNCACHED, ATOMIC))
+
+
+def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozenset[int] = frozenset()
+                    ) -> CacheResult:
+    """Replays the sampled requests (the blocks a row before the window first, then the window, in
+    issue order) and extrapolates the DRAM traffic to the grid (:func:`grid_footprint`).
+    ``gathers``: instructions whose addresses come from loaded data: their buffers are re-read
+    at random over the launch, not by the blocks just before."""
+    result = CacheResult(config=config)
+    sample = execution.sample
+    log = execution.log
+    if sample is None or not log or not len(log["request_instruction"]):
+        return result
+    req = _requests(log, config)
+    grid = execution.grid or (sample.grid_blocks, 1, 1)
+    row = grid[0] if grid[1] > 1 else grid[0] * grid[1]
+    order, n_before = _replay_order(sample, req.block, row, config)
+    result.footprints = footprints = _footprints(execution, grid, req, gathers)
+    out = _replay(sample, log, req, order, _flush_at(n_before, row, footprints, sample.grid_blocks, config),
+                  config)
+    chosen = np.array(sample.measured, dtype=bool)[req.block]
+    n_measured = int(np.array(sample.measured, dtype=bool).sum())
+    request_buffer = np.full(len(req.instr), -1, dtype=np.int64)
+    request_buffer[req.owner] = req.buffers
+    plane = grid[0] * grid[1] if grid[2] > 1 else grid[0] if grid[1] > 1 else 1
+    keep = _kept_first_touches(req, out, footprints, chosen, request_buffer, n_measured, sample.grid_blocks,
+                               plane, config)
+    l2, dram, dram_bytes = _levels(req, out, keep, footprints, chosen, request_buffer, n_measured,
+                                   sample.grid_blocks)
+    sectors = np.bincount(req.owner, weights=_popcount4(log["entry_sectors"]), minlength=len(req.instr))
+    _per_instruction(result, req, chosen, sectors, out["l1"], dram, dram_bytes)
+    result.measured_blocks = n_measured
+    result.dram_read_bytes = float(dram_bytes[chosen].sum())
+    loads_l1 = chosen & (req.kind == LOAD_CACHED)
+    result.l1_sector_accesses = int(sectors[loads_l1].sum())
+    result.l1_sector_hits = int(out["l1"][loads_l1].sum())
+    result.l2_sector_accesses = int((l2[chosen] + dram[chosen]).sum())
+    result.l2_sector_hits = int(l2[chosen].sum())
+    stored = chosen & ((req.kind == STORE) | (req.kind == ATOMIC))
+    result.store_sector_bytes = float(sectors[stored].sum()) * SECTOR
+    if stored.any():
+        result.dirty_bytes, result.fill_bytes = _written_back(execution, grid, log, req, stored, n_measured,
+                                                              sample.grid_blocks)
+    return result
+
+
+def _requests(log: dict[str, np.ndarray], config: CacheConfig) -> _Requests:
+    """The execution's request log as :class:`_Requests`."""
+    n_req = len(log["request_instruction"])
+    starts = np.searchsorted(log["entry_request"], np.arange(n_req + 1)).astype(np.int64)
+    lines, masks = log["entry_line"], log["entry_sectors"].astype(np.int64)
+    # footprints in the sectors DRAM moves: with 64-byte fetches a sector brings its pair, asked
+    # for or not, so a first touch of one sector is two sectors of data (the cold bytes' unit)
+    fetch_pairs = config.dram_fetch_bytes >= 2 * SECTOR
+    return _Requests(
+        instr=log["request_instruction"].astype(np.int64), block=log["request_block"].astype(np.int64),
+        kind=log["request_kind"].astype(np.int64), starts=starts,
+        owner=np.repeat(np.arange(n_req), np.diff(starts)), lines=lines, masks=masks,
+        buffers=lines >> BUFFER_LINE_SHIFT,
+        fetched=(masks | ((masks & 0b0101) << 1) | ((masks & 0b1010) >> 1)) if fetch_pairs else masks,
+        fetch_pairs=fetch_pairs)
+
+
+def _replay_order(sample: Any, block: np.ndarray, row: int, config: CacheConfig) -> tuple[np.ndarray, int]:
+    """The requests in replay order, and how many of them come first from the row before the
+    window (0 where that row and the window are replayed interleaved)."""
+    role = np.array(sample.role)
+    in_before = role[block] == "before"
+    in_window = role[block] == "window"
+    before_order = np.flatnonzero(in_before)
+    if len(before_order) and config.wave_blocks and row < config.wave_blocks:
+        # the row before runs in the same wave as the window: their requests interleave, as the
+        # run issued them (a panel the rows share is fetched once for all of them)
+        return np.flatnonzero(in_before | in_window).astype(np.int64), 0
+    return np.concatenate([before_order, np.flatnonzero(in_window)]).astype(np.int64), len(before_order)
+
+
+def _footprints(execution: Execution, grid: tuple[int, int, int], req: _Requests,
+                gathers: frozenset[int]) -> dict[int, BufferFootprint]:
+    """The footprint of every buffer read over the grid, from every executed block's sets."""
+    read_entry = req.reads
+    gathered = np.isin(req.instr[req.owner], list(gathers)) if gathers else np.zeros(len(req.lines), dtype=bool)
+    footprints: dict[int, BufferFootprint] = {}
+    for b in np.unique(req.buffers[read_entry]).tolist():
+        sel = read_entry & (req.buffers == b)
+        fp = grid_footprint(execution, grid, b, req.lines[sel], req.fetched[sel], req.block[req.owner[sel]])
+        footprints[b] = replace(fp, scattered=bool(gathered[sel].any()))
+    return footprints
+
+
+def _flush_at(n_before: int, row: int, footprints: dict[int, BufferFootprint], grid_blocks: int,
+              config: CacheConfig) -> int:
+    """Where the replay empties L2 (-1: nowhere): after the row before when a row of blocks
+    between it and the window moves more bytes through L2 than it holds."""
+    if n_before:
+        per_block_bytes = sum(f.sectors for f in footprints.values()) * SECTOR / max(grid_blocks, 1)
+        if row * per_block_bytes > config.l2_bytes:
+            return n_before
+    return -1
+
+
+def _replay(sample: Any, log: dict[str, np.ndarray], req: _Requests, order: np.ndarray, flush_at: int,
+            config: CacheConfig) -> dict[str, np.ndarray]:
+    """Per request, the sectors L1 and L2 served and the DRAM sectors and bytes of first touches
+    (cold) and of data read again after an eviction (again), from the compiled replay."""
+    l1_lines = config.l1_bytes_per_block // LINE
+    l1_sets = max(0, l1_lines // config.l1_ways)
+    l2_sets = max(1, config.l2_bytes // LINE // config.l2_ways)
+    n_req = len(req.instr)
+    out = {k: np.zeros(n_req, dtype=np.int64) for k in ("l1", "l2", "cold", "again", "cold_b", "again_b")}
+    replay_requests(req.block, req.kind, order, flush_at, req.starts, req.lines, log["entry_sectors"],
+                    log["entry_bytes"], sample.blocks, l1_sets, config.l1_ways, l2_sets, config.l2_ways,
+                    req.fetch_pairs, out["l1"], out["l2"], out["cold"], out["again"],
+                    out["cold_b"], out["again_b"])
+    return out
+
+
+def _kept_first_touches(req: _Requests, out: dict[str, np.ndarray], footprints: dict[int, BufferFootprint],
+                        chosen: np.ndarray, request_buffer: np.ndarray, n_measured: int, grid_blocks: int,
+                        plane: int, config: CacheConfig) -> np.ndarray:
+    """Per request, the share of its first touches (cold misses) that still go to DRAM over the
+    grid: cold misses beyond what the grid's footprint allows are data earlier blocks brought in."""
+    keep = np.ones(len(req.instr), dtype=np.float64)
+    fetched_sectors = np.bincount(req.owner, weights=_popcount4(req.fetched), minlength=len(req.instr))
+    rates = {b: float(fetched_sectors[chosen & (request_buffer == b)].sum()) / max(1, n_measured)
+             for b in footprints}
+    for b, fp in footprints.items():
+        sel = chosen & (request_buffer == b)
+        # sectors of data the first touches moved (a 64-byte fetch brings a sector's pair): the
+        # unit the footprint counts, so a pair fetched once is not taken for two first touches
+        cold = float(out["cold_b"][sel].sum()) / SECTOR
+        if cold <= 0:
+            continue
+        # of the sample's first touches, the grid's first touches are the footprint's share; the
+        # rest re-read data unsampled blocks brought in, which L2 still holds if what the kernel
+        # touches while the buffer comes round again fits (reuse_distance)
+        compulsory = min(1.0, fp.sectors * n_measured / max(grid_blocks, 1) / cold)
+        if fp.scattered:
+            distance = reuse_distance(b, footprints, rates)
+        else:
+            # re-read from a neighbour the sample did not run: the one a plane (or row) before
+            distance = plane * sum(f.sectors for f in footprints.values()) / max(grid_blocks, 1)
+        kept = min(1.0, config.l2_bytes / max(SECTOR * distance, 1.0))
+        keep[request_buffer == b] = compulsory + (1.0 - compulsory) * (1.0 - kept)
+        if _DEBUG:
+            print("buffer", b, "cold", cold, "F", fp.sectors, "q", compulsory, "scattered", fp.scattered,
+                  "distance", distance, "kept", kept, "rate", rates.get(b))
+    if _DEBUG:
+        for b in footprints:
+            sel = chosen & (request_buffer == b)
+            print("buffer", b, {k: float(v[sel].sum()) for k, v in out.items()})
+    return keep
+
+
+def _levels(req: _Requests, out: dict[str, np.ndarray], keep: np.ndarray,
+            footprints: dict[int, BufferFootprint], chosen: np.ndarray, request_buffer: np.ndarray,
+            n_measured: int, grid_blocks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per request, the sectors L2 and DRAM serve over the grid and the DRAM bytes."""
+    cold_kept = out["cold"] * keep
+    dram = cold_kept + out["again"]
+    dram_bytes = out["cold_b"] * keep + out["again_b"]
+    l2 = out["l2"] + out["cold"] - cold_kept
+    # every sector of the grid's footprint comes from DRAM once: the measured blocks pay their
+    # share of it even where blocks outside the measured part fetched it first in the replay
+    # (blocks of one wave share a panel: whichever asks first misses, and the run asks in turn)
+    for b, fp in footprints.items():
+        sel = chosen & (request_buffer == b) & np.isin(req.kind, (LOAD_CACHED, LOAD_UNCACHED, ATOMIC))
+        share = fp.sectors * n_measured / max(grid_blocks, 1)
+        have = float(dram_bytes[sel].sum()) / SECTOR       # sectors of data moved, as the footprint
+        served_by_l2 = float(l2[sel].sum())
+        if have >= share or served_by_l2 <= 0:
+            continue
+        moved = min(share - have, served_by_l2)
+        fraction = moved / served_by_l2
+        dram[sel] += l2[sel] * fraction
+        dram_bytes[sel] += l2[sel] * fraction * float(SECTOR)
+        l2[sel] -= l2[sel] * fraction
+    return l2, dram, dram_bytes
+
+
+def _per_instruction(result: CacheResult, req: _Requests, chosen: np.ndarray, sectors: np.ndarray,
+                     l1: np.ndarray, dram: np.ndarray, dram_bytes: np.ndarray) -> None:
+    """Each instruction's requests, sectors, share of them per level and DRAM bytes per request."""
+    for index in np.unique(req.instr[chosen]).tolist():
+        sel = chosen & (req.instr == index)
+        total = float(sectors[sel].sum())
+        result.requests[index] = int(sel.sum())
+        result.sectors[index] = int(total)
+        if total <= 0:
+            continue
+        result.l1_share[index] = float(l1[sel].sum()) / total
+        result.dram_share[index] = min(1.0 - result.l1_share[index], float(dram[sel].sum()) / total)
+        result.l2_share[index] = max(0.0, 1.0 - result.l1_share[index] - result.dram_share[index])
+        result.dram_read_per_request[index] = float(dram_bytes[sel].sum()) / max(1, int(sel.sum()))
+
+
+def _written_back(execution: Execution, grid: tuple[int, int, int], log: dict[str, np.ndarray],
+                  req: _Requests, stored: np.ndarray, n_measured: int, grid_blocks: int) -> tuple[float, float]:
+    """The bytes the measured stores leave dirty and the write-back fills, at most the written
+    buffers' footprint over the grid."""
+    lines, masks = req.lines, req.masks
+    loads = req.reads
+    read_sectors = np.unique(np.concatenate([lines[loads] * 4 + q for q in range(4)]
+                                            )[np.concatenate([(masks[loads] >> q & 1).astype(bool)
+                                                              for q in range(4)])])
+    dirty, fills = _dirty_bytes(log, req.starts, stored, read_sectors)
+    written_sel = np.isin(req.kind[req.owner], (STORE, ATOMIC))
+    cap = 0.0
+    for b in np.unique(req.buffers[written_sel]).tolist():
+        sel = written_sel & (req.buffers == b)
+        cap += grid_footprint(execution, grid, b, lines[sel], masks[sel], req.block[req.owner[sel]]).sectors
+    scale = grid_blocks / max(1, n_measured)
+    if dirty * scale > cap * SECTOR > 0:
+        ratio = cap * SECTOR / (dirty * scale)
+        dirty, fills = dirty * ratio, fills * ratio
+    return dirty, fills
+
+
+def _popcount4(bits: np.ndarray) -> np.ndarray:
+    b = bits.astype(np.int64)
+    return np.asarray((b & 1) + (b >> 1 & 1) + (b >> 2 & 1) + (b >> 3 & 1))
+
+
+def _dirty_bytes(log: dict[str, np.ndarray], starts: np.ndarray, stored: np.ndarray,
+                 read_sectors: np.ndarray | None = None) -> tuple[float, float]:
+    """Distinct 32-byte sectors the ``stored`` requests write, and those only partly written
+    (L2 reads them from DRAM before writing them back)."""
+    rows = np.flatnonzero(stored)
+    if not len(rows):
+        return 0.0, 0.0
+    lengths = starts[rows + 1] - starts[rows]
+    offsets = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    entries = np.repeat(starts[rows], lengths) + offsets
+    lines = log["entry_line"][entries]
+    masks = log["entry_bytes"][entries]
+    keys = np.concatenate([lines * 4 + q for q in range(4)])
+    written = np.concatenate([masks[:, q] for q in range(4)]).astype(np.uint64)
+    present = written != 0
+    keys, written = keys[present], written[present]
+    if not len(keys):
+        return 0.0, 0.0
+    order = np.argsort(keys, kind="stable")
+    keys, written = keys[order], written[order]
+    first = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    merged = np.bitwise_or.reduceat(written, first)
+    partial = merged != np.uint64(0xFFFFFFFF)
+    if read_sectors is not None and partial.any():
+        # a sector the kernel also reads is in L2 already: writing part of it needs no fill
+        partial &= ~np.isin(keys[first], read_sectors)
+    return float(len(first) * SECTOR), float(int(partial.sum()) * SECTOR)
+
+
+@dataclass(frozen=True)
+class LaunchTraffic:
+    """DRAM bytes of the whole launch, extrapolated from the measured blocks."""
+
+    dram_read_bytes: float
+    dram_write_bytes: float
+    l2_hit_rate: float | None
+    l1_hit_rate: float | None
+    scale: float            # launch blocks / measured blocks
+
+
+def launch_traffic(result: CacheResult, grid_blocks: int, retained_dirty_bytes: float) -> LaunchTraffic:
+    """The launch's DRAM traffic during the kernel: the measured blocks' reads and written bytes
+    times the blocks they stand for; written data reaches DRAM only beyond what L2 keeps dirty
+    when the kernel ends (``retained_dirty_bytes``, measured per GPU), partly written sectors
+    first read from DRAM."""
+    scale = grid_blocks / max(1, result.measured_blocks)
+    dirty = result.dirty_bytes * scale
+    written = max(0.0, dirty - retained_dirty_bytes)
+    share = written / dirty if dirty > 0 else 0.0
+    reads = result.dram_read_bytes * scale + result.fill_bytes * scale * share
+    return LaunchTraffic(reads, written, result.l2_hit_rate, result.l1_hit_rate, scale)
+
+
+@dataclass(frozen=True)
+class SimulatedLevels:
+    """The cache simulation as the cost and traffic models read it: per executed access the
+    shares of its sectors each level serves and its DRAM bytes per request, and the launch's
+    DRAM traffic."""
+
+    caches: CacheResult
+    traffic: LaunchTraffic
+
+    def shares(self, index: int) -> tuple[float, float, float] | None:
+        c = self.caches
+        if index not in c.l1_share:
+            return None
+        return c.l1_share[index], c.l2_share[index], c.dram_share[index]
+
+    @property
+    def written_share(self) -> float:
+        """Share of the sectors stores send to L2 that L2 writes to DRAM while the kernel runs:
+        what reaches DRAM is the distinct dirty data beyond what L2 keeps, however many stores
+        wrote each sector."""
+        sent = self.caches.store_sector_bytes * self.traffic.scale
+        return min(1.0, self.traffic.dram_write_bytes / sent) if sent > 0 else 0.0
+
+    @property
+    def fill_factor(self) -> float:
+        """DRAM bytes per byte written back: a partly written sector is read before it is written."""
+        written = self.traffic.dram_write_bytes
+        if written <= 0:
+            return 1.0
+        dirty = self.caches.dirty_bytes * self.traffic.scale
+        fills = self.caches.fill_bytes * self.traffic.scale * (written / dirty if dirty > 0 else 0.0)
+        return 1.0 + fills / written
+
+    def dram_bytes_per_request(self, index: int) -> float | None:
+        return self.caches.dram_read_per_request.get(index)
+
+    def fetch_factor(self, index: int) -> float:
+        """DRAM bytes read per 32 bytes of the access's sectors DRAM serves (2 for a lone sector
+        of a 64-byte fetch, 1 when both halves are wanted)."""
+        c = self.caches
+        requests, sectors = c.requests.get(index, 0), c.sectors.get(index, 0)
+        dram = c.dram_share.get(index, 0.0) * sectors
+        if not requests or dram <= 0:
+            return 1.0
+        return max(1.0, c.dram_read_per_request.get(index, 0.0) * requests / (SECTOR * dram))
+
+
+def simulated_levels(execution: Execution, profile: object, resident_blocks: int,
+                     shared_bytes_per_block: int, gathers: frozenset[int] = frozenset()) -> SimulatedLevels | None:
+    """The simulation at this occupancy, kept on the execution (an edit of a latency reuses it).
+    ``gathers``: instructions whose addresses come from loaded data (:func:`simulate_caches`)."""
+    if not execution.ok:
+        return None
+    config = cache_config(profile, resident_blocks, shared_bytes_per_block)
+    memo = execution.memo.setdefault("caches", {})
+    result = memo.get((config, gathers))
+    if result is None:
+        result = memo[(config, gathers)] = simulate_caches(execution, config, gathers)
+    memory = getattr(getattr(profile, "pipeline", None), "memory", {}) or {}
+    sample = execution.sample
+    assert sample is not None
+    alone = float(memory.get("l2_dirty_bytes", 0.0) or 0.0)
+    streaming = float(memory.get("l2_dirty_bytes_streaming", alone) or alone)
+    first = launch_traffic(result, sample.grid_blocks, alone)
+    # L2 keeps less dirty data when reads share it: measured with stores alone and with as many
+    # reads as stores, straight between the two, and down to none when reads are all the traffic
+    dirty = result.dirty_bytes * first.scale
+    read_share = first.dram_read_bytes / (first.dram_read_bytes + dirty) if dirty > 0 else 0.0
+    if read_share <= 0.5:
+        retained = alone + (streaming - alone) * 2.0 * read_share
+    else:
+        retained = streaming * (1.0 - read_share) * 2.0
+    return SimulatedLevels(result, launch_traffic(result, sample.grid_blocks, retained))

@@ -206,3 +206,17 @@ def test_unknown_policy_and_empty_path_are_refused() -> None:
         simulate(chain(0))
     with pytest.raises(SimulationError, match="does not exist"):
         simulate(chain(2).with_changes(paths=((Run((5,)),),)))
+
+
+def test_gpumech_without_an_interval_is_refused_not_divided_by_zero() -> None:
+    """An interval profile with no interval (or none with work) cannot give GPUMech a time: a
+    ModelError the evaluator shows as that model's error, never a ZeroDivisionError."""
+    from engine.errors import ModelError
+    from engine.pipeline.peers import gpumech
+
+    d = chain(4)
+    for profile in ((np.zeros(0), np.zeros(0)), (np.zeros(2), np.zeros(2))):
+        for policy, corrected in (("rr", False), ("rr", True), ("gto", False)):
+            with pytest.raises(ModelError, match="GPUMech"):
+                gpumech(d, policy=policy, corrected=corrected, profile=profile)
+    assert gpumech(d, policy="rr", profile=(np.array([3.0]), np.array([4.0]))).cycles > 0

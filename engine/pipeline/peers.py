@@ -314,6 +314,9 @@ def gpumech(d: KernelDescription, f: KernelFigures | None = None, policy: str = 
     f = f or kernel_figures(d)
     n, s = profile if profile is not None else interval_profile(d)
     W = d.occupancy_warps
+    if not len(n) or n.sum() + s.sum() <= 0:
+        raise ModelError("GPUMech: the representative warp has no interval (no issued work before a stall), "
+                         "so the interval model has nothing to count")
     p = n.sum() / (n.sum() + s.sum())
     if policy == "rr" and corrected:
         overl = np.minimum(s, W - 1)
@@ -332,6 +335,8 @@ def gpumech(d: KernelDescription, f: KernelFigures | None = None, policy: str = 
     else:
         raise ModelError(f"GPUMech has no policy {policy!r} (rr or gto)")
     total = float(cycles.sum())
+    if not total > 0:
+        raise ModelError(f"GPUMech: the intervals add up to {total:g} cycles")
     return _prediction(name, W / total, f, issue_probability=float(p), intervals=float(len(n)),
                        cycles_per_run=total)
 

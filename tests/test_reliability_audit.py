@@ -409,12 +409,13 @@ def test_stopping_the_worker_does_not_wait_for_a_stage_that_cannot_be_interrupte
 
 def test_profile_costs_are_remembered_and_unchanged():
     from engine.profiles import load_profile
+    from engine.profiles.cost_rules import instruction_cost
     from engine.units import MemorySpace, Unit
 
     profile = load_profile("h100")
     first = profile.cost_for_opcode("add.f32", Unit.ALU)
     assert profile.cost_for_opcode("add.f32", Unit.ALU) is first
-    assert first == profile._cost_for_opcode("add.f32", Unit.ALU, MemorySpace.NONE, None, frozenset())
+    assert first == instruction_cost(profile, "add.f32", Unit.ALU, MemorySpace.NONE, None, frozenset())
     assert profile.cost_for_opcode("add.f32", Unit.ALU, special_registers=("tid",)) is not first
 
 

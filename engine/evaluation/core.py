@@ -201,11 +201,12 @@ class Evaluator:
     def __init__(self) -> None:
         self._profiles: dict[str, Profile] = {}
         self._analyses: dict[tuple, KernelAnalysis] = {}
-        self._tables: dict[tuple, tuple] = {}
-        self._descriptions: dict[tuple, KernelDescription] = {}
+        # (owner, value) per key holding id(owner): see _held
+        self._tables: dict[tuple, tuple[Any, Any]] = {}
+        self._descriptions: dict[tuple, tuple[Any, KernelDescription]] = {}
         self._sass_maps: dict[tuple, tuple[Any, tuple[Any, str]]] = {}
         self._traffic_cache: dict[tuple, tuple[KernelDescription, Any]] = {}
-        self._memory: dict[tuple, tuple[Any, str]] = {}
+        self._memory: dict[tuple, tuple[Any, tuple[Any, str]]] = {}
         self._completions: dict[tuple, tuple[Any, Any]] = {}
         self._structures: dict[tuple, KernelAnalysis] = {}
 
@@ -241,23 +242,27 @@ class Evaluator:
         """(Completion, alternatives) of ``launch``'s arguments (engine.conventions), once per
         kernel and launch."""
         key = (id(inputs.function), inputs.kernel_name, repr(launch))
-        if key not in self._completions:
+        hit = _held(self._completions, key, inputs.function)
+        if hit is None:
             _bounded(self._completions, self.CACHE_LIMIT)
-            self._completions[key] = complete_arguments(inputs.function, inputs.module, launch, analysis)
-        return self._completions[key]
+            hit = _hold(self._completions, key, inputs.function,
+                        complete_arguments(inputs.function, inputs.module, launch, analysis))
+        return hit
 
     def memory(self, inputs: KernelInputs, analysis: KernelAnalysis, launch: Launch) -> tuple[Any, str]:
         """The memory-access analysis and why it is missing if it is (keyed by the analysis: an
         edit of a latency or of the occupancy reuses it)."""
         key = (id(analysis), current_mechanisms())
-        if key not in self._memory:
+        hit = _held(self._memory, key, analysis)
+        if hit is None:
             _bounded(self._memory, self.CACHE_LIMIT)
             try:
-                self._memory[key] = (executed_memory(analysis, launch, inputs.module), "")
+                found: tuple[Any, str] = (executed_memory(analysis, launch, inputs.module), "")
             except WarplineError as exc:
-                self._memory[key] = (None, f"memory-access analysis failed ({exc}); coalesced "
-                                           "accesses and the profile's memory costs assumed")
-        return self._memory[key]
+                found = (None, f"memory-access analysis failed ({exc}); coalesced "
+                               "accesses and the profile's memory costs assumed")
+            hit = _hold(self._memory, key, analysis, found)
+        return hit
 
     # ------------------------------------------------------------------ evaluation
 
@@ -467,14 +472,14 @@ class Evaluator:
         state, profile, analysis = ev.state, ev.profile, ev.analysis
         assert profile is not None and analysis is not None
         key = (id(analysis), profile.name, str(profile.path), repr(ev.run_launch), resident, current_mechanisms())
-        base = self._descriptions.get(key)
+        base = _held(self._descriptions, key, analysis)
         if base is None:
             _bounded(self._descriptions, self.DESCRIPTION_LIMIT)
             sass = self._sass(inputs, profile)[0] if enabled("sass") else None
-            base = build_description(analysis, profile, ev.run_launch, PipelineOverrides(),
-                                     resident_blocks=resident, module=inputs.module, memory=ev.memory,
-                                     sass=sass)
-            self._descriptions[key] = base
+            base = _hold(self._descriptions, key, analysis,
+                         build_description(analysis, profile, ev.run_launch, PipelineOverrides(),
+                                           resident_blocks=resident, module=inputs.module, memory=ev.memory,
+                                           sass=sass))
         d = base.with_changes(resident_blocks=resident)
         costs = pipeline_overrides(state, analysis).costs
         if costs:
@@ -565,10 +570,11 @@ class Evaluator:
         resources = _resources(inputs, launch)
         key = (id(analysis), current_mechanisms(), profile.name, str(profile.path), repr(launch), resources.registers,
                resources.static_shared_bytes)
-        if key not in self._tables:
+        tables = _held(self._tables, key, analysis)
+        if tables is None:
             _bounded(self._tables, self.CACHE_LIMIT)
-            self._tables[key] = manybsp_inputs(analysis, profile, launch, resources, ev.memory)
-        rows, specs, warnings, params = self._tables[key]
+            tables = _hold(self._tables, key, analysis, manybsp_inputs(analysis, profile, launch, resources, ev.memory))
+        rows, specs, warnings, params = tables
         overrides = occupancy_overrides(state.overrides, ev.resident_blocks, launch)
         # A profile without a [manybsp] section runs on derived figures; one it cannot derive
         # refuses the prediction (result.refused) but keeps the BLOCK table and the supersteps.
@@ -726,6 +732,21 @@ def _resources(inputs: KernelInputs, launch: Launch) -> Any:
     if launch.regs_per_thread is not None and launch.regs_per_thread != resources.registers:
         resources = replace(resources, registers=launch.regs_per_thread, source="override")
     return resources
+
+
+def _held(cache: dict[Any, tuple[Any, Any]], key: Any, owner: Any) -> Any:
+    """The value cached under ``key`` for ``owner`` (None if none). Keys hold ``id(owner)``; the
+    entry holds ``owner`` itself, so that while it is cached no other object can get its id (an
+    analysis freed and a new one at the same address would otherwise read the old one's entry)."""
+    entry = cache.get(key)
+    if entry is None or entry[0] is not owner:
+        return None
+    return entry[1]
+
+
+def _hold(cache: dict[Any, tuple[Any, Any]], key: Any, owner: Any, value: Any) -> Any:
+    cache[key] = (owner, value)
+    return value
 
 
 def _bounded(cache: dict, limit: int) -> None:

@@ -17,7 +17,7 @@ from engine.evaluation.registry import model as model_spec
 from engine.evaluation.verdict import explain
 from gui.glossary import TERMS
 from gui.models.block_table import COLUMNS, KEYS
-from tests.test_gui_support import HOTSPOT, make_window, wait_complete
+from tests.test_gui_support import HOTSPOT, TIMEOUT_MS, make_window, wait_complete
 
 
 @pytest.fixture()
@@ -183,7 +183,7 @@ def test_baseline_kept_in_the_session_and_recomputed(window, qtbot, tmp_path, mo
     assert _rows(compare(stored, current)) == shown
     assert "stored figures" in other.gantt.baseline_caption.text()
     # recomputed (same PTX): a live result with its trace, the same figures
-    qtbot.waitUntil(lambda: other.baseline.result is not None, timeout=60_000)
+    qtbot.waitUntil(lambda: other.baseline.result is not None, timeout=TIMEOUT_MS)
     wait_complete(qtbot, other)
     again = other.session.result
     assert other.session.state == current.state and again.models["pipeline"].kernel_cycles == \

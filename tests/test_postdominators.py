@@ -9,8 +9,8 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from engine.analysis.cfg import build_cfg, immediate_dominators
-from engine.memory.control import _EXIT, control_dependences
+from engine.analysis.cfg import build_cfg
+from engine.memory.control import _EXIT, control_dependences, post_dominators
 from engine.ptx import parse_ptx
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,18 +35,7 @@ def test_post_dominators_match_networkx(path):
     module = parse_ptx(path.read_text(encoding="utf-8"))
     for function in module.functions:
         cfg = build_cfg(function)
-        n = len(cfg.blocks)
-        succ: list[list[int]] = [[] for _ in range(n + 1)]
-        pred: list[list[int]] = [[] for _ in range(n + 1)]
-        for b in cfg.blocks:
-            for s in dict.fromkeys(b.successors):
-                succ[s].append(b.index)
-                pred[b.index].append(s)
-            if not b.successors:
-                succ[n].append(b.index)
-                pred[b.index].append(n)
-        ours = {(_EXIT if b == n else b): (_EXIT if d == n else d)
-                for b, d in immediate_dominators(succ, pred, n).items()}
+        ours = post_dominators(cfg)
         theirs = _networkx_ipdom(cfg)
         theirs.setdefault(_EXIT, _EXIT)          # networkx 3 leaves the root out
         assert ours == theirs, function.name

@@ -28,8 +28,9 @@ class Dependence:
     loop_test: bool
 
 
-def control_dependences(cfg: ControlFlowGraph) -> dict[int, list[Dependence]]:
-    """For every block, the branch edges it is control dependent on."""
+def post_dominators(cfg: ControlFlowGraph) -> dict[int, int]:
+    """Immediate post-dominator of every block that reaches an exit (``_EXIT`` for the virtual
+    exit every block without successors flows into, which maps to itself)."""
     n = len(cfg.blocks)
     exit_node = n                      # _EXIT's number in the lists
     reverse_succ: list[list[int]] = [[] for _ in range(n + 1)]
@@ -41,10 +42,15 @@ def control_dependences(cfg: ControlFlowGraph) -> dict[int, list[Dependence]]:
         if not b.successors:
             reverse_succ[exit_node].append(b.index)
             reverse_pred[b.index].append(exit_node)
+    return {(_EXIT if b == exit_node else b): (_EXIT if d == exit_node else d)
+            for b, d in immediate_dominators(reverse_succ, reverse_pred, exit_node).items()}
+
+
+def control_dependences(cfg: ControlFlowGraph) -> dict[int, list[Dependence]]:
+    """For every block, the branch edges it is control dependent on."""
     # Blocks that cannot reach an exit (infinite loops) have no post-dominator; they keep no
     # dependences, i.e. they are taken to run whenever reached.
-    ipdom = {(_EXIT if b == exit_node else b): (_EXIT if d == exit_node else d)
-             for b, d in immediate_dominators(reverse_succ, reverse_pred, exit_node).items()}
+    ipdom = post_dominators(cfg)
     out: dict[int, list[Dependence]] = {b.index: [] for b in cfg.blocks}
     for a in cfg.blocks:
         if len(set(a.successors)) < 2 or a.index not in ipdom:

@@ -176,6 +176,7 @@ PIPELINE_MEMORY: dict[str, Field] = {
     "atomic_same_address_cycles": RATE,     # GPU cycles per atomic on one global address (serial)
     "atomic_same_address_request_cycles": RATE,  # ... for a warp request with one active lane
     "atomic_distinct_lane_lam": RATE,       # SM cycles per atomic lane on spread addresses, all SMs issuing
+    "shared_cas_pass_cycles": RATE,         # SM cycles of one pass of a shared-memory compare-and-swap retry loop
     "constant_divergent_cycles": RATE,      # SM cycles per distinct constant address of a warp request
     "constant_uniform_lam": RATE,           # SM cycles per LDC warp request on one address, all SMs issuing
     "l2_dirty_bytes": _f("num", False, 0, MAX_BYTES),  # stores L2 still holds dirty when a kernel ends

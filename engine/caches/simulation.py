@@ -138,9 +138,9 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     request_buffer = np.full(len(req.instr), -1, dtype=np.int64)
     request_buffer[req.owner] = req.buffers
     plane = grid[0] * grid[1] if grid[2] > 1 else grid[0] if grid[1] > 1 else 1
-    keep = _kept_first_touches(req, out, footprints, chosen, request_buffer, n_measured, sample.grid_blocks,
-                               plane, config)
-    l2, dram, dram_bytes = _levels(req, out, keep, footprints, chosen, request_buffer, n_measured,
+    keep, rehit = _kept_first_touches(req, out, footprints, chosen, request_buffer, n_measured,
+                                      sample.grid_blocks, plane, config)
+    l2, dram, dram_bytes = _levels(req, out, keep, rehit, footprints, chosen, request_buffer, n_measured,
                                    sample.grid_blocks)
     sectors = np.bincount(req.owner, weights=_popcount4(log["entry_sectors"]), minlength=len(req.instr))
     _per_instruction(result, req, chosen, sectors, out["l1"], dram, dram_bytes)
@@ -232,10 +232,18 @@ def _replay(sample: Any, log: dict[str, np.ndarray], req: _Requests, order: np.n
 
 def _kept_first_touches(req: _Requests, out: dict[str, np.ndarray], footprints: dict[int, BufferFootprint],
                         chosen: np.ndarray, request_buffer: np.ndarray, n_measured: int, grid_blocks: int,
-                        plane: int, config: CacheConfig) -> np.ndarray:
+                        plane: int, config: CacheConfig) -> tuple[np.ndarray, np.ndarray]:
     """Per request, the share of its first touches (cold misses) that still go to DRAM over the
-    grid: cold misses beyond what the grid's footprint allows are data earlier blocks brought in."""
+    grid (cold misses beyond what the grid's footprint allows are data earlier blocks brought in),
+    and the share of its L2 hits in the replay that still hit over the grid.
+
+    The second is below 1 for a table read at random (a gather through loaded indices) that L2
+    cannot hold with everything else the kernel moves: the sample is too short for L2 to fill,
+    so its re-reads all hit, while over the launch a random re-read of a line another block read
+    finds it in L2 only as often as L2 holds it (the capacity over the reuse distance, as for the
+    first touches); a block's re-reads of its own lines come soon after and still hit."""
     keep = np.ones(len(req.instr), dtype=np.float64)
+    rehit = np.ones(len(req.instr), dtype=np.float64)
     fetched_sectors = np.bincount(req.owner, weights=_popcount4(req.fetched), minlength=len(req.instr))
     rates = {b: float(fetched_sectors[chosen & (request_buffer == b)].sum()) / max(1, n_measured)
              for b in footprints}
@@ -257,6 +265,8 @@ def _kept_first_touches(req: _Requests, out: dict[str, np.ndarray], footprints: 
             distance = plane * sum(f.sectors for f in footprints.values()) / max(grid_blocks, 1)
         kept = min(1.0, config.l2_bytes / max(SECTOR * distance, 1.0))
         keep[request_buffer == b] = compulsory + (1.0 - compulsory) * (1.0 - kept)
+        if fp.scattered and kept < 1.0:
+            rehit[request_buffer == b] = 1.0 - _cross_block_share(req, b) * (1.0 - kept)
         if _DEBUG:
             print("buffer", b, "cold", cold, "F", fp.sectors, "q", compulsory, "scattered", fp.scattered,
                   "distance", distance, "kept", kept, "rate", rates.get(b))
@@ -264,17 +274,32 @@ def _kept_first_touches(req: _Requests, out: dict[str, np.ndarray], footprints: 
         for b in footprints:
             sel = chosen & (request_buffer == b)
             print("buffer", b, {k: float(v[sel].sum()) for k, v in out.items()})
-    return keep
+    return keep, rehit
 
 
-def _levels(req: _Requests, out: dict[str, np.ndarray], keep: np.ndarray,
+def _cross_block_share(req: _Requests, buffer: int) -> float:
+    """Of the sample's re-reads of ``buffer``'s lines, the share a block makes of a line another
+    block read (the rest re-read the block's own lines, soon after: a CSR row's neighbours)."""
+    sel = req.buffers == buffer
+    lines, blocks = req.lines[sel], req.block[req.owner[sel]]
+    distinct = len(np.unique(lines))
+    per_block = len(np.unique(np.stack([blocks, lines], axis=1), axis=0)) if len(lines) else 0
+    rereads = len(lines) - distinct
+    return min(1.0, max(0.0, (per_block - distinct) / rereads)) if rereads > 0 else 0.0
+
+
+def _levels(req: _Requests, out: dict[str, np.ndarray], keep: np.ndarray, rehit: np.ndarray,
             footprints: dict[int, BufferFootprint], chosen: np.ndarray, request_buffer: np.ndarray,
             n_measured: int, grid_blocks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per request, the sectors L2 and DRAM serve over the grid and the DRAM bytes."""
     cold_kept = out["cold"] * keep
-    dram = cold_kept + out["again"]
-    dram_bytes = out["cold_b"] * keep + out["again_b"]
-    l2 = out["l2"] + out["cold"] - cold_kept
+    # L2 hits of the replay that miss over the launch fetch as the request's first touches did
+    missed = out["l2"] * (1.0 - rehit)
+    per_sector = np.divide(out["cold_b"], out["cold"], out=np.full(len(keep), float(SECTOR)),
+                           where=out["cold"] > 0)
+    dram = cold_kept + out["again"] + missed
+    dram_bytes = out["cold_b"] * keep + out["again_b"] + missed * per_sector
+    l2 = out["l2"] - missed + out["cold"] - cold_kept
     # every sector of the grid's footprint comes from DRAM once: the measured blocks pay their
     # share of it even where blocks outside the measured part fetched it first in the replay
     # (blocks of one wave share a panel: whichever asks first misses, and the run asks in turn)

@@ -58,7 +58,7 @@ def current_cancel() -> Callable[[], bool] | None:
     return _CANCEL.get()
 
 MAX_LANES = 32768                 # lanes one run holds at most (1024 warps)
-MAX_STEPS = 60_000                # interpreted instruction steps of one run (a few seconds at most)
+MAX_STEPS = 1_000_000             # interpreted instruction steps of one run (tens of µs each: 10-30 s at most)
 TARGET_LANE_INSTRUCTIONS = 1.5e8  # the sample is sized so the run does about this much work
 UNKNOWN_TRIPS = 16                # iterations assumed per loop without a count, to size the sample
 
@@ -100,6 +100,12 @@ class Execution:
 _COMPILED_OPCODES = frozenset({"mov", "add", "sub", "mul", "mad", "fma", "min", "max", "and", "or", "xor", "not",
                                "shl", "shr", "neg", "abs", "setp", "selp", "cvt", "cvta", "div", "rem", "rcp",
                                "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos", "popc", "cnot"})
+
+
+def _guessed_trips(analysis: KernelAnalysis) -> bool:
+    """Whether the static estimate of a thread's instructions counts a loop it has no count for."""
+    return any(trip is None or trip.value is None for trip in
+               (analysis.trip_counts.get(loop.key) for loop in analysis.cfg.loops))
 
 
 def estimated_instructions(analysis: KernelAnalysis, interpreted_only: bool = False) -> float:
@@ -185,14 +191,31 @@ def _execute(analysis: KernelAnalysis, launch: Any, module: Any, cancel: Callabl
     warps_per_block = -(-threads // 32)
     per_thread = estimated_instructions(analysis)
     interpreted = estimated_instructions(analysis, interpreted_only=True)
+    dynamic = int(getattr(launch, "smem_dynamic", 0) or 0)
+    started = time.perf_counter()
+    pilot = None
+    if _guessed_trips(analysis):
+        # The static estimate rests on guessed loop counts: one block from the middle of the grid
+        # runs first, and the sample is sized on the instructions its threads really ran.
+        middle = choose_blocks(values.grid, 1)        # the grid's middle block
+        budget = Budget(lane_instructions=int(4 * TARGET_LANE_INSTRUCTIONS), seconds=seconds, cancel=cancel,
+                        steps=MAX_STEPS)
+        try:
+            pilot = Machine(function, module, analysis.cfg, values, list(middle.ctaid), dynamic, budget)
+            pilot.run()
+        except RunStopped as stop:
+            if str(stop) == "cancelled":
+                raise ExecutionCancelled() from None
+            return Execution(function.name, middle, warps_per_block, stopped=f"one block alone: {stop}",
+                             seconds=time.perf_counter() - started, grid=values.grid)
+        per_thread = max(1.0, pilot.lane_instructions / max(1, threads))
+        interpreted = 0.0
     if interpreted > MAX_STEPS:
         return Execution(function.name, None, warps_per_block,
                          stopped=f"a thread runs about {interpreted:,.0f} memory and control instructions, more "
                                  f"than a run's {MAX_STEPS:,} steps", grid=values.grid)
     lanes = int(min(max_lanes, TARGET_LANE_INSTRUCTIONS / per_thread))
     max_blocks = max(1, lanes // (warps_per_block * 32))
-    dynamic = int(getattr(launch, "smem_dynamic", 0) or 0)
-    started = time.perf_counter()
     attempt = 0
     while True:
         sample = choose_blocks(values.grid, max_blocks)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from engine.execution.image import _global_load, _overlay_store
+from engine.execution.image import CHUNK_BYTES, _global_load, _overlay_patch, _overlay_store
 from engine.execution.recorder import (
     C_ACTIVE,
     C_DISTINCT,
@@ -159,15 +159,10 @@ def memory_op(i, lanes, n_warps, regs, known, space, kind, request, width, vecto
             if win == shared_base or win == local_base:
                 addr[j] = addr[j] & window_mask
     if sp == M_GLOBAL or sp == M_GENERIC:
-        if kind[i] == 1:
-            for j in range(m):
-                wn = np.int64(addr[j] >> WINDOW_SHIFT)
-                if 0 <= wn < w_written.shape[0] and w_written[wn]:
-                    return False
-        else:
-            need = ov_used[0] + m * (total // 4 + 2)
+        if kind[i] == 2:
+            need = ov_used[0] + m * (total // CHUNK_BYTES + 2)
             if need * 2 > ov_keys.shape[0]:
-                return False
+                return False                     # the interpreted path grows the table
     logged = sp == M_GLOBAL or sp == M_GENERIC or sp == M_LOCAL
     req_addr = addr[:m].copy()
     if sp == M_LOCAL:
@@ -245,8 +240,9 @@ def memory_op(i, lanes, n_warps, regs, known, space, kind, request, width, vecto
                 element_addr[j] = addr[j] + np.uint64(k * w)
                 element_bits[j] = 0
                 element_known[j] = False
-            _global_load(element_addr, w, float_kind[i], w_kind, w_a, w_b, w_start, w_len, w_written, initial,
-                         offsets, element_bits, element_known)
+            if _global_load(element_addr, w, float_kind[i], w_kind, w_a, w_b, w_start, w_len, w_written, initial,
+                            offsets, element_bits, element_known):
+                _overlay_patch(ov_keys, ov_vals, ov_stored, ov_good, element_addr, w, element_bits, element_known)
             r = np.int64(element[i, k])
             for j in range(m):
                 regs[r, run[j]] = element_bits[j]

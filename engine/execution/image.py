@@ -39,6 +39,8 @@ LOCAL_BASE = np.uint64(0xF8 << BUFFER_SHIFT)      # generic window of a thread's
 WINDOW_MASK = np.uint64((1 << BUFFER_SHIFT) - 1)
 VARIABLE_WINDOW = 0xC0                            # module .global/.const variables from here on
 _FLOAT_SCALE = float(1 << 24)
+CHUNK_SHIFT = 5                                   # the stored-bytes table keeps 32-byte chunks
+CHUNK_BYTES = 1 << CHUNK_SHIFT
 
 
 @dataclass(frozen=True)
@@ -57,58 +59,62 @@ def _align(offset: int, align: int) -> int:
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _slot(keys, word):      # pragma: no cover - compiled
+def _slot(keys, chunk):      # pragma: no cover - compiled
     cap = keys.shape[0]
-    h = np.int64((np.uint64(word) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & (cap - 1)
-    while keys[h] != -1 and keys[h] != word:
+    h = np.int64((np.uint64(chunk) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(20)) & (cap - 1)
+    while keys[h] != -1 and keys[h] != chunk:
         h = (h + 1) & (cap - 1)
     return h
 
 
 @njit(cache=True, nogil=True)
 def _overlay_store(keys, vals, stored, good, addr, width, bits, known):      # pragma: no cover - compiled
-    """Each lane's ``width`` bytes at ``addr`` into the word table; returns the words it added."""
+    """Each lane's ``width`` bytes at ``addr`` into the chunk table; returns the chunks it added.
+    Lanes of a warp mostly store next to each other, so the last chunk's slot is reused."""
     added = 0
+    last = np.int64(-1)
+    h = np.int64(0)
     for i in range(addr.shape[0]):
         for k in range(width):
             a = np.int64(addr[i]) + k
-            word = a >> 2
-            h = _slot(keys, word)
-            if keys[h] == -1:
-                keys[h] = word
-                added += 1
-                vals[h] = 0
-                stored[h] = 0
-                good[h] = 0
-            byte = np.int64(a & 3)
-            value = np.uint32((bits[i] >> np.uint64(8 * k)) & np.uint64(0xFF))
-            vals[h] = (vals[h] & ~np.uint32(0xFF << (8 * byte))) | (value << np.uint32(8 * byte))
-            stored[h] |= np.uint8(1 << byte)
-            if known[i]:
-                good[h] |= np.uint8(1 << byte)
-            else:
-                good[h] &= ~np.uint8(1 << byte)
+            chunk = a >> CHUNK_SHIFT
+            if chunk != last:
+                h = _slot(keys, chunk)
+                if keys[h] == -1:
+                    keys[h] = chunk
+                    added += 1
+                last = chunk
+            o = a & (CHUNK_BYTES - 1)
+            vals[h, o] = np.uint8((bits[i] >> np.uint64(8 * k)) & np.uint64(0xFF))
+            stored[h, o] = 1
+            good[h, o] = 1 if known[i] else 0
     return added
 
 
 @njit(cache=True, nogil=True)
 def _overlay_patch(keys, vals, stored, good, addr, width, bits, known):      # pragma: no cover - compiled
     """Replace the default bytes of each lane's value by the stored ones; a value whose every byte
-    was stored known is known, one with a byte stored unknown is unknown."""
+    was stored known is known, one with a byte stored unknown is unknown. (A chunk not in the
+    table has an empty slot, whose rows were never written: nothing stored there.)"""
+    last = np.int64(-1)
+    h = np.int64(0)
     for i in range(addr.shape[0]):
         every = True
         unknown = False
         value = bits[i]
         for k in range(width):
             a = np.int64(addr[i]) + k
-            h = _slot(keys, a >> 2)
-            byte = np.int64(a & 3)
-            if keys[h] == -1 or not (stored[h] >> byte) & 1:
+            chunk = a >> CHUNK_SHIFT
+            if chunk != last:
+                h = _slot(keys, chunk)
+                last = chunk
+            o = a & (CHUNK_BYTES - 1)
+            if not stored[h, o]:
                 every = False
                 continue
-            b = np.uint64((vals[h] >> np.uint32(8 * byte)) & np.uint32(0xFF))
+            b = np.uint64(vals[h, o])
             value = (value & ~(np.uint64(0xFF) << np.uint64(8 * k))) | (b << np.uint64(8 * k))
-            if not (good[h] >> byte) & 1:
+            if not good[h, o]:
                 unknown = True
         bits[i] = value
         if unknown:
@@ -125,8 +131,11 @@ FLOAT_KIND = {"f32": 1, "tf32": 1, "f64": 2, "f16": 3, "bf16": 4}
 @njit(cache=True, nogil=True, inline="always")
 def _scrambled(x, span):      # pragma: no cover - compiled
     """engine.analysis.loaded_data.scrambled for one value."""
-    mixed = (np.uint64(x) + np.uint64(0x632BE59BD9B4E019)) * np.uint64(0x9E3779B97F4A7C15)
-    return np.int64((mixed >> np.uint64(29)) % np.uint64(max(span, 1)))
+    z = np.uint64(x) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    z = z ^ (z >> np.uint64(31))
+    return np.int64(z % np.uint64(max(span, 1)))
 
 
 @njit(cache=True, nogil=True)
@@ -216,21 +225,22 @@ def _half_bits(x):      # pragma: no cover - compiled
 
 
 class _Overlay:
-    """Bytes stored to global memory during the run, in an open-addressing table of 4-byte words
-    (grown before it is half full)."""
+    """Bytes stored to global memory during the run, in an open-addressing table of 32-byte chunks
+    (grown before it is half full): a warp's lanes store and load neighbouring bytes, so one
+    lookup serves several lanes, and the table stays small enough for the processor's caches."""
 
     def __init__(self) -> None:
-        self._allocate(1 << 16)
-        self.used = np.zeros(1, dtype=np.int64)     # words in the table (the compiled path adds to it)
+        self._allocate(1 << 12)
+        self.used = np.zeros(1, dtype=np.int64)     # chunks in the table (the compiled path adds to it)
 
     def _allocate(self, capacity: int) -> None:
         self.keys = np.full(capacity, -1, dtype=np.int64)
-        self.vals = np.zeros(capacity, dtype=np.uint32)
-        self.stored = np.zeros(capacity, dtype=np.uint8)
-        self.good = np.zeros(capacity, dtype=np.uint8)
+        self.vals = np.zeros((capacity, CHUNK_BYTES), dtype=np.uint8)
+        self.stored = np.zeros((capacity, CHUNK_BYTES), dtype=np.uint8)
+        self.good = np.zeros((capacity, CHUNK_BYTES), dtype=np.uint8)
 
     def store(self, addr: np.ndarray, width: int, bits: np.ndarray, known: np.ndarray) -> None:
-        need = int(self.used[0]) + len(addr) * (width // 4 + 2)
+        need = int(self.used[0]) + len(addr) * (width // CHUNK_BYTES + 2)
         if need * 2 > len(self.keys):
             old = (self.keys, self.vals, self.stored, self.good)
             capacity = len(self.keys)
@@ -252,9 +262,9 @@ def _rehash(keys, vals, stored, good, old_keys, old_vals, old_stored, old_good):
             continue
         h = _slot(keys, old_keys[j])
         keys[h] = old_keys[j]
-        vals[h] = old_vals[j]
-        stored[h] = old_stored[j]
-        good[h] = old_good[j]
+        vals[h, :] = old_vals[j, :]
+        stored[h, :] = old_stored[j, :]
+        good[h, :] = old_good[j, :]
 
 
 def _initializer_bytes(variable: Variable) -> np.ndarray | None:

@@ -146,7 +146,7 @@ def record_with(m: Machine, ins: Instruction, address_op: Operand, space: str, k
     if space == "mixed":
         rec.unknown(ins.index, "global", kind, width, len(lanes), "its generic address mixes state spaces")
     elif space == "shared":
-        rec.shared_access(ins.index, kind, width, lanes, address, reached)
+        rec.shared_access(ins.index, kind, width, lanes, address, reached, m.block_row)
     elif space == "const":
         rec.constant_access(ins.index, width, lanes, address, reached)
     elif space in ("global", "tex"):

@@ -42,12 +42,22 @@ class AccessStats:
     distinct: int = 0              # constant: distinct addresses
     unknown_lanes: int = 0         # lanes whose address the run could not compute
     unknown_reason: str = ""
+    # shared atomics: passes of a compare-and-swap retry loop, were ptxas to make one of it
+    # (:func:`cas_contention`), summed over requests: twice the mean passes, and the last ones
+    cas_passes_2x: int = 0
+    cas_last: int = 0
+
+    def cas_passes(self) -> tuple[float, float] | None:
+        """(mean, last) passes per request of a retry loop over the run's addresses, or None."""
+        if not self.requests or not self.cas_passes_2x:
+            return None
+        return self.cas_passes_2x / (2.0 * self.requests), self.cas_last / float(self.requests)
 
 
 # columns of Recorder.counters (one row per instruction), shared with the compiled path
 (C_WARPS, C_REQUESTS, C_ACTIVE, C_SECTORS, C_LINES, C_SECTORS_MAX, C_LINES_MAX, C_WAVEFRONTS, C_WAVEFRONTS_MAX,
- C_DISTINCT, C_UNKNOWN) = range(11)
-COUNTERS = 11
+ C_DISTINCT, C_UNKNOWN, C_CAS_PASSES_2X, C_CAS_LAST) = range(13)
+COUNTERS = 13
 SPACES = ("global", "shared", "local", "const", "tex", "param")
 KINDS = tuple(AccessKind)
 
@@ -156,7 +166,8 @@ class Recorder:
             out[index] = AccessStats(space, kind, width, int(c[C_WARPS]), int(c[C_REQUESTS]), int(c[C_ACTIVE]),
                                      int(c[C_SECTORS]), int(c[C_LINES]), int(c[C_SECTORS_MAX]),
                                      int(c[C_LINES_MAX]), int(c[C_WAVEFRONTS]), int(c[C_WAVEFRONTS_MAX]),
-                                     int(c[C_DISTINCT]), int(c[C_UNKNOWN]), self.reasons.get(index, ""))
+                                     int(c[C_DISTINCT]), int(c[C_UNKNOWN]), self.reasons.get(index, ""),
+                                     int(c[C_CAS_PASSES_2X]), int(c[C_CAS_LAST]))
         return out
 
     def _row(self, index: int, space: str, kind: AccessKind, width: int) -> np.ndarray:
@@ -203,11 +214,15 @@ class Recorder:
         log.counts[1] += e
 
     def shared_access(self, index: int, kind: AccessKind, width: int, lanes: np.ndarray, address: np.ndarray,
-                      warps_reached: int) -> None:
+                      warps_reached: int, block_row: np.ndarray | None = None) -> None:
         row = self._row(index, "shared", kind, width)
         row[C_WARPS] += warps_reached
         if len(lanes):
             self._add(row, warp_requests(lanes, address, width, sectors=False))
+            if kind == AccessKind.ATOMIC and block_row is not None:
+                mean_2x, last = cas_contention(lanes, address, width, block_row)
+                row[C_CAS_PASSES_2X] += mean_2x
+                row[C_CAS_LAST] += last
 
     def constant_access(self, index: int, width: int, lanes: np.ndarray, address: np.ndarray,
                         warps_reached: int) -> None:
@@ -215,3 +230,47 @@ class Recorder:
         row[C_WARPS] += warps_reached
         if len(lanes):
             self._add(row, warp_requests(lanes, address, width, sectors=False))
+
+
+def cas_contention(lanes: np.ndarray, address: np.ndarray, width: int, block_row: np.ndarray) -> tuple[int, int]:
+    """Passes of a compare-and-swap retry loop for one shared atomic that ``lanes`` (of one or
+    more warps at the same dynamic instruction, which the run keeps in step) execute on ``address``:
+    summed over the warps, twice the mean passes and the last passes.
+
+    The retry loop (``LDS``, ``FADD``, ``ATOMS.CAST.SPIN``, branch back while a lane failed) was
+    measured on the H200 (bench/micro/shared_atomic_cas.cu, docs/microbenchmarks.md): a pass
+    retires at most one lane per shared-memory bank, whatever words the lanes update (32 lanes on
+    32 words of one bank take 32 passes, as 32 lanes on one word do; two lanes per word over 16
+    banks take 2). So a warp alone makes as many passes as it has lanes in its fullest bank.
+    Warps of the block on the same word take turns besides: the k-th of ``k`` warps with ``m``
+    lanes each on one word finishes after about ``m × k`` passes, ``m × (k + 1) / 2`` on average
+    (measured: 150 passes per warp for 8 warps of 32 lanes on one word, 144 by this rule). A warp's
+    passes are the larger of the two; the block's lanes on one word (``M``) bound the last warp's.
+    Words of different blocks never contend (shared memory is the block's)."""
+    if not len(lanes):
+        return 0, 0
+    warp = (lanes >> 5).astype(np.int64)
+    block = block_row[lanes].astype(np.int64)
+    word = address.astype(np.int64) // max(1, width)
+    bank = (address.astype(np.int64) >> 2) % 32
+    # a warp alone: its lanes in its fullest bank
+    _, bank_of_lane, per_bank = np.unique(np.stack([warp, bank], axis=1), axis=0, return_inverse=True,
+                                          return_counts=True)
+    del bank_of_lane
+    warps, first = np.unique(warp, return_index=True)
+    alone = np.zeros(len(warps), dtype=np.int64)
+    warp_of_bank = np.searchsorted(warps, np.unique(np.stack([warp, bank], axis=1), axis=0)[:, 0])
+    np.maximum.at(alone, warp_of_bank, per_bank)
+    # warps of the block on one word
+    pairs, m = np.unique(np.stack([warp, block, word], axis=1), axis=0, return_counts=True)
+    groups, group_of_pair = np.unique(pairs[:, 1:], axis=0, return_inverse=True)
+    group_of_pair = group_of_pair.reshape(-1)
+    k = np.bincount(group_of_pair, minlength=len(groups))
+    lanes_on_word = np.bincount(group_of_pair, weights=m, minlength=len(groups)).astype(np.int64)
+    warp_of_pair = np.searchsorted(warps, pairs[:, 0])
+    turns_2x = np.zeros(len(warps), dtype=np.int64)
+    last = np.zeros(len(warps), dtype=np.int64)
+    np.maximum.at(turns_2x, warp_of_pair, m * (k[group_of_pair] + 1))
+    np.maximum.at(last, warp_of_pair, lanes_on_word[group_of_pair])
+    mean_2x = np.maximum(2 * alone, turns_2x)
+    return int(mean_2x.sum()), int(np.maximum(alone, last).sum())

@@ -87,6 +87,9 @@ class AccessInfo:
     kernel_read_only_bytes: float | None = None
     # the pattern fields above come from running the sampled warps (engine.execution)
     executed: bool = False
+    # shared atomics the run executed: (mean, last) passes per request of a compare-and-swap
+    # retry loop over the executed addresses (engine.execution.recorder.cas_contention)
+    cas_passes: tuple[float, float] | None = None
 
 
 @dataclass

@@ -54,9 +54,11 @@ def cas_retry_passes(lanes: float, contenders: int) -> tuple[float, float]:
 
 def retry_passes(report: MemoryReport, sm: SmContext, retried: Collection[int]) -> dict[int, tuple[float, float]]:
     """(mean, last) passes per execution of each shared-memory atomic that ptxas made into a retry
-    loop (``retried``: PTX instruction indices, from the SASS map). Lanes on one address contend
-    with the block's other warps (:func:`cas_retry_passes`); lanes on distinct addresses pass once
-    (collisions between them are not modelled). A global atomic's retry loop (rare: float adds
+    loop (``retried``: PTX instruction indices, from the SASS map). Where the sampled warps ran it,
+    the passes follow from their addresses, word by word
+    (:func:`engine.execution.recorder.cas_contention`); otherwise lanes on one address contend
+    with the block's other warps (:func:`cas_retry_passes`) and lanes on distinct addresses pass
+    once. A global atomic's retry loop (rare: float adds
     are native in global memory on sm_75 and newer) is not costed: it keeps the serialisation rule."""
     out: dict[int, tuple[float, float]] = {}
     if not enabled("cas_retry"):
@@ -65,7 +67,9 @@ def retry_passes(report: MemoryReport, sm: SmContext, retried: Collection[int]) 
         if a.index not in retried or a.kind != AccessKind.ATOMIC or a.space is not MemorySpace.SHARED:
             continue
         lanes = a.active_lanes if a.active_lanes is not None and a.mask_note is None else 32.0
-        if a.uniform_address:
+        if a.cas_passes is not None:        # the run's addresses: every word's contention
+            out[a.index] = a.cas_passes
+        elif a.uniform_address:
             out[a.index] = cas_retry_passes(lanes, max(1, round(sm.warps_per_block * a.issue_share)))
         else:
             out[a.index] = (1.0, 1.0)
@@ -80,7 +84,10 @@ def _retry_loop_cost(profile: Any, passes: tuple[float, float]) -> tuple[float, 
     shared = profile.cost_for_opcode("ld.shared.b32", Unit.LDST, space=MemorySpace.SHARED, width_bytes=4)
     alu = profile.cost_for_opcode("add.rn.f32", Unit.ALU)
     per_pass_lam = shared.lam * (1 + SHARED_ATOMIC_WAVEFRONTS)
-    per_pass_Lam = 2 * shared.Lam + 2 * alu.Lam
+    pipeline = getattr(profile, "pipeline", None)
+    measured = pipeline.memory.get("shared_cas_pass_cycles") if pipeline is not None else None
+    # one pass as measured (profile [pipeline.memory] shared_cas_pass_cycles), else its chain
+    per_pass_Lam = float(measured) if measured else 2 * shared.Lam + 2 * alu.Lam
     mean, last = passes
     lam = mean * per_pass_lam
     return lam, max(lam, last * per_pass_Lam)

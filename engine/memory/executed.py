@@ -36,7 +36,7 @@ def _executed(info: AccessInfo, execution: Execution) -> AccessInfo:
                   unknown_reason=None, method=info.method or "executed")
     if info.space is MemorySpace.SHARED:
         return replace(info, bank_conflict_degree=stats.wavefronts_max, bank_conflict_mean=stats.wavefronts / n,
-                       **common)
+                       cas_passes=stats.cas_passes() if info.kind == AccessKind.ATOMIC else None, **common)
     if info.space is MemorySpace.CONST:
         return replace(info, distinct_addresses=stats.distinct / n, **common)
     sectors = stats.sectors / n

@@ -17,6 +17,7 @@ in the output and the document, and left out of the figures.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import statistics
 import sys
@@ -182,6 +183,48 @@ def _replace_between(path: Path, start: str, end: str, text: str) -> None:
     print(f"updated {path.relative_to(ROOT)}")
 
 
+def _in_part(name: str, k: int, n: int) -> bool:
+    return int(hashlib.sha256(name.encode()).hexdigest(), 16) % n == k
+
+
+def _validate_part(keys: list[str], part: str) -> int:
+    """One part of the launches of each suite and GPU in ``keys`` (``--part K/N``)."""
+    try:
+        k, n = (int(x) for x in part.split("/"))
+    except ValueError:
+        raise SystemExit(f"--part {part!r}: expected K/N, e.g. 0/4") from None
+    if not 0 <= k < n or not keys:
+        raise SystemExit("--part K/N needs 0 <= K < N and the suites in --only")
+    for key in keys:
+        suite, gpu = key.split("-", 1)
+        result = run_validation(gpu, suite=suite, only=lambda name: _in_part(name, k, n))
+        out = ROOT / "bench" / "results" / f"validation-{key}.part-{k}-of-{n}.json"
+        write_text_atomic(out, json.dumps({"suite": suite, "profile": gpu, "rows": _rows_json(result)}, indent=1)
+                          + "\n")
+        print(f"{key} part {k}/{n}: {len(result.rows)} launches; wrote {out.relative_to(ROOT)}")
+    return 0
+
+
+def _merge_parts() -> None:
+    """Each suite's part files, when all N are there, joined (in the launches' order) into its JSON."""
+    for suite, gpu in SUITE_GPUS:
+        key = f"{suite}-{gpu}"
+        parts = sorted((ROOT / "bench" / "results").glob(f"validation-{key}.part-*-of-*.json"))
+        if not parts:
+            continue
+        counts = {p.name.rsplit("-of-", 1)[1].split(".")[0] for p in parts}
+        if len(counts) != 1 or len(parts) != int(counts.pop()):
+            print(f"{key}: incomplete parts ({', '.join(p.name for p in parts)}): not merged")
+            continue
+        rows = [r for p in parts for r in json.loads(p.read_text(encoding="utf-8"))["rows"]]
+        rows.sort(key=lambda r: r["configuration"])
+        out = ROOT / "bench" / "results" / f"validation-{key}.json"
+        write_text_atomic(out, json.dumps({"suite": suite, "profile": gpu, "rows": rows}, indent=1) + "\n")
+        for p in parts:
+            p.unlink()
+        print(f"{key}: merged {len(parts)} parts ({len(rows)} launches) into {out.relative_to(ROOT)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--doc", type=Path, default=ROOT / "docs" / "validation.md")
@@ -192,7 +235,18 @@ def main(argv: list[str] | None = None) -> int:
                              "several processes can validate a suite each and one writes the document")
     parser.add_argument("--from-json", action="store_true",
                         help="validate nothing: the document from the stored JSON of every suite and GPU")
+    parser.add_argument("--part", metavar="K/N",
+                        help="with --only: validate the K-th of N parts of each suite's launches (by a hash of "
+                             "their names) into validation-SUITE-GPU.part-K-of-N.json, for N processes at once")
+    parser.add_argument("--merge-parts", action="store_true",
+                        help="join every suite's complete set of part files into its validation JSON, then validate "
+                             "nothing (as --from-json)")
     ns = parser.parse_args(argv)
+    if ns.part:
+        return _validate_part(ns.only or [], ns.part)
+    if ns.merge_parts:
+        _merge_parts()
+        ns.from_json = True
     results: dict[str, ValidationResult] = {}
     rows: dict[str, list[dict]] = {}
     for suite, gpu in SUITE_GPUS:

@@ -103,3 +103,16 @@ def test_a_long_data_dependent_loop_is_executed_not_guessed() -> None:
     # the triangle's inner passes (unrolled: a few instructions each) are all in the warps' counts
     from engine.execution import mean_per_warp
     assert mean_per_warp(execution) > 3 * 256 * 255 / 2
+
+
+def test_a_retry_loop_costs_its_passes_and_bank_conflicts() -> None:
+    from engine.memory.costs import _retry_loop_cost
+    from engine.profiles import load_profile
+
+    profile = load_profile("h200")
+    per_pass = profile.pipeline.memory["shared_cas_pass_cycles"]
+    lam1, Lam1 = _retry_loop_cost(profile, (144.0, 256.0), 1.0)
+    assert Lam1 == 144.0 * per_pass                      # a warp waits for its own passes
+    lam32, _ = _retry_loop_cost(profile, (32.0, 32.0), 32.0)
+    lam_word, _ = _retry_loop_cost(profile, (32.0, 32.0), 1.0)
+    assert lam32 / lam_word == (2 + 16.5) / (2 + 1)       # measured 18.5 against 3 wavefronts a pass

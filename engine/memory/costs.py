@@ -76,21 +76,26 @@ def retry_passes(report: MemoryReport, sm: SmContext, retried: Collection[int]) 
     return out
 
 
-def _retry_loop_cost(profile: Any, passes: tuple[float, float]) -> tuple[float, float]:
-    """(λ, Λ) of a retry-loop atomic: each pass keeps the shared-memory path busy for a load and
-    an atomic (one and :data:`SHARED_ATOMIC_WAVEFRONTS` wavefronts), and takes the chain load →
-    add → swap → compare; the warp goes on when the group's last pass is done (a barrier, or
-    the next update of the same word, waits for it)."""
+def _retry_loop_cost(profile: Any, passes: tuple[float, float], bank_degree: float | None = None
+                     ) -> tuple[float, float]:
+    """(λ, Λ) of a retry-loop atomic. Each pass keeps the shared-memory path busy for its load
+    and its swap (:data:`SHARED_ATOMIC_WAVEFRONTS`); the load's bank conflicts fall as lanes
+    retire, from the request's ``bank_degree`` wavefronts to one, about (degree + 1) / 2 a pass
+    (measured: 18.5 wavefronts a pass for 32 words of one bank, 3 for one word). A warp waits for
+    its own passes, one after another: the measured ``shared_cas_pass_cycles`` each (8 warps of
+    32 lanes on one word: 144 passes by the rule, 13,694 cycles a warp; measured 150 and 13,115);
+    without that figure, the chain load → add → swap → compare from the profile's latencies."""
     shared = profile.cost_for_opcode("ld.shared.b32", Unit.LDST, space=MemorySpace.SHARED, width_bytes=4)
     alu = profile.cost_for_opcode("add.rn.f32", Unit.ALU)
-    per_pass_lam = shared.lam * (1 + SHARED_ATOMIC_WAVEFRONTS)
+    degree = max(1.0, bank_degree) if bank_degree is not None else 1.0
+    per_pass_lam = shared.lam * (SHARED_ATOMIC_WAVEFRONTS + (degree + 1.0) / 2.0)
     pipeline = getattr(profile, "pipeline", None)
     measured = pipeline.memory.get("shared_cas_pass_cycles") if pipeline is not None else None
-    # one pass as measured (profile [pipeline.memory] shared_cas_pass_cycles), else its chain
-    per_pass_Lam = float(measured) if measured else 2 * shared.Lam + 2 * alu.Lam
     mean, last = passes
     lam = mean * per_pass_lam
-    return lam, max(lam, last * per_pass_Lam)
+    if measured:
+        return lam, max(lam, mean * float(measured))
+    return lam, max(lam, last * (2 * shared.Lam + 2 * alu.Lam))
 
 
 def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | None = None,
@@ -115,8 +120,9 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
     of its warp requests that wait for DRAM (:func:`~engine.memory.hierarchy.dram_wait_share`),
     where that share is above 0: the part of its Λ that grows when the GPU loads DRAM."""
     sm = sm or SmContext()
+    degrees = {a.index: a.bank_conflict_mean for a in report.accesses}
     out: dict[int, tuple[float, float]] = {
-        index: _retry_loop_cost(profile, counts) for index, counts in (passes or {}).items()}
+        index: _retry_loop_cost(profile, counts, degrees.get(index)) for index, counts in (passes or {}).items()}
     pipeline = getattr(profile, "pipeline", None)
     serial = pipeline.memory.get("atomic_same_address_cycles") if pipeline is not None else None
     request = pipeline.memory.get("atomic_same_address_request_cycles") if pipeline is not None else None

@@ -3,7 +3,7 @@
 # and GPU is split into parts (bench/validation_report.py --part K/N), one process per part, all
 # at once; then the parts are merged into bench/results/validation-SUITE-GPU.json. Each process is
 # stopped after VALIDATE_WALL_S seconds (default 560); the JSONs that were written, and every
-# log, are copied to $OUT.
+# log, are copied to $OUT (as two archives: the device tool brings back at most 8 files).
 #
 #   OUT=/path/to/results bash tools/validate_all_parallel.sh
 set -u
@@ -26,4 +26,7 @@ for job in $jobs; do
   grep -q "merged .* into bench/results/validation-$pair.json" "$OUT/merge.log" && cp "bench/results/validation-$pair.json" "$OUT/"
 done
 tail -n 3 "$OUT"/*.log | grep -v "^$" | tail -40
+# the device tool brings back at most 8 files: results and logs travel as two archives
+tar czf "$OUT/validation-json.tgz" -C "$OUT" $(cd "$OUT" && ls validation-*.json) && rm -f "$OUT"/validation-*.json
+tar czf "$OUT/logs.tgz" -C "$OUT" $(cd "$OUT" && ls *.log) && rm -f "$OUT"/*.log
 ls "$OUT"

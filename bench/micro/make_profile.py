@@ -387,6 +387,32 @@ def derive_l1_line_lam(results: Path) -> Figure | None:
                   "cpi,ld_global_l1_diag_lines32 / 32 (lanes over 32 lines in 32 banks)")
 
 
+SHARED_ATOMICS = ROOT / "bench" / "micro" / "results" / "h200-2026-11-27-shared-atomics"
+
+
+def derive_shared_cas_pass(results: Path = SHARED_ATOMICS) -> float | None:
+    """SM cycles of one pass of the compare-and-swap retry loop of a shared-memory float atomicAdd
+    (``shared_atomic_cas.cu``, Nsight Compute): pattern ``warp_word`` with one warp per block (a
+    warp's 32 lanes on one word: 32 passes, no other warp), (cycles of the atomic launch − cycles
+    of the plain one) / 64 iterations / the ATOMS executed per warp-atomic; None when absent.
+    Measured on the H200; the H100 has the same SM."""
+    path = results / "ncu.csv"
+    if not path.exists():
+        return None
+    import csv
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith('"')]
+    by_launch: dict[int, dict[str, float]] = {}
+    for row in csv.DictReader(lines):
+        by_launch.setdefault(int(row["ID"]), {})[row["Metric Name"]] = float(row["Metric Value"].replace(",", ""))
+    launches = [by_launch[k] for k in sorted(by_launch)]
+    # launch order: atomic then plain, blocks 32/128/256/512, patterns 0-9 (pattern 1 = warp_word)
+    atomic, plain = launches[1], launches[40 + 1]
+    warps, iterations = 132, 64
+    passes = atomic["smsp__sass_inst_executed_op_shared_atom.sum"] / (warps * iterations)
+    extra = atomic["gpc__cycles_elapsed.max"] - plain["gpc__cycles_elapsed.max"]
+    return extra / iterations / passes
+
+
 def _relative(path: Path) -> str:
     try:
         return path.resolve().relative_to(ROOT).as_posix()
@@ -873,6 +899,15 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w(f"atomic_same_address_request_cycles = {_fmt(request_cycles)}")
     w("# atomics on addresses spread over an L2-resident buffer: SM cycles per atomic lane, all SMs issuing")
     w(f"atomic_distinct_lane_lam = {_fmt(distinct_cycles)}")
+    cas_pass = derive_shared_cas_pass()
+    cas_source = ""
+    if cas_pass is not None:
+        w("# one pass of the compare-and-swap retry loop ptxas makes of a shared-memory float atomicAdd")
+        w("# (LDS, FADD, ATOMS.CAST.SPIN, branch): SM cycles of a warp alone (GH100's SM, measured on the H200)")
+        w(f"shared_cas_pass_cycles = {_fmt(cas_pass)}")
+        cas_source = (f"; shared_cas_pass_cycles measured: {_relative(SHARED_ATOMICS)}/ncu.csv (pattern warp_word, "
+                      "one warp per block: (gpc cycles atomic - plain) / 64 iterations / ATOMS per warp-atomic; "
+                      "the H100 has the same SM)")
     w("# constant loads: SM cycles per distinct address of a warp request (the constant cache serialises them)")
     w(f"constant_divergent_cycles = {_fmt(constant_cycles)}")
     w("# ... and SM cycles per warp request of an LDC whose lanes share one address (all SMs issuing)")
@@ -894,7 +929,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
       f'{atomic_where}; atomic_same_address_request_cycles {request_where}; '
       f'atomic_distinct_lane_lam {distinct_where}; '
       f'constant_divergent_cycles {constant_where}; constant_uniform_lam {uniform_where}{local_source}'
-      f'{writeback_source}{line_lam_source}"')
+      f'{writeback_source}{line_lam_source}{cas_source}"')
     w("")
     def section(title: str, comments: list[str], body: list[str], source: str, repeated: bool = False) -> None:
         # a measured [pipeline.*] table (or one of an array of them): what it is, its figures,

@@ -116,3 +116,23 @@ def test_a_retry_loop_costs_its_passes_and_bank_conflicts() -> None:
     lam32, _ = _retry_loop_cost(profile, (32.0, 32.0), 32.0)
     lam_word, _ = _retry_loop_cost(profile, (32.0, 32.0), 1.0)
     assert lam32 / lam_word == (2 + 16.5) / (2 + 1)       # measured 18.5 against 3 wavefronts a pass
+
+
+def test_a_listing_without_source_lines_is_refused_not_mapped_to_nothing() -> None:
+    # nvdisasm 13.0's -json -g (schema 12.8) has no source lines: every PTX instruction would weigh 0
+    import json
+
+    import pytest
+
+    from engine.sass.listing import SassListingError, parse_listing
+
+    def listing(with_lines: bool) -> str:
+        ins = [{"opcode": "IMAD", "operands": "R0,R0,UR4,R5"}, {"opcode": "EXIT", "operands": ""}]
+        if with_lines:
+            ins[0]["source-line"] = 38
+        return json.dumps([{"Producer": "nvdisasm V13.0.85"},
+                           [{"function-name": "k", "start": 0, "length": 32, "sass-instructions": ins}]])
+
+    assert len(parse_listing(listing(True))["k"]) == 2
+    with pytest.raises(SassListingError, match="no source lines.*V13.0.85"):
+        parse_listing(listing(False))

@@ -56,6 +56,14 @@ def parse_listing(text: str) -> dict[str, list[SassInstruction]]:
         for entry in part:
             if isinstance(entry, dict) and "function-name" in entry:
                 functions[str(entry["function-name"])] = _function(entry)
+    lines = [ins.line for code in functions.values() for ins in code]
+    if lines and all(line is None for line in lines):
+        # nvdisasm 13.0 (JSON schema 12.8) leaves the source lines out of -json -g; without them
+        # no SASS instruction can be matched to its PTX instruction
+        producer = next((str(p.get("Producer", "")) for p in (data if isinstance(data, list) else ())
+                         if isinstance(p, dict)), "")
+        raise SassListingError(f"nvdisasm's JSON listing has no source lines ({producer or 'unknown version'}; "
+                               "the nvidia-cuda-nvdisasm 13.5 package's has them)")
     return functions
 
 

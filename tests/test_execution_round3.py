@@ -136,3 +136,20 @@ def test_a_listing_without_source_lines_is_refused_not_mapped_to_nothing() -> No
     assert len(parse_listing(listing(True))["k"]) == 2
     with pytest.raises(SassListingError, match="no source lines.*V13.0.85"):
         parse_listing(listing(False))
+
+
+def test_re_reads_of_another_blocks_lines_are_told_from_a_blocks_own() -> None:
+    from types import SimpleNamespace
+
+    from engine.caches.simulation import _cross_block_share
+
+    # entries: (block, line) of buffer 3; a CSR row's re-reads stay in their block, a gathered
+    # table's come from every block
+    own = [(0, 1), (0, 1), (0, 2), (0, 2), (1, 5), (1, 5)]
+    shared = [(0, 7), (1, 7), (2, 7), (0, 8), (1, 8), (2, 9)]
+    for entries, expected in ((own, 0.0), (shared, 1.0)):
+        blocks = np.array([b for b, _ in entries])
+        lines = np.array([line for _, line in entries])
+        req = SimpleNamespace(buffers=np.full(len(entries), 3), lines=lines, block=blocks,
+                              owner=np.arange(len(entries)))
+        assert _cross_block_share(req, 3) == expected

@@ -9,9 +9,10 @@
 set -u
 : "${OUT:?set OUT to a folder for the results}"
 export HOME=$(mktemp -d) PYTHONPATH=$PWD
-# one numba cache per process: processes compiling the same functions at once into one cache
-# folder can overwrite each other's entries (numba numbers a function's entries per process), and
-# a run then loads another signature's code (seen here: 15 processes, compute kernels at -90 %)
+# one numba cache per process (processes compiling the same functions at once into one folder
+# may write the same entry; not seen to matter, but a few seconds of compiling each is cheap).
+# The machine's CUDA 13.0 nvdisasm gives no source lines in its JSON listing: put the 13.5 one
+# of the nvidia-cuda-nvdisasm package first on PATH, or the SASS map is not used (and says so).
 mkdir -p "$OUT"
 # suite-GPU:parts (the large suites in more parts)
 jobs="v3-h100:4 v3-h200:4 v2-h100:2 v2-h200:2 v1-h100:1 v2x-h100:1 v2x-h200:1"

@@ -14,6 +14,15 @@ export HOME=$(mktemp -d) PYTHONPATH=$PWD
 # The machine's CUDA 13.0 nvdisasm gives no source lines in its JSON listing: put the 13.5 one
 # of the nvidia-cuda-nvdisasm package first on PATH, or the SASS map is not used (and says so).
 mkdir -p "$OUT"
+# a 13.5 nvdisasm carried with the tree (run's carry: .tools/cu13, copied from the venv's
+# site-packages/nvidia/cu13/bin/nvdisasm) comes first; then check that the SASS map has weights,
+# or every figure would rest on PTX counts
+[ -x .tools/cu13/nvdisasm ] && export PATH="$PWD/.tools/cu13:$PATH"
+NUMBA_CACHE_DIR=$(mktemp -d) python3 tools/device/sass_diagnose.py > "$OUT/sass_diagnose.txt" 2>&1
+if ! grep -q "^weights [0-9]* [1-9]" "$OUT/sass_diagnose.txt"; then
+  echo "the SASS map has no weights on this machine (see sass_diagnose.txt): not validating"
+  cat "$OUT/sass_diagnose.txt"; exit 1
+fi
 # suite-GPU:parts (the large suites in more parts)
 jobs="v3-h100:4 v3-h200:4 v2-h100:2 v2-h200:2 v1-h100:1 v2x-h100:1 v2x-h200:1"
 for job in $jobs; do

@@ -5,7 +5,8 @@ compiled function that calls a compiled function of another module holds that on
 so when only the other module changes (a new hash of synthetic data, a fixed handler), the caller's
 stale entry is loaded and the run silently computes with the old code. :func:`refresh` hashes
 every source file of the package at import; when the hash differs from the one the cache files
-were written with, they are all removed, and numba compiles afresh (once).
+were written with, they are all removed, and numba compiles afresh (once); beside the sources
+and, with ``NUMBA_CACHE_DIR`` set, in that folder too.
 """
 
 from __future__ import annotations
@@ -27,21 +28,39 @@ def sources_digest(package: Path) -> str:
     return digest.hexdigest()
 
 
+def cache_roots(package: Path) -> list[Path]:
+    """Where numba keeps the package's cache files: ``__pycache__`` folders beside the sources,
+    and, when ``NUMBA_CACHE_DIR`` is set, one folder under it per source folder, named as numba
+    names it (the folder's name, ``_``, the SHA-1 of its absolute path). The package's own
+    folder comes last."""
+    user = os.environ.get("NUMBA_CACHE_DIR")
+    if not user:
+        return [package]
+    folders = sorted({path.parent.resolve() for path in package.rglob("*.py")} | {package.resolve()})
+    folders.remove(package.resolve())
+    folders.append(package.resolve())
+    return [package] + [Path(user) / f"{folder.name}_{hashlib.sha1(str(folder).encode()).hexdigest()}"
+                        for folder in folders]
+
+
 def refresh(package: Path) -> bool:
-    """Remove numba's cache files under ``package`` when its sources changed since they were
-    written; True when it removed them. A folder that cannot be written is left as it is."""
-    stamp = package / "__pycache__" / STAMP
+    """Remove numba's cache files of ``package`` (:func:`cache_roots`) when its sources changed
+    since they were written; True when it removed them. The stamp is kept where numba writes
+    (the user's cache folder when one is set); a folder that cannot be written is left as it is."""
+    roots = cache_roots(package)
+    stamp = (roots[-1] / STAMP) if len(roots) > 1 else package / "__pycache__" / STAMP
     try:
         digest = sources_digest(package)
         if stamp.exists() and stamp.read_text(encoding="ascii").strip() == digest:
             return False
-        for pattern in ("*.nbi", "*.nbc"):
-            for path in package.rglob(f"__pycache__/{pattern}"):
-                try:
-                    path.unlink()
-                except OSError:
-                    pass
-        stamp.parent.mkdir(exist_ok=True)
+        for root in roots:
+            for pattern in ("*.nbi", "*.nbc"):
+                for path in root.rglob(pattern):
+                    try:
+                        path.unlink()
+                    except OSError:
+                        pass
+        stamp.parent.mkdir(parents=True, exist_ok=True)
         temporary = stamp.with_name(f"{STAMP}.{os.getpid()}.tmp")
         temporary.write_text(digest + "\n", encoding="ascii")
         os.replace(temporary, stamp)

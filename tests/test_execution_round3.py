@@ -153,3 +153,20 @@ def test_re_reads_of_another_blocks_lines_are_told_from_a_blocks_own() -> None:
         req = SimpleNamespace(buffers=np.full(len(entries), 3), lines=lines, block=blocks,
                               owner=np.arange(len(entries)))
         assert _cross_block_share(req, 3) == expected
+
+
+def test_a_user_numba_cache_folder_is_refreshed_too(tmp_path: Path, monkeypatch) -> None:
+    from engine.compiled_cache import cache_roots
+
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "a.py").write_text("x = 1\n")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "numba"))
+    mirror = cache_roots(package)[-1]
+    mirror.mkdir(parents=True)
+    entry = mirror / "a.f-1.py311.nbi"
+    entry.write_bytes(b"stale")
+    assert refresh(package) is True and not entry.exists()
+    assert (mirror / STAMP).exists() and not (package / "__pycache__" / STAMP).exists()
+    entry.write_bytes(b"fresh")
+    assert refresh(package) is False and entry.exists()

@@ -36,9 +36,8 @@ def cache_roots(package: Path) -> list[Path]:
     user = os.environ.get("NUMBA_CACHE_DIR")
     if not user:
         return [package]
-    folders = sorted({path.parent.resolve() for path in package.rglob("*.py")} | {package.resolve()})
-    folders.remove(package.resolve())
-    folders.append(package.resolve())
+    own = package.resolve()
+    folders = sorted({path.parent.resolve() for path in package.rglob("*.py")} - {own}) + [own]
     return [package] + [Path(user) / f"{folder.name}_{hashlib.sha1(str(folder).encode()).hexdigest()}"
                         for folder in folders]
 

@@ -399,7 +399,6 @@ def derive_shared_cas_pass(results: Path = SHARED_ATOMICS) -> float | None:
     path = results / "ncu.csv"
     if not path.exists():
         return None
-    import csv
     lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith('"')]
     by_launch: dict[int, dict[str, float]] = {}
     for row in csv.DictReader(lines):

@@ -189,45 +189,48 @@ def _execute(analysis: KernelAnalysis, launch: Any, module: Any, cancel: Callabl
         return Execution(function.name, None, 1, stopped="the launch gives no grid and block size")
     threads = values.block[0] * values.block[1] * values.block[2]
     warps_per_block = -(-threads // 32)
-    per_thread = estimated_instructions(analysis)
-    interpreted = estimated_instructions(analysis, interpreted_only=True)
     dynamic = int(getattr(launch, "smem_dynamic", 0) or 0)
     started = time.perf_counter()
-    pilot = None
-    if _guessed_trips(analysis):
-        # The static estimate rests on guessed loop counts: one block from the middle of the grid
-        # runs first, and the sample is sized on the instructions its threads really ran.
-        middle = choose_blocks(values.grid, 1)        # the grid's middle block
-        budget = Budget(lane_instructions=int(4 * TARGET_LANE_INSTRUCTIONS), seconds=seconds, cancel=cancel,
-                        steps=MAX_STEPS)
-        try:
-            pilot = Machine(function, module, analysis.cfg, values, list(middle.ctaid), dynamic, budget)
-            pilot.run()
-        except RunStopped as stop:
-            if str(stop) == "cancelled":
-                raise ExecutionCancelled() from None
-            return Execution(function.name, middle, warps_per_block, stopped=f"one block alone: {stop}",
-                             seconds=time.perf_counter() - started, grid=values.grid)
-        per_thread = max(1.0, pilot.lane_instructions / max(1, threads))
-        interpreted = 0.0
-    if interpreted > MAX_STEPS:
-        return Execution(function.name, None, warps_per_block,
-                         stopped=f"a thread runs about {interpreted:,.0f} memory and control instructions, more "
-                                 f"than a run's {MAX_STEPS:,} steps", grid=values.grid)
-    lanes = int(min(max_lanes, TARGET_LANE_INSTRUCTIONS / per_thread))
-    max_blocks = max(1, lanes // (warps_per_block * 32))
-    attempt = 0
-    while True:
-        sample = choose_blocks(values.grid, max_blocks)
+
+    def run(sample: Sample) -> Machine:
+        """The sample's blocks run to the end (RunStopped, but ExecutionCancelled when cancelled)."""
         budget = Budget(lane_instructions=int(4 * TARGET_LANE_INSTRUCTIONS), seconds=seconds, cancel=cancel,
                         steps=MAX_STEPS)
         try:
             machine = Machine(function, module, analysis.cfg, values, list(sample.ctaid), dynamic, budget)
             machine.run()
         except RunStopped as stop:
-            text = str(stop)
-            if text == "cancelled":
+            if str(stop) == "cancelled":
                 raise ExecutionCancelled() from None
+            raise
+        return machine
+
+    if _guessed_trips(analysis):
+        # The static estimate rests on guessed loop counts: the grid's middle block runs first
+        # alone, and the sample is sized on the instructions its threads really ran.
+        middle = choose_blocks(values.grid, 1)
+        try:
+            pilot = run(middle)
+        except RunStopped as stop:
+            return Execution(function.name, middle, warps_per_block, stopped=f"one block alone: {stop}",
+                             seconds=time.perf_counter() - started, grid=values.grid)
+        per_thread = max(1.0, pilot.lane_instructions / max(1, threads))
+    else:
+        per_thread = estimated_instructions(analysis)
+        interpreted = estimated_instructions(analysis, interpreted_only=True)
+        if interpreted > MAX_STEPS:
+            return Execution(function.name, None, warps_per_block,
+                             stopped=f"a thread runs about {interpreted:,.0f} memory and control instructions, "
+                                     f"more than a run's {MAX_STEPS:,} steps", grid=values.grid)
+    lanes = int(min(max_lanes, TARGET_LANE_INSTRUCTIONS / per_thread))
+    max_blocks = max(1, lanes // (warps_per_block * 32))
+    attempt = 0
+    while True:
+        sample = choose_blocks(values.grid, max_blocks)
+        try:
+            machine = run(sample)
+        except RunStopped as stop:
+            text = str(stop)
             if "lane-instructions" in text and attempt == 0 and max_blocks > 1:
                 attempt += 1
                 max_blocks = max(1, max_blocks // 8)

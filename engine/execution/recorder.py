@@ -214,12 +214,12 @@ class Recorder:
         log.counts[1] += e
 
     def shared_access(self, index: int, kind: AccessKind, width: int, lanes: np.ndarray, address: np.ndarray,
-                      warps_reached: int, block_row: np.ndarray | None = None) -> None:
+                      warps_reached: int, block_row: np.ndarray) -> None:
         row = self._row(index, "shared", kind, width)
         row[C_WARPS] += warps_reached
         if len(lanes):
             self._add(row, warp_requests(lanes, address, width, sectors=False))
-            if kind == AccessKind.ATOMIC and block_row is not None:
+            if kind == AccessKind.ATOMIC:
                 mean_2x, last = cas_contention(lanes, address, width, block_row)
                 row[C_CAS_PASSES_2X] += mean_2x
                 row[C_CAS_LAST] += last
@@ -254,13 +254,10 @@ def cas_contention(lanes: np.ndarray, address: np.ndarray, width: int, block_row
     word = address.astype(np.int64) // max(1, width)
     bank = (address.astype(np.int64) >> 2) % 32
     # a warp alone: its lanes in its fullest bank
-    _, bank_of_lane, per_bank = np.unique(np.stack([warp, bank], axis=1), axis=0, return_inverse=True,
-                                          return_counts=True)
-    del bank_of_lane
-    warps, first = np.unique(warp, return_index=True)
+    warps = np.unique(warp)
+    warp_banks, per_bank = np.unique(np.stack([warp, bank], axis=1), axis=0, return_counts=True)
     alone = np.zeros(len(warps), dtype=np.int64)
-    warp_of_bank = np.searchsorted(warps, np.unique(np.stack([warp, bank], axis=1), axis=0)[:, 0])
-    np.maximum.at(alone, warp_of_bank, per_bank)
+    np.maximum.at(alone, np.searchsorted(warps, warp_banks[:, 0]), per_bank)
     # warps of the block on one word
     pairs, m = np.unique(np.stack([warp, block, word], axis=1), axis=0, return_counts=True)
     groups, group_of_pair = np.unique(pairs[:, 1:], axis=0, return_inverse=True)

@@ -172,11 +172,4 @@ def _compute(text: str, module: Module, kernel: str, arch: str, tools: SassTools
         return SassUnavailable(str(exc))
     if kernel not in functions:
         return SassUnavailable(f"nvdisasm listed no function {kernel!r}")
-    mapped = map_kernel(module.kernel(kernel), module, functions[kernel], rewritten, arch, tools.ptxas)
-    if module.kernel(kernel).instructions and not any(mapped.weights.values()) and functions[kernel]:
-        # Every PTX instruction weighted 0 while the listing has code: the listing's line
-        # information was not understood (seen with the CUDA 13.0 nvdisasm of a lent machine,
-        # whose runs then simulated no arithmetic at all). PTX counts are far nearer than that.
-        return SassUnavailable(f"the SASS listing of {tools.nvdisasm} could not be matched to the PTX "
-                               "(no PTX instruction has a SASS instruction)")
-    return mapped
+    return map_kernel(module.kernel(kernel), module, functions[kernel], rewritten, arch, tools.ptxas)

@@ -5,7 +5,9 @@ When that is the background computation thread and the garbage holds Qt objects 
 window's menus), their destructors run there and can deadlock with the GUI thread (seen: a QMenu
 destroyed by the worker's collection while the GUI thread waited on the same object's lock). So
 the application turns automatic collection off and a GUI-thread timer collects instead, the same
-generations Python would have collected, as their thresholds are crossed.
+generations Python would have collected, as their thresholds are crossed. While a computation
+has the collector paused (engine.ptx.gc_pause: parsing, analysing or evaluating a kernel, whose
+millions of objects a full pass would walk for most of a second), the timer waits for it to end.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ from __future__ import annotations
 import gc
 
 from PySide6.QtCore import QObject, QTimer
+
+from engine.ptx.gc_pause import pauses_in_progress
 
 INTERVAL_MS = 250
 
@@ -30,7 +34,10 @@ class MainThreadCollector(QObject):
         self.timer.start()
 
     def collect_due(self) -> None:
-        """Collect the oldest generation whose allocation count passed its threshold."""
+        """Collect the oldest generation whose allocation count passed its threshold (none while
+        a computation has the collector paused)."""
+        if pauses_in_progress():
+            return
         counts = gc.get_count()
         generation = -1
         for g in range(3):

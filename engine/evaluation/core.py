@@ -83,6 +83,7 @@ from engine.pipeline.simulator import (
     limits,
 )
 from engine.profiles import Profile, list_profiles, load_profile
+from engine.ptx.gc_pause import paused_gc
 from engine.state import WorkbenchState
 from engine.timeline.layout import layout_trace
 
@@ -269,7 +270,8 @@ class Evaluator:
     def prepare(self, inputs: KernelInputs, state: WorkbenchState | None = None) -> Evaluation:
         """Only what every model needs first: the launch completed, the analysis, occupancy,
         memory accesses and the assumptions (``info``); no model runs."""
-        return self._prepare(inputs, state or state_for(inputs))
+        with paused_gc(promote=True):
+            return self._prepare(inputs, state or state_for(inputs))
 
     def evaluate(self, inputs: KernelInputs, state: WorkbenchState | None = None, *,
                  sweep: bool = False, sweep_blocks: Sequence[int] | None = None,
@@ -300,7 +302,9 @@ class Evaluator:
         """
         bounds = Limits(max_warp_instructions, time_budget_s, cancel)
         try:
-            with limits(bounds), cancellable(cancel), using(mechanisms or current_mechanisms()):
+            # paused: the collector's passes over a large kernel's objects cost a third of the time
+            with limits(bounds), cancellable(cancel), using(mechanisms or current_mechanisms()), \
+                    paused_gc(promote=True):
                 return self._evaluate(inputs, state, sweep, sweep_blocks, sweep_warps, only, trace,
                                       cycle_budget, cancel, progress, on_part, effects, effects_max_instructions)
         except (SimulationCancelled, ExecutionCancelled):

@@ -103,26 +103,25 @@ def _busy_cycles(rows: list[BlockRow], weights: dict[int, float] | None = None
     # 000 charges a DPU/SFU/LDST row w × warp_size/T issue cycles (older GPUs dispatched such a
     # warp over several cycles); a GPU that dispatches a warp per cycle spends w, and the unit's
     # occupancy is its FU column's. Dividing by warp_size/T keeps an edited issue cell in effect.
+    # One pass over the rows (a large kernel has 10^5 supersteps of a row or two): each row's
+    # weighted issue term is kept and summed at the end, so the sum adds them as before.
     weights = weights or {}
-
-    def weight(r: BlockRow) -> float:
-        return max(0.0, weights.get(r.index, 1.0))
-
-    issue = sum(weight(r) * (r.issue_value / r.warp_over_T if r.fu and 1 not in r.fu
-                             and (r.warp_over_T or 0) > 1 else r.issue_value) for r in rows)
+    issue_terms: list[float] = []
     columns: dict[int, float] = {}
     latency = 0.0
     counted = 0
     for r in rows:
         share = r.warp_over_T or 0.0
-        k = weight(r)
+        k = max(0.0, weights.get(r.index, 1.0))
+        issue_terms.append(k * (r.issue_value / share if r.fu and 1 not in r.fu and share > 1
+                                else r.issue_value))
         counted += bool(r.fu) and k > 0
         for column, cell in r.fu.items():
             occupied = cell.occupancy + (min(share, cell.latency) if cell.is_full else 0.0)
             columns[column] = columns.get(column, 0.0) + k * occupied
-            if k > 0:
-                latency = max(latency, cell.latency)
-    columns[0] = issue     # column 0: the dispatcher
+            if k > 0 and cell.latency > latency:
+                latency = cell.latency
+    columns[0] = sum(issue_terms)     # column 0: the dispatcher
     return columns, latency, counted
 
 
@@ -273,18 +272,22 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
     for x in where:
         last = last + 1e-3 if x is None else x
         keys.append(last)
+    # copy c of the row in slot s is copies[c × n + s]
+    n = len(one)
     slot = {r: k for k, r in enumerate(one)}
-    at = {copy: k for k, copy in enumerate(copies)}
+    deps = inputs.deps
     preds: list[list[int]] = []
     for c, r in copies:
         mine = []
-        for p in (inputs.deps[r] if r < len(inputs.deps) else ()):
-            if p not in slot:
-                continue                      # defined before the superstep
-            if slot[p] < slot[r]:
-                mine.append(at[(c, p)])
+        here = slot[r]
+        for p in (deps[r] if r < len(deps) else ()):
+            s = slot.get(p)
+            if s is None:
+                continue                          # defined before the superstep
+            if s < here:
+                mine.append(c * n + s)
             elif c > 0:
-                mine.append(at[(c - 1, p)])   # carried: the previous copy's
+                mine.append((c - 1) * n + s)      # carried: the previous copy's
         preds.append(mine)
     # ptxas's order, never a row before the rows it reads
     waiting = [len(p) for p in preds]
@@ -299,7 +302,10 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
     while free:
         _, k = heapq.heappop(free)
         r = copies[k][1]
-        start = max([clock] + [ready[p] for p in preds[k]])
+        start = clock
+        for p in preds[k]:
+            if ready[p] > start:
+                start = ready[p]
         ready[k] = start + latency[r]
         clock = start + issue[r]
         finish = max(finish, ready[k], clock)

@@ -300,7 +300,9 @@ class _Split:
         """End the open superstep at row ``end`` and open the next one."""
         step, n = self.step, self.n
         l = step.l
-        self.full_rows.update(l + o for o, flag in enumerate(step.flags[: end - l + 1]) if flag)
+        for o, flag in enumerate(step.flags[: end - l + 1]):
+            if flag:
+                self.full_rows.add(l + o)
         self.steps.append((l, end))
         self.reasons.append(reason)
         nxt = end + 1

@@ -125,6 +125,11 @@ def _busy_cycles(rows: list[BlockRow], weights: dict[int, float] | None = None
     return columns, latency, counted
 
 
+def _own_latency(b: BlockRow) -> float:
+    """The latency ``a`` a BLOCK row's FU cells expose (the largest; 0 without a cell)."""
+    return max([cell.latency for cell in b.fu.values()], default=0.0)
+
+
 @dataclass(frozen=True)
 class Level2Costs:
     """One level-2 superstep as Many-BSP* reads it (per pass, one block)."""
@@ -146,7 +151,8 @@ def level2_costs(inside: list[BlockRow], ovh: float, rows_by_index: dict[int, In
     thr = max(busy.values(), default=0.0)
     mem_lat = global_busy = 0.0
     mem_busy: dict[str, float] = {}
-    barrier_busy = sum((barrier_lam or {}).get(b.index, 0.0) for b in inside)
+    lam = barrier_lam or {}
+    barrier_busy = sum([lam.get(b.index, 0.0) for b in inside])
     for b in inside:
         row = rows_by_index.get(b.index)
         if row is None:
@@ -163,7 +169,7 @@ def level2_costs(inside: list[BlockRow], ovh: float, rows_by_index: dict[int, In
         if cost.waits:
             # A shared/constant row's BLOCK cell already charges its table latency as the head
             # of its superstep; the memory model adds what conflicts or serialisation cost beyond.
-            own = 0.0 if cost.is_global else max((c.latency for c in b.fu.values()), default=0.0)
+            own = 0.0 if cost.is_global else _own_latency(b)
             mem_lat = max(mem_lat, cost.Lam - own)
     # One warp: the head's latency, then the other rows of the superstep issue behind it.
     one_warp = max(head + thr / w * (1 - 1 / k), thr / w) if k else thr / w
@@ -224,7 +230,7 @@ def _dataflow_path(slices: list[list[BlockRow]], costs: list[Level2Costs],
             t = clock
             for p in row.producers if row is not None else ():
                 t = max(t, ready.get(p, 0.0))
-            own = max((cell.latency for cell in b.fu.values()), default=0.0)
+            own = _own_latency(b)
             ready[b.index] = t + own + (c.mem_lat if is_load(b.index) else 0.0)
             finish = max(finish, ready[b.index], clock)
     return finish
@@ -260,7 +266,7 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
         per_row = (max(c.busy.values(), default=0.0) / max(1, w) + c.ovh) / max(1, len(inside))
         for b in inside:
             issue[b.index] = per_row
-            own = max((cell.latency for cell in b.fu.values()), default=0.0)
+            own = _own_latency(b)
             latency[b.index] = own + (c.mem_lat if is_load(b.index) else 0.0)
     copies = [(c, r) for c in range(u) for r in one]
     where = copy_positions(copies, inputs.sass_positions, inputs.deps)
@@ -367,10 +373,15 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
     rows_by_index = {r.index: r for r in rows}
     # A level-2 superstep is a run of consecutive BLOCK rows: sliced by position, not searched.
     position = {b.index: k for k, b in enumerate(block)}
+    # The rows with a memory cost, and those whose result comes from memory (:func:`_is_load`),
+    # found once for all the level-1 supersteps, not once per superstep.
+    memory_rows = frozenset(inputs.access)
+    loads = memory_rows | {index for index, r in rows_by_index.items() if r.is_global_access}
     sums = _BlockSums()
     for step in level1:
         slices = [block[position[s.start]:position[s.end] + 1] for s in step.children]
-        _add_superstep(sums, step, slices, rows_by_index, inputs, params.w, warps_per_block, put)
+        _add_superstep(sums, step, slices, rows_by_index, memory_rows, loads, inputs, params.w,
+                       warps_per_block, put)
     slowest = any(step.slowest is not None for step in level1)
     return _kernel_time(pred, put, params, inputs, sums, warps_per_block, slowest)
 
@@ -406,11 +417,12 @@ class _BlockSums:
 
 
 def _add_superstep(sums: _BlockSums, step: Level1Superstep, slices: list[list[BlockRow]],
-                   rows_by_index: dict[int, InstructionRow], inputs: CorrectedInputs, w: int,
-                   warps_per_block: int, put: _Put) -> None:
+                   rows_by_index: dict[int, InstructionRow], memory_rows: frozenset[int], loads: frozenset[int],
+                   inputs: CorrectedInputs, w: int, warps_per_block: int, put: _Put) -> None:
     """Level-1 superstep ``step`` (its level-2 supersteps' BLOCK rows in ``slices``): its latency
-    path L, issue P, memory M and barrier B per pass (M*1..M*3), added to ``sums``."""
-    memory_rows = set(inputs.access)
+    path L, issue P, memory M and barrier B per pass (M*1..M*3), added to ``sums``. ``memory_rows``:
+    the rows with a memory cost (``inputs.access``); ``loads``: the rows whose result comes from
+    memory."""
     costs = [level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam,
                           inputs.issue_weights) for inside, s in zip(slices, step.children, strict=True)]
     # The warps of a block do not wait for each other inside a level-1 superstep (it ends at
@@ -423,8 +435,7 @@ def _add_superstep(sums: _BlockSums, step: Level1Superstep, slices: list[list[Bl
     P = max(units.values(), default=0.0)
     u = _unroll_of(step, inputs.unroll)
     hoist = enabled("manybsp_dataflow")
-    in_order = _sass_path(slices, costs, lambda i: _is_load(rows_by_index, memory_rows, i), w,
-                          u, inputs) if hoist else None
+    in_order = _sass_path(slices, costs, loads.__contains__, w, u, inputs) if hoist else None
     if in_order is not None:
         rule = "sass"
         L = max(in_order / u, P / w)

@@ -146,6 +146,8 @@ def _cell_value(row: int, column: str, value: float | str | None) -> float | FuC
 def apply_block_overrides(
     block: list[BlockRow], cells: dict[tuple[int, str], float | str | None], marks: set[str]
 ) -> list[BlockRow]:
+    if not cells:
+        return list(block)     # nothing edited: no index of the (large) table to build
     by_index = {b.index: k for k, b in enumerate(block)}
     out = list(block)
     for (row, column), value in cells.items():

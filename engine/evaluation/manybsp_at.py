@@ -17,6 +17,7 @@ from engine.manybsp import Level1Input, ManyBspResult, Overrides, Prediction, ev
 from engine.manybsp.corrected import AccessCost, CorrectedInputs, evaluate_corrected
 from engine.manybsp.prediction import refusal
 from engine.pipeline.description import KernelDescription
+from engine.ptx.gc_pause import paused_gc
 from engine.state import copy_overrides
 
 
@@ -76,6 +77,9 @@ def access_costs(result: ManyBspResult, description: KernelDescription | None) -
     return out
 
 
+# Many-BSP*'s per-superstep costs of a large kernel: many small objects, no garbage cycles, so the
+# collector's passes only cost time (see engine.manybsp.from_ptx.manybsp_inputs).
+@paused_gc()
 def manybsp_star_at(result: ManyBspResult, description: KernelDescription | None, resident_blocks: int,
                     weights: dict[int, float] | None = None,
                     unroll: dict[str, int] | None = None,
@@ -103,7 +107,8 @@ def manybsp_star_at(result: ManyBspResult, description: KernelDescription | None
     if sass_positions and description is not None:
         # by row (1-based): row r's SASS copies and the rows it reads
         order = {i + 1: where for i, where in sass_positions.items()}
-        deps = ((),) + tuple(tuple(p + 1 for p in ins.deps) for ins in description.instructions)
+        # (list comprehensions: a generator per instruction costs a second on 10^5 instructions)
+        deps = ((),) + tuple([tuple([p + 1 for p in ins.deps]) for ins in description.instructions])
     inputs = CorrectedInputs(resident_blocks, access_costs(result, description), barriers,
                              {i + 1: w for i, w in (weights or {}).items()}, loops, order, deps)
     return evaluate_corrected(result.params, result.level1, result.block, result.rows, inputs)

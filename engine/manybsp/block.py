@@ -109,13 +109,13 @@ def build_block_table(
         return BlockConstruction([], [], [])
     issue, blank = _issue(rows, params)
     w = params.w
-    cells = _Cells(rows, issue, [fu_cell(r, params, False, w) for r in rows],
-                   [fu_cell(r, params, True, w) for r in rows])
+    cells = _Cells(rows, issue, *_fu_cells(rows, params, w))
     split = _Split(cells, blank, level1_ends or set())
     split.run()
     block = []
+    full_rows = split.full_rows
     for k, r in enumerate(rows):
-        cell = cells.cell_of(k, k in split.full_rows)
+        cell = cells.cell_of(k, k in full_rows)
         comm = r.lat_comm * w * max(1, r.n_ma) if r.is_global_access else 0.0
         block.append(
             BlockRow(
@@ -133,6 +133,25 @@ def build_block_table(
             )
         )
     return BlockConstruction(block, split.steps, split.reasons, split.full_rows)
+
+
+def _fu_cells(rows: list[InstructionRow], params: ManyBspParams, w: int
+              ) -> tuple[list[FuCell | None], list[FuCell | None]]:
+    """Every row's FU cell, plain and at full latency. A cell depends only on the row's kind,
+    column, T, n_ma and lat_comp, which a large kernel repeats over and over: each distinct one is
+    computed once and its (immutable) cells shared. The types of T and lat_comp are part of the
+    key, so an int latency never hands its cell to a float one."""
+    known: dict[tuple[object, ...], tuple[FuCell | None, FuCell | None]] = {}
+    plain: list[FuCell | None] = []
+    full: list[FuCell | None] = []
+    for r in rows:
+        key = (r.is_barrier, r.is_global_access, r.fu, r.T, type(r.T), r.n_ma, r.lat_comp, type(r.lat_comp))
+        cells = known.get(key)
+        if cells is None:
+            cells = known[key] = (fu_cell(r, params, False, w), fu_cell(r, params, True, w))
+        plain.append(cells[0])
+        full.append(cells[1])
+    return plain, full
 
 
 def _first_full(rows: list[InstructionRow], l: int, kind: str) -> tuple[int | None, int | None]:
@@ -172,6 +191,14 @@ class _Cells:
     issue: list[float]
     plain: list[FuCell | None]
     full: list[FuCell | None]
+    # What each row adds to its FU column's sum, plain and full (0 without a cell), worked out
+    # once: a superstep split again re-adds its rows.
+    plain_value: list[float] = field(init=False)
+    full_value: list[float] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.plain_value = [0.0 if c is None else c.value for c in self.plain]
+        self.full_value = [0.0 if c is None else c.value for c in self.full]
 
     def cell_of(self, k: int, is_full: bool) -> FuCell | None:
         return self.full[k] if is_full else self.plain[k]
@@ -187,23 +214,30 @@ class _Step:
         self.head_fu = cells.rows[self.head].fu if self.head is not None else None
         self.seen: set[int | None] = set()
         self.flags: list[bool] = []
-        self.prefix = {c: [0.0] for c in (1, 2, 3, 4)}
-        self.issue_prefix = [0.0]
+        # prefix[0]: the issue cycles, prefix[c]: FU column c (1..4), each from 0 at row l
+        self.prefix: list[list[float]] = [[0.0], [0.0], [0.0], [0.0], [0.0]]
 
     def add(self, k: int) -> None:
-        r = self.cells.rows[k]
+        cells = self.cells
+        r = cells.rows[k]
+        fu = r.fu
         # Full latency: the head, and the first row of every other non-SP column (global
         # accesses do not occupy a column).
         flag = k == self.head or (
-            self.head is not None and r.fu in (2, 3, 4) and r.fu != self.head_fu
-            and not r.is_global_access and not r.is_barrier and r.fu not in self.seen)
+            self.head is not None and fu in (2, 3, 4) and fu != self.head_fu
+            and not r.is_global_access and not r.is_barrier and fu not in self.seen)
         if not r.is_global_access:
-            self.seen.add(r.fu)
+            self.seen.add(fu)
         self.flags.append(flag)
-        cell = self.cells.cell_of(k, flag)
-        for c, sums in self.prefix.items():
-            sums.append(sums[-1] + (cell.value if cell is not None and r.fu == c else 0.0))
-        self.issue_prefix.append(self.issue_prefix[-1] + self.cells.issue[k])
+        value = cells.full_value[k] if flag else cells.plain_value[k]
+        prefix = self.prefix
+        issued = prefix[0]
+        issued.append(issued[-1] + cells.issue[k])
+        # The row's value goes to its own column; the others carry their sum on (adding 0.0 to a
+        # sum that starts at 0.0 would give the same float).
+        for c in (1, 2, 3, 4):
+            sums = prefix[c]
+            sums.append(sums[-1] + value if c == fu else sums[-1])
 
     def column_sum(self, column: int, first: int, last: int) -> float:
         sums = self.prefix[column]
@@ -217,7 +251,7 @@ class _Step:
             return 1.0
         l = self.l
         produced = self.column_sum(column, l, m)
-        issued = self.issue_prefix[j - l] - self.issue_prefix[1]
+        issued = self.prefix[0][j - l] - self.prefix[0][1]
         others = max(self.column_sum(y, l, j - 2) for y in (1, 2, 3, 4) if y != column)
         return produced - issued - others
 
@@ -250,7 +284,9 @@ class _Split:
         self.blank = blank
         self.n = n = len(rows)
         pos = {r.index: k for k, r in enumerate(rows)}
-        self.producers = [sorted(pos[p] for p in r.producers if p in pos) for r in rows]
+        # Positions of each row's producers (in no particular order: the scan asks for their
+        # largest one and whether any lies in a range).
+        self.producers = [[pos[p] for p in r.producers if p in pos] for r in rows]
         self.static_end = _static_ends(rows, blank, level1_ends)
         self.sync = [0.0] * n
         self.full_rows: set[int] = set()
@@ -264,7 +300,9 @@ class _Split:
         """End the open superstep at row ``end`` and open the next one."""
         step, n = self.step, self.n
         l = step.l
-        self.full_rows.update(l + o for o, flag in enumerate(step.flags[: end - l + 1]) if flag)
+        for o, flag in enumerate(step.flags[: end - l + 1]):
+            if flag:
+                self.full_rows.add(l + o)
         self.steps.append((l, end))
         self.reasons.append(reason)
         nxt = end + 1

@@ -103,27 +103,31 @@ def _busy_cycles(rows: list[BlockRow], weights: dict[int, float] | None = None
     # 000 charges a DPU/SFU/LDST row w × warp_size/T issue cycles (older GPUs dispatched such a
     # warp over several cycles); a GPU that dispatches a warp per cycle spends w, and the unit's
     # occupancy is its FU column's. Dividing by warp_size/T keeps an edited issue cell in effect.
+    # One pass over the rows (a large kernel has 10^5 supersteps of a row or two): each row's
+    # weighted issue term is kept and summed at the end, so the sum adds them as before.
     weights = weights or {}
-
-    def weight(r: BlockRow) -> float:
-        return max(0.0, weights.get(r.index, 1.0))
-
-    issue = sum(weight(r) * (r.issue_value / r.warp_over_T if r.fu and 1 not in r.fu
-                             and (r.warp_over_T or 0) > 1 else r.issue_value) for r in rows)
+    issue_terms: list[float] = []
     columns: dict[int, float] = {}
     latency = 0.0
     counted = 0
     for r in rows:
         share = r.warp_over_T or 0.0
-        k = weight(r)
+        k = max(0.0, weights.get(r.index, 1.0))
+        issue_terms.append(k * (r.issue_value / share if r.fu and 1 not in r.fu and share > 1
+                                else r.issue_value))
         counted += bool(r.fu) and k > 0
         for column, cell in r.fu.items():
             occupied = cell.occupancy + (min(share, cell.latency) if cell.is_full else 0.0)
             columns[column] = columns.get(column, 0.0) + k * occupied
-            if k > 0:
-                latency = max(latency, cell.latency)
-    columns[0] = issue     # column 0: the dispatcher
+            if k > 0 and cell.latency > latency:
+                latency = cell.latency
+    columns[0] = sum(issue_terms)     # column 0: the dispatcher
     return columns, latency, counted
+
+
+def _own_latency(b: BlockRow) -> float:
+    """The latency ``a`` a BLOCK row's FU cells expose (the largest; 0 without a cell)."""
+    return max([cell.latency for cell in b.fu.values()], default=0.0)
 
 
 @dataclass(frozen=True)
@@ -147,7 +151,8 @@ def level2_costs(inside: list[BlockRow], ovh: float, rows_by_index: dict[int, In
     thr = max(busy.values(), default=0.0)
     mem_lat = global_busy = 0.0
     mem_busy: dict[str, float] = {}
-    barrier_busy = sum((barrier_lam or {}).get(b.index, 0.0) for b in inside)
+    lam = barrier_lam or {}
+    barrier_busy = sum([lam.get(b.index, 0.0) for b in inside])
     for b in inside:
         row = rows_by_index.get(b.index)
         if row is None:
@@ -164,7 +169,7 @@ def level2_costs(inside: list[BlockRow], ovh: float, rows_by_index: dict[int, In
         if cost.waits:
             # A shared/constant row's BLOCK cell already charges its table latency as the head
             # of its superstep; the memory model adds what conflicts or serialisation cost beyond.
-            own = 0.0 if cost.is_global else max((c.latency for c in b.fu.values()), default=0.0)
+            own = 0.0 if cost.is_global else _own_latency(b)
             mem_lat = max(mem_lat, cost.Lam - own)
     # One warp: the head's latency, then the other rows of the superstep issue behind it.
     one_warp = max(head + thr / w * (1 - 1 / k), thr / w) if k else thr / w
@@ -225,7 +230,7 @@ def _dataflow_path(slices: list[list[BlockRow]], costs: list[Level2Costs],
             t = clock
             for p in row.producers if row is not None else ():
                 t = max(t, ready.get(p, 0.0))
-            own = max((cell.latency for cell in b.fu.values()), default=0.0)
+            own = _own_latency(b)
             ready[b.index] = t + own + (c.mem_lat if is_load(b.index) else 0.0)
             finish = max(finish, ready[b.index], clock)
     return finish
@@ -261,7 +266,7 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
         per_row = (max(c.busy.values(), default=0.0) / max(1, w) + c.ovh) / max(1, len(inside))
         for b in inside:
             issue[b.index] = per_row
-            own = max((cell.latency for cell in b.fu.values()), default=0.0)
+            own = _own_latency(b)
             latency[b.index] = own + (c.mem_lat if is_load(b.index) else 0.0)
     copies = [(c, r) for c in range(u) for r in one]
     where = copy_positions(copies, inputs.sass_positions, inputs.deps)
@@ -273,18 +278,22 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
     for x in where:
         last = last + 1e-3 if x is None else x
         keys.append(last)
+    # copy c of the row in slot s is copies[c × n + s]
+    n = len(one)
     slot = {r: k for k, r in enumerate(one)}
-    at = {copy: k for k, copy in enumerate(copies)}
+    deps = inputs.deps
     preds: list[list[int]] = []
     for c, r in copies:
         mine = []
-        for p in (inputs.deps[r] if r < len(inputs.deps) else ()):
-            if p not in slot:
-                continue                      # defined before the superstep
-            if slot[p] < slot[r]:
-                mine.append(at[(c, p)])
+        here = slot[r]
+        for p in (deps[r] if r < len(deps) else ()):
+            s = slot.get(p)
+            if s is None:
+                continue                          # defined before the superstep
+            if s < here:
+                mine.append(c * n + s)
             elif c > 0:
-                mine.append(at[(c - 1, p)])   # carried: the previous copy's
+                mine.append((c - 1) * n + s)      # carried: the previous copy's
         preds.append(mine)
     # ptxas's order, never a row before the rows it reads
     waiting = [len(p) for p in preds]
@@ -299,7 +308,10 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
     while free:
         _, k = heapq.heappop(free)
         r = copies[k][1]
-        start = max([clock] + [ready[p] for p in preds[k]])
+        start = clock
+        for p in preds[k]:
+            if ready[p] > start:
+                start = ready[p]
         ready[k] = start + latency[r]
         clock = start + issue[r]
         finish = max(finish, ready[k], clock)
@@ -361,10 +373,15 @@ def evaluate_corrected(params: ManyBspParams, level1: list[Level1Superstep], blo
     rows_by_index = {r.index: r for r in rows}
     # A level-2 superstep is a run of consecutive BLOCK rows: sliced by position, not searched.
     position = {b.index: k for k, b in enumerate(block)}
+    # The rows with a memory cost, and those whose result comes from memory (:func:`_is_load`),
+    # found once for all the level-1 supersteps, not once per superstep.
+    memory_rows = frozenset(inputs.access)
+    loads = memory_rows | {index for index, r in rows_by_index.items() if r.is_global_access}
     sums = _BlockSums()
     for step in level1:
         slices = [block[position[s.start]:position[s.end] + 1] for s in step.children]
-        _add_superstep(sums, step, slices, rows_by_index, inputs, params.w, warps_per_block, put)
+        _add_superstep(sums, step, slices, rows_by_index, memory_rows, loads, inputs, params.w,
+                       warps_per_block, put)
     slowest = any(step.slowest is not None for step in level1)
     return _kernel_time(pred, put, params, inputs, sums, warps_per_block, slowest)
 
@@ -400,11 +417,12 @@ class _BlockSums:
 
 
 def _add_superstep(sums: _BlockSums, step: Level1Superstep, slices: list[list[BlockRow]],
-                   rows_by_index: dict[int, InstructionRow], inputs: CorrectedInputs, w: int,
-                   warps_per_block: int, put: _Put) -> None:
+                   rows_by_index: dict[int, InstructionRow], memory_rows: frozenset[int], loads: frozenset[int],
+                   inputs: CorrectedInputs, w: int, warps_per_block: int, put: _Put) -> None:
     """Level-1 superstep ``step`` (its level-2 supersteps' BLOCK rows in ``slices``): its latency
-    path L, issue P, memory M and barrier B per pass (M*1..M*3), added to ``sums``."""
-    memory_rows = set(inputs.access)
+    path L, issue P, memory M and barrier B per pass (M*1..M*3), added to ``sums``. ``memory_rows``:
+    the rows with a memory cost (``inputs.access``); ``loads``: the rows whose result comes from
+    memory."""
     costs = [level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam,
                           inputs.issue_weights) for inside, s in zip(slices, step.children, strict=True)]
     # The warps of a block do not wait for each other inside a level-1 superstep (it ends at
@@ -417,8 +435,7 @@ def _add_superstep(sums: _BlockSums, step: Level1Superstep, slices: list[list[Bl
     P = max(units.values(), default=0.0)
     u = _unroll_of(step, inputs.unroll)
     hoist = enabled("manybsp_dataflow")
-    in_order = _sass_path(slices, costs, lambda i: _is_load(rows_by_index, memory_rows, i), w,
-                          u, inputs) if hoist else None
+    in_order = _sass_path(slices, costs, loads.__contains__, w, u, inputs) if hoist else None
     if in_order is not None:
         rule = "sass"
         L = max(in_order / u, P / w)

@@ -13,6 +13,7 @@ from engine.manybsp.device_figures import MISSING_BARRIER, barrier_overhead, man
 from engine.manybsp.prediction import ManyBspResult, Overrides, run_manybsp
 from engine.manybsp.rows import InstructionRow, Level1Spec, ManyBspParams
 from engine.profiles import Profile
+from engine.ptx.gc_pause import paused_gc
 from engine.ptx.parsed_module import Module
 from engine.units import MANYBSP_FU_COLUMN, Unit
 
@@ -52,8 +53,18 @@ def build_instruction_table(
         from engine.memory import n_ma_by_instruction
 
         analysed_n_ma = n_ma_by_instruction(memory)
+    # The innermost loop's key of each instruction, looked up once per basic block (a
+    # 10^5-instruction kernel has as many rows as that, and far fewer blocks).
+    cfg = analysis.cfg
+    block_of = cfg.block_indices()
+    loop_keys: dict[int, str | None] = {}
+    defuse, classifications = analysis.defuse, analysis.classifications
     for i, instr in enumerate(instructions):
-        cls = analysis.classifications[i]
+        cls = classifications[i]
+        block = block_of[i]
+        if block not in loop_keys:
+            loop = cfg.loop_of(block)
+            loop_keys[block] = None if loop is None else loop.key
         cost = profile.cost(instr, cls)
         is_barrier = cls.is_barrier
         is_global = cls.is_global_memory and (cls.is_load or cls.is_store or cls.is_atomic)
@@ -70,10 +81,10 @@ def build_instruction_table(
             n_ma = analysed_n_ma.get(i, _n_ma(cls.width_bytes, warp_size))
         else:
             n_ma = 1 if cls.is_memory and fu == 4 else 0
-        user = analysis.defuse.first_user(i)
+        user = defuse.first_user(i)
         # Only earlier rows count as producers: a value from a later row arrives over a loop's
         # back edge, one iteration earlier, and cannot stall this pass through the body.
-        producers = tuple(p + 1 for p in analysis.defuse.producers(i) if p < i)
+        producers = tuple([p + 1 for p in defuse.producers(i) if p < i])
         rows.append(
             InstructionRow(
                 index=i + 1,
@@ -97,7 +108,7 @@ def build_instruction_table(
                 cuda_location=instr.cuda_location,
                 is_default_cost=cost.is_default,
                 cost_source=cost.source,
-                loop=analysis.loop_key_of(i),
+                loop=loop_keys[block],
             )
         )
     specs = _level1_specs(analysis, rows)
@@ -120,11 +131,17 @@ def _level1_specs(analysis: KernelAnalysis, rows: list[InstructionRow]) -> list[
     """Cut the static order where the set of enclosing loops changes (a loop's first and last
     instruction, also for loops whose blocks are not contiguous) and after each barrier."""
     cfg = analysis.cfg
-    loops_by_block: dict[int, tuple] = {}
-    for block in cfg.blocks:
-        inside = [loop for loop in cfg.loops if block.index in loop.body]
-        loops_by_block[block.index] = tuple(sorted(inside, key=lambda lp: lp.depth))
-    nest = [loops_by_block[cfg.block_of(k).index] for k in range(len(rows))]
+    # Each loop visits the blocks of its body (not each block every loop): linear in the blocks
+    # of the loops, where a kernel of 10^5 blocks has few loops. ``cfg.loops`` order is kept among
+    # loops of the same depth, as the stable sort below needs.
+    inside: dict[int, list] = {}
+    for loop in cfg.loops:
+        for b in loop.body:
+            inside.setdefault(b, []).append(loop)
+    outside: tuple = ()
+    loops_by_block = {b: tuple(sorted(found, key=lambda lp: lp.depth)) for b, found in inside.items()}
+    block_of = cfg.block_indices()
+    nest = [loops_by_block.get(block_of[k], outside) for k in range(len(rows))]
     specs: list[Level1Spec] = []
     start = 0
     for k in range(len(rows)):
@@ -242,6 +259,10 @@ def predict_manybsp(
     return result
 
 
+# The rows of a 10^5-instruction kernel are hundreds of thousands of objects that form no garbage
+# cycles: the collector's passes over them cost a third of the build. Kept, they go to the oldest
+# generation (``promote``), so the next young pass does not scan them again.
+@paused_gc(promote=True)
 def manybsp_inputs(analysis: KernelAnalysis, profile: Profile, launch: Launch, resources: Any,
                    memory: Any = None) -> tuple[list[InstructionRow], list[Level1Spec], list[str], ManyBspParams]:
     """Everything the Many-BSP stages need that an edit of a cell or an override does not change:

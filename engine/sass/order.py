@@ -33,6 +33,11 @@ def copy_positions(copies: Sequence[tuple[int, int]], positions: Mapping[int, tu
     if not positions:
         return None
     u = 1 + max((c for c, _ in copies), default=0)
+    if u == 1:
+        # Not unrolled (the Pipeline adapter asks this of every basic block): each instruction's
+        # first SASS copy, nothing to place.
+        firsts = [positions.get(i, ()) for _, i in copies]
+        return [float(where[0]) if where else None for where in firsts]
     found = {i: positions.get(i, ()) for _, i in copies}
     exact = [where for where in found.values() if len(where) == u]
     if u > 1 and not exact:

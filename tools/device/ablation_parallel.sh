@@ -5,7 +5,7 @@
 # from an earlier call in ablation-parts/) are not run again, so a run cut short by its wall
 # limit goes on where it stopped. Then the parts are merged into ablation.json and the table.
 #
-#   OUT=/path/to/results [JOBS=16] [ABLATION_WALL_S=540] [ABLATION_RUNS="v2-h100:2 ..."] \
+#   OUT=/path/to/results [JOBS=16] [ABLATION_WALL_S=460] [ABLATION_RUNS="v2-h100:2 ..."] \
 #       bash tools/device/ablation_parallel.sh
 set -u
 : "${OUT:?set OUT to a folder for the results}"
@@ -28,9 +28,12 @@ for run in $runs; do
   done
 done
 echo "$(wc -l < "$items") items, $(ls "$OUT/parts" | wc -l) already done"
-timeout "${ABLATION_WALL_S:-540}" xargs -a "$items" -P "${JOBS:-16}" -n 2 \
+timeout "${ABLATION_WALL_S:-460}" xargs -a "$items" -P "${JOBS:-16}" -n 2 \
   sh -c 'python3 bench/ablation.py --parts "$0" $(printf -- "--item %s " "$@") >> "$0/../items.log" 2>&1' "$OUT/parts"
+pkill -f "bench/ablation.py --parts" 2>/dev/null   # items cut short by the wall limit: next call
 echo "items done: $(ls "$OUT/parts" | wc -l) of $(wc -l < "$items")"
 python3 bench/ablation.py --merge "$OUT/parts" --out "$OUT/ablation.json" > "$OUT/merge.txt" 2>&1
 tail -n 40 "$OUT/merge.txt"
+# the device tool brings back at most 8 files: the parts travel as one archive
 tar czf "$OUT/parts.tgz" -C "$OUT" parts && rm -rf "$OUT/parts"
+tar czf "$OUT/logs.tgz" -C "$OUT" items.log items.txt warmup.log merge.txt && rm -f "$OUT"/items.log "$OUT"/items.txt "$OUT"/warmup.log

@@ -388,7 +388,13 @@ def static_shared_bytes(module: Module, function: Function) -> int:
     return total
 
 
-def _symbols_used(function: Function) -> set[str]:
+def _symbols_used(function: Function) -> frozenset[str]:
+    """The symbols the body names, once per parsed body (kept on the function: the occupancy,
+    the adapter's SM context and the estimate each ask, and a 10^5-instruction body has over a
+    million operands to walk)."""
+    kept = getattr(function, "_warpline_symbols", None)
+    if kept is not None and kept[0] is function.body and kept[1] == len(function.instructions):
+        return kept[2]
     names: set[str] = set()
 
     def visit(operand) -> None:  # noqa: ANN001 - engine.ptx.parsed_module.Operand
@@ -399,10 +405,20 @@ def _symbols_used(function: Function) -> set[str]:
         for element in operand.elements:
             visit(element)
 
+    symbol = OperandKind.SYMBOL
     for instruction in function.instructions:
         for operand in instruction.operands:
-            visit(operand)
-    return names
+            # most operands are registers and immediates with nothing inside: no call for them
+            if operand.base is not None or operand.elements:
+                visit(operand)
+            elif operand.kind == symbol and operand.name:
+                names.add(operand.name)
+    found = frozenset(names)
+    try:
+        function._warpline_symbols = (function.body, len(function.instructions), found)  # type: ignore[attr-defined]
+    except AttributeError:      # a slotted stand-in for a Function: walked again next time
+        pass
+    return found
 
 
 def _register_slots(function: Function) -> dict[str, int]:

@@ -108,12 +108,12 @@ def _guessed_trips(analysis: KernelAnalysis) -> bool:
                (analysis.trip_counts.get(loop.key) for loop in analysis.cfg.loops))
 
 
-def estimated_instructions(analysis: KernelAnalysis, interpreted_only: bool = False) -> float:
-    """Instructions one thread runs, from the static trip counts (unknown loops: a few passes);
-    ``interpreted_only``: only those the compiled path does not take (memory, control, warp-wide)."""
+def estimated_instructions(analysis: KernelAnalysis) -> tuple[float, float]:
+    """Instructions one thread runs, from the static trip counts (unknown loops: a few passes),
+    and of those the ones the compiled path does not take (memory, control, warp-wide)."""
     cfg = analysis.cfg
     body = analysis.function.instructions
-    per_block = []
+    total = interpreted = 0.0
     for block in cfg.blocks:
         factor = 1.0
         loop = cfg.loop_of(block.index)
@@ -122,12 +122,9 @@ def estimated_instructions(analysis: KernelAnalysis, interpreted_only: bool = Fa
             count = trip.value if trip is not None and trip.value is not None else UNKNOWN_TRIPS
             factor *= max(1, count)
             loop = cfg.loop_by_header(loop.parent) if loop.parent is not None else None
-        if interpreted_only:
-            size = sum(1 for ins in body[block.start:block.end] if ins.opcode not in _COMPILED_OPCODES)
-        else:
-            size = block.end - block.start
-        per_block.append(factor * size)
-    return max(1.0, float(sum(per_block)))
+        total += factor * (block.end - block.start)
+        interpreted += factor * sum(1 for ins in body[block.start:block.end] if ins.opcode not in _COMPILED_OPCODES)
+    return max(1.0, total), max(1.0, interpreted)
 
 
 _RUNS: OrderedDict[tuple, Execution] = OrderedDict()
@@ -216,8 +213,7 @@ def _execute(analysis: KernelAnalysis, launch: Any, module: Any, cancel: Callabl
                              seconds=time.perf_counter() - started, grid=values.grid)
         per_thread = max(1.0, pilot.lane_instructions / max(1, threads))
     else:
-        per_thread = estimated_instructions(analysis)
-        interpreted = estimated_instructions(analysis, interpreted_only=True)
+        per_thread, interpreted = estimated_instructions(analysis)
         if interpreted > MAX_STEPS:
             return Execution(function.name, None, warps_per_block,
                              stopped=f"a thread runs about {interpreted:,.0f} memory and control instructions, "

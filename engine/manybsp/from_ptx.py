@@ -11,7 +11,7 @@ from engine.errors import LaunchError, ModelError
 from engine.launch import Launch
 from engine.manybsp.device_figures import MISSING_BARRIER, barrier_overhead, manybsp_derivation_line, manybsp_figures
 from engine.manybsp.prediction import ManyBspResult, Overrides, run_manybsp
-from engine.manybsp.rows import InstructionRow, Level1Spec, ManyBspParams
+from engine.manybsp.rows import InstructionRow, Level1Spec, ManyBspParams, built_row
 from engine.profiles import Profile
 from engine.ptx.gc_pause import paused_gc
 from engine.ptx.parsed_module import Module
@@ -86,7 +86,7 @@ def build_instruction_table(
         # back edge, one iteration earlier, and cannot stall this pass through the body.
         producers = tuple([p + 1 for p in defuse.producers(i) if p < i])
         rows.append(
-            InstructionRow(
+            built_row(InstructionRow,
                 index=i + 1,
                 text=instr.text,
                 opcode=instr.full_opcode,

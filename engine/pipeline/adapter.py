@@ -238,7 +238,8 @@ def _forwarded_deps(deps: dict[int, set[int]], dropped: set[int]) -> dict[int, s
                 out.add(p)                 # most producers stay: no call for them
         return out
 
-    return {c: resolved_producers(ps) for c, ps in deps.items()}
+    # most consumers read no dropped instruction: their producer sets stay as they are
+    return {c: ps if ps.isdisjoint(dropped) else resolved_producers(ps) for c, ps in deps.items()}
 
 
 def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
@@ -280,6 +281,8 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
     out = []
     consumed = {p for producers in deps.values() for p in producers}   # results something reads
     move = profile.cost_for_opcode("mov.b32", Unit.ALU) if registers else None
+    issue_slots = enabled("sass_issue_slots")
+    red_atomics = enabled("red_atomics")
     for i, (instr, cls) in enumerate(zip(function.instructions, analysis.classifications, strict=False)):
         unit, memory = cls.unit, cls.is_memory
         dram_wait = (dram or {}).get(i, 0.0)
@@ -293,7 +296,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             if cls.is_memory and ov.memory_cost is not None:
                 lam, Lam = ov.memory_cost(i, instr, cls, cost)
             if (cls.is_store and not cls.is_atomic and not instr.dests) or (
-                    cls.is_atomic and i not in consumed and i not in blocking and enabled("red_atomics")):
+                    cls.is_atomic and i not in consumed and i not in blocking and red_atomics):
                 # A store has no consumer; what the simulator's warp waits for at retirement is the
                 # LSU accepting it, not the write reaching DRAM (warps exit with stores in flight).
                 # Nor has an atomic whose old value nothing reads: ptxas makes it a RED, which the
@@ -312,7 +315,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             lam=to_fraction(lam, f"λ of {where}"), Lam=to_fraction(Lam, f"Λ of {where}"),
             memory=memory, barrier=cls.is_barrier, deps=tuple(sorted(deps.get(i, ()))),
             dram_wait=dram_wait if memory else 0.0,
-            slots=max(weights.get(i, 1.0), 0.0) if enabled("sass_issue_slots") else 1.0))
+            slots=max(weights.get(i, 1.0), 0.0) if issue_slots else 1.0))
     return tuple(out), tuple(names)
 
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -228,38 +229,64 @@ def _encode_paths(paths: tuple[tuple[PathNode, ...], ...]) -> _Program:
 
 
 _STATIC_CACHE: dict[tuple, tuple] = {}
+_INSTRUCTION_CACHE: dict[tuple, tuple] = {}
 _STATIC_CACHE_SIZE = 8
+
+
+def _cached(cache: dict[tuple, tuple], key: tuple, owners: tuple, make: Callable[[], Any]) -> Any:
+    """``make()``, kept in ``cache`` under ``key`` while the ``owners`` (tuples whose ids the key
+    holds) are the same objects; never kept for lists, which could change after a run."""
+    hit = cache.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], owners, strict=True)):
+        return hit[1]
+    value = make()
+    if all(isinstance(o, tuple) for o in owners):
+        if len(cache) >= _STATIC_CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        cache[key] = (owners, value)
+    return value
+
+
+def _instruction_arrays(instructions: Any, ticks: int) -> tuple:
+    """Per static instruction: unit, λ and Λ in ticks, memory, barrier, issue slots, and the
+    dependences as a flat list with offsets."""
+    def tk(x: Fraction) -> int:
+        return x.numerator * ticks // x.denominator
+
+    n = len(instructions)
+    unit = np.array([ins.unit for ins in instructions], dtype=np.int64)
+    lam = np.array([tk(ins.lam) for ins in instructions], dtype=np.int64)
+    Lam = np.array([tk(ins.Lam) for ins in instructions], dtype=np.int64)
+    ismem = np.array([ins.memory for ins in instructions], dtype=np.int64)
+    isbar = np.array([ins.barrier for ins in instructions], dtype=np.int64)
+    # issue slots in quarters: a quarter at least (four loads merged into one LDS.128 share one)
+    slots = np.array([max(1, round(float(ins.slots) * SLOT_QUARTERS)) for ins in instructions], dtype=np.int64)
+    dep_ptr = np.zeros(n + 1, dtype=np.int64)
+    dep_list: list[int] = []
+    for i, ins in enumerate(instructions):
+        dep_list.extend(sorted(set(ins.deps)))
+        dep_ptr[i + 1] = len(dep_list)
+    return unit, lam, Lam, ismem, isbar, slots, dep_ptr, dep_list
 
 
 def _static_arrays(d: KernelDescription, ticks: int) -> tuple:
     """The per-instruction arrays and the encoded paths of ``d`` (in ``ticks`` per cycle).
 
-    An occupancy sweep simulates one description at many occupancies: copies that share the
-    instruction and path tuples (``with_changes``) reuse one encoding, which on a
-    2,500-instruction kernel is most of the Python time of a simulation. The cache holds the
-    tuples themselves, so an id in its key cannot be reused by another object while cached.
+    An occupancy sweep simulates one description at many occupancies, and the peer models
+    simulate copies of it with other paths: copies that share the instruction tuple
+    (``with_changes``) reuse its arrays, and those that also share the paths their encoding;
+    on a 2,500-instruction kernel that is most of the Python time of a simulation. The caches
+    hold the tuples themselves, so an id in a key cannot be reused by another object while cached.
     """
-    key = (id(d.instructions), id(d.paths), ticks)
-    hit = _STATIC_CACHE.get(key)
-    if hit is not None and hit[0] is d.instructions and hit[1] is d.paths:
-        return hit[2]
-    n = len(d.instructions)
+    return _cached(_STATIC_CACHE, (id(d.instructions), id(d.paths), ticks), (d.instructions, d.paths),
+                   lambda: _encoded(d, ticks))
 
-    def tk(x: Fraction) -> int:
-        return x.numerator * ticks // x.denominator
 
-    unit = np.array([ins.unit for ins in d.instructions], dtype=np.int64)
-    lam = np.array([tk(ins.lam) for ins in d.instructions], dtype=np.int64)
-    Lam = np.array([tk(ins.Lam) for ins in d.instructions], dtype=np.int64)
-    ismem = np.array([ins.memory for ins in d.instructions], dtype=np.int64)
-    isbar = np.array([ins.barrier for ins in d.instructions], dtype=np.int64)
-    # issue slots in quarters: a quarter at least (four loads merged into one LDS.128 share one)
-    slots = np.array([max(1, round(float(ins.slots) * SLOT_QUARTERS)) for ins in d.instructions], dtype=np.int64)
-    dep_ptr = np.zeros(n + 1, dtype=np.int64)
-    dep_list: list[int] = []
-    for i, ins in enumerate(d.instructions):
-        dep_list.extend(sorted(set(ins.deps)))
-        dep_ptr[i + 1] = len(dep_list)
+def _encoded(d: KernelDescription, ticks: int) -> tuple:
+    unit, lam, Lam, ismem, isbar, slots, dep_ptr, shared_deps = _cached(
+        _INSTRUCTION_CACHE, (id(d.instructions), ticks), (d.instructions,),
+        lambda: _instruction_arrays(d.instructions, ticks))
+    dep_list = list(shared_deps)       # renamed positions append their own lists below
     prog = _encode_paths(d.paths)
     # per pool position the range of dep_src it waits on: its instruction's, or a renamed
     # position's own list appended after the static ones
@@ -277,13 +304,7 @@ def _static_arrays(d: KernelDescription, ticks: int) -> tuple:
         slot_memory[slot] = ismem[i]
     dep_cause = np.where(slot_memory[dep_src] != 0, _core.MEMORY_DEPENDENCY,
                          _core.COMPUTE_DEPENDENCY).astype(np.int64)
-    arrays = (unit, lam, Lam, isbar, slots, dep_src, dep_cause, pool_dlo, pool_dhi, prog)
-    if not (isinstance(d.instructions, tuple) and isinstance(d.paths, tuple)):
-        return arrays       # lists could change after this run: not cached
-    if len(_STATIC_CACHE) >= _STATIC_CACHE_SIZE:
-        _STATIC_CACHE.pop(next(iter(_STATIC_CACHE)))
-    _STATIC_CACHE[key] = (d.instructions, d.paths, arrays)
-    return arrays
+    return unit, lam, Lam, isbar, slots, dep_src, dep_cause, pool_dlo, pool_dhi, prog
 
 
 def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = True,

@@ -78,11 +78,13 @@ class SassMap:
         """Raises KeyError/TypeError/ValueError on anything malformed (the cache drops the file)."""
         if data.get("format") != FORMAT:
             raise ValueError("another format")
+        # map() and zip() rather than comprehensions: a 10^5-instruction kernel's map has
+        # hundreds of thousands of entries, and the cache reads it at every run
         return cls(
             kernel=str(data["kernel"]), arch=str(data["arch"]), tool=str(data["tool"]),
-            weights={int(k): float(v) for k, v in data["weights"].items()},
-            opcodes={int(k): tuple(str(x) for x in v) for k, v in data["opcodes"].items()},
-            classes={int(k): tuple(str(x) for x in v) for k, v in data["classes"].items()},
+            weights=dict(zip(map(int, data["weights"]), map(float, data["weights"].values()), strict=True)),
+            opcodes={int(k): tuple(map(str, v)) for k, v in data["opcodes"].items()},
+            classes={int(k): tuple(map(str, v)) for k, v in data["classes"].items()},
             class_weights={int(k): {str(c): float(w) for c, w in v.items()}
                            for k, v in data["class_weights"].items()},
             overhead=float(data["overhead"]),
@@ -92,7 +94,7 @@ class SassMap:
             static_sass=int(data["static_sass"]),
             notes=tuple(str(x) for x in data["notes"]),
             retry_body={int(k): float(v) for k, v in data["retry_body"].items()},
-            positions={int(k): tuple(int(x) for x in v) for k, v in data["positions"].items()},
+            positions={int(k): tuple(map(int, v)) for k, v in data["positions"].items()},
         )
 
 

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from engine.errors import WarplineError
-from engine.ptx.parsed_module import Function, Module, OperandKind
+from engine.ptx.parsed_module import Function, Module
+from engine.ptx.symbols import symbols_named
 from engine.sass.tools import find_ptxas
 
 REGISTER_OVERHEAD = 4
@@ -378,7 +379,7 @@ def estimate_resources(
 def static_shared_bytes(module: Module, function: Function) -> int:
     """Static ``.shared`` bytes of a kernel: its own declarations plus module-scope ones it names."""
     total = 0
-    named = _symbols_used(function)
+    named = symbols_named(function)
     candidates = list(function.variables) + [v for v in module.variables if v.name in named]
     for var in candidates:
         if var.state_space != "shared" or var.size_bytes is None or var.linkage == "extern":
@@ -386,39 +387,6 @@ def static_shared_bytes(module: Module, function: Function) -> int:
         align = var.align or 1
         total = -(-total // align) * align + var.size_bytes
     return total
-
-
-def _symbols_used(function: Function) -> frozenset[str]:
-    """The symbols the body names, once per parsed body (kept on the function: the occupancy,
-    the adapter's SM context and the estimate each ask, and a 10^5-instruction body has over a
-    million operands to walk)."""
-    kept = getattr(function, "_warpline_symbols", None)
-    if kept is not None and kept[0] is function.body and kept[1] == len(function.instructions):
-        return kept[2]
-    names: set[str] = set()
-
-    def visit(operand) -> None:  # noqa: ANN001 - engine.ptx.parsed_module.Operand
-        if operand.kind == OperandKind.SYMBOL and operand.name:
-            names.add(operand.name)
-        if operand.base is not None:
-            visit(operand.base)
-        for element in operand.elements:
-            visit(element)
-
-    symbol = OperandKind.SYMBOL
-    for instruction in function.instructions:
-        for operand in instruction.operands:
-            # most operands are registers and immediates with nothing inside: no call for them
-            if operand.base is not None or operand.elements:
-                visit(operand)
-            elif operand.kind == symbol and operand.name:
-                names.add(operand.name)
-    found = frozenset(names)
-    try:
-        function._warpline_symbols = (function.body, len(function.instructions), found)  # type: ignore[attr-defined]
-    except AttributeError:      # a slotted stand-in for a Function: walked again next time
-        pass
-    return found
 
 
 def _register_slots(function: Function) -> dict[str, int]:

@@ -39,7 +39,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from engine.manybsp.rows import BlockRow, FuCell, InstructionRow, ManyBspParams, built_row
+from engine.manybsp.rows import BlockRow, FuCell, InstructionRow, ManyBspParams
+from engine.records import built
 
 # Why a level-2 superstep ends where it does (kept per superstep for the GUI and the docs).
 END_REASONS = ("dependency", "filler", "barrier", "branch", "level1", "global", "last")
@@ -118,7 +119,7 @@ def build_block_table(
         cell = cells.cell_of(k, k in full_rows)
         comm = r.lat_comm * w * max(1, r.n_ma) if r.is_global_access else 0.0
         block.append(
-            built_row(BlockRow,
+            built(BlockRow,
                 index=r.index,
                 op=r.opcode,
                 issue=None if blank[k] else issue[k],

@@ -43,6 +43,7 @@ from engine.manybsp.equations import Prediction, Quantity
 from engine.manybsp.rows import BlockRow, InstructionRow, ManyBspParams
 from engine.manybsp.supersteps import Level1Superstep
 from engine.mechanisms import enabled
+from engine.records import built
 from engine.sass.order import copy_positions
 
 
@@ -173,7 +174,8 @@ def level2_costs(inside: list[BlockRow], ovh: float, rows_by_index: dict[int, In
             mem_lat = max(mem_lat, cost.Lam - own)
     # One warp: the head's latency, then the other rows of the superstep issue behind it.
     one_warp = max(head + thr / w * (1 - 1 / k), thr / w) if k else thr / w
-    return Level2Costs(busy, one_warp, mem_lat, mem_busy, ovh, barrier_busy, global_busy)
+    return built(Level2Costs, busy=busy, one_warp=one_warp, mem_lat=mem_lat, mem_busy=mem_busy, ovh=ovh,
+                 barrier_busy=barrier_busy, global_busy=global_busy)
 
 
 def _latency_path(slices: list[list[BlockRow]], costs: list[Level2Costs],

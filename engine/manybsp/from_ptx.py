@@ -11,10 +11,11 @@ from engine.errors import LaunchError, ModelError
 from engine.launch import Launch
 from engine.manybsp.device_figures import MISSING_BARRIER, barrier_overhead, manybsp_derivation_line, manybsp_figures
 from engine.manybsp.prediction import ManyBspResult, Overrides, run_manybsp
-from engine.manybsp.rows import InstructionRow, Level1Spec, ManyBspParams, built_row
+from engine.manybsp.rows import InstructionRow, Level1Spec, ManyBspParams
 from engine.profiles import Profile
 from engine.ptx.gc_pause import paused_gc
 from engine.ptx.parsed_module import Module
+from engine.records import built
 from engine.units import MANYBSP_FU_COLUMN, Unit
 
 SEGMENT_BYTES = 128  # global-memory transaction size of the GPUs 000 models
@@ -86,7 +87,7 @@ def build_instruction_table(
         # back edge, one iteration earlier, and cannot stall this pass through the body.
         producers = tuple([p + 1 for p in defuse.producers(i) if p < i])
         rows.append(
-            built_row(InstructionRow,
+            built(InstructionRow,
                 index=i + 1,
                 text=instr.text,
                 opcode=instr.full_opcode,

@@ -8,33 +8,12 @@ session can store them. Column numbers follow 000: FU1 = SPs, FU2 = DPU, FU3 = S
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any, TypeVar
 
 from engine.ptx.parsed_module import CudaLocation, SourceLocation
 
 FU_NAMES: dict[int, str] = {1: "SPs", 2: "DPU", 3: "SFU", 4: "LDST"}
 FU_BY_NAME: dict[str, int] = {name: column for column, name in FU_NAMES.items()}
 
-_Row = TypeVar("_Row")
-
-
-def built_row(cls: type[_Row], **values: Any) -> _Row:
-    """``cls(**values)`` for the frozen row types, without the generated ``__init__``: that one
-    sets a frozen instance's fields one ``object.__setattr__`` at a time, twice the time of
-    filling the instance's dict at once (a 10^5-instruction kernel's two tables: half a second).
-    Equality, hashing and ``replace`` see the same fields. Values that are not exactly the
-    fields (a default left to apply, an unknown name) go to ``cls(**values)``."""
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = _FIELDS[cls] = frozenset(f.name for f in fields(cls))  # type: ignore[arg-type]
-    if len(values) != len(names) or values.keys() != names:
-        return cls(**values)
-    row = object.__new__(cls)
-    row.__dict__.update(values)
-    return row
-
-
-_FIELDS: dict[type, frozenset[str]] = {}
 
 
 @dataclass(frozen=True)

@@ -5,14 +5,15 @@ from __future__ import annotations
 import re
 
 from engine.memory.affine import Affine
-from engine.ptx.parsed_module import Function, Module, Operand, OperandKind, Variable
+from engine.ptx.parsed_module import Function, Module, Variable
+from engine.ptx.symbols import symbols_named
 
 
 def shared_layout(function: Function, module: Module | None = None) -> dict[str, int]:
     """Byte offset of each ``.shared`` variable the kernel names: declaration order (module
     scope first), each aligned to its ``.align`` (else its element size), from 0; ``.extern``
     (dynamic) arrays follow the static ones, as the CUDA runtime places them."""
-    used = {o.name for i in function.instructions for o in _flat(i.operands) if o.kind == OperandKind.SYMBOL}
+    used = symbols_named(function)
     declared = [*(module.variables if module is not None else []), *function.variables]
     shared = [v for v in declared if v.state_space == "shared" and v.name in used]
     ordered = [v for v in shared if v.size_bytes is not None] + [v for v in shared if v.size_bytes is None]
@@ -29,16 +30,6 @@ def shared_layout(function: Function, module: Module | None = None) -> dict[str,
 def _element_size(v: Variable) -> int:
     digits = "".join(ch for ch in v.type if ch.isdigit())
     return max(1, int(digits) // 8) if digits else 1
-
-
-def _flat(operands: tuple[Operand, ...]) -> list[Operand]:
-    out: list[Operand] = []
-    for o in operands:
-        out.append(o)
-        if o.base is not None:
-            out.append(o.base)
-        out.extend(_flat(o.elements))
-    return out
 
 
 _LOCAL_STATIC = re.compile(r"^_ZZ.*E(\d+)(\w+)$")

@@ -39,6 +39,7 @@ from engine.pipeline.description import (
 )
 from engine.pipeline.schedule import block_issue_order, issue_positions
 from engine.pipeline.traced import block_paths, counted_block_paths
+from engine.records import built
 from engine.sass.order import copy_positions
 from engine.units import MemorySpace, Unit
 
@@ -242,6 +243,15 @@ def _forwarded_deps(deps: dict[int, set[int]], dropped: set[int]) -> dict[int, s
     return {c: ps if ps.isdisjoint(dropped) else resolved_producers(ps) for c, ps in deps.items()}
 
 
+def _exact(value: float | Fraction, what: str, index: int, text: str) -> Fraction:
+    """:func:`to_fraction` of instruction ``index``'s λ or Λ; the message that names the
+    instruction is written only for a value it refuses (once per instruction of a large kernel,
+    the text costs as much as the conversion)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return to_fraction(value, f"{what} of instruction {index} ({text})")
+    return to_fraction(value, what)
+
+
 def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
                   weights: Mapping[int, float] | None = None, blocking: frozenset[int] = frozenset(),
                   half: tuple[frozenset[int], float] = (frozenset(), 1.0),
@@ -308,11 +318,11 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
         o_lam, o_Lam = _cost_override(ov, i, instr.full_opcode, unit)
         lam = lam if o_lam is None else o_lam
         Lam, dram_wait = (Lam, dram_wait) if o_Lam is None else (o_Lam, 0.0)
-        where = f"instruction {i} ({instr.text.strip()})"
-        out.append(StaticInstruction(
-            name=instr.text.strip() or instr.full_opcode,
+        text = instr.text.strip()
+        out.append(built(StaticInstruction,
+            name=text or instr.full_opcode,
             unit=names.index(L2_ATOMIC_SUBSYSTEM) if i in to_atomic_units else units.index(unit),
-            lam=to_fraction(lam, f"λ of {where}"), Lam=to_fraction(Lam, f"Λ of {where}"),
+            lam=_exact(lam, "λ", i, text), Lam=_exact(Lam, "Λ", i, text),
             memory=memory, barrier=cls.is_barrier, deps=tuple(sorted(deps.get(i, ()))),
             dram_wait=dram_wait if memory else 0.0,
             slots=max(weights.get(i, 1.0), 0.0) if issue_slots else 1.0))

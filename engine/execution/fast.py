@@ -10,6 +10,8 @@ operations, control flow). A row the compiled path does not know has operation 0
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit
 
@@ -56,21 +58,23 @@ class Decoded:
     def __init__(self, function: Function, rows: dict[str, int], specials: list[str],
                  symbols: dict[str, tuple[str, int]], shared_base: int, local_base: int) -> None:
         n = len(function.instructions)
-        self.op = np.zeros(n + 1, dtype=np.int64)
-        self.typ = np.zeros(n + 1, dtype=np.int64)
-        self.width = np.zeros(n + 1, dtype=np.int64)
-        self.styp = np.zeros(n + 1, dtype=np.int64)       # cvt source type, setp comparison type
-        self.swidth = np.zeros(n + 1, dtype=np.int64)
-        self.mode = np.zeros(n + 1, dtype=np.int64)
-        self.cmp = np.zeros(n + 1, dtype=np.int64)
-        self.combine = np.zeros(n + 1, dtype=np.int64)
-        self.dst = np.full(n + 1, -1, dtype=np.int64)
-        self.dst2 = np.full(n + 1, -1, dtype=np.int64)
-        self.guard = np.full(n + 1, -1, dtype=np.int64)
-        self.guard_neg = np.zeros(n + 1, dtype=np.bool_)
-        self.kind = np.zeros((n + 1, 4), dtype=np.int64)
-        self.val = np.zeros((n + 1, 4), dtype=np.uint64)
-        self.base = np.zeros(n + 1, dtype=np.uint64)       # cvta: the window added or removed
+        # Decoded into Python lists, made arrays at the end: a numpy element write costs several
+        # times a list's, and a 10^5-instruction kernel makes a million of them.
+        self.op: Any = [0] * (n + 1)
+        self.typ: Any = [0] * (n + 1)
+        self.width: Any = [0] * (n + 1)
+        self.styp: Any = [0] * (n + 1)       # cvt source type, setp comparison type
+        self.swidth: Any = [0] * (n + 1)
+        self.mode: Any = [0] * (n + 1)
+        self.cmp: Any = [0] * (n + 1)
+        self.combine: Any = [0] * (n + 1)
+        self.dst: Any = [-1] * (n + 1)
+        self.dst2: Any = [-1] * (n + 1)
+        self.guard: Any = [-1] * (n + 1)
+        self.guard_neg: Any = [False] * (n + 1)
+        self.kind: Any = [0] * (4 * (n + 1))     # row i's four sources at 4i .. 4i + 3
+        self.val: Any = [0] * (4 * (n + 1))
+        self.base: Any = [0] * (n + 1)       # cvta: the window added or removed
         self.rows, self.specials, self.symbols = rows, {s: k for k, s in enumerate(specials)}, symbols
         self.shared_base, self.local_base = shared_base, local_base
         for ins in function.instructions:
@@ -78,18 +82,24 @@ class Decoded:
                 self._decode(ins)
             except _NotCompiled:
                 self.op[ins.index] = 0
+        for name in ("op", "typ", "width", "styp", "swidth", "mode", "cmp", "combine", "dst", "dst2", "guard"):
+            setattr(self, name, np.array(getattr(self, name), dtype=np.int64))
+        self.guard_neg = np.array(self.guard_neg, dtype=np.bool_)
+        self.kind = np.array(self.kind, dtype=np.int64).reshape(n + 1, 4)
+        self.val = np.array(self.val, dtype=np.uint64).reshape(n + 1, 4)
+        self.base = np.array(self.base, dtype=np.uint64)
 
     def _source(self, i: int, k: int, op: Operand, t: str) -> None:
         if op.kind == OperandKind.REGISTER and op.name in self.rows:
-            self.kind[i, k], self.val[i, k] = REG, self.rows[op.name]
+            self.kind[4 * i + k], self.val[4 * i + k] = REG, self.rows[op.name]
         elif op.kind == OperandKind.PREDICATE and op.name in self.rows:
-            self.kind[i, k], self.val[i, k] = (NOTREG if op.negated else REG), self.rows[op.name]
+            self.kind[4 * i + k], self.val[4 * i + k] = (NOTREG if op.negated else REG), self.rows[op.name]
         elif op.kind == OperandKind.IMMEDIATE:
-            self.kind[i, k], self.val[i, k] = IMM, immediate_bits(op.value, op.text, t)
+            self.kind[4 * i + k], self.val[4 * i + k] = IMM, immediate_bits(op.value, op.text, t)
         elif op.kind == OperandKind.SPECIAL and (op.name or op.text) in self.specials:
-            self.kind[i, k], self.val[i, k] = SPECIAL, self.specials[op.name or op.text]
+            self.kind[4 * i + k], self.val[4 * i + k] = SPECIAL, self.specials[op.name or op.text]
         elif op.kind == OperandKind.SYMBOL and op.name in self.symbols:
-            self.kind[i, k], self.val[i, k] = IMM, np.uint64(self.symbols[op.name][1])
+            self.kind[4 * i + k], self.val[4 * i + k] = IMM, np.uint64(self.symbols[op.name][1])
         else:
             raise _NotCompiled()
 

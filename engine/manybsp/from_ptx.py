@@ -60,13 +60,14 @@ def build_instruction_table(
     block_of = cfg.block_indices()
     loop_keys: dict[int, str | None] = {}
     defuse, classifications = analysis.defuse, analysis.classifications
+    costs = profile.costs_of(instructions, classifications)
     for i, instr in enumerate(instructions):
         cls = classifications[i]
         block = block_of[i]
         if block not in loop_keys:
             loop = cfg.loop_of(block)
             loop_keys[block] = None if loop is None else loop.key
-        cost = profile.cost(instr, cls)
+        cost = costs[i]
         is_barrier = cls.is_barrier
         is_global = cls.is_global_memory and (cls.is_load or cls.is_store or cls.is_atomic)
         lat_comm = cost.lat_comm if is_global else 0.0

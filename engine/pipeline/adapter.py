@@ -293,6 +293,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
     move = profile.cost_for_opcode("mov.b32", Unit.ALU) if registers else None
     issue_slots = enabled("sass_issue_slots")
     red_atomics = enabled("red_atomics")
+    costs = profile.costs_of(function.instructions, analysis.classifications)
     for i, (instr, cls) in enumerate(zip(function.instructions, analysis.classifications, strict=False)):
         unit, memory = cls.unit, cls.is_memory
         dram_wait = (dram or {}).get(i, 0.0)
@@ -301,7 +302,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             unit, memory = Unit.ALU, False
             lam, Lam = move.lam * max(weights.get(i, 1.0), 1.0), move.Lam
         else:
-            cost = profile.cost(instr, cls)
+            cost = costs[i]
             lam, Lam = cost.lam, cost.Lam
             if cls.is_memory and ov.memory_cost is not None:
                 lam, Lam = ov.memory_cost(i, instr, cls, cost)

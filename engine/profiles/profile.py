@@ -8,7 +8,7 @@ The Many-BSP figures of a profile without a ``[manybsp]`` section are derived a 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -32,6 +32,8 @@ from engine.profiles.sections import (
     UnitSpec,
 )
 from engine.units import MemorySpace, Unit
+
+KEPT_BODIES = 4        # bodies whose cost lists a profile keeps (Profile.costs_of)
 
 
 @dataclass(frozen=True)
@@ -94,6 +96,30 @@ class Profile:
     @cached_property
     def _costs(self) -> dict[tuple[object, ...], InstructionCost]:
         return {}
+
+    def costs_of(self, instructions: Sequence[InstructionLike], classifications: Sequence[ClassificationLike]
+                 ) -> list[InstructionCost]:
+        """:meth:`cost` of each instruction of a body with its classification. The lists of the
+        last :data:`KEPT_BODIES` bodies are kept, found by the two sequences' identity (the entry
+        holds them, so an id is not reused while it is kept): the Pipeline adapter and the
+        Many-BSP instruction table of one analysis cost its instructions once."""
+        kept = self._cost_lists
+        for entry in kept:
+            if entry[0] is instructions and entry[1] is classifications:
+                return entry[2]
+        costs = [self.cost(i, c) for i, c in zip(instructions, classifications, strict=False)]
+        kept.append((instructions, classifications, costs))
+        del kept[:-KEPT_BODIES]
+        return costs
+
+    @cached_property
+    def _cost_lists(self) -> list[tuple[object, object, list[InstructionCost]]]:
+        return []
+
+    def __getstate__(self) -> dict[str, object]:
+        # what a profile remembers of the kernels it costed stays in this process (a batch sends
+        # profiles to its workers: the bodies kept by costs_of would travel with them)
+        return {k: v for k, v in self.__dict__.items() if k not in ("_costs", "_cost_lists")}
 
     # ------------------------------------------------------------------ 001's memory mapper
     def global_memory_lambdas(self, dram_ratio: float) -> tuple[float, float]:

@@ -20,6 +20,7 @@ import numpy as np
 from engine.errors import ModelError
 from engine.pipeline.description import KernelDescription, Loop, PathNode, Run, StaticInstruction
 from engine.pipeline.simulator import simulate, warp_instructions
+from engine.records import built
 
 
 @dataclass
@@ -68,8 +69,9 @@ def single_warp(d: KernelDescription, path: int = 0) -> KernelDescription:
 def kernel_figures(d: KernelDescription) -> KernelFigures:
     d.validate()
     counts = _mean_counts(d)
-    lam = np.array([float(i.lam) for i in d.instructions])
-    Lam = np.array([float(i.Lam) for i in d.instructions])
+    # numerator / denominator is float(Fraction) without its generic method's dispatch
+    lam = np.array([i.lam.numerator / i.lam.denominator for i in d.instructions])
+    Lam = np.array([i.Lam.numerator / i.Lam.denominator for i in d.instructions])
     mem = np.array([i.memory for i in d.instructions])
     a_mem = float(counts[mem].sum())
     a_comp = float(counts[~mem].sum())
@@ -276,8 +278,9 @@ def interval_profile(d: KernelDescription) -> tuple[np.ndarray, np.ndarray]:
     memory result (or barrier) ends an interval; the drain after the last issue is the last stall.
     """
     base = single_warp(d)
-    fast = tuple(x if x.memory else StaticInstruction(x.name, x.unit, x.lam, x.lam, x.memory, x.barrier,
-                                                        x.deps) for x in base.instructions)
+    fast = tuple(x if x.memory else built(StaticInstruction, name=x.name, unit=x.unit, lam=x.lam, Lam=x.lam,
+                                          memory=x.memory, barrier=x.barrier, deps=x.deps, dram_wait=0.0,
+                                          slots=1.0) for x in base.instructions)
     base = base.with_changes(instructions=fast)
     r = simulate(base, trace=True, trace_limit=warp_instructions(base))
     assert r.trace is not None
@@ -285,7 +288,7 @@ def interval_profile(d: KernelDescription) -> tuple[np.ndarray, np.ndarray]:
     # issue cycles: a computation costs its λ; a memory access costs nothing here (GPUMech's
     # MSHR/bandwidth contention part is not modelled, as in 001), so a separate memory
     # subsystem does not eat the compute issue rate
-    weight = np.array([0.0 if x.memory else float(x.lam) for x in base.instructions])
+    weight = np.array([0.0 if x.memory else x.lam.numerator / x.lam.denominator for x in base.instructions])
     cumulative = np.concatenate([[0.0], np.cumsum(weight[r.trace.issues["instr"]])])
     st = r.trace.stalls
     waits = st[(st["cause"] == 0) | (st["cause"] == 2)]

@@ -10,7 +10,7 @@ from engine.ptx.parsed_module import Function, Operand, OperandKind
 def symbols_named(function: Function) -> frozenset[str]:
     """Every symbol an operand of ``function``'s instructions names, at any depth (an address's
     base, a vector's elements); kept on the function until its body is replaced or changes length."""
-    kept = getattr(function, "_warpline_symbols", None)
+    kept: tuple[object, int, frozenset[str]] | None = getattr(function, "_warpline_symbols", None)
     if kept is not None and kept[0] is function.body and kept[1] == len(function.instructions):
         return kept[2]
     names: set[str] = set()

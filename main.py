@@ -11,6 +11,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+_ran_headless = False          # a headless command ran (see _leave_objects_to_exit)
+
 
 def _is_file_argument(word: str) -> bool:
     return word.lower().endswith(".ptx") or word.lower().endswith(".json") or Path(word).exists()
@@ -22,6 +24,9 @@ def main(argv: list[str]) -> int:
     if argv and argv[0] in command_names():
         from engine.cli import main as cli_main
         from gui.render import QtRenderer
+
+        global _ran_headless
+        _ran_headless = True
 
         # The CLI layer never imports Qt; commands that draw get this renderer.
         return cli_main(argv, renderer=QtRenderer())
@@ -59,14 +64,13 @@ def run(argv: list[str]) -> int:
         return 130
 
 
-def _leave_objects_to_exit(argv: list[str]) -> None:
+def _leave_objects_to_exit() -> None:
     """After a headless command, the objects still alive are left to the process's exit: the
     interpreter's last collections would walk every one of them (after a 10^5-instruction
     ``predict``, 3.8 million: 2.5 s) to free nothing the exit does not. (Not after the window:
-    its Qt objects are destroyed in the order the collector finds them.)"""
-    from engine.cli.command_registry import command_names
-
-    if argv and argv[0] in command_names():
+    its Qt objects are destroyed in the order the collector finds them.) Imports nothing: a
+    Ctrl+C may have stopped the engine's import half way."""
+    if _ran_headless:
         import gc
 
         gc.freeze()
@@ -74,5 +78,5 @@ def _leave_objects_to_exit(argv: list[str]) -> None:
 
 if __name__ == "__main__":
     status = run(sys.argv[1:])
-    _leave_objects_to_exit(sys.argv[1:])
+    _leave_objects_to_exit()
     sys.exit(status)

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 from engine.analysis import analyze_kernel
+from engine.frozen_rows import built
 from engine.manybsp.rows import BlockRow, FuCell, InstructionRow
 from engine.pipeline import simulator
 from engine.pipeline.description import KernelDescription, Loop, Run, make_instruction
 from engine.profiles import load_profile
 from engine.ptx import parse_ptx
 from engine.ptx.symbols import symbols_named
-from engine.records import built
 from tests import ptx_gen
 
 SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "ptx"

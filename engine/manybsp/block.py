@@ -39,8 +39,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from engine.frozen_rows import built
 from engine.manybsp.rows import BlockRow, FuCell, InstructionRow, ManyBspParams
-from engine.records import built
 
 # Why a level-2 superstep ends where it does (kept per superstep for the GUI and the docs).
 END_REASONS = ("dependency", "filler", "barrier", "branch", "level1", "global", "last")

@@ -39,11 +39,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from engine.errors import ModelError
+from engine.frozen_rows import built
 from engine.manybsp.equations import Prediction, Quantity
 from engine.manybsp.rows import BlockRow, InstructionRow, ManyBspParams
 from engine.manybsp.supersteps import Level1Superstep
 from engine.mechanisms import enabled
-from engine.records import built
 from engine.sass.order import copy_positions
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from engine.analysis import KernelAnalysis, analyze_kernel
 from engine.errors import LaunchError, ModelError
+from engine.frozen_rows import built
 from engine.launch import Launch
 from engine.manybsp.device_figures import MISSING_BARRIER, barrier_overhead, manybsp_derivation_line, manybsp_figures
 from engine.manybsp.prediction import ManyBspResult, Overrides, run_manybsp
@@ -15,7 +16,6 @@ from engine.manybsp.rows import InstructionRow, Level1Spec, ManyBspParams
 from engine.profiles import Profile
 from engine.ptx.gc_pause import paused_gc
 from engine.ptx.parsed_module import Module
-from engine.records import built
 from engine.units import MANYBSP_FU_COLUMN, Unit
 
 SEGMENT_BYTES = 128  # global-memory transaction size of the GPUs 000 models

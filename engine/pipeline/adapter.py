@@ -28,6 +28,7 @@ from typing import Any
 from engine.analysis import KernelAnalysis, LaunchValues, UniformEvaluator, analyze_kernel
 from engine.analysis.warp_branches import WarpBranches, warp_branches_for
 from engine.errors import ModelError, SimulationError, WarplineError
+from engine.frozen_rows import built
 from engine.mechanisms import enabled
 from engine.pipeline.description import (
     KernelDescription,
@@ -39,7 +40,6 @@ from engine.pipeline.description import (
 )
 from engine.pipeline.schedule import block_issue_order, issue_positions
 from engine.pipeline.traced import block_paths, counted_block_paths
-from engine.records import built
 from engine.sass.order import copy_positions
 from engine.units import MemorySpace, Unit
 

@@ -18,9 +18,9 @@ from fractions import Fraction
 import numpy as np
 
 from engine.errors import ModelError
+from engine.frozen_rows import built
 from engine.pipeline.description import KernelDescription, Loop, PathNode, Run, StaticInstruction
 from engine.pipeline.simulator import simulate, warp_instructions
-from engine.records import built
 
 
 @dataclass

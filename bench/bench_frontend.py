@@ -19,8 +19,8 @@ info-library   ``main.py info`` of that file, as a user runs it (the listing    
                from the index; imports included)
 predict-labels ``main.py predict`` of the 10^5-label kernel (parse, analysis,   <= 20 s
                every model), as a user runs it: with the user's cache, so a first run also
-               maps the SASS with ptxas (2026-11-27: 53.9 s), and later runs read the map
-               (38.6 s)
+               maps the SASS with ptxas (2026-11-27: 53.9 s, then 29.2 s), and later runs
+               read the map (38.6 s, then 19.2 s: the collector paused while evaluating)
 =============  ===============================================================  =============
 
 Times exclude generating the text; ``cpu`` is the CPU time the case used (its own process and its

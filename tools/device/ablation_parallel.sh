@@ -6,6 +6,7 @@
 # limit goes on where it stopped. Then the parts are merged into ablation.json and the table.
 #
 #   OUT=/path/to/results [JOBS=16] [ABLATION_WALL_S=460] [ABLATION_RUNS="v2-h100:2 ..."] \
+#       [ABLATION_MECHANISMS="grid_share l1_banks"] \
 #       bash tools/device/ablation_parallel.sh
 set -u
 : "${OUT:?set OUT to a folder for the results}"
@@ -18,7 +19,7 @@ mkdir -p "$OUT/parts"
 export NUMBA_CACHE_DIR=$(mktemp -d)
 python3 bench/ablation.py --item v1-h100:none:0/8 --parts "$(mktemp -d)" > "$OUT/warmup.log" 2>&1
 runs=${ABLATION_RUNS:-"v2-h100:2 v2-h200:2 v2x-h100:1 v2x-h200:1 v1-h100:1"}
-mechanisms=$(python3 -c "from engine.mechanisms import MECHANISMS, enabled; print(' '.join(m for m in MECHANISMS if enabled(m)))")
+mechanisms=${ABLATION_MECHANISMS:-$(python3 -c "from engine.mechanisms import MECHANISMS, enabled; print(' '.join(m for m in MECHANISMS if enabled(m)))")}
 items="$OUT/items.txt"
 : > "$items"
 for run in $runs; do

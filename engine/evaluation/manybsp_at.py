@@ -17,7 +17,6 @@ from engine.manybsp import Level1Input, ManyBspResult, Overrides, Prediction, ev
 from engine.manybsp.corrected import AccessCost, CorrectedInputs, evaluate_corrected
 from engine.manybsp.prediction import refusal
 from engine.pipeline.description import KernelDescription
-from engine.ptx.gc_pause import paused_gc
 from engine.state import copy_overrides
 
 
@@ -77,9 +76,6 @@ def access_costs(result: ManyBspResult, description: KernelDescription | None) -
     return out
 
 
-# Many-BSP*'s per-superstep costs of a large kernel: many small objects, no garbage cycles, so the
-# collector's passes only cost time (see engine.manybsp.from_ptx.manybsp_inputs).
-@paused_gc()
 def manybsp_star_at(result: ManyBspResult, description: KernelDescription | None, resident_blocks: int,
                     weights: dict[int, float] | None = None,
                     unroll: dict[str, int] | None = None,

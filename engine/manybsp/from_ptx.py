@@ -255,16 +255,15 @@ def predict_manybsp(
     if resources is None:
         from engine.resources import kernel_resources
         resources = kernel_resources(module, function.name)
-    rows, specs, warnings, params = manybsp_inputs(analysis, profile, launch, resources, memory)
-    result = run_manybsp(rows, params, specs, overrides, warnings, missing=missing_params(profile, rows))
+    # paused as Evaluator.evaluate pauses it: the tables of a large kernel are hundreds of
+    # thousands of objects and no garbage cycles (engine.ptx.gc_pause)
+    with paused_gc(promote=True):
+        rows, specs, warnings, params = manybsp_inputs(analysis, profile, launch, resources, memory)
+        result = run_manybsp(rows, params, specs, overrides, warnings, missing=missing_params(profile, rows))
     result.kernel_name = function.name
     return result
 
 
-# The rows of a 10^5-instruction kernel are hundreds of thousands of objects that form no garbage
-# cycles: the collector's passes over them cost a third of the build. Kept, they go to the oldest
-# generation (``promote``), so the next young pass does not scan them again.
-@paused_gc(promote=True)
 def manybsp_inputs(analysis: KernelAnalysis, profile: Profile, launch: Launch, resources: Any,
                    memory: Any = None) -> tuple[list[InstructionRow], list[Level1Spec], list[str], ManyBspParams]:
     """Everything the Many-BSP stages need that an edit of a cell or an override does not change:

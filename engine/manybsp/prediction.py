@@ -21,7 +21,6 @@ from engine.manybsp.supersteps import (
     split_by_sync,
 )
 from engine.profile_schema import MAX_CYCLES
-from engine.ptx.gc_pause import paused_gc
 
 PARAM_NAMES = frozenset(f.name for f in dataclasses.fields(ManyBspParams))
 BLOCK_COLUMNS = ("issue", "fu1", "fu2", "fu3", "fu4", "comm", "ovh", "sync")
@@ -251,9 +250,6 @@ def refusal(missing: Mapping[str, str], model: str = "Many-BSP") -> str:
     return f"{model} prediction refused: {reasons}; the BLOCK table and the supersteps are still built{hint}"
 
 
-# The BLOCK table and supersteps of a large kernel: hundreds of thousands of objects, no garbage
-# cycles, so the collector's passes only cost time (see manybsp_inputs).
-@paused_gc(promote=True)
 def run_manybsp(
     rows: list[InstructionRow],
     params: ManyBspParams,

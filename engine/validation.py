@@ -39,7 +39,8 @@ DEFAULT_RUNS = (MEASURED / "h100", MEASURED / "h100-run2")
 INSTRUCTIONS_METRIC = "smsp__inst_executed.sum"
 DRAM_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 L2_HIT_METRIC = "lts__t_sector_hit_rate.pct"
-MEMORY_METRICS = (INSTRUCTIONS_METRIC, "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sector_hit_rate.pct")
+L1_HIT_METRIC = "l1tex__t_sector_hit_rate.pct"
+MEMORY_METRICS = (INSTRUCTIONS_METRIC, "dram__bytes_read.sum", "dram__bytes_write.sum", L2_HIT_METRIC, L1_HIT_METRIC)
 
 
 @dataclass(frozen=True)
@@ -173,6 +174,8 @@ class ValidationRow:
     measured_l2_hit_percent: float | None = None  # lts__t_sector_hit_rate.pct (ncu)
     predicted_l2_hit_percent: float | None = None
     sass_reason: str = ""                         # why there is no SASS-weighted count
+    measured_l1_hit_percent: float | None = None  # l1tex__t_sector_hit_rate.pct (ncu)
+    predicted_l1_hit_percent: float | None = None
 
     @property
     def kernel_key(self) -> str:
@@ -187,7 +190,9 @@ class ValidationRow:
                 "sass_warp_instructions": self.sass_instructions,
                 "measured_dram_bytes": self.measured_dram_bytes, "predicted_dram_bytes": self.predicted_dram_bytes,
                 "measured_l2_hit_percent": self.measured_l2_hit_percent,
-                "predicted_l2_hit_percent": self.predicted_l2_hit_percent}
+                "predicted_l2_hit_percent": self.predicted_l2_hit_percent,
+                "measured_l1_hit_percent": self.measured_l1_hit_percent,
+                "predicted_l1_hit_percent": self.predicted_l1_hit_percent}
 
     @classmethod
     def from_dict(cls, row: dict[str, Any]) -> ValidationRow:
@@ -197,7 +202,9 @@ class ValidationRow:
                    row.get("measured_warp_instructions"), row.get("predicted_warp_instructions"),
                    row.get("sass_warp_instructions"), row.get("measured_dram_bytes"),
                    row.get("predicted_dram_bytes"), row.get("measured_l2_hit_percent"),
-                   row.get("predicted_l2_hit_percent"))
+                   row.get("predicted_l2_hit_percent"),
+                   measured_l1_hit_percent=row.get("measured_l1_hit_percent"),
+                   predicted_l1_hit_percent=row.get("predicted_l1_hit_percent"))
 
     def instruction_error_percent(self) -> float | None:
         if not self.measured_instructions or self.predicted_instructions is None:
@@ -242,6 +249,16 @@ class ValidationResult:
         errors = [e for r in rows if (e := r.sass_instruction_error_percent()) is not None]
         return sum(1 for e in errors if abs(e) <= percent), len(errors)
 
+    def hit_rates_within(self, level: str, points: float, rows: list[ValidationRow] | None = None
+                         ) -> tuple[int, int]:
+        """(launches whose ``level`` ("l1" or "l2") sector hit rate is predicted within ``points``
+        percentage points, launches with both figures)."""
+        rows = self.rows if rows is None else rows
+        pairs = [(m, p) for r in rows
+                 if (m := getattr(r, f"measured_{level}_hit_percent")) is not None
+                 and (p := getattr(r, f"predicted_{level}_hit_percent")) is not None]
+        return sum(1 for m, p in pairs if abs(p - m) <= points), len(pairs)
+
     def covered(self, model: str) -> int:
         return sum(1 for r in self.rows if r.predicted.get(model) is not None)
 
@@ -281,7 +298,11 @@ def predict_measurement(m: Measurement, profile: str, arch: str = "sm_90", root:
                                                    if ev.traffic is not None and ev.traffic.l2_hit_rate is not None
                                                    else None),
                          measured_instructions=m.metric(INSTRUCTIONS_METRIC), predicted_instructions=instructions,
-                         sass_instructions=sass, sass_reason=sass_reason)
+                         sass_instructions=sass, sass_reason=sass_reason,
+                         measured_l1_hit_percent=m.metric(L1_HIT_METRIC),
+                         predicted_l1_hit_percent=(100.0 * ev.traffic.l1_hit_rate
+                                                   if ev.traffic is not None and ev.traffic.l1_hit_rate is not None
+                                                   else None))
 
 
 def _sass_instructions(inputs: KernelInputs, d: KernelDescription) -> tuple[float | None, str]:
@@ -372,23 +393,28 @@ def format_validation(result: ValidationResult, models: list[str] | None = None)
             a, b = result.mape(model, tuning), result.mape(model, held)
             lines.append(f"  {model:<16} tuning {a if a is not None else float('nan'):8.1f} %   "
                          f"held out {b if b is not None else float('nan'):8.1f} %")
-    within, measured = result.instructions_within(10.0)
+    within, measured = result.instructions_within(5.0)
     if measured:
         lines.append("")
         lines.append(f"executed warp instructions (simulated PTX path vs ncu smsp__inst_executed): "
-                     f"{within}/{measured} launches within 10 %")
-        sass_within, sass_measured = result.sass_instructions_within(10.0)
+                     f"{within}/{measured} launches within 5 %")
+        sass_within, sass_measured = result.sass_instructions_within(5.0)
         lines.append(f"executed warp instructions (PTX path weighted by SASS per PTX instruction vs ncu): "
-                     f"{sass_within}/{sass_measured} launches within 10 %")
+                     f"{sass_within}/{sass_measured} launches within 5 %")
         pairs = [(r.measured_dram_bytes, r.predicted_dram_bytes) for r in result.rows
                  if r.measured_dram_bytes and r.predicted_dram_bytes is not None]
         if pairs:
-            close = sum(1 for m, p in pairs if abs(p - m) <= 0.25 * m)
+            close = sum(1 for m, p in pairs if abs(p - m) <= 0.20 * m)
             lines.append(f"DRAM bytes read + written (memory-level model vs ncu dram__bytes): "
-                         f"{close}/{len(pairs)} launches within 25 %")
+                         f"{close}/{len(pairs)} launches within 20 %")
         reasons = sorted({r.sass_reason for r in result.rows if r.sass_reason})
         for reason in reasons[:3]:
             lines.append(f"  no SASS weights: {reason}")
+    for level, metric in (("l2", L2_HIT_METRIC), ("l1", L1_HIT_METRIC)):
+        close, compared = result.hit_rates_within(level, 10.0)
+        if compared:
+            lines.append(f"{level.upper()} sector hit rate (cache simulation vs ncu {metric}): "
+                         f"{close}/{compared} launches within 10 points")
     failed = [r for r in result.rows if "inputs" in r.errors]
     for r in failed:
         lines.append(f"  could not evaluate {r.key}: {r.errors['inputs']}")

@@ -156,5 +156,20 @@ def test_validation_reports_both_counts() -> None:
     assert result.instructions_within(10.0) == (1, 2)
     assert result.sass_instructions_within(10.0) == (1, 1)
     text = format_validation(result)
-    assert "weighted by SASS per PTX instruction vs ncu): 1/1 launches within 10 %" in text
+    assert "weighted by SASS per PTX instruction vs ncu): 1/1 launches within 5 %" in text
     assert "no SASS weights: ptxas failed: x" in text
+
+
+def test_validation_reports_hit_rates_within_ten_points() -> None:
+    rows = [ValidationRow("a/b/c", "k", 100.0, {"m": 100.0}, measured_l2_hit_percent=80.0,
+                          predicted_l2_hit_percent=91.0, measured_l1_hit_percent=50.0, predicted_l1_hit_percent=45.0),
+            ValidationRow("a/b/d", "k", 100.0, {"m": 100.0}, measured_l2_hit_percent=30.0,
+                          predicted_l2_hit_percent=35.0, measured_l1_hit_percent=None, predicted_l1_hit_percent=0.0)]
+    result = ValidationResult("h100", rows, ["m"])
+    assert result.hit_rates_within("l2", 10.0) == (1, 2)
+    assert result.hit_rates_within("l1", 10.0) == (1, 1)
+    text = format_validation(result)
+    assert "L2 sector hit rate (cache simulation vs ncu lts__t_sector_hit_rate.pct): 1/2 launches within 10 points" in text
+    assert "L1 sector hit rate (cache simulation vs ncu l1tex__t_sector_hit_rate.pct): 1/1 launches within 10 points" in text
+    again = ValidationRow.from_dict(rows[0].as_dict())
+    assert (again.measured_l1_hit_percent, again.predicted_l1_hit_percent) == (50.0, 45.0)

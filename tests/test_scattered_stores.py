@@ -100,3 +100,57 @@ def test_bad_tables_are_refused(change, phrase):
     }[change]
     with pytest.raises(ProfileError, match=phrase):
         parse_profile(bad, "bad.toml")
+
+
+def _evaluated(config: str):
+    from dataclasses import replace
+
+    from engine.evaluation import Evaluator, state_for
+    from engine.inputs import resolve_inputs
+
+    inputs = resolve_inputs(V2X / "ptx" / "scatterx.sm_90.ptx", profile="h100",
+                            launch_file=V2X / "scatterx.launch.toml", config=config)
+    inputs = replace(inputs, launch=replace(inputs.launch, smem_dynamic=0))
+    return Evaluator().evaluate(inputs, state_for(inputs), trace=False)
+
+
+def test_a_simulated_scatter_writes_sectors_back_each_time_l2_loses_them():
+    """16M stores at random slots of a 64 MiB buffer, with the sampled warps run and the caches
+    simulated: the buffer's 2M sectors are written 8 times each on average and L2 keeps about a
+    third of them, so they reach DRAM (filled first, 4 of 32 bytes written) many times over,
+    not once: the DRAM bytes are the microbenchmark's per store at this footprint."""
+    profile = load_profile("h100")
+    ev = _evaluated("scatter_random/b256")
+    assert ev.memory.execution is not None and ev.memory.execution.ok
+    stores = 1 << 24
+    row = {r[0]: r[1:] for r in profile.pipeline.scattered_stores["store"]}[64.0]
+    reads = 2 * 4 * stores                               # src and idx, streamed once
+    moved = ev.traffic.dram_read_bytes + ev.traffic.dram_write_bytes - reads
+    assert moved == pytest.approx(stores * (row[0] + row[1]), rel=0.15)
+    assert ev.traffic.dram_write_bytes > 3 * 4 * stores  # far more than the 64 MiB buffer once
+
+
+def test_an_in_order_store_reaches_dram_once_per_sector():
+    ev = _evaluated("transpose_naive/b32x8")
+    assert ev.memory.execution is not None and ev.memory.execution.ok
+    assert ev.traffic.dram_write_bytes <= 4 * 4096 * 4096 * 1.01
+
+
+def test_a_simulated_scatter_moves_dram_at_the_random_sector_rate():
+    """The DRAM time of the simulated scatter's fills and write-backs: the bytes at the rate the
+    microbenchmark measured past L2 (its largest footprint), not at the streaming rate."""
+    from engine.memory.hierarchy import random_sector_cycles_per_byte
+
+    profile = load_profile("h100")
+    ev = _evaluated("scatter_random/b256")
+    store = next(a for a in ev.memory.accesses if a.kind == "store")
+    per_byte = random_sector_cycles_per_byte(store, profile)
+    footprint, read, written, cycles = profile.pipeline.scattered_stores["store"][-1]
+    assert per_byte == pytest.approx(cycles / (read + written))
+    streaming = float(profile.pipeline.memory["dram_lam"]) / 128
+    assert per_byte > 2 * streaming
+    busy = ev.traffic.busy_cycles["DRAM"]
+    stored = ev.traffic.dram_read_bytes + ev.traffic.dram_write_bytes - 2 * 4 * (1 << 24)
+    assert busy >= 0.9 * stored * per_byte / 132
+    _, _, coalesced = _store("transpose_tiled", "b32x8", "store")
+    assert random_sector_cycles_per_byte(coalesced, profile) is None

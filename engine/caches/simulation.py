@@ -154,8 +154,10 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     stored = chosen & ((req.kind == STORE) | (req.kind == ATOMIC))
     result.store_sector_bytes = float(sectors[stored].sum()) * SECTOR
     if stored.any():
-        result.dirty_bytes, result.fill_bytes = _written_back(execution, grid, log, req, stored, n_measured,
-                                                              sample.grid_blocks)
+        result.dirty_bytes, result.fill_bytes = _written_back(
+            execution, grid, log, req, stored, n_measured, sample.grid_blocks,
+            _RandomRewrites(footprints, _read_rates(req, chosen, request_buffer, footprints, n_measured),
+                            request_buffer, gathers, config.l2_bytes))
     return result
 
 
@@ -244,9 +246,7 @@ def _kept_first_touches(req: _Requests, out: dict[str, np.ndarray], footprints: 
     first touches); a block's re-reads of its own lines come soon after and still hit."""
     keep = np.ones(len(req.instr), dtype=np.float64)
     rehit = np.ones(len(req.instr), dtype=np.float64)
-    fetched_sectors = np.bincount(req.owner, weights=_popcount4(req.fetched), minlength=len(req.instr))
-    rates = {b: float(fetched_sectors[chosen & (request_buffer == b)].sum()) / max(1, n_measured)
-             for b in footprints}
+    rates = _read_rates(req, chosen, request_buffer, footprints, n_measured)
     for b, fp in footprints.items():
         sel = chosen & (request_buffer == b)
         # sectors of data the first touches moved (a 64-byte fetch brings a sector's pair): the
@@ -275,6 +275,14 @@ def _kept_first_touches(req: _Requests, out: dict[str, np.ndarray], footprints: 
             sel = chosen & (request_buffer == b)
             print("buffer", b, {k: float(v[sel].sum()) for k, v in out.items()})
     return keep, rehit
+
+
+def _read_rates(req: _Requests, chosen: np.ndarray, request_buffer: np.ndarray,
+                footprints: dict[int, BufferFootprint], n_measured: int) -> dict[int, float]:
+    """Per read buffer, the sectors DRAM moves for one measured block's requests."""
+    fetched_sectors = np.bincount(req.owner, weights=_popcount4(req.fetched), minlength=len(req.instr))
+    return {b: float(fetched_sectors[chosen & (request_buffer == b)].sum()) / max(1, n_measured)
+            for b in footprints}
 
 
 def _cross_block_share(req: _Requests, buffer: int) -> float:
@@ -334,26 +342,68 @@ def _per_instruction(result: CacheResult, req: _Requests, chosen: np.ndarray, se
         result.dram_read_per_request[index] = float(dram_bytes[sel].sum()) / max(1, int(sel.sum()))
 
 
+@dataclass(frozen=True)
+class _RandomRewrites:
+    """What :func:`_written_back` needs to tell how often a sector written at random comes back
+    to L2 after L2 has evicted it: the read buffers' footprints and per-block rates, each
+    request's buffer, the instructions whose addresses come from loaded data, and L2's size."""
+
+    footprints: dict[int, BufferFootprint]
+    read_rates: dict[int, float]
+    request_buffer: np.ndarray
+    gathers: frozenset[int]
+    l2_bytes: int
+
+
 def _written_back(execution: Execution, grid: tuple[int, int, int], log: dict[str, np.ndarray],
-                  req: _Requests, stored: np.ndarray, n_measured: int, grid_blocks: int) -> tuple[float, float]:
-    """The bytes the measured stores leave dirty and the write-back fills, at most the written
-    buffers' footprint over the grid."""
+                  req: _Requests, stored: np.ndarray, n_measured: int, grid_blocks: int,
+                  rewrites: _RandomRewrites) -> tuple[float, float]:
+    """The bytes the measured stores leave dirty and the write-back fills, per written buffer.
+
+    A buffer written in launch order (each block its own part) reaches DRAM once per sector: at
+    most its footprint over the grid. A buffer written through loaded indices (a scatter) is
+    written again at random: a sector written again after L2 evicted it is allocated, filled
+    (if partly written) and written back once more, so of the writes beyond the footprint those
+    that miss count again, a miss as likely as L2's size falls short of what the kernel moves
+    between two writes of one sector (the reuse distance, as for a gather's re-reads)."""
     lines, masks = req.lines, req.masks
     loads = req.reads
     read_sectors = np.unique(np.concatenate([lines[loads] * 4 + q for q in range(4)]
                                             )[np.concatenate([(masks[loads] >> q & 1).astype(bool)
                                                               for q in range(4)])])
-    dirty, fills = _dirty_bytes(log, req.starts, stored, read_sectors)
-    written_sel = np.isin(req.kind[req.owner], (STORE, ATOMIC))
-    cap = 0.0
-    for b in np.unique(req.buffers[written_sel]).tolist():
-        sel = written_sel & (req.buffers == b)
-        cap += grid_footprint(execution, grid, b, lines[sel], masks[sel], req.block[req.owner[sel]]).sectors
     scale = grid_blocks / max(1, n_measured)
-    if dirty * scale > cap * SECTOR > 0:
-        ratio = cap * SECTOR / (dirty * scale)
-        dirty, fills = dirty * ratio, fills * ratio
-    return dirty, fills
+    written_sel = np.isin(req.kind[req.owner], (STORE, ATOMIC))
+    dirty_total = fills_total = 0.0
+    for b in np.unique(req.buffers[written_sel]).tolist():
+        mine = stored & (rewrites.request_buffer == b)
+        if not mine.any():
+            continue
+        dirty, fills = _dirty_bytes(log, req.starts, mine, read_sectors)
+        sel = written_sel & (req.buffers == b)
+        cap = grid_footprint(execution, grid, b, lines[sel], masks[sel], req.block[req.owner[sel]]).sectors
+        writes = dirty * scale / SECTOR                 # sector writes over the grid
+        if writes > cap > 0:
+            allocations = cap
+            scattered = bool(rewrites.gathers) and bool(np.isin(req.instr[mine], list(rewrites.gathers)).any())
+            if scattered:
+                allocations += (writes - cap) * (1.0 - _kept_in_l2(b, cap, writes / grid_blocks, rewrites))
+            dirty, fills = dirty * allocations / writes, fills * allocations / writes
+        dirty_total += dirty
+        fills_total += fills
+    return dirty_total, fills_total
+
+
+def _kept_in_l2(buffer: int, written_sectors: float, write_rate: float, rewrites: _RandomRewrites) -> float:
+    """The chance that a sector of ``buffer``, written at random at ``write_rate`` sectors per
+    block, is still in L2 when it is written again."""
+    footprints = dict(rewrites.footprints)
+    rates = dict(rewrites.read_rates)
+    own = footprints.get(buffer)
+    footprints[buffer] = BufferFootprint(buffer, 0.0, (1.0, 1.0, 1.0), 0.0, 0.0,
+                                         max(written_sectors, own.sectors if own else 0.0), True)
+    rates[buffer] = rates.get(buffer, 0.0) + write_rate
+    distance = reuse_distance(buffer, footprints, rates)
+    return min(1.0, rewrites.l2_bytes / max(SECTOR * distance, 1.0))
 
 
 def _popcount4(bits: np.ndarray) -> np.ndarray:

@@ -199,6 +199,23 @@ def scattered_store(access: AccessInfo, profile: Any) -> ScatteredStore | None:
     return ScatteredStore(*(float(np.interp(footprint / MIB, footprints, column)) for column in columns))
 
 
+def random_sector_cycles_per_byte(access: AccessInfo, profile: Any) -> float | None:
+    """SM cycles per DRAM byte that a store or atomic scattered one lane per sector through
+    loaded indices moves (fills and write-backs, all SMs issuing): the
+    ``[[pipeline.scattered_stores]]`` row of the largest footprint measured, where nearly every
+    store misses L2 and the time is DRAM's. None for other accesses or without the table."""
+    if access.kind not in (AccessKind.STORE, AccessKind.ATOMIC) or not access.data_dependent \
+            or access.uniform_address:
+        return None
+    table = getattr(profile.pipeline, "scattered_stores", {}).get("store" if access.kind == AccessKind.STORE else "red")
+    lanes = access.active_lanes or 0.0
+    if not table or lanes <= 0 or (access.sectors_per_request or 0.0) < SCATTERED_SECTORS_PER_LANE * lanes:
+        return None
+    _, read_bytes, write_bytes, sm_cycles = max(table, key=lambda row: row[0])
+    moved = float(read_bytes) + float(write_bytes)
+    return float(sm_cycles) / moved if moved > 0 else None
+
+
 def _rate(memory: dict[str, float], key: str, fallback: float) -> float:
     value = memory.get(key)
     return float(value) if value is not None else fallback
@@ -229,10 +246,18 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
         # writes and atomics reach L2 a line at a time, however few of its bytes they change
         through_l2 = max(through_l2, lines * l2_lam_sm)
     dram = sectors * dram_fetch_factor(access, sm) * shares.dram / SECTORS_PER_LINE * dram_lam_sm
-    scattered = scattered_store(access, profile) if simulated(access, sm) is None else None
-    if scattered is not None:
-        # measured with every SM issuing: fewer busy SMs share DRAM's random-access rate
-        dram = max(dram, (access.active_lanes or 0.0) * scattered.sm_cycles * share)
+    if simulated(access, sm) is None:
+        scattered = scattered_store(access, profile)
+        if scattered is not None:
+            # measured with every SM issuing: fewer busy SMs share DRAM's random-access rate
+            dram = max(dram, (access.active_lanes or 0.0) * scattered.sm_cycles * share)
+    else:
+        per_byte = random_sector_cycles_per_byte(access, profile)
+        if per_byte is not None:
+            # the simulated fills and write-backs of a scatter move at DRAM's random-sector rate,
+            # not the streaming one (a sector here, another in a different DRAM page there)
+            moved = sectors * dram_fetch_factor(access, sm) * shares.dram * SECTOR
+            dram = max(dram, moved * per_byte * share)
     return {
         "L1": l1_request_cycles(access, memory, l1_lam),
         "L2": through_l2,

@@ -20,6 +20,7 @@ from engine.memory.hierarchy import (
     dram_fetch_factor,
     level_shares,
     level_times,
+    random_sector_cycles_per_byte,
     scattered_store,
     simulated,
     write_back_share,
@@ -54,6 +55,15 @@ class KernelTraffic:
     # of dram_read_bytes: what gathers (addresses not affine) fetch one sector per 64-byte DRAM
     # read, which loads DRAM as scattered requests do ([pipeline.dram_loaded_scattered])
     dram_scattered_bytes: float = 0.0
+    # sectors x 32 B that global loads, stores and atomics ask L1 for (what L1 hits are a share of)
+    requested_bytes: float = 0.0
+
+    @property
+    def l1_hit_rate(self) -> float | None:
+        """Sectors L1 served over the sectors global loads, stores and atomics asked it for (a
+        store or atomic is counted as asked and not served: L1 writes through to L2), the
+        quantity ``validate`` compares with Nsight Compute's ``l1tex__t_sector_hit_rate``."""
+        return self.l1_bytes / self.requested_bytes if self.requested_bytes > 0 else None
 
     @property
     def limiting_level(self) -> str | None:
@@ -84,7 +94,7 @@ class KernelTraffic:
     def as_dict(self) -> dict[str, Any]:
         return {"l1_bytes": self.l1_bytes, "l2_bytes": self.l2_bytes, "dram_read_bytes": self.dram_read_bytes,
                 "dram_write_bytes": self.dram_write_bytes, "l2_hit_rate": self.l2_hit_rate,
-                "dram_scattered_bytes": self.dram_scattered_bytes,
+                "dram_scattered_bytes": self.dram_scattered_bytes, "l1_hit_rate": self.l1_hit_rate,
                 "limiting_level": self.limiting_level, "unanalysed_accesses": self.unanalysed}
 
 
@@ -93,7 +103,7 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
     """The launch's traffic. ``executions``: how often one warp runs each instruction index;
     ``warps_in_grid``: warps of the whole launch; ``sms``: SMs the busy cycles are spread over."""
     fallback = profile.global_memory_lambdas(1.0)
-    l1 = l2 = dram_read = dram_write = scattered = 0.0
+    l1 = l2 = dram_read = dram_write = scattered = requested = 0.0
     busy = {"L1": 0.0, "L2": 0.0, "DRAM": 0.0}
     per_access: dict[int, AccessTraffic] = {}
     unanalysed = 0
@@ -113,6 +123,7 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         if a.executed:
             requests *= a.issue_share       # warps whose lanes are all off issue no request
         sector_bytes = requests * (a.sectors_per_request or 0.0) * SECTOR
+        requested += sector_bytes
         l1 += sector_bytes * moved_shares.l1
         l2 += sector_bytes * moved_shares.l2
         factor = dram_fetch_factor(a, sm)
@@ -147,6 +158,8 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
             dram_write += written
             dram_read += moved - written
             l2 += sector_bytes * (1.0 - moved_shares.dram)
+            if random_sector_cycles_per_byte(a, profile) is not None:
+                scattered += moved      # a scatter's fills and write-backs: random single sectors
         else:
             # what L2 still holds dirty at the end is written after the kernel: L2 traffic now
             held = 1.0 - write_back_share(a, profile)
@@ -161,7 +174,7 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         miss = 1.0 - shares.l1
         per_access[a.index] = AccessTraffic(a.index, requests, shares.l1, shares.l2 / miss if miss > 0 else 0.0,
                                             moved, max(times, key=lambda level: times[level]))
-    return KernelTraffic(l1, l2, dram_read, dram_write, busy, per_access, unanalysed, scattered)
+    return KernelTraffic(l1, l2, dram_read, dram_write, busy, per_access, unanalysed, scattered, requested)
 
 
 def traffic_rows(report: MemoryReport, traffic: KernelTraffic) -> list[dict[str, Any]]:

@@ -169,7 +169,9 @@ def test_validation_reports_hit_rates_within_ten_points() -> None:
     assert result.hit_rates_within("l2", 10.0) == (1, 2)
     assert result.hit_rates_within("l1", 10.0) == (1, 1)
     text = format_validation(result)
-    assert "L2 sector hit rate (cache simulation vs ncu lts__t_sector_hit_rate.pct): 1/2 launches within 10 points" in text
-    assert "L1 sector hit rate (cache simulation vs ncu l1tex__t_sector_hit_rate.pct): 1/1 launches within 10 points" in text
+    assert "L2 sector hit rate (cache simulation vs ncu lts__t_sector_hit_rate.pct): 1/2 launches within 10 " \
+           "points" in text
+    assert "L1 sector hit rate (cache simulation vs ncu l1tex__t_sector_hit_rate.pct): 1/1 launches within 10 " \
+           "points" in text
     again = ValidationRow.from_dict(rows[0].as_dict())
     assert (again.measured_l1_hit_percent, again.predicted_l1_hit_percent) == (50.0, 45.0)

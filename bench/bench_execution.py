@@ -3,8 +3,9 @@
     .venv/bin/python bench/bench_execution.py [--suite v2] [--limit N] [--sample-error]
 
 For each kernel of a validation suite (its first launch configuration): the seconds the run of the
-sampled blocks takes, its lane-instructions, the seconds of the cache simulation at the launch's
-occupancy, and whether the run fell back (and why).
+sampled blocks takes, its lane-instructions, the seconds of the run of one SM's group of blocks
+(for the L1 they share), the seconds of the cache simulation at the launch's occupancy, and
+whether the run fell back (and why).
 
 ``--sample-error``: on launches cut down to a grid the run can execute whole (at most 256 blocks),
 the same kernel run on a sample of an eighth of its blocks against the whole grid: the error of the
@@ -25,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 
 from engine.analysis import analyze_kernel  # noqa: E402
 from engine.caches import simulated_levels  # noqa: E402
-from engine.execution import execute_launch  # noqa: E402
+from engine.execution import execute_launch, execute_sm_group  # noqa: E402
 from engine.launch import load_launch_file  # noqa: E402
 from engine.occupancy import occupancy  # noqa: E402
 from engine.profiles import load_profile  # noqa: E402
@@ -67,10 +68,15 @@ def cost_row(path: Path, launch: object, profile: object) -> dict:
     execution = execute_launch(analysis, launch, module)
     run_s = time.perf_counter() - t0
     blocks, smem = resident(profile, module, function, launch)
+    per_sm = max(1, min(blocks, -(-launch.n_blocks // profile.device.sm_count)))
     t1 = time.perf_counter()
-    levels = simulated_levels(execution, profile, blocks, smem)
-    cache_s = time.perf_counter() - t1
+    group = execute_sm_group(analysis, launch, module, execution, profile.device.sm_count, per_sm)
+    group_s = time.perf_counter() - t1
+    t2 = time.perf_counter()
+    levels = simulated_levels(execution, profile, per_sm, smem, sm_group=group)
+    cache_s = time.perf_counter() - t2
     return {"kernel": f"{path.stem.split('.')[0]}/{launch.name}", "run_s": run_s, "cache_s": cache_s,
+            "group_s": group_s, "group_blocks": group.sample.blocks if group is not None and group.sample else 0,
             "lane_instructions": execution.lane_instructions, "ok": execution.ok,
             "why": execution.stopped or "", "entries": len(execution.log.get("entry_line", ())) if execution.ok else 0,
             "dram": levels.traffic.dram_read_bytes if levels else None}
@@ -139,15 +145,18 @@ def main() -> int:
                 print(f"sample vs whole grid, {name}: mean |error| {statistics.mean(values):.1f}, "
                       f"max {max(values):.1f} over {len(values)} kernels")
         return 0
-    print(f"{'kernel':48s} {'run s':>7s} {'lane-instr':>12s} {'cache s':>8s} {'log lines':>10s}  fell back")
-    runs, caches = [], []
+    print(f"{'kernel':48s} {'run s':>7s} {'lane-instr':>12s} {'SM group s':>10s} {'blocks':>6s} {'cache s':>8s} "
+          f"{'log lines':>10s}  fell back")
+    runs, groups, caches = [], [], []
     for path, launch in launches:
         r = cost_row(path, launch, profile)
         runs.append(r["run_s"])
+        groups.append(r["group_s"])
         caches.append(r["cache_s"])
-        print(f"{r['kernel'][:48]:48s} {r['run_s']:7.2f} {r['lane_instructions']:12,d} {r['cache_s']:8.2f} "
-              f"{r['entries']:10,d}  {r['why'][:60]}", flush=True)
-    print(f"run: median {statistics.median(runs):.2f} s, max {max(runs):.2f} s; caches: median "
+        print(f"{r['kernel'][:48]:48s} {r['run_s']:7.2f} {r['lane_instructions']:12,d} {r['group_s']:10.2f} "
+              f"{r['group_blocks']:6d} {r['cache_s']:8.2f} {r['entries']:10,d}  {r['why'][:60]}", flush=True)
+    print(f"run: median {statistics.median(runs):.2f} s, max {max(runs):.2f} s; SM group run: median "
+          f"{statistics.median(groups):.2f} s, max {max(groups):.2f} s; caches: median "
           f"{statistics.median(caches):.2f} s, max {max(caches):.2f} s over {len(runs)} kernels")
     return 0
 

@@ -89,3 +89,69 @@ def test_a_small_table_gathered_at_random_stays_in_l2(module) -> None:
     levels = simulated_levels(execution, load_profile("h100"), 8, 0)
     # the 4 MiB of data stream once; the 16 counters are one sector that stays in L2
     assert levels.traffic.dram_read_bytes == pytest.approx(4 * n, rel=0.05)
+
+
+def _two_blocks_reading(lines: np.ndarray) -> Execution:
+    """Two blocks of one SM group, each reading ``lines`` once, their requests interleaved."""
+    from engine.execution.sampling import sm_group
+
+    n = len(lines)
+    sample = sm_group((64, 1, 1), 4, 8, 2)
+    log = {
+        "request_instruction": np.zeros(2 * n, dtype=np.int32),
+        "request_block": np.tile(np.array([0, 1], dtype=np.int32), n),
+        "request_kind": np.full(2 * n, LOAD_CACHED, dtype=np.int8),
+        "entry_request": np.arange(2 * n, dtype=np.int64), "entry_line": np.repeat(lines, 2).astype(np.int64),
+        "entry_sectors": np.full(2 * n, 0xF, dtype=np.uint8), "entry_bytes": np.zeros((2 * n, 4), dtype=np.uint32),
+    }
+    return Execution("k", sample, 1, paths=[np.zeros(1, dtype=np.int32)] * 2, executed=np.ones(1), log=log,
+                     grid=(64, 1, 1))
+
+
+def test_blocks_of_one_sm_hit_on_each_others_lines_in_its_l1() -> None:
+    from engine.caches.simulation import shared_l1_gain, with_shared_l1
+
+    group = _two_blocks_reading(np.arange(1 << 40, (1 << 40) + 64))
+    config = CacheConfig(l1_bytes_per_block=32 << 10, l2_bytes=1 << 24)
+    # alone, each block misses on every line; sharing L1, the second reader of a line hits
+    assert shared_l1_gain(group, config) == {0: pytest.approx(0.5)}
+    # lines the blocks share only beyond the SM's L1 (far apart in time) gain nothing
+    assert shared_l1_gain(group, CacheConfig(l1_bytes_per_block=0, l2_bytes=1 << 24)) == {}
+    from engine.caches.simulation import CacheResult
+
+    before = CacheResult(l1_share={0: 0.25}, l2_share={0: 0.5}, dram_share={0: 0.25},
+                         dram_read_per_request={0: 64.0}, requests={0: 10}, sectors={0: 40}, measured_blocks=2,
+                         dram_read_bytes=640.0, l1_sector_hits=10)
+    after = with_shared_l1(before, {0: 0.6})
+    # 0.6 more of the sectors from L1: all of L2's half first, then 0.1 of DRAM's quarter
+    assert (after.l1_share[0], after.l2_share[0], after.dram_share[0]) == pytest.approx((0.85, 0.0, 0.15))
+    assert after.dram_read_per_request[0] == pytest.approx(64.0 * 0.15 / 0.25)
+    assert after.dram_read_bytes == pytest.approx(640.0 - 10 * (64.0 - 38.4))
+    assert after.l1_sector_hits == 10 + 24
+
+
+def test_an_sm_group_is_the_middle_block_and_others_of_its_wave() -> None:
+    from engine.execution.sampling import sm_group
+
+    group = sm_group((8192, 1, 1), 132, 16, 16)
+    assert group.linear[0] == 4096 and len(set(group.linear)) == 16
+    wave = 132 * 16
+    assert all(abs(b - 4096) <= wave // 2 for b in group.linear)
+    assert group == sm_group((8192, 1, 1), 132, 16, 16)          # the same draw every time
+    assert "as one SM holds them at once" in group.describe()
+    small = sm_group((10, 1, 1), 132, 16, 16)                     # a grid smaller than a wave
+    assert sorted(small.linear) == list(range(10))
+
+
+def test_an_sm_group_runs_the_naive_gemm_blocks_that_share_rows_of_b() -> None:
+    """gemm_naive_1d (suite v3, tuning part): each block reads 128 columns of B for every k, and
+    one SM's 16 blocks share their columns with others of them; Nsight Compute measured an L1
+    sector hit rate of 52 % where each block's own reuse (A's broadcast element) gives 25 %."""
+    from engine.evaluation import Evaluator, state_for
+    from engine.inputs import resolve_inputs
+
+    v3 = Path(__file__).resolve().parents[1] / "samples" / "v3"
+    inputs = resolve_inputs(v3 / "ptx" / "gemm.sm_90.ptx", profile="h100", launch_file=v3 / "gemm.launch.toml",
+                            config="gemm_naive_1d/b256")
+    ev = Evaluator().evaluate(inputs, state_for(inputs), trace=False)
+    assert 0.40 < ev.traffic.l1_hit_rate < 0.70

@@ -512,16 +512,23 @@ class SimulatedLevels:
 
 
 def simulated_levels(execution: Execution, profile: object, resident_blocks: int,
-                     shared_bytes_per_block: int, gathers: frozenset[int] = frozenset()) -> SimulatedLevels | None:
+                     shared_bytes_per_block: int, gathers: frozenset[int] = frozenset(),
+                     sm_group: Execution | None = None) -> SimulatedLevels | None:
     """The simulation at this occupancy, kept on the execution (an edit of a latency reuses it).
-    ``gathers``: instructions whose addresses come from loaded data (:func:`simulate_caches`)."""
+    ``gathers``: instructions whose addresses come from loaded data (:func:`simulate_caches`);
+    ``sm_group``: a run of blocks one SM holds at once, whose L1 hits on each other's lines
+    are added (:func:`shared_l1_gain`)."""
     if not execution.ok:
         return None
     config = cache_config(profile, resident_blocks, shared_bytes_per_block)
     memo = execution.memo.setdefault("caches", {})
-    result = memo.get((config, gathers))
+    group_key = id(sm_group) if sm_group is not None else None
+    result = memo.get((config, gathers, group_key))
     if result is None:
-        result = memo[(config, gathers)] = simulate_caches(execution, config, gathers)
+        result = simulate_caches(execution, config, gathers)
+        if sm_group is not None:
+            result = with_shared_l1(result, shared_l1_gain(sm_group, config))
+        memo[(config, gathers, group_key)] = result
     memory = getattr(getattr(profile, "pipeline", None), "memory", {}) or {}
     sample = execution.sample
     assert sample is not None
@@ -537,3 +544,70 @@ def simulated_levels(execution: Execution, profile: object, resident_blocks: int
     else:
         retained = streaming * (1.0 - read_share) * 2.0
     return SimulatedLevels(result, launch_traffic(result, sample.grid_blocks, retained))
+
+
+def shared_l1_gain(group: Execution, config: CacheConfig) -> dict[int, float]:
+    """Per load instruction, the share of its sectors L1 serves when the blocks of ``group`` (one
+    SM's, run together) share the SM's L1, beyond what each block's part of L1 serves it alone:
+    a row of B that two of an SM's GEMM blocks read, a table every block looks up. The same
+    requests are replayed twice, with one L1 per block and with one L1 of their summed size."""
+    log = group.log
+    if not group.ok or group.sample is None or not log or not len(log["request_instruction"]):
+        return {}
+    req = _requests(log, config)
+    blocks = group.sample.blocks
+    order = np.arange(len(req.instr), dtype=np.int64)
+    sectors = np.bincount(req.owner, weights=_popcount4(log["entry_sectors"]), minlength=len(req.instr))
+    loads = req.kind == LOAD_CACHED
+    if not loads.any() or config.l1_bytes_per_block <= 0:
+        return {}
+
+    def l1_hits(block_of: np.ndarray, n_l1: int, l1_bytes: int) -> np.ndarray:
+        sets = max(0, l1_bytes // LINE // config.l1_ways)
+        out = {k: np.zeros(len(req.instr), dtype=np.int64) for k in ("l1", "l2", "cold", "again", "cb", "ab")}
+        replay_requests(block_of, req.kind, order, -1, req.starts, req.lines, log["entry_sectors"],
+                        log["entry_bytes"], n_l1, sets, config.l1_ways, 1, config.l2_ways, req.fetch_pairs,
+                        out["l1"], out["l2"], out["cold"], out["again"], out["cb"], out["ab"])
+        return out["l1"]
+
+    private = l1_hits(req.block, blocks, config.l1_bytes_per_block)
+    shared = l1_hits(np.zeros_like(req.block), 1, config.l1_bytes_per_block * blocks)
+    gain: dict[int, float] = {}
+    for index in np.unique(req.instr[loads]).tolist():
+        sel = loads & (req.instr == index)
+        total = float(sectors[sel].sum())
+        if total > 0:
+            extra = float(shared[sel].sum() - private[sel].sum()) / total
+            if extra > 0:
+                gain[index] = extra
+    return gain
+
+
+def with_shared_l1(result: CacheResult, gain: dict[int, float]) -> CacheResult:
+    """``result`` with each load's L1 share raised by ``gain``: the sectors L1 now serves come
+    off L2's share first (another block of the SM read them a moment before: L2 had them),
+    then off DRAM's."""
+    if not gain:
+        return result
+    l1, l2, dram = dict(result.l1_share), dict(result.l2_share), dict(result.dram_share)
+    per_request = dict(result.dram_read_per_request)
+    hits = dram_bytes = 0.0
+    for index, extra in gain.items():
+        if index not in l1:
+            continue
+        added = min(extra, 1.0 - l1[index])
+        if added <= 0:
+            continue
+        from_l2 = min(l2[index], added)
+        from_dram = min(dram[index], added - from_l2)
+        if dram[index] > 0 and from_dram > 0:
+            before = per_request[index]
+            per_request[index] *= (dram[index] - from_dram) / dram[index]
+            dram_bytes += (before - per_request[index]) * result.requests.get(index, 0)
+        l1[index] += from_l2 + from_dram
+        l2[index] -= from_l2
+        dram[index] -= from_dram
+        hits += (from_l2 + from_dram) * result.sectors.get(index, 0)
+    return replace(result, l1_share=l1, l2_share=l2, dram_share=dram, dram_read_per_request=per_request,
+                   l1_sector_hits=result.l1_sector_hits + int(round(hits)),
+                   dram_read_bytes=max(0.0, result.dram_read_bytes - dram_bytes))

@@ -32,10 +32,10 @@ from engine.analysis import KernelAnalysis
 from engine.analysis.values import LaunchValues
 from engine.execution.machine import Budget, Machine, RunStopped
 from engine.execution.recorder import AccessStats
-from engine.execution.sampling import Sample, choose_blocks
+from engine.execution.sampling import Sample, choose_blocks, sm_group
 
 __all__ = ["Budget", "Execution", "ExecutionCancelled", "RunStopped", "cancellable", "current_cancel",
-           "execute_launch"]
+           "execute_launch", "execute_sm_group"]
 
 
 class ExecutionCancelled(Exception):
@@ -60,6 +60,7 @@ def current_cancel() -> Callable[[], bool] | None:
 MAX_LANES = 32768                 # lanes one run holds at most (1024 warps)
 MAX_STEPS = 1_000_000             # interpreted instruction steps of one run (tens of µs each: 10-30 s at most)
 TARGET_LANE_INSTRUCTIONS = 1.5e8  # the sample is sized so the run does about this much work
+SM_GROUP_BLOCKS = 16              # blocks run together for the L1 of one SM, at most
 UNKNOWN_TRIPS = 16                # iterations assumed per loop without a count, to size the sample
 
 
@@ -190,17 +191,7 @@ def _execute(analysis: KernelAnalysis, launch: Any, module: Any, cancel: Callabl
     started = time.perf_counter()
 
     def run(sample: Sample) -> Machine:
-        """The sample's blocks run to the end (RunStopped, but ExecutionCancelled when cancelled)."""
-        budget = Budget(lane_instructions=int(4 * TARGET_LANE_INSTRUCTIONS), seconds=seconds, cancel=cancel,
-                        steps=MAX_STEPS)
-        try:
-            machine = Machine(function, module, analysis.cfg, values, list(sample.ctaid), dynamic, budget)
-            machine.run()
-        except RunStopped as stop:
-            if str(stop) == "cancelled":
-                raise ExecutionCancelled() from None
-            raise
-        return machine
+        return _run_sample(analysis, values, module, sample, dynamic, cancel, seconds)
 
     if _guessed_trips(analysis):
         # The static estimate rests on guessed loop counts: the grid's middle block runs first
@@ -234,17 +225,74 @@ def _execute(analysis: KernelAnalysis, launch: Any, module: Any, cancel: Callabl
             return Execution(function.name, sample, warps_per_block, stopped=text,
                              seconds=time.perf_counter() - started)
         break
-    rec = machine.recorder
-    execution = Execution(
-        function.name, sample, warps_per_block, paths=rec.paths(machine.n_warps), executed=rec.executed,
-        access=rec.access, log=rec.log.arrays(), log_complete=not rec.log_full,
-        lane_instructions=machine.lane_instructions, seconds=time.perf_counter() - started, grid=values.grid)
-    if rec.log_full:
-        execution.notes.append("the cache simulation saw the first part of the sampled requests only "
-                               f"({rec.max_entries:,} line accesses)")
+    execution = _finished(function.name, machine, sample, warps_per_block, started, values.grid)
     if attempt:
         execution.notes.append("the first sample was over the run's budget; a smaller one was executed")
     return execution
+
+
+def _run_sample(analysis: KernelAnalysis, values: LaunchValues, module: Any, sample: Sample, dynamic: int,
+                cancel: Callable[[], bool] | None, seconds: float) -> Machine:
+    """The sample's blocks run to the end (RunStopped, but ExecutionCancelled when cancelled)."""
+    budget = Budget(lane_instructions=int(4 * TARGET_LANE_INSTRUCTIONS), seconds=seconds, cancel=cancel,
+                    steps=MAX_STEPS)
+    try:
+        machine = Machine(analysis.function, module, analysis.cfg, values, list(sample.ctaid), dynamic, budget)
+        machine.run()
+    except RunStopped as stop:
+        if str(stop) == "cancelled":
+            raise ExecutionCancelled() from None
+        raise
+    return machine
+
+
+def _finished(kernel: str, machine: Machine, sample: Sample, warps_per_block: int, started: float,
+              grid: tuple[int, int, int] | None) -> Execution:
+    rec = machine.recorder
+    execution = Execution(
+        kernel, sample, warps_per_block, paths=rec.paths(machine.n_warps), executed=rec.executed,
+        access=rec.access, log=rec.log.arrays(), log_complete=not rec.log_full,
+        lane_instructions=machine.lane_instructions, seconds=time.perf_counter() - started, grid=grid)
+    if rec.log_full:
+        execution.notes.append("the cache simulation saw the first part of the sampled requests only "
+                               f"({rec.max_entries:,} line accesses)")
+    return execution
+
+
+def execute_sm_group(analysis: KernelAnalysis, launch: Any, module: Any, main: Execution, sms: int,
+                     resident: int, cancel: Callable[[], bool] | None = None, seconds: float = 60.0
+                     ) -> Execution | None:
+    """The run of blocks one SM holds at once (:func:`engine.execution.sampling.sm_group`), for
+    the L1 they share; kept like :func:`execute_launch`'s runs. At most :data:`SM_GROUP_BLOCKS`
+    blocks, and no more than half the blocks of the launch's own sample (``main``: the group
+    costs at most half its run); None where that leaves fewer than two blocks, or the run stops."""
+    if not main.ok or main.sample is None or main.sample.whole or resident < 2:
+        return None
+    values = LaunchValues.from_launch(launch)
+    if values.grid is None or values.block is None:
+        return None
+    size = min(resident, SM_GROUP_BLOCKS, main.sample.blocks // 2)
+    if size < 2:
+        return None
+    key = (_run_key(analysis.function, launch, module, MAX_LANES), "sm group", sms, resident, size)
+    kept = _RUNS.get(key)
+    if kept is not None:
+        _RUNS.move_to_end(key)
+        return kept if kept.ok else None
+    sample = sm_group(values.grid, sms, resident, size)
+    started = time.perf_counter()
+    warps_per_block = -(-values.block[0] * values.block[1] * values.block[2] // 32)
+    try:
+        machine = _run_sample(analysis, values, module, sample, int(getattr(launch, "smem_dynamic", 0) or 0),
+                              cancel, seconds)
+        execution = _finished(analysis.function.name, machine, sample, warps_per_block, started, values.grid)
+    except RunStopped as stop:
+        execution = Execution(analysis.function.name, sample, warps_per_block, stopped=str(stop), grid=values.grid)
+    if "took more than" not in (execution.stopped or ""):
+        _RUNS[key] = execution
+        while len(_RUNS) > RUNS_KEPT:
+            _RUNS.popitem(last=False)
+    return execution if execution.ok else None
 
 
 def mean_per_warp(execution: Execution) -> float:

@@ -27,6 +27,7 @@ import numpy as np
 WINDOW = "window"
 BEFORE = "before"
 SPREAD = "spread"
+GROUP = "sm group"
 SPREAD_BLOCKS = 8          # blocks spread over the grid for the paths
 
 
@@ -49,6 +50,8 @@ class Sample:
     def describe(self) -> str:
         if self.whole:
             return f"all {self.grid_blocks:,} blocks"
+        if self.role and all(r == GROUP for r in self.role):
+            return f"{len(self.role)} of {self.grid_blocks:,} blocks, as one SM holds them at once"
         window = sum(r == WINDOW for r in self.role)
         measured = sum(self.measured)
         before = sum(r == BEFORE for r in self.role)
@@ -96,3 +99,22 @@ def choose_blocks(grid: tuple[int, int, int], max_blocks: int) -> Sample:
     role = (BEFORE,) * len(before) + (WINDOW,) * len(window) + (SPREAD,) * len(spread)
     measured = (False,) * len(before) + tuple(k >= half for k in range(len(window))) + (False,) * len(spread)
     return Sample(linear, tuple(_ctaid(b, grid) for b in linear), role, measured, total, False)
+
+
+def sm_group(grid: tuple[int, int, int], sms: int, resident: int, size: int) -> Sample:
+    """``size`` blocks that one SM holds at once, for the L1 they share: the block in the middle
+    of the grid and ``size - 1`` others of its wave. A wave is the ``sms x resident`` blocks
+    launched together; which of them an SM receives depends on the block scheduler (the first
+    wave's order over GPCs, then whichever SM frees a slot first), so the others are drawn
+    evenly at random from that wave, the same draw every time."""
+    total = grid[0] * grid[1] * grid[2]
+    wave = max(1, sms * resident)
+    centre = total // 2
+    first = max(0, min(total - wave, centre - wave // 2))
+    others = [b for b in range(first, min(total, first + wave)) if b != centre]
+    rng = np.random.default_rng(0x5EED + wave)
+    count = max(0, min(size - 1, len(others)))
+    chosen = sorted(rng.choice(len(others), size=count, replace=False).tolist()) if count else []
+    linear = tuple([centre] + [others[i] for i in chosen])
+    return Sample(linear, tuple(_ctaid(b, grid) for b in linear), (GROUP,) * len(linear),
+                  (True,) * len(linear), total, False)

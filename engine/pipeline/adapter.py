@@ -767,7 +767,13 @@ def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
     per_sm = max(1, min(resident, math.ceil(launch.n_blocks / sms)))
     execution = getattr(report, "execution", None)
     gathers = frozenset(a.index for a in getattr(report, "accesses", ()) if a.data_dependent)
-    levels = simulated_levels(execution, profile, per_sm, smem, gathers) if execution is not None else None
+    group = None
+    if execution is not None and execution.ok and enabled("execution"):
+        from engine.execution import current_cancel, execute_sm_group
+
+        # the blocks an SM holds at once share its L1: run a group of them together
+        group = execute_sm_group(analysis, launch, module, execution, sms, per_sm, cancel=current_cancel())
+    levels = simulated_levels(execution, profile, per_sm, smem, gathers, group) if execution is not None else None
     return SmContext(resident_blocks=per_sm, simulated=levels,
                      waves=launch.n_blocks / (sms * max(1, resident)),
                      shared_bytes_per_block=smem,

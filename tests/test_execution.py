@@ -181,3 +181,19 @@ def test_the_compiled_loads_and_stores_do_what_the_interpreted_ones_do(module, n
     for key, value in slow.recorder.log.arrays().items():
         np.testing.assert_array_equal(fast.recorder.log.arrays()[key], value)
     assert fast.recorder.access.keys() == slow.recorder.access.keys()
+
+
+def test_an_integer_read_of_a_float_buffer_moves_the_floats_bits(module):
+    """Compilers copy float data through integer registers (a float4 staged in shared memory as
+    ld.global.v4.u32 / st.shared.v4.u32): a 4-byte integer read of a buffer whose pattern is
+    floats reads the same bits a float read there does; an 8-byte one stays unknown."""
+    m = run(module, "axpy", 1, 32, {"2": 2.5, "3": 32}, data={"0": "uniform:-1.0:1.0"})
+    addr = np.uint64(pointer_base(0)) + np.arange(4096, 4160, dtype=np.uint64) * np.uint64(4)   # never stored
+    as_float, known_f = m.image.load_global(addr, 4, "f32")
+    as_int, known_i = m.image.load_global(addr, 4, "u32")
+    assert known_f.all() and known_i.all()
+    assert np.array_equal(as_int, as_float)
+    values = as_float.astype(np.uint32).view(np.float32)
+    assert (values >= -1.0).all() and (values < 1.0).all() and values.std() > 0.3
+    _, known_wide = m.image.load_global(addr[::2], 8, "u64")
+    assert not known_wide.any()

@@ -21,7 +21,7 @@ def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any
                     l2_ways: Any, fetch_pairs: Any, out_l1: Any, out_l2: Any, out_cold: Any, out_again: Any,
                     out_cold_bytes: Any, out_again_bytes: Any) -> None:   # pragma: no cover
     """Replays the requests in ``req_order`` (L2 emptied before position ``flush_at``); per request
-    the sectors L1 and L2 served, the DRAM sectors read for data the replay never saw before
+    the sectors L1 and L2 served (for a store: the sectors L1 held, which it updates), the DRAM sectors read for data the replay never saw before
     (cold) and for data it saw and lost (again), with the DRAM bytes of each."""
     l1_tag = np.full((n_blocks, l1_sets, l1_ways), -1, dtype=np.int64)
     l1_valid = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.uint8)
@@ -46,6 +46,17 @@ def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any
             line = entry_line[e]
             want = np.uint8(entry_sectors[e])
             miss = want
+            if kind == 2 and l1_sets > 0:
+                # a store writes through to L2 and allocates nothing in L1; sectors of a line L1
+                # holds are updated there (lookup hits, as Nsight Compute counts them)
+                s1 = _hash_set(line, l1_sets)
+                for w in range(l1_ways):
+                    if l1_tag[blk, s1, w] == line:
+                        hit = want & l1_valid[blk, s1, w]
+                        for q in range(4):
+                            if hit >> q & 1:
+                                out_l1[r] += 1
+                        break
             if kind == 0 and l1_sets > 0:
                 s1 = _hash_set(line, l1_sets)
                 way = -1

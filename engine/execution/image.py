@@ -11,7 +11,9 @@ Nothing of the user's data is known but what the launch says, so the image is ma
   :mod:`engine.analysis.loaded_data`, element = offset / access width) and floating-point data
   is uniform in the range a ``uniform:LO:HI`` pattern declares, by default [0, 1) (a hash of the
   address, so equal addresses read equal values: the documented default for data the launch does
-  not describe). An integer read from a buffer with no integer pattern is *unknown*.
+  not describe). A 4-byte integer read of a buffer with a ``uniform`` pattern reads the bits of
+  the float there (compilers copy float data through integer registers); any other integer read
+  from a buffer with no integer pattern is *unknown*.
 * **Module variables** (``.global``, ``.const``) start from their initializer where it is a
   list of numbers, else from the same defaults.
 * **Shared memory** is one zero-filled image per running block, marked unknown until written;
@@ -183,13 +185,18 @@ def _global_load(addr, width, float_kind, w_kind, w_a, w_b, w_start, w_len, w_wr
             bits[i] = np.uint64(v) & mask
             known[i] = True
             continue
-        if float_kind == 0:
+        if float_kind == 0 and not (kind == KIND_UNIFORM and width == 4):
             known[i] = False
             continue
         unit = np.float64(_scrambled(np.int64(a) >> 2, 1 << 24)) / 16777216.0
         if kind == KIND_UNIFORM:
             unit = w_a[window] + (w_b[window] - w_a[window]) * unit
-        if float_kind == 2:
+        if float_kind == 0:
+            # a 4-byte integer read of a buffer of floats: the float's bits (compilers move
+            # float data through integer registers, a float4 staged to shared memory as u32s)
+            scratch32[0] = np.float32(unit)
+            bits[i] = np.uint64(view32[0])
+        elif float_kind == 2:
             scratch64[0] = unit
             bits[i] = view64[0]
         elif float_kind == 1:

@@ -57,13 +57,17 @@ class KernelTraffic:
     dram_scattered_bytes: float = 0.0
     # sectors x 32 B that global loads, stores and atomics ask L1 for (what L1 hits are a share of)
     requested_bytes: float = 0.0
+    # of the stores' sectors, those L1 held (it updates them; the store still goes on to L2)
+    store_l1_bytes: float = 0.0
 
     @property
     def l1_hit_rate(self) -> float | None:
-        """Sectors L1 served over the sectors global loads, stores and atomics asked it for (a
-        store or atomic is counted as asked and not served: L1 writes through to L2), the
-        quantity ``validate`` compares with Nsight Compute's ``l1tex__t_sector_hit_rate``."""
-        return self.l1_bytes / self.requested_bytes if self.requested_bytes > 0 else None
+        """Sector lookups that hit in L1 over the sectors global loads, stores and atomics asked
+        it for: loads L1 served and stores to sectors L1 held (a store writes through to L2
+        either way, and allocates nothing); the quantity ``validate`` compares with Nsight
+        Compute's ``l1tex__t_sector_hit_rate``."""
+        hits = self.l1_bytes + self.store_l1_bytes
+        return hits / self.requested_bytes if self.requested_bytes > 0 else None
 
     @property
     def limiting_level(self) -> str | None:
@@ -103,7 +107,7 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
     """The launch's traffic. ``executions``: how often one warp runs each instruction index;
     ``warps_in_grid``: warps of the whole launch; ``sms``: SMs the busy cycles are spread over."""
     fallback = profile.global_memory_lambdas(1.0)
-    l1 = l2 = dram_read = dram_write = scattered = requested = 0.0
+    l1 = l2 = dram_read = dram_write = scattered = requested = store_l1 = 0.0
     busy = {"L1": 0.0, "L2": 0.0, "DRAM": 0.0}
     per_access: dict[int, AccessTraffic] = {}
     unanalysed = 0
@@ -160,6 +164,9 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
             l2 += sector_bytes * (1.0 - moved_shares.dram)
             if random_sector_cycles_per_byte(a, profile) is not None:
                 scattered += moved      # a scatter's fills and write-backs: random single sectors
+            if a.kind == AccessKind.STORE:
+                simulated_shares = sim.shares(a.index)
+                store_l1 += sector_bytes * (simulated_shares[0] if simulated_shares else 0.0)
         else:
             # what L2 still holds dirty at the end is written after the kernel: L2 traffic now
             held = 1.0 - write_back_share(a, profile)
@@ -174,7 +181,8 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         miss = 1.0 - shares.l1
         per_access[a.index] = AccessTraffic(a.index, requests, shares.l1, shares.l2 / miss if miss > 0 else 0.0,
                                             moved, max(times, key=lambda level: times[level]))
-    return KernelTraffic(l1, l2, dram_read, dram_write, busy, per_access, unanalysed, scattered, requested)
+    return KernelTraffic(l1, l2, dram_read, dram_write, busy, per_access, unanalysed, scattered, requested,
+                         store_l1)
 
 
 def traffic_rows(report: MemoryReport, traffic: KernelTraffic) -> list[dict[str, Any]]:

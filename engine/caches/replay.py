@@ -21,8 +21,9 @@ def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any
                     l2_ways: Any, fetch_pairs: Any, out_l1: Any, out_l2: Any, out_cold: Any, out_again: Any,
                     out_cold_bytes: Any, out_again_bytes: Any) -> None:   # pragma: no cover
     """Replays the requests in ``req_order`` (L2 emptied before position ``flush_at``); per request
-    the sectors L1 and L2 served (for a store: the sectors L1 held, which it updates), the DRAM sectors read for data the replay never saw before
-    (cold) and for data it saw and lost (again), with the DRAM bytes of each."""
+    the sectors L1 and L2 served (for a store: the sectors L1 held, which it updates), the DRAM
+    sectors read for data the replay never saw before (cold) and for data it saw and lost
+    (again), with the DRAM bytes of each."""
     l1_tag = np.full((n_blocks, l1_sets, l1_ways), -1, dtype=np.int64)
     l1_valid = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.uint8)
     l1_age = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.int64)

@@ -201,8 +201,31 @@ def _footprints(execution: Execution, grid: tuple[int, int, int], req: _Requests
     for b in np.unique(req.buffers[read_entry]).tolist():
         sel = read_entry & (req.buffers == b)
         fp = grid_footprint(execution, grid, b, req.lines[sel], req.fetched[sel], req.block[req.owner[sel]])
-        footprints[b] = replace(fp, scattered=bool(gathered[sel].any()))
+        far = sel & gathered
+        footprints[b] = replace(fp, scattered=bool(far.any())
+                                and _reads_range_widely(req.lines[far], req.block[req.owner[far]]))
     return footprints
+
+
+# a gather whose blocks each read over at least this share of the range the sample reads is
+# taken as random; one whose blocks read narrow ranges (neighbour cells, a banded matrix's x) is
+# re-read by blocks near in launch order, as a stencil is
+WIDE_GATHER_SHARE = 0.5
+
+
+def _reads_range_widely(lines: np.ndarray, blocks: np.ndarray) -> bool:
+    """Whether the blocks' gathered lines range over most of the buffer the sample reads (the
+    median block's span of lines against the whole sample's)."""
+    if len(lines) < 2:
+        return True
+    whole = float(lines.max() - lines.min())
+    if whole <= 0:
+        return True
+    order = np.argsort(blocks, kind="stable")
+    blocks, lines = blocks[order], lines[order]
+    bounds = np.flatnonzero(np.r_[True, blocks[1:] != blocks[:-1], True])
+    spans = np.maximum.reduceat(lines, bounds[:-1]) - np.minimum.reduceat(lines, bounds[:-1])
+    return float(np.median(spans)) >= WIDE_GATHER_SHARE * whole
 
 
 def _flush_at(n_before: int, row: int, footprints: dict[int, BufferFootprint], grid_blocks: int,

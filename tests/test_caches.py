@@ -155,3 +155,17 @@ def test_an_sm_group_runs_the_naive_gemm_blocks_that_share_rows_of_b() -> None:
                             config="gemm_naive_1d/b256")
     ev = Evaluator().evaluate(inputs, state_for(inputs), trace=False)
     assert 0.40 < ev.traffic.l1_hit_rate < 0.70
+
+
+def test_the_l2_hit_rate_counts_writes_as_nsight_compute_does() -> None:
+    """A write allocates its sector in L2 without reading it: a hit unless L2 must fill a partly
+    written sector first; loads and atomics miss where DRAM serves them."""
+    from engine.memory.traffic import KernelTraffic
+
+    # 100 sectors read (40 from DRAM), 100 written whole: 40 misses of 200 accesses
+    traffic = KernelTraffic(l2_bytes=60 * 32, dram_read_bytes=40 * 64, dram_write_bytes=100 * 32,
+                            l2_accessed_bytes=200 * 32, l2_missed_bytes=40 * 32)
+    assert traffic.l2_hit_rate == pytest.approx(0.8)
+    # without the access counts (nothing analysed): bytes L2 served over bytes that reached it
+    assert KernelTraffic(l2_bytes=30.0, dram_read_bytes=10.0).l2_hit_rate == pytest.approx(0.75)
+    assert KernelTraffic().l2_hit_rate is None

@@ -59,6 +59,10 @@ class KernelTraffic:
     requested_bytes: float = 0.0
     # of the stores' sectors, those L1 held (it updates them; the store still goes on to L2)
     store_l1_bytes: float = 0.0
+    # sectors x 32 B that reach L2 (loads L1 missed, stores, atomics), and of them those L2 had not:
+    # loads and atomics served by DRAM, partly written sectors it fills first
+    l2_accessed_bytes: float = 0.0
+    l2_missed_bytes: float = 0.0
 
     @property
     def l1_hit_rate(self) -> float | None:
@@ -77,7 +81,13 @@ class KernelTraffic:
 
     @property
     def l2_hit_rate(self) -> float | None:
-        """Sectors L2 served over the sectors that reached it (reads and writes)."""
+        """Of the sectors that reach L2 (loads L1 missed, stores, atomics), the share it had: a
+        write allocates its sector without reading it, so only a partly written sector L2 must
+        fill from DRAM misses; loads and atomics miss where DRAM serves them. Nsight Compute's
+        ``lts__t_sector_hit_rate`` counts the same way. (Before any access is analysed: bytes
+        L2 served over bytes that reached it.)"""
+        if self.l2_accessed_bytes > 0:
+            return max(0.0, 1.0 - self.l2_missed_bytes / self.l2_accessed_bytes)
         reached = self.l2_bytes + self.dram_read_bytes + self.dram_write_bytes
         return self.l2_bytes / reached if reached else None
 
@@ -108,6 +118,7 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
     ``warps_in_grid``: warps of the whole launch; ``sms``: SMs the busy cycles are spread over."""
     fallback = profile.global_memory_lambdas(1.0)
     l1 = l2 = dram_read = dram_write = scattered = requested = store_l1 = 0.0
+    l2_accessed = l2_missed = 0.0      # sector bytes that reach L2, and of them those it had not
     busy = {"L1": 0.0, "L2": 0.0, "DRAM": 0.0}
     per_access: dict[int, AccessTraffic] = {}
     unanalysed = 0
@@ -148,8 +159,12 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
             dram_read += read
             dram_write += written
             scattered += moved
+            l2_accessed += lanes * SECTOR
+            l2_missed += read
         elif a.kind == AccessKind.LOAD:
             dram_read += moved
+            l2_accessed += sector_bytes * (1.0 - moved_shares.l1)
+            l2_missed += sector_bytes * moved_shares.dram
             if a.method != "affine":
                 # a gather (addresses not affine in the indices): a factor of 2 is a 64-byte
                 # read per sector, every fetch at a random place. Affine isolated sectors (a
@@ -164,9 +179,13 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
             l2 += sector_bytes * (1.0 - moved_shares.dram)
             if random_sector_cycles_per_byte(a, profile) is not None:
                 scattered += moved      # a scatter's fills and write-backs: random single sectors
+            l2_accessed += sector_bytes
             if a.kind == AccessKind.STORE:
                 simulated_shares = sim.shares(a.index)
                 store_l1 += sector_bytes * (simulated_shares[0] if simulated_shares else 0.0)
+                l2_missed += moved - written          # the fills of partly written sectors
+            else:
+                l2_missed += written
         else:
             # what L2 still holds dirty at the end is written after the kernel: L2 traffic now
             held = 1.0 - write_back_share(a, profile)
@@ -175,6 +194,8 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
             l2 += sector_bytes * moved_shares.dram * held
             dram_read += filled
             dram_write += moved - filled
+            l2_accessed += sector_bytes
+            l2_missed += filled if a.kind == AccessKind.STORE else sector_bytes * moved_shares.dram
         times = level_times(a, shares, profile, sm, fallback)
         for level, cycles in times.items():
             busy[level] += cycles * requests / max(sms, 1)
@@ -182,7 +203,7 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         per_access[a.index] = AccessTraffic(a.index, requests, shares.l1, shares.l2 / miss if miss > 0 else 0.0,
                                             moved, max(times, key=lambda level: times[level]))
     return KernelTraffic(l1, l2, dram_read, dram_write, busy, per_access, unanalysed, scattered, requested,
-                         store_l1)
+                         store_l1, l2_accessed, l2_missed)
 
 
 def traffic_rows(report: MemoryReport, traffic: KernelTraffic) -> list[dict[str, Any]]:

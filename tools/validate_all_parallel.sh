@@ -23,8 +23,8 @@ if ! grep -q "^weights [0-9]* [1-9]" "$OUT/sass_diagnose.txt"; then
   echo "the SASS map has no weights on this machine (see sass_diagnose.txt): not validating"
   cat "$OUT/sass_diagnose.txt"; exit 1
 fi
-# suite-GPU:parts (the large suites in more parts)
-jobs="v3-h100:4 v3-h200:4 v2-h100:2 v2-h200:2 v1-h100:1 v2x-h100:1 v2x-h200:1"
+# suite-GPU:parts (the large suites in more parts; VALIDATE_JOBS replaces the list)
+jobs=${VALIDATE_JOBS:-"v3-h100:4 v3-h200:4 v2-h100:2 v2-h200:2 v1-h100:1 v2x-h100:1 v2x-h200:1"}
 for job in $jobs; do
   pair=${job%%:*}; n=${job##*:}
   for ((k = 0; k < n; k++)); do

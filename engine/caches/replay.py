@@ -16,6 +16,23 @@ def _hash_set(line: np.int64, sets: np.int64) -> np.int64:       # pragma: no co
 
 
 @njit(cache=True, nogil=True)
+def _store_lookup_hits(l1_tag: Any, l1_valid: Any, blk: Any, line: Any, want: Any, l1_sets: Any,
+                       l1_ways: Any) -> int:   # pragma: no cover - compiled
+    """Sectors of a store that L1 holds: a store writes through to L2 and allocates nothing in
+    L1, but updates the sectors of a line L1 holds (lookup hits, as Nsight Compute counts them)."""
+    s1 = _hash_set(line, l1_sets)
+    hits = 0
+    for w in range(l1_ways):
+        if l1_tag[blk, s1, w] == line:
+            hit = want & l1_valid[blk, s1, w]
+            for q in range(4):
+                if hit >> q & 1:
+                    hits += 1
+            break
+    return hits
+
+
+@njit(cache=True, nogil=True)
 def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any, entry_start: Any, entry_line: Any,
                     entry_sectors: Any, entry_bytes: Any, n_blocks: Any, l1_sets: Any, l1_ways: Any, l2_sets: Any,
                     l2_ways: Any, fetch_pairs: Any, out_l1: Any, out_l2: Any, out_cold: Any, out_again: Any,
@@ -48,16 +65,7 @@ def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any
             want = np.uint8(entry_sectors[e])
             miss = want
             if kind == 2 and l1_sets > 0:
-                # a store writes through to L2 and allocates nothing in L1; sectors of a line L1
-                # holds are updated there (lookup hits, as Nsight Compute counts them)
-                s1 = _hash_set(line, l1_sets)
-                for w in range(l1_ways):
-                    if l1_tag[blk, s1, w] == line:
-                        hit = want & l1_valid[blk, s1, w]
-                        for q in range(4):
-                            if hit >> q & 1:
-                                out_l1[r] += 1
-                        break
+                out_l1[r] += _store_lookup_hits(l1_tag, l1_valid, blk, line, want, l1_sets, l1_ways)
             if kind == 0 and l1_sets > 0:
                 s1 = _hash_set(line, l1_sets)
                 way = -1

@@ -199,6 +199,22 @@ def scattered_store(access: AccessInfo, profile: Any) -> ScatteredStore | None:
     return ScatteredStore(*(float(np.interp(footprint / MIB, footprints, column)) for column in columns))
 
 
+def scattered_rate_factor(access: AccessInfo, factor: float, profile: Any) -> float:
+    """How much longer DRAM takes over a gather's bytes than over as many streamed: the share of
+    them that are lone-sector fetches at random places (``factor - 1``, as the traffic counts
+    them) moves at most at the bandwidth where the scattered curve measured DRAM saturated
+    (``[pipeline.dram_loaded_scattered]``'s last share of the streaming peak: 0.61 on the H100).
+    1 for affine accesses, stores, without the curve, or with ``scattered_dram_load`` off."""
+    if access.kind != AccessKind.LOAD or access.method == "affine" or not enabled("scattered_dram_load"):
+        return 1.0
+    curve = getattr(profile.pipeline, "dram_loaded_scattered", ()) or ()
+    saturation = max((float(share) for share, _ in curve), default=0.0)
+    if not 0.0 < saturation < 1.0:
+        return 1.0
+    scattered = min(1.0, max(0.0, factor - 1.0))
+    return (1.0 - scattered) + scattered / saturation
+
+
 def random_sector_cycles_per_byte(access: AccessInfo, profile: Any) -> float | None:
     """SM cycles per DRAM byte that a store or atomic scattered one lane per sector through
     loaded indices moves (fills and write-backs, all SMs issuing): the
@@ -245,7 +261,9 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
     elif access.kind != AccessKind.LOAD:
         # writes and atomics reach L2 a line at a time, however few of its bytes they change
         through_l2 = max(through_l2, lines * l2_lam_sm)
-    dram = sectors * dram_fetch_factor(access, sm) * shares.dram / SECTORS_PER_LINE * dram_lam_sm
+    factor = dram_fetch_factor(access, sm)
+    dram = sectors * factor * shares.dram / SECTORS_PER_LINE * dram_lam_sm * scattered_rate_factor(access, factor,
+                                                                                                  profile)
     if simulated(access, sm) is None:
         scattered = scattered_store(access, profile)
         if scattered is not None:

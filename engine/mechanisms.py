@@ -113,7 +113,8 @@ REGISTRY: tuple[Mechanism, ...] = (
     Mechanism("scattered_dram_load",
               "the DRAM bytes a gather reads (one sector per 64-byte fetch) load DRAM as measured beside "
               "gathering warps (the profile's [pipeline.dram_loaded_scattered]), the rest as beside streaming "
-              "ones", requires=("loaded_dram_latency",)),
+              "ones; and they move at most at the bandwidth where that curve saturates (its last share of "
+              "the streaming peak)", requires=("loaded_dram_latency",)),
     Mechanism("mixed_dram_load",
               "a launch that writes part of its DRAM bytes reads the curve measured beside streams that write "
               "that share (the profile's [[pipeline.dram_loaded_mixed]]): at the same bandwidth its loads wait "

@@ -106,3 +106,28 @@ def test_the_solve_reads_both_curves_by_the_scattered_share(gather_low) -> None:
     assert under_load.extra_cycles > streaming.dram_under_load.extra_cycles + 200
     assert gather_low.models["pipeline"].sm_cycles > 1.2 * streaming.models["pipeline"].sm_cycles
 
+
+
+def test_a_gathers_lone_sectors_move_no_faster_than_the_scattered_saturation() -> None:
+    """gather_f32 at full occupancy is bound by DRAM's bandwidth: its lone-sector fetches (one
+    random word per lane, 64 bytes read) keep DRAM busy 1 / 0.61 times as long as streamed bytes,
+    where the scattered curve measured DRAM saturate; affine accesses and stores are charged as
+    before."""
+    from engine.memory.hierarchy import scattered_rate_factor
+
+    profile = load_profile("h100")
+    saturation = max(share for share, _ in profile.pipeline.dram_loaded_scattered)
+    assert 0.55 < saturation < 0.65
+    ev = _evaluate("gather", "gather_f32/rand-b256")
+    gathered = [a for a in ev.memory.accesses if a.kind == "load" and a.method != "affine"]
+    affine = [a for a in ev.memory.accesses if a.method == "affine"]
+    assert gathered and affine
+    assert scattered_rate_factor(gathered[0], 2.0, profile) == pytest.approx(1 / saturation)
+    assert scattered_rate_factor(gathered[0], 1.5, profile) == pytest.approx(0.5 + 0.5 / saturation)
+    assert scattered_rate_factor(gathered[0], 1.0, profile) == 1.0
+    assert scattered_rate_factor(affine[0], 2.0, profile) == 1.0
+    with without(["scattered_dram_load"]):
+        assert scattered_rate_factor(gathered[0], 2.0, profile) == 1.0
+        streaming = _evaluate("gather", "gather_f32/rand-b256")
+    # DRAM-bound: the time follows the slower rate of the gathered bytes
+    assert ev.models["pipeline"].sm_cycles > 1.3 * streaming.models["pipeline"].sm_cycles

@@ -131,3 +131,29 @@ def test_a_gathers_lone_sectors_move_no_faster_than_the_scattered_saturation() -
         streaming = _evaluate("gather", "gather_f32/rand-b256")
     # DRAM-bound: the time follows the slower rate of the gathered bytes
     assert ev.models["pipeline"].sm_cycles > 1.3 * streaming.models["pipeline"].sm_cycles
+
+
+def test_only_gathers_over_their_whole_buffer_move_at_the_scattered_rate() -> None:
+    """seg_sum_thread (v2x): each thread walks its own segment, so a warp's lanes fetch lone
+    sectors, but a block's segments lie together and DRAM streams their pages: with the caches
+    simulated it is charged as streamed. gather_f32's random indices reach the whole table."""
+    from engine.memory.hierarchy import scattered_rate_factor, simulated
+    from engine.pipeline.adapter import sm_context
+
+    v2x = ROOT / "samples" / "v2x"
+    inputs = resolve_inputs(v2x / "ptx" / "segments.sm_90.ptx", profile="h100", kernel="seg_sum_thread",
+                            launch_file=v2x / "segments.launch.toml", config="seg_sum_thread/b256")
+    walk = Evaluator().evaluate(inputs, state_for(inputs), trace=False)
+    gather = _evaluate("gather", "gather_f32/rand-b256")
+    for ev, random, module in ((walk, False, inputs.module), (gather, True, None)):
+        if module is None:
+            module = resolve_inputs(V2 / "ptx" / "gather.sm_90.ptx", profile="h100",
+                                    launch_file=V2 / "gather.launch.toml", config="gather_f32/rand-b256").module
+        sm = sm_context(ev.analysis, ev.profile, ev.run_launch, module, ev.resident_blocks, ev.memory)
+        loads = [a for a in ev.memory.accesses if a.kind == "load" and a.method != "affine" and a.executed]
+        assert loads
+        sim = simulated(loads[0], sm)
+        assert sim is not None
+        assert any(a.index in sim.caches.random_gathers for a in loads) == random
+        factors = [scattered_rate_factor(a, 2.0, ev.profile, simulated(a, sm)) for a in loads]
+        assert (max(factors) > 1.5) == random

@@ -66,6 +66,9 @@ class CacheResult:
     config: CacheConfig | None = None
     footprints: dict[int, Any] = field(default_factory=dict)   # buffer -> BufferFootprint
     store_sector_bytes: float = 0.0       # bytes of the sectors the measured stores and atomics touch
+    # gathers whose blocks read over most of their buffer (its footprint re-read at random): the
+    # instructions whose DRAM fetches land at random places
+    random_gathers: frozenset[int] = frozenset()
 
     @property
     def l2_hit_rate(self) -> float | None:
@@ -137,6 +140,10 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     n_measured = int(np.array(sample.measured, dtype=bool).sum())
     request_buffer = np.full(len(req.instr), -1, dtype=np.int64)
     request_buffer[req.owner] = req.buffers
+    random_buffers = [b for b, fp in footprints.items() if fp.scattered]
+    if random_buffers and gathers:
+        result.random_gathers = frozenset(
+            int(i) for i in np.unique(req.instr[np.isin(request_buffer, random_buffers)]) if int(i) in gathers)
     plane = grid[0] * grid[1] if grid[2] > 1 else grid[0] if grid[1] > 1 else 1
     keep, rehit = _kept_first_touches(req, out, footprints, chosen, request_buffer, n_measured,
                                       sample.grid_blocks, plane, config)

@@ -199,13 +199,18 @@ def scattered_store(access: AccessInfo, profile: Any) -> ScatteredStore | None:
     return ScatteredStore(*(float(np.interp(footprint / MIB, footprints, column)) for column in columns))
 
 
-def scattered_rate_factor(access: AccessInfo, factor: float, profile: Any) -> float:
+def scattered_rate_factor(access: AccessInfo, factor: float, profile: Any, sim: Any = None) -> float:
     """How much longer DRAM takes over a gather's bytes than over as many streamed: the share of
     them that are lone-sector fetches at random places (``factor - 1``, as the traffic counts
     them) moves at most at the bandwidth where the scattered curve measured DRAM saturated
     (``[pipeline.dram_loaded_scattered]``'s last share of the streaming peak: 0.61 on the H100).
-    1 for affine accesses, stores, without the curve, or with ``scattered_dram_load`` off."""
+    With the caches simulated (``sim``), only gathers whose blocks read over most of their buffer
+    are at random places (a thread walking its own segment streams its DRAM pages however its
+    lanes spread). 1 for affine accesses, stores, without the curve, or with
+    ``scattered_dram_load`` off."""
     if access.kind != AccessKind.LOAD or access.method == "affine" or not enabled("scattered_dram_load"):
+        return 1.0
+    if sim is not None and access.index not in sim.caches.random_gathers:
         return 1.0
     curve = getattr(profile.pipeline, "dram_loaded_scattered", ()) or ()
     saturation = max((float(share) for share, _ in curve), default=0.0)
@@ -262,8 +267,8 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
         # writes and atomics reach L2 a line at a time, however few of its bytes they change
         through_l2 = max(through_l2, lines * l2_lam_sm)
     factor = dram_fetch_factor(access, sm)
-    dram = sectors * factor * shares.dram / SECTORS_PER_LINE * dram_lam_sm * scattered_rate_factor(access, factor,
-                                                                                                  profile)
+    dram = sectors * factor * shares.dram / SECTORS_PER_LINE * dram_lam_sm \
+        * scattered_rate_factor(access, factor, profile, simulated(access, sm))
     if simulated(access, sm) is None:
         scattered = scattered_store(access, profile)
         if scattered is not None:

@@ -145,7 +145,8 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
         result.random_gathers = frozenset(
             int(i) for i in np.unique(req.instr[np.isin(request_buffer, random_buffers)]) if int(i) in gathers)
     plane = grid[0] * grid[1] if grid[2] > 1 else grid[0] if grid[1] > 1 else 1
-    keep, rehit = _kept_first_touches(req, out, footprints, chosen, request_buffer, n_measured,
+    rates = _read_rates(req, chosen, request_buffer, footprints, n_measured)
+    keep, rehit = _kept_first_touches(req, out, footprints, chosen, request_buffer, rates, n_measured,
                                       sample.grid_blocks, plane, config)
     l2, dram, dram_bytes = _levels(req, out, keep, rehit, footprints, chosen, request_buffer, n_measured,
                                    sample.grid_blocks)
@@ -163,8 +164,7 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     if stored.any():
         result.dirty_bytes, result.fill_bytes = _written_back(
             execution, grid, log, req, stored, n_measured, sample.grid_blocks,
-            _RandomRewrites(footprints, _read_rates(req, chosen, request_buffer, footprints, n_measured),
-                            request_buffer, gathers, config.l2_bytes))
+            _RandomRewrites(footprints, rates, request_buffer, gathers, config.l2_bytes))
     return result
 
 
@@ -263,8 +263,9 @@ def _replay(sample: Any, log: dict[str, np.ndarray], req: _Requests, order: np.n
 
 
 def _kept_first_touches(req: _Requests, out: dict[str, np.ndarray], footprints: dict[int, BufferFootprint],
-                        chosen: np.ndarray, request_buffer: np.ndarray, n_measured: int, grid_blocks: int,
-                        plane: int, config: CacheConfig) -> tuple[np.ndarray, np.ndarray]:
+                        chosen: np.ndarray, request_buffer: np.ndarray, rates: dict[int, float],
+                        n_measured: int, grid_blocks: int, plane: int, config: CacheConfig
+                        ) -> tuple[np.ndarray, np.ndarray]:
     """Per request, the share of its first touches (cold misses) that still go to DRAM over the
     grid (cold misses beyond what the grid's footprint allows are data earlier blocks brought in),
     and the share of its L2 hits in the replay that still hit over the grid.
@@ -276,7 +277,6 @@ def _kept_first_touches(req: _Requests, out: dict[str, np.ndarray], footprints: 
     first touches); a block's re-reads of its own lines come soon after and still hit."""
     keep = np.ones(len(req.instr), dtype=np.float64)
     rehit = np.ones(len(req.instr), dtype=np.float64)
-    rates = _read_rates(req, chosen, request_buffer, footprints, n_measured)
     for b, fp in footprints.items():
         sel = chosen & (request_buffer == b)
         # sectors of data the first touches moved (a 64-byte fetch brings a sector's pair): the
@@ -552,7 +552,9 @@ def simulated_levels(execution: Execution, profile: object, resident_blocks: int
         return None
     config = cache_config(profile, resident_blocks, shared_bytes_per_block)
     memo = execution.memo.setdefault("caches", {})
-    group_key = id(sm_group) if sm_group is not None else None
+    # the group run is the same launch as ``execution``: its sample tells it apart (an id() could
+    # be reused by a later run once this one is dropped)
+    group_key = sm_group.sample if sm_group is not None else None
     result = memo.get((config, gathers, group_key))
     if result is None:
         result = simulate_caches(execution, config, gathers)

@@ -167,12 +167,23 @@ def execute_launch(analysis: KernelAnalysis, launch: Any, module: Any = None,
     :data:`RUNS_KEPT` runs are kept, keyed by the kernel's code and the launch's values, so that
     the same launch is not run twice (its budgets are counts: a run is the same wherever it ran)."""
     key = _run_key(analysis.function, launch, module, max_lanes)
+    kept = _kept_run(key)
+    if kept is not None:
+        return kept
+    return _keep_run(key, _execute(analysis, launch, module, cancel, max_lanes, seconds))
+
+
+def _kept_run(key: tuple) -> Execution | None:
     kept = _RUNS.get(key)
     if kept is not None:
         _RUNS.move_to_end(key)
-        return kept
-    execution = _execute(analysis, launch, module, cancel, max_lanes, seconds)
-    if "took more than" not in (execution.stopped or ""):       # a stuck run may go better next time
+    return kept
+
+
+def _keep_run(key: tuple, execution: Execution) -> Execution:
+    """Keeps ``execution`` among the last :data:`RUNS_KEPT` runs (not a run stopped by the clock:
+    a stuck run may go better next time)."""
+    if "took more than" not in (execution.stopped or ""):
         _RUNS[key] = execution
         while len(_RUNS) > RUNS_KEPT:
             _RUNS.popitem(last=False)
@@ -275,9 +286,8 @@ def execute_sm_group(analysis: KernelAnalysis, launch: Any, module: Any, main: E
     if size < 2:
         return None
     key = (_run_key(analysis.function, launch, module, MAX_LANES), "sm group", sms, resident, size)
-    kept = _RUNS.get(key)
+    kept = _kept_run(key)
     if kept is not None:
-        _RUNS.move_to_end(key)
         return kept if kept.ok else None
     sample = sm_group(values.grid, sms, resident, size)
     started = time.perf_counter()
@@ -288,11 +298,7 @@ def execute_sm_group(analysis: KernelAnalysis, launch: Any, module: Any, main: E
         execution = _finished(analysis.function.name, machine, sample, warps_per_block, started, values.grid)
     except RunStopped as stop:
         execution = Execution(analysis.function.name, sample, warps_per_block, stopped=str(stop), grid=values.grid)
-    if "took more than" not in (execution.stopped or ""):
-        _RUNS[key] = execution
-        while len(_RUNS) > RUNS_KEPT:
-            _RUNS.popitem(last=False)
-    return execution if execution.ok else None
+    return execution if _keep_run(key, execution).ok else None
 
 
 def mean_per_warp(execution: Execution) -> float:

@@ -186,13 +186,9 @@ def scattered_store(access: AccessInfo, profile: Any) -> ScatteredStore | None:
     of their own (an index scatter, a hashed histogram), read at the footprint of the buffer it
     writes; None for other accesses, without a measured table, or with mechanism
     ``scattered_stores`` off. The table was measured with one store per 4-byte slot on average."""
-    if access.kind not in (AccessKind.STORE, AccessKind.ATOMIC) or not access.data_dependent or access.uniform_address:
-        return None
-    table = getattr(profile.pipeline, "scattered_stores", {}).get("store" if access.kind == AccessKind.STORE else "red")
-    lanes = access.active_lanes or 0.0
+    table = _scattered_store_table(access, profile)
     footprint = access.buffer_footprint_bytes
-    if not table or lanes <= 0 or not footprint \
-            or (access.sectors_per_request or 0.0) < SCATTERED_SECTORS_PER_LANE * lanes:
+    if table is None or not footprint:
         return None
     # straight between the measured footprints, held at the first and last beyond them
     footprints, *columns = zip(*table, strict=True)
@@ -220,17 +216,25 @@ def scattered_rate_factor(access: AccessInfo, factor: float, profile: Any, sim: 
     return (1.0 - scattered) + scattered / saturation
 
 
+def _scattered_store_table(access: AccessInfo, profile: Any) -> Any:
+    """The ``[[pipeline.scattered_stores]]`` rows that apply to ``access``: a store or atomic
+    whose lanes land on data-dependent sectors of their own; None otherwise or without them."""
+    if access.kind not in (AccessKind.STORE, AccessKind.ATOMIC) or not access.data_dependent or access.uniform_address:
+        return None
+    table = getattr(profile.pipeline, "scattered_stores", {}).get("store" if access.kind == AccessKind.STORE else "red")
+    lanes = access.active_lanes or 0.0
+    if not table or lanes <= 0 or (access.sectors_per_request or 0.0) < SCATTERED_SECTORS_PER_LANE * lanes:
+        return None
+    return table
+
+
 def random_sector_cycles_per_byte(access: AccessInfo, profile: Any) -> float | None:
     """SM cycles per DRAM byte that a store or atomic scattered one lane per sector through
     loaded indices moves (fills and write-backs, all SMs issuing): the
     ``[[pipeline.scattered_stores]]`` row of the largest footprint measured, where nearly every
     store misses L2 and the time is DRAM's. None for other accesses or without the table."""
-    if access.kind not in (AccessKind.STORE, AccessKind.ATOMIC) or not access.data_dependent \
-            or access.uniform_address:
-        return None
-    table = getattr(profile.pipeline, "scattered_stores", {}).get("store" if access.kind == AccessKind.STORE else "red")
-    lanes = access.active_lanes or 0.0
-    if not table or lanes <= 0 or (access.sectors_per_request or 0.0) < SCATTERED_SECTORS_PER_LANE * lanes:
+    table = _scattered_store_table(access, profile)
+    if table is None:
         return None
     _, read_bytes, write_bytes, sm_cycles = max(table, key=lambda row: row[0])
     moved = float(read_bytes) + float(write_bytes)
@@ -266,10 +270,11 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
     elif access.kind != AccessKind.LOAD:
         # writes and atomics reach L2 a line at a time, however few of its bytes they change
         through_l2 = max(through_l2, lines * l2_lam_sm)
+    sim = simulated(access, sm)
     factor = dram_fetch_factor(access, sm)
-    dram = sectors * factor * shares.dram / SECTORS_PER_LINE * dram_lam_sm \
-        * scattered_rate_factor(access, factor, profile, simulated(access, sm))
-    if simulated(access, sm) is None:
+    moved = sectors * factor * shares.dram * SECTOR          # DRAM bytes of one request
+    dram = moved / LINE * dram_lam_sm * scattered_rate_factor(access, factor, profile, sim)
+    if sim is None:
         scattered = scattered_store(access, profile)
         if scattered is not None:
             # measured with every SM issuing: fewer busy SMs share DRAM's random-access rate
@@ -279,7 +284,6 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
         if per_byte is not None:
             # the simulated fills and write-backs of a scatter move at DRAM's random-sector rate,
             # not the streaming one (a sector here, another in a different DRAM page there)
-            moved = sectors * dram_fetch_factor(access, sm) * shares.dram * SECTOR
             dram = max(dram, moved * per_byte * share)
     return {
         "L1": l1_request_cycles(access, memory, l1_lam),

@@ -106,6 +106,11 @@ REGISTRY: tuple[Mechanism, ...] = (
               "an instruction takes as many of the SM's issue slots per cycle as the SASS instructions it "
               "becomes (2 for a PTX instruction ptxas expands into two, a quarter for each of four loads merged "
               "into one)", requires=("sass",)),
+    Mechanism("sass_stall_counts",
+              "after each instruction a warp waits the stall counts ptxas wrote into the control fields of its "
+              "SASS instructions (fixed-latency results, which the hardware does not interlock: dependent "
+              "arithmetic, a predicate before its branch, a barrier) before it issues its next one; without: "
+              "one cycle, the fixed-latency waits coming only from the producers' Λ", requires=("sass",)),
     Mechanism("loaded_dram_latency",
               "a load that goes to DRAM waits what was measured at the share of peak DRAM bandwidth the launch "
               "draws (the profile's [pipeline.dram_loaded] curve), solved with the simulated time: a busier "

@@ -155,7 +155,7 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
                 issues[w.gid].append((i, t))
                 w.latest[slot] = complete
                 w.last_complete = max(w.last_complete, complete)
-                w.gap = t + d.warp_issue_interval
+                w.gap = t + max(d.warp_issue_interval, Fraction(ins[i].issue_gap).limit_denominator(10**6))
                 w.pc += 1
                 first = s if first is None else first
                 last = s

@@ -123,7 +123,9 @@ N_FIELDS = 15
 class KernelArrays(NamedTuple):
     """The encoded kernel (read only). Per instruction ``i``: ``lam``/``Lam`` (issue interval and
     latency, ticks), ``isbar`` and ``slots`` (issue slots in quarters: the SASS instructions one
-    execution issues, 4 per SASS instruction; ``P_IL`` is in quarters too). ``dep_src``: the
+    execution issues, 4 per SASS instruction; ``P_IL`` is in quarters too), ``gap`` (ticks after
+    its issue before the warp may issue again: ptxas's stall counts; the wait beyond the issue
+    interval is charged as a compute dependency). ``dep_src``: the
     completion slots instructions wait on (``P_NDONE`` per warp), ``dep_cause[e]`` the stall cause
     charged when dependence ``e`` is the one ready last (memory or compute, by its producer). The
     program (``prog_kind``/``prog_a``/``prog_b``: runs and loops, see :func:`_advance`) walks a
@@ -137,6 +139,7 @@ class KernelArrays(NamedTuple):
     dep_cause: np.ndarray
     isbar: np.ndarray
     slots: np.ndarray
+    gap: np.ndarray
     dep_src: np.ndarray
     prog_kind: np.ndarray
     prog_a: np.ndarray
@@ -649,9 +652,10 @@ def _retire_warp(sl, bk, buf, cfg, run, f, b):
 
 
 @njit(**_STAGE)
-def _fetch(kern, sl, mk, bk, buf, work, cfg, run, f, b, release, t):
+def _fetch(kern, sl, mk, bk, buf, work, cfg, run, f, b, release, hold, t):
     """Slot ``f`` moves to its next instruction, ready when its operands (and the barrier
-    ``release``, if any) are; or its warp is done. False on a barrier deadlock."""
+    ``release``, if any) are and not before ``hold`` (the stall count of the instruction it
+    issued: 0 for slots a barrier releases); or its warp is done. False on a barrier deadlock."""
     nw = cfg.nw
     sl.state[f] = ACTIVE
     mk.unit_mask[sl.unit[f] * nw + (f >> 6)] &= ~_bit(f)
@@ -662,6 +666,9 @@ def _fetch(kern, sl, mk, bk, buf, work, cfg, run, f, b, release, t):
     un = _next_position(kern, sl, mk, nw, f, kp)
     ready = release
     cause = BARRIER if release > 0 else COMPUTE_DEPENDENCY
+    if hold > ready:
+        ready = hold
+        cause = COMPUTE_DEPENDENCY
     row = f * cfg.n_done
     for e in range(kern.pool_dlo[kp], kern.pool_dhi[kp]):
         c = work.done[row + kern.dep_src[e]]
@@ -704,8 +711,9 @@ def _issue(kern, sl, mk, bk, buf, tot, work, cfg, run, s, t):
         lo, hi, release = _arrive(sl, bk, cfg, run, s, b, complete)
         if run[R_ERROR] != ERR_NONE:
             return -1
+    hold = t + kern.gap[i]
     for f in range(lo, hi):
-        if not _fetch(kern, sl, mk, bk, buf, work, cfg, run, f, b, release, t):
+        if not _fetch(kern, sl, mk, bk, buf, work, cfg, run, f, b, release, hold if f == s else 0, t):
             return -1
     return u
 

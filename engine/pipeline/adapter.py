@@ -135,6 +135,15 @@ def issue_weights(analysis: KernelAnalysis, sass: Any, kept: frozenset[int] = fr
             if i < len(analysis.classifications) and (not analysis.classifications[i].is_memory or i in kept)}
 
 
+def issue_gaps(sass: Any) -> dict[int, float]:
+    """Cycles each instruction holds its warp after issue: the stall counts ptxas wrote into its
+    SASS instructions' control fields, per PTX execution (``SassMap.stall_cycles``); empty
+    without a SASS map or with mechanism ``sass_stall_counts`` off."""
+    if sass is None or not enabled("sass") or not enabled("sass_stall_counts"):
+        return {}
+    return dict(getattr(sass, "stall_cycles", {}) or {})
+
+
 def in_registers(analysis: KernelAnalysis, sass: Any) -> frozenset[int]:
     """Local loads and stores whose SASS holds no memory instruction: ptxas kept the local array
     in registers (an index known per copy becomes a register, a run-time one a chain of selects
@@ -257,14 +266,17 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
                   half: tuple[frozenset[int], float] = (frozenset(), 1.0),
                   registers: frozenset[int] = frozenset(),
                   dram: Mapping[int, float] | None = None,
+                  gaps: Mapping[int, float] | None = None,
                   ) -> tuple[tuple[StaticInstruction, ...], tuple[str, ...]]:
     """The static instructions. ``blocking``: instructions the warp cannot pass before they
     complete (an atomic's retry loop: the next instruction waits for its last pass); ``half``:
     :func:`packed_half_scale`; ``registers``: local accesses ptxas kept in registers
     (:func:`in_registers`), which issue their SASS weight of ALU moves; ``dram``: the share of
     each global access's requests that wait for DRAM (``memory_cost_overrides``), kept where
-    its Λ is the memory model's (not a store's issue, not the user's figure)."""
+    its Λ is the memory model's (not a store's issue, not the user's figure); ``gaps``: each
+    instruction's stall counts (:func:`issue_gaps`)."""
     function = analysis.function
+    gaps = gaps or {}
     units: list[Unit] = [Unit.ALU] if registers else []
     for cls in analysis.classifications:
         if cls.unit not in units:
@@ -326,7 +338,8 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             lam=_exact(lam, "λ", i, text), Lam=_exact(Lam, "Λ", i, text),
             memory=memory, barrier=cls.is_barrier, deps=tuple(sorted(deps.get(i, ()))),
             dram_wait=dram_wait if memory else 0.0,
-            slots=max(weights.get(i, 1.0), 0.0) if issue_slots else 1.0))
+            slots=max(weights.get(i, 1.0), 0.0) if issue_slots else 1.0,
+            issue_gap=gaps.get(i, 0.0)))
     return tuple(out), tuple(names)
 
 
@@ -641,7 +654,7 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     weights = issue_weights(analysis, sass, registers) if sass is not None and enabled("sass") else {}
     instructions, subsystems = _instructions(analysis, profile, ov, weights, frozenset(passes),
                                              packed_half_scale(sass if enabled("sass") else None), registers,
-                                             dram)
+                                             dram, issue_gaps(sass))
     latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None
     dropped = frozenset(i for i, w in weights.items() if w <= 0)
     unroll = sass.unroll if sass is not None and enabled("sass") else None

@@ -102,6 +102,11 @@ class StaticInstruction:
     # SASS instructions one execution issues (the SASS map's weight; 1 without it): the share of
     # the SM's issue limit it takes
     slots: float = 1.0
+    # cycles after this instruction's issue before its warp may issue the next one: the stall
+    # counts ptxas wrote into its SASS instructions' control fields (fixed-latency results the
+    # hardware does not interlock). 0: only the description's warp_issue_interval. On the
+    # simulator's tick grid (rounded to the nearest tick).
+    issue_gap: float = 0.0
 
 
 # An occupancy sweep validates and times copies of one description that share its instruction
@@ -130,7 +135,7 @@ def _check_instructions(instructions: tuple, n_subsystems: int) -> None:
         # numerators: λ and Λ are Fractions (positive denominators), and comparing those
         # directly costs microseconds each
         if (0 <= ins.unit < n_subsystems and ins.lam.numerator > 0 and ins.Lam.numerator >= 0
-                and all(0 <= p < n for p in ins.deps)):
+                and 0 <= ins.issue_gap < math.inf and all(0 <= p < n for p in ins.deps)):
             continue            # the common case, without formatting a message
         where = f"instruction {i} ({ins.name})"
         if not 0 <= ins.unit < n_subsystems:
@@ -140,6 +145,9 @@ def _check_instructions(instructions: tuple, n_subsystems: int) -> None:
                                   "subsystem could issue infinitely many instructions at once")
         if ins.Lam < 0:
             raise SimulationError(f"{where}: Λ (latency) is {ins.Lam}; it cannot be negative")
+        if not 0 <= ins.issue_gap < math.inf:
+            raise SimulationError(f"{where}: issue gap is {ins.issue_gap}; it must be a finite number of "
+                                  "cycles, 0 or more")
         for p in ins.deps:
             if not 0 <= p < n:
                 raise SimulationError(f"{where}: depends on instruction {p}, which does not exist")

@@ -261,12 +261,14 @@ def _instruction_arrays(instructions: Any, ticks: int) -> tuple:
     isbar = np.array([ins.barrier for ins in instructions], dtype=np.int64)
     # issue slots in quarters: a quarter at least (four loads merged into one LDS.128 share one)
     slots = np.array([max(1, round(float(ins.slots) * SLOT_QUARTERS)) for ins in instructions], dtype=np.int64)
+    # the warp's hold after each issue (ptxas's stall counts), rounded to the nearest tick
+    gap = np.array([round(float(ins.issue_gap) * ticks) for ins in instructions], dtype=np.int64)
     dep_ptr = np.zeros(n + 1, dtype=np.int64)
     dep_list: list[int] = []
     for i, ins in enumerate(instructions):
         dep_list.extend(sorted(set(ins.deps)))
         dep_ptr[i + 1] = len(dep_list)
-    return unit, lam, Lam, ismem, isbar, slots, dep_ptr, dep_list
+    return unit, lam, Lam, ismem, isbar, slots, gap, dep_ptr, dep_list
 
 
 def _static_arrays(d: KernelDescription, ticks: int) -> tuple:
@@ -283,7 +285,7 @@ def _static_arrays(d: KernelDescription, ticks: int) -> tuple:
 
 
 def _encoded(d: KernelDescription, ticks: int) -> tuple:
-    unit, lam, Lam, ismem, isbar, slots, dep_ptr, shared_deps = _cached(
+    unit, lam, Lam, ismem, isbar, slots, gap, dep_ptr, shared_deps = _cached(
         _INSTRUCTION_CACHE, (id(d.instructions), ticks), (d.instructions,),
         lambda: _instruction_arrays(d.instructions, ticks))
     dep_list = list(shared_deps)       # renamed positions append their own lists below
@@ -304,7 +306,7 @@ def _encoded(d: KernelDescription, ticks: int) -> tuple:
         slot_memory[slot] = ismem[i]
     dep_cause = np.where(slot_memory[dep_src] != 0, _core.MEMORY_DEPENDENCY,
                          _core.COMPUTE_DEPENDENCY).astype(np.int64)
-    return unit, lam, Lam, isbar, slots, dep_src, dep_cause, pool_dlo, pool_dhi, prog
+    return unit, lam, Lam, isbar, slots, gap, dep_src, dep_cause, pool_dlo, pool_dhi, prog
 
 
 def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = True,
@@ -424,9 +426,9 @@ def _trace_tables(d: KernelDescription, trace: bool,
 def _kernel_arrays(d: KernelDescription, static: tuple) -> _core.KernelArrays:
     """The encoded kernel as the core reads it (per path position: the instruction's subsystem
     and dependence range, see ``_core._advance``)."""
-    unit, lam, Lam, isbar, slots, dep_src, dep_cause, pool_dlo, pool_dhi, prog = static
+    unit, lam, Lam, isbar, slots, gap, dep_src, dep_cause, pool_dlo, pool_dhi, prog = static
     return _core.KernelArrays(
-        lam=lam, Lam=Lam, dep_cause=dep_cause, isbar=isbar, slots=slots, dep_src=dep_src,
+        lam=lam, Lam=Lam, dep_cause=dep_cause, isbar=isbar, slots=slots, gap=gap, dep_src=dep_src,
         prog_kind=prog.kind, prog_a=prog.a, prog_b=prog.b, pool=prog.pool, pool_unit=unit[prog.pool],
         pool_dlo=pool_dlo, pool_dhi=pool_dhi, pool_slot=prog.pool_slot, path_start=prog.path_start,
         warp_path=d.warp_path_table())

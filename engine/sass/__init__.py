@@ -107,7 +107,7 @@ def sass_listing(ptx: str | os.PathLike[str], kernel: str, arch: str | int | Non
         outcome: SassListing | SassUnavailable = SassUnavailable(raw.reason)
     else:
         try:
-            functions = parse_listing(raw)
+            functions = parse_listing(raw.listing, raw.stalls)
         except SassListingError as exc:
             outcome = SassUnavailable(str(exc))
         else:
@@ -167,7 +167,7 @@ def _compute(text: str, module: Module, kernel: str, arch: str, tools: SassTools
     if isinstance(listing, ToolFailure):
         return SassUnavailable(listing.reason)
     try:
-        functions = parse_listing(listing)
+        functions = parse_listing(listing.listing, listing.stalls)
     except SassListingError as exc:
         return SassUnavailable(str(exc))
     if kernel not in functions:

@@ -7,15 +7,26 @@ still has its PTX model.
 
 from __future__ import annotations
 
+import struct
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.sass.control import stall_counts
 from engine.sass.tools import SassTools
 
 PTXAS_TIMEOUT_S = 120.0
 NVDISASM_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class Disassembly:
+    """nvdisasm's JSON listing and, per function, the stall counts of its instructions in address
+    order (:mod:`engine.sass.control`; empty when the cubin could not be read)."""
+
+    listing: str
+    stalls: dict[str, tuple[int, ...]]
 
 
 @dataclass(frozen=True)
@@ -45,9 +56,9 @@ def _run(command: list[str], timeout: float, what: str, cwd: str) -> subprocess.
     return done
 
 
-def disassemble(text: str, kernel: str, arch: str, tools: SassTools) -> str | ToolFailure:
-    """nvdisasm's JSON listing (with line numbers) of ``kernel`` assembled for ``arch``;
-    the reason when it cannot be had."""
+def disassemble(text: str, kernel: str, arch: str, tools: SassTools) -> Disassembly | ToolFailure:
+    """nvdisasm's JSON listing (with line numbers) of ``kernel`` assembled for ``arch``, with the
+    stall counts of the cubin's instructions; the reason when it cannot be had."""
     with tempfile.TemporaryDirectory(prefix="warpline-sass-") as tmp:
         source = Path(tmp) / "kernel.ptx"
         cubin = Path(tmp) / "kernel.cubin"
@@ -60,4 +71,8 @@ def disassemble(text: str, kernel: str, arch: str, tools: SassTools) -> str | To
         listed = _run([tools.nvdisasm, "-json", "-g", str(cubin)], NVDISASM_TIMEOUT_S, "nvdisasm", tmp)
         if isinstance(listed, str):
             return ToolFailure(listed)
-        return listed.stdout
+        try:
+            stalls = stall_counts(cubin.read_bytes())
+        except (OSError, struct.error):
+            stalls = {}
+        return Disassembly(listed.stdout, stalls)

@@ -33,6 +33,7 @@ class SassInstruction:
     line: int | None         # line-table row starting here (None: continues the row before)
     target: int | None       # index jumped to (branches, BSSY's reconvergence point)
     control: bool            # nvdisasm marks it as control flow
+    stall: int | None = None  # ptxas's stall count (engine.sass.control); None: not read
 
     @property
     def base(self) -> str:
@@ -43,8 +44,9 @@ class SassInstruction:
         return self.base in JUMPS
 
 
-def parse_listing(text: str) -> dict[str, list[SassInstruction]]:
-    """Every function of the listing: name -> instructions."""
+def parse_listing(text: str, stalls: dict[str, tuple[int, ...]] | None = None) -> dict[str, list[SassInstruction]]:
+    """Every function of the listing: name -> instructions. ``stalls``: each function's stall
+    counts in address order (a function whose count differs from its listing's gets none)."""
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -55,7 +57,8 @@ def parse_listing(text: str) -> dict[str, list[SassInstruction]]:
             continue
         for entry in part:
             if isinstance(entry, dict) and "function-name" in entry:
-                functions[str(entry["function-name"])] = _function(entry)
+                name = str(entry["function-name"])
+                functions[name] = _function(entry, (stalls or {}).get(name))
     lines = [ins.line for code in functions.values() for ins in code]
     if lines and all(line is None for line in lines):
         # nvdisasm 13.0 (JSON schema 12.8) leaves the source lines out of -json -g; without them
@@ -67,9 +70,11 @@ def parse_listing(text: str) -> dict[str, list[SassInstruction]]:
     return functions
 
 
-def _function(entry: dict) -> list[SassInstruction]:
+def _function(entry: dict, stalls: tuple[int, ...] | None) -> list[SassInstruction]:
     raw = entry.get("sass-instructions") or []
     count = len(raw)
+    if stalls is not None and len(stalls) != count:
+        stalls = None
     length = int(entry.get("length") or 0)
     size = length // count if count else 16
     if count and size * count != length:
@@ -89,5 +94,6 @@ def _function(entry: dict) -> list[SassInstruction]:
                     target = address // size
         line = item.get("source-line")
         out.append(SassInstruction(position, opcode, str(item.get("predicate", "")), operands,
-                                   int(line) if isinstance(line, int) else None, target, control))
+                                   int(line) if isinstance(line, int) else None, target, control,
+                                   None if stalls is None else stalls[position]))
     return out

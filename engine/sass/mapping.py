@@ -438,6 +438,10 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
 
     groups = _merge_groups(kernel, code, owners)
     weights = {i: 0.0 for i in range(len(instrs))}
+    # the stall counts ptxas wrote, summed like the weights (per PTX execution); only when every
+    # live instruction has one (engine.sass.control read the cubin)
+    with_stalls = all(ins.stall is not None for ins in code)
+    stall_cycles = {i: 0.0 for i in range(len(instrs))} if with_stalls else {}
     class_weights: dict[int, dict[str, float]] = {i: {} for i in range(len(instrs))}
     opcodes: dict[int, tuple[str, ...]] = {}
     unroll: dict[str, int] = {}
@@ -464,6 +468,8 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
                 for j in spread:
                     weights[j] += share / u
                     class_weights[j][cls] = class_weights[j].get(cls, 0.0) + share / u
+                    if with_stalls:
+                        stall_cycles[j] += share / u * (code[p].stall or 0)
             if mine:
                 positions[i] = tuple(sorted(mine))
             seen = Counter(code[p].opcode for p in mine)
@@ -504,4 +510,5 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
         class_weights={i: {c: round(w, 6) for c, w in cw.items()} for i, cw in class_weights.items()},
         overhead=float(len(overhead_ops)), overhead_opcodes=overhead_ops,
         unroll=unroll, outside_steady_state=outside, static_sass=sum(live), notes=tuple(notes),
-        retry_body={i: round(w, 6) for i, w in retry_body.items()}, positions=positions)
+        retry_body={i: round(w, 6) for i, w in retry_body.items()}, positions=positions,
+        stall_cycles={i: round(c, 6) for i, c in stall_cycles.items()})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-FORMAT = 4  # bumped whenever the fields, their meaning or the mapping change: older cache files are ignored
+FORMAT = 5  # bumped whenever the fields, their meaning or the mapping change: older cache files are ignored
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,10 @@ class SassMap:
     instructions of one pass of that loop (its weight counts one pass; contention adds passes).
     ``positions[i]``: where in the SASS listing the copies of ``i`` that make its weight lie (one
     per unrolled copy, in address order): the order ptxas issues them in.
+    ``stall_cycles[i]``: the stall counts ptxas wrote into the control fields of those SASS
+    instructions, summed per PTX execution like the weights: the cycles a warp spends issuing one
+    execution of ``i`` before it may issue its next instruction (``engine.sass.control``; empty
+    when the cubin's control fields could not be read).
     """
 
     kernel: str
@@ -47,6 +51,7 @@ class SassMap:
     notes: tuple[str, ...] = ()
     retry_body: dict[int, float] = field(default_factory=dict)
     positions: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    stall_cycles: dict[int, float] = field(default_factory=dict)
 
     def executed(self, counts: Any, passes: dict[int, float] | None = None) -> float:
         """SASS instructions executed for per-instruction PTX execution counts (a sequence or array
@@ -71,6 +76,7 @@ class SassMap:
             "static_sass": self.static_sass, "notes": list(self.notes),
             "retry_body": {str(k): v for k, v in self.retry_body.items()},
             "positions": {str(k): list(v) for k, v in self.positions.items()},
+            "stall_cycles": {str(k): v for k, v in self.stall_cycles.items()},
         }
 
     @classmethod
@@ -95,6 +101,8 @@ class SassMap:
             notes=tuple(str(x) for x in data["notes"]),
             retry_body={int(k): float(v) for k, v in data["retry_body"].items()},
             positions={int(k): tuple(map(int, v)) for k, v in data["positions"].items()},
+            stall_cycles=dict(zip(map(int, data["stall_cycles"]), map(float, data["stall_cycles"].values()),
+                                  strict=True)),
         )
 
 

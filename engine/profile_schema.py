@@ -179,6 +179,7 @@ PIPELINE_MEMORY: dict[str, Field] = {
     "shared_cas_pass_cycles": RATE,         # SM cycles of one pass of a shared-memory compare-and-swap retry loop
     "constant_divergent_cycles": RATE,      # SM cycles per distinct constant address of a warp request
     "constant_uniform_lam": RATE,           # SM cycles per LDC warp request on one address, all SMs issuing
+    "texture_fetch_lam": RATE,              # SM cycles of the texture pipe per 1-D fetch warp request (L1 hits)
     "l2_dirty_bytes": _f("num", False, 0, MAX_BYTES),  # stores L2 still holds dirty when a kernel ends
     "l2_dirty_bytes_streaming": _f("num", False, 0, MAX_BYTES),  # ... beside as many other bytes read
     "source": OPT_STR,

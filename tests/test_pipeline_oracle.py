@@ -14,6 +14,8 @@ from engine.pipeline.simulator import simulate
 from tests.sim_oracle import run_oracle
 
 LAMBDAS = [Fraction(1, 4), Fraction(1, 2), Fraction(1), Fraction(3, 2), Fraction(2), Fraction(3)]
+# ptxas's stall counts (whole cycles): mostly none beyond the issue interval
+ISSUE_GAPS = [0.0, 0.0, 0.0, 2.0, 5.0]
 LATENCIES = [Fraction(0), Fraction(1, 2), Fraction(1), Fraction(2), Fraction(4), Fraction(7), Fraction(13)]
 
 
@@ -29,7 +31,7 @@ def kernels(draw: st.DrawFn) -> tuple[KernelDescription, str]:
         instructions.append(StaticInstruction(
             name=f"i{i}", unit=draw(st.integers(0, n_units - 1)), lam=draw(st.sampled_from(LAMBDAS)),
             Lam=draw(st.sampled_from(LATENCIES)), memory=draw(st.booleans()), barrier=barrier,
-            deps=deps))
+            deps=deps, issue_gap=draw(st.sampled_from(ISSUE_GAPS))))
     extra = draw(st.integers(0, 3))    # completion slots n..n+extra-1 for renamed runs
 
     def run() -> Run:

@@ -9,6 +9,8 @@
 //   k_ldg_l2      : grid-stride __ldcg of float4, 4 independent loads per thread per step
 //   k_cpasync_l2  : each block streams its share of the buffer through a 4-stage ring of 128 x 16 B
 //                   cp.async.cg copies (commit per stage, wait_group 2), reading one word per stage
+//   k_ldg_window  : every block reads the same WINDOW_KB window (__ldcg float4, 4 loads per step):
+//                   all SMs want the same lines at about the same time
 //   k_tex_l1      : 256 tex1Dfetch<float> per thread from an 8 KB texture, consecutive lanes read
 //                   consecutive texels (L1-resident after the first pass)
 //   k_tex_l1_same : the same, every lane of a warp at one texel
@@ -34,6 +36,8 @@
 static const size_t L2_MB = 16;
 static const int PASSES = 8;
 static const int TEX_ITERS = 256;
+static const size_t WINDOW_KB = 1024;
+static const int WINDOW_PASSES = 4;
 static const int TEX_TEXELS = 2048;   // 8 KB
 
 __global__ void k_ldg_l2(const float4* __restrict__ in, size_t n, int passes, float* sink) {
@@ -43,6 +47,20 @@ __global__ void k_ldg_l2(const float4* __restrict__ in, size_t n, int passes, fl
         for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i + 3 * stride < n; i += 4 * stride) {
             float4 v0 = __ldcg(in + i), v1 = __ldcg(in + i + stride), v2 = __ldcg(in + i + 2 * stride),
                    v3 = __ldcg(in + i + 3 * stride);
+            acc += v0.x + v1.y + v2.z + v3.w;
+        }
+    }
+    if (acc == 1.2345f) sink[0] = acc;
+}
+
+// every block reads the same window of n float4 (all SMs at once: the lines every SM wants)
+__global__ void k_ldg_window(const float4* __restrict__ in, size_t n, int passes, float* sink) {
+    float acc = 0.f;
+    const size_t step = blockDim.x;
+    for (int p = 0; p < passes; ++p) {
+        for (size_t i = threadIdx.x; i + 3 * step < n; i += 4 * step) {
+            float4 v0 = __ldcg(in + i), v1 = __ldcg(in + i + step), v2 = __ldcg(in + i + 2 * step),
+                   v3 = __ldcg(in + i + 3 * step);
             acc += v0.x + v1.y + v2.z + v3.w;
         }
     }
@@ -140,6 +158,14 @@ int main() {
         printf("%d,ldg_l2,%d,256,%zu\n", order++, g4, n * 16 * PASSES);
         k_cpasync_l2<<<g8, 128>>>(buf, n, PASSES, sink);
         printf("%d,cpasync_l2,%d,128,%zu\n", order++, g8, n * 16 * PASSES);
+        {
+            const size_t w = WINDOW_KB * 1024 / sizeof(float4);
+            k_ldg_window<<<g4, 256>>>(buf, w, WINDOW_PASSES, sink);
+            printf("%d,ldg_window,%d,256,%zu\n", order++, g4, (size_t)g4 * (w / 1024) * 1024 * 16 * WINDOW_PASSES);
+            // each SM reads a window of its own (offset by block, 16 MB spread): the unique case
+            k_ldg_window<<<g4, 256>>>(buf + (size_t)(dev * 0), w, WINDOW_PASSES, sink);
+            printf("%d,ldg_window_repeat,%d,256,%zu\n", order++, g4, (size_t)g4 * (w / 1024) * 1024 * 16 * WINDOW_PASSES);
+        }
         k_tex_l1<<<g4, 256>>>(tex, TEX_ITERS, 0, sink);
         printf("%d,tex_l1,%d,256,%zu\n", order++, g4, (size_t)g4 * 8 * TEX_ITERS);
         k_tex_l1<<<g4, 256>>>(tex, TEX_ITERS, 1, sink);

@@ -116,8 +116,8 @@ N_BLOCK_FIELDS = 9
 
 # per-slot state: rows of one int64 matrix (slots padded to whole 64-bit words)
 F_STATE, F_GID, F_PC, F_K, F_KEND, F_SP, F_NEXT, F_UNIT, F_READY, F_DCAUSE, F_GAP, F_WAKE, \
-    F_LASTC, F_BSLOT, F_SLOT = range(15)
-N_FIELDS = 15
+    F_LASTC, F_BSLOT, F_SLOT, F_HOLD = range(16)
+N_FIELDS = 16
 
 
 class KernelArrays(NamedTuple):
@@ -239,6 +239,7 @@ class _Slots(NamedTuple):
     lastc: np.ndarray
     bslot: np.ndarray
     slot: np.ndarray
+    hold: np.ndarray   # the tick before which the slot's stall count keeps it from issuing again
 
 
 class _Masks(NamedTuple):
@@ -438,6 +439,7 @@ def _start_warp(kern, sl, mk, buf, tot, work, cfg, run, w, gid, pc, start, t):
     sl.sp[w] = 0
     sl.lastc[w] = 0
     sl.gap[w] = start
+    sl.hold[w] = 0
     for q in range(cfg.n_done):
         work.done[w * cfg.n_done + q] = 0
     kp = _advance(kern, sl, work.stack, w)
@@ -652,10 +654,10 @@ def _retire_warp(sl, bk, buf, cfg, run, f, b):
 
 
 @njit(**_STAGE)
-def _fetch(kern, sl, mk, bk, buf, work, cfg, run, f, b, release, hold, t):
+def _fetch(kern, sl, mk, bk, buf, work, cfg, run, f, b, release, t):
     """Slot ``f`` moves to its next instruction, ready when its operands (and the barrier
-    ``release``, if any) are and not before ``hold`` (the stall count of the instruction it
-    issued: 0 for slots a barrier releases); or its warp is done. False on a barrier deadlock."""
+    ``release``, if any) are and its last issue's stall count has passed (``hold``); or its warp
+    is done. False on a barrier deadlock."""
     nw = cfg.nw
     sl.state[f] = ACTIVE
     mk.unit_mask[sl.unit[f] * nw + (f >> 6)] &= ~_bit(f)
@@ -666,8 +668,8 @@ def _fetch(kern, sl, mk, bk, buf, work, cfg, run, f, b, release, hold, t):
     un = _next_position(kern, sl, mk, nw, f, kp)
     ready = release
     cause = BARRIER if release > 0 else COMPUTE_DEPENDENCY
-    if hold > ready:
-        ready = hold
+    if sl.hold[f] > ready:
+        ready = sl.hold[f]
         cause = COMPUTE_DEPENDENCY
     row = f * cfg.n_done
     for e in range(kern.pool_dlo[kp], kern.pool_dhi[kp]):
@@ -711,9 +713,9 @@ def _issue(kern, sl, mk, bk, buf, tot, work, cfg, run, s, t):
         lo, hi, release = _arrive(sl, bk, cfg, run, s, b, complete)
         if run[R_ERROR] != ERR_NONE:
             return -1
-    hold = t + kern.gap[i]
+    sl.hold[s] = t + kern.gap[i]
     for f in range(lo, hi):
-        if not _fetch(kern, sl, mk, bk, buf, work, cfg, run, f, b, release, hold if f == s else 0, t):
+        if not _fetch(kern, sl, mk, bk, buf, work, cfg, run, f, b, release, t):
             return -1
     return u
 
@@ -833,7 +835,8 @@ def _views(work, nw):
     """The work arrays as per-field views: slots, masks and blocks."""
     ss = work.slots
     sl = _Slots(ss[F_STATE], ss[F_GID], ss[F_PC], ss[F_K], ss[F_KEND], ss[F_SP], ss[F_NEXT], ss[F_UNIT],
-                ss[F_READY], ss[F_DCAUSE], ss[F_GAP], ss[F_WAKE], ss[F_LASTC], ss[F_BSLOT], ss[F_SLOT])
+                ss[F_READY], ss[F_DCAUSE], ss[F_GAP], ss[F_WAKE], ss[F_LASTC], ss[F_BSLOT], ss[F_SLOT],
+                ss[F_HOLD])
     m = work.masks
     mk = _Masks(m[0:nw], m[nw:2 * nw], m[2 * nw:3 * nw], m[3 * nw:4 * nw], m[4 * nw:], work.units[0])
     wb = work.blocks

@@ -48,6 +48,9 @@ MemoryCost = Callable[[int, Any, Any, Any], tuple[float, float]]
 
 # The subsystem of global atomics (mechanism atomic_units): L2's atomic units, not the SM's pipe.
 L2_ATOMIC_SUBSYSTEM = "l2_atomic"
+# The subsystem of texture fetches: the SM's texture pipe (TEX issues there, not to the LSU pipe
+# that global, shared and local accesses share; ncu counts them apart, sm__inst_executed_pipe_tex).
+TEXTURE_SUBSYSTEM = "texture"
 
 
 @dataclass
@@ -291,6 +294,9 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
         if cls.is_atomic and cls.is_global_memory and i not in blocking) if enabled("atomic_units") else frozenset()
     if to_atomic_units:
         names.append(L2_ATOMIC_SUBSYSTEM)
+    to_texture_pipe = frozenset(i for i, instr in enumerate(function.instructions) if instr.opcode == "tex")
+    if to_texture_pipe:
+        names.append(TEXTURE_SUBSYSTEM)
     deps: dict[int, set[int]] = {}
     for edge in analysis.defuse.edges:
         deps.setdefault(edge.consumer, set()).add(edge.producer)
@@ -334,7 +340,8 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
         text = instr.text.strip()
         out.append(built(StaticInstruction,
             name=text or instr.full_opcode,
-            unit=names.index(L2_ATOMIC_SUBSYSTEM) if i in to_atomic_units else units.index(unit),
+            unit=(names.index(L2_ATOMIC_SUBSYSTEM) if i in to_atomic_units
+                  else names.index(TEXTURE_SUBSYSTEM) if i in to_texture_pipe else units.index(unit)),
             lam=_exact(lam, "λ", i, text), Lam=_exact(Lam, "Λ", i, text),
             memory=memory, barrier=cls.is_barrier, deps=tuple(sorted(deps.get(i, ()))),
             dram_wait=dram_wait if memory else 0.0,

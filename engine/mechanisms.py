@@ -111,11 +111,6 @@ REGISTRY: tuple[Mechanism, ...] = (
               "SASS instructions (fixed-latency results, which the hardware does not interlock: dependent "
               "arithmetic, a predicate before its branch, a barrier) before it issues its next one; without: "
               "one cycle, the fixed-latency waits coming only from the producers' Λ", requires=("sass",)),
-    Mechanism("l2_sample_share",
-              "the cache replay gives the sampled blocks their share of L2 (window blocks over the blocks the GPU "
-              "runs at once): the other blocks' data fill the rest, so a block's own re-read of a line long after "
-              "its first touch misses as the whole GPU's traffic would make it; without: the whole L2 holds the "
-              "sample's data alone (the replay runs with mechanism execution only)"),
     Mechanism("loaded_dram_latency",
               "a load that goes to DRAM waits what was measured at the share of peak DRAM bandwidth the launch "
               "draws (the profile's [pipeline.dram_loaded] curve), solved with the simulated time: a busier "

@@ -48,7 +48,7 @@ def _sector_sets(lines: np.ndarray, masks: np.ndarray, owner: np.ndarray) -> dic
 
 
 def grid_footprint(execution: Execution, grid: tuple[int, int, int], buffer: int, lines: np.ndarray,
-                   masks: np.ndarray, blocks: np.ndarray, gathered: bool = True) -> BufferFootprint:
+                   masks: np.ndarray, blocks: np.ndarray) -> BufferFootprint:
     """Distinct sectors of ``buffer`` the whole grid touches, from the sampled blocks' sets.
 
     In launch order a block's first touches are its sectors that neither its predecessor along x
@@ -57,10 +57,9 @@ def grid_footprint(execution: Execution, grid: tuple[int, int, int], buffer: int
     the row above to share with), the first row's (only the left neighbour) and the first
     block's, each measured on sampled blocks that have those neighbours. A sampled block that does
     not touch the buffer counts as touching nothing (blocks the kernel leaves idle, such as the
-    upper half of a compare-exchange step, are part of the grid's mean). A buffer read through
-    gathers (``gathered``) is never taken as more than the span of addresses the sample reaches (a
-    gather through random indices covers its table, however many blocks read it); the others'
-    addresses follow their blocks, so the sample's span says nothing of the grid's."""
+    upper half of a compare-exchange step, are part of the grid's mean). Never more than the span
+    of addresses the sample reaches (a gather through random indices covers its table, however
+    many blocks read it)."""
     sample = execution.sample
     assert sample is not None
     sets = _sector_sets(lines, masks, blocks)
@@ -100,8 +99,8 @@ def grid_footprint(execution: Execution, grid: tuple[int, int, int], buffer: int
     everything = np.concatenate(list(sets.values()))
     span = float(everything.max() - everything.min() + 1)
     growth = (nx / whole if whole else 1.0, ny / whole if whole else 1.0, 1.0)
-    capped = min(estimate, span) if gathered else estimate
-    return BufferFootprint(buffer, whole, growth, span, 1.0, max(capped, float(len(np.unique(everything)))))
+    return BufferFootprint(buffer, whole, growth, span, 1.0,
+                           max(min(estimate, span), float(len(np.unique(everything)))))
 
 
 

@@ -14,7 +14,6 @@ import numpy as np
 from engine.caches.buffer_footprints import BUFFER_LINE_SHIFT, BufferFootprint, grid_footprint, reuse_distance
 from engine.caches.replay import replay_requests
 from engine.execution import Execution
-from engine.mechanisms import enabled
 
 SECTOR = 32
 LINE = 128
@@ -44,9 +43,6 @@ class CacheConfig:
     l2_ways: int = L2_WAYS
     dram_fetch_bytes: int = DRAM_FETCH_BYTES
     wave_blocks: int = 0               # blocks the GPU runs at once (0: not known)
-    # the replay's L2 is the sampled blocks' share of it (mechanism l2_sample_share): the GPU
-    # runs wave_blocks at once and the others' data fills the rest
-    sample_share: bool = False
 
 
 @dataclass
@@ -94,8 +90,7 @@ def cache_config(profile: Any, resident_blocks: int, shared_bytes_per_block: int
     l1 = max(0, total - carved - L1_UNAVAILABLE_BYTES) // max(1, resident_blocks)
     l2 = int((getattr(device, "l2_cache_bytes", None) or 0) * L2_EFFECTIVE_SHARE)
     wave = int(getattr(device, "sm_count", 0) or 0) * max(1, resident_blocks)
-    return CacheConfig(l1_bytes_per_block=l1, l2_bytes=l2, wave_blocks=wave,
-                       sample_share=enabled("l2_sample_share"))
+    return CacheConfig(l1_bytes_per_block=l1, l2_bytes=l2, wave_blocks=wave)
 
 
 _DEBUG = bool(os.environ.get("WARPLINE_DEBUG_CACHES"))     # per-buffer extrapolation on stdout
@@ -213,8 +208,7 @@ def _footprints(execution: Execution, grid: tuple[int, int, int], req: _Requests
     for b in np.unique(req.buffers[read_entry]).tolist():
         sel = read_entry & (req.buffers == b)
         far = sel & gathered
-        fp = grid_footprint(execution, grid, b, req.lines[sel], req.fetched[sel], req.block[req.owner[sel]],
-                            gathered=bool(far.any()))
+        fp = grid_footprint(execution, grid, b, req.lines[sel], req.fetched[sel], req.block[req.owner[sel]])
         footprints[b] = replace(fp, scattered=bool(far.any())
                                 and _reads_range_widely(req.lines[far], req.block[req.owner[far]]))
     return footprints
@@ -252,31 +246,13 @@ def _flush_at(n_before: int, row: int, footprints: dict[int, BufferFootprint], g
     return -1
 
 
-def replay_l2_bytes(sample: Any, config: CacheConfig) -> int:
-    """The L2 capacity the replay gives the sampled blocks. The sample's window runs as the blocks
-    of one wave do, all at once, but the GPU runs ``wave_blocks`` blocks at a time, whose data
-    share L2 with the window's: between two touches of a line by the window, the other blocks move
-    as many bytes through L2 as the window does, times (blocks at once) / (window blocks). The
-    replay keeps its reuse distances and takes the window's share of the capacity instead (its
-    proportional part), without which a block's own re-read of data long after (a row read
-    twice, a tile re-read on the next pass) always hits in a replay that holds only the sample's
-    traffic. The whole L2 where the window is the whole wave, or the mechanism is off."""
-    if not config.sample_share or not config.wave_blocks:
-        return config.l2_bytes
-    window = sum(1 for role in sample.role if role == "window")
-    at_once = min(config.wave_blocks, sample.grid_blocks)
-    if window <= 0 or window >= at_once:
-        return config.l2_bytes
-    return max(LINE * config.l2_ways, config.l2_bytes * window // at_once)
-
-
 def _replay(sample: Any, log: dict[str, np.ndarray], req: _Requests, order: np.ndarray, flush_at: int,
             config: CacheConfig) -> dict[str, np.ndarray]:
     """Per request, the sectors L1 and L2 served and the DRAM sectors and bytes of first touches
     (cold) and of data read again after an eviction (again), from the compiled replay."""
     l1_lines = config.l1_bytes_per_block // LINE
     l1_sets = max(0, l1_lines // config.l1_ways)
-    l2_sets = max(1, replay_l2_bytes(sample, config) // LINE // config.l2_ways)
+    l2_sets = max(1, config.l2_bytes // LINE // config.l2_ways)
     n_req = len(req.instr)
     out = {k: np.zeros(n_req, dtype=np.int64) for k in ("l1", "l2", "cold", "again", "cold_b", "again_b")}
     replay_requests(req.block, req.kind, order, flush_at, req.starts, req.lines, log["entry_sectors"],
@@ -435,8 +411,7 @@ def _written_back(execution: Execution, grid: tuple[int, int, int], log: dict[st
         dirty, fills = _dirty_bytes(log, req.starts, mine, read_sectors)
         sel = written_sel & (req.buffers == b)
         scattered = bool(rewrites.gathers) and bool(np.isin(req.instr[mine], list(rewrites.gathers)).any())
-        cap = grid_footprint(execution, grid, b, lines[sel], masks[sel], req.block[req.owner[sel]],
-                             gathered=scattered).sectors
+        cap = grid_footprint(execution, grid, b, lines[sel], masks[sel], req.block[req.owner[sel]]).sectors
         writes = dirty * scale / SECTOR                 # sector writes over the grid
         if writes > cap > 0:
             allocations = cap

@@ -112,7 +112,6 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
     slice that owns the address (:func:`same_address_cycles` GPU cycles per warp request), so one
     SM's warp instruction takes that × SMs of its LDST pipeline (all SMs contend alike). Constant
     loads whose lanes share an address cost the measured LDC rate (``constant_uniform_lam``).
-    A 1-D texture fetch costs at least the texture pipe's measured rate (``texture_fetch_lam``).
 
     Atomics that ptxas made into compare-and-swap retry loops cost their ``passes``
     (:func:`retry_passes`).
@@ -129,7 +128,6 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
     request = pipeline.memory.get("atomic_same_address_request_cycles") if pipeline is not None else None
     divergent_const = pipeline.memory.get("constant_divergent_cycles") if pipeline is not None else None
     uniform_const = pipeline.memory.get("constant_uniform_lam") if pipeline is not None else None
-    texture = pipeline.memory.get("texture_fetch_lam") if pipeline is not None else None
     sm_count = getattr(getattr(profile, "device", None), "sm_count", 1) or 1
     for a in report.accesses:
         if a.index in out:
@@ -164,11 +162,7 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
         elif a.space is MemorySpace.GLOBAL and a.sectors_per_request is not None:
             shares = level_shares(a, profile, sm)
             if shares is not None:
-                lam, Lam = global_access_cost(a, shares, profile, sm, profile.global_memory_lambdas(1.0))
-                if texture and a.text.startswith("tex."):
-                    # a texture fetch also holds the texture pipe (4 wavefronts a warp, measured)
-                    lam = max(lam, float(texture))
-                out[a.index] = (lam, Lam)
+                out[a.index] = global_access_cost(a, shares, profile, sm, profile.global_memory_lambdas(1.0))
                 if dram_waits is not None and (wait := dram_wait_share(a, shares, profile, sm)) > 0:
                     dram_waits[a.index] = wait
     return out

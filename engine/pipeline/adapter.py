@@ -48,8 +48,10 @@ MemoryCost = Callable[[int, Any, Any, Any], tuple[float, float]]
 
 # The subsystem of global atomics (mechanism atomic_units): L2's atomic units, not the SM's pipe.
 L2_ATOMIC_SUBSYSTEM = "l2_atomic"
-# The subsystem of texture fetches: the SM's texture pipe (TEX issues there, not to the LSU pipe
-# that global, shared and local accesses share; ncu counts them apart, sm__inst_executed_pipe_tex).
+# The subsystem of texture fetches served by L1: the SM's texture pipe (TEX issues there, not to the
+# LSU pipe; ncu counts them apart, sm__inst_executed_pipe_tex), at its measured rate. A fetch that
+# waits on L2 or DRAM longer than that stays on the memory pipe, whose λ carries the bandwidth the
+# texture path shares with loads and stores.
 TEXTURE_SUBSYSTEM = "texture"
 
 
@@ -136,6 +138,13 @@ def issue_weights(analysis: KernelAnalysis, sass: Any, kept: frozenset[int] = fr
     accesses ptxas kept in registers (``kept``, :func:`in_registers`) are no memory accesses any more."""
     return {i: w for i, w in sass.weights.items()
             if i < len(analysis.classifications) and (not analysis.classifications[i].is_memory or i in kept)}
+
+
+def _texture_index(names: list[str]) -> int:
+    """The texture pipe's subsystem index, added on first use."""
+    if TEXTURE_SUBSYSTEM not in names:
+        names.append(TEXTURE_SUBSYSTEM)
+    return names.index(TEXTURE_SUBSYSTEM)
 
 
 def issue_gaps(sass: Any) -> dict[int, float]:
@@ -294,9 +303,9 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
         if cls.is_atomic and cls.is_global_memory and i not in blocking) if enabled("atomic_units") else frozenset()
     if to_atomic_units:
         names.append(L2_ATOMIC_SUBSYSTEM)
-    to_texture_pipe = frozenset(i for i, instr in enumerate(function.instructions) if instr.opcode == "tex")
-    if to_texture_pipe:
-        names.append(TEXTURE_SUBSYSTEM)
+    texture_lam = float((getattr(getattr(profile, "pipeline", None), "memory", None) or {}).get("texture_fetch_lam")
+                        or 0.0)
+    to_texture_pipe: set[int] = set()
     deps: dict[int, set[int]] = {}
     for edge in analysis.defuse.edges:
         deps.setdefault(edge.consumer, set()).add(edge.producer)
@@ -334,6 +343,9 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             lam = lam * _issue_scale(weights.get(i, 1.0), cost, cls)
             if i in half[0] and not cost.is_default:
                 lam = lam * half[1]
+            if texture_lam and instr.opcode == "tex" and lam <= texture_lam:
+                lam = texture_lam
+                to_texture_pipe.add(i)
         o_lam, o_Lam = _cost_override(ov, i, instr.full_opcode, unit)
         lam = lam if o_lam is None else o_lam
         Lam, dram_wait = (Lam, dram_wait) if o_Lam is None else (o_Lam, 0.0)
@@ -341,7 +353,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
         out.append(built(StaticInstruction,
             name=text or instr.full_opcode,
             unit=(names.index(L2_ATOMIC_SUBSYSTEM) if i in to_atomic_units
-                  else names.index(TEXTURE_SUBSYSTEM) if i in to_texture_pipe else units.index(unit)),
+                  else _texture_index(names) if i in to_texture_pipe else units.index(unit)),
             lam=_exact(lam, "λ", i, text), Lam=_exact(Lam, "Λ", i, text),
             memory=memory, barrier=cls.is_barrier, deps=tuple(sorted(deps.get(i, ()))),
             dram_wait=dram_wait if memory else 0.0,

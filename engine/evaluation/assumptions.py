@@ -135,7 +135,9 @@ def list_assumptions(ev: Any, alternatives: dict[str, Any]) -> tuple[Assumption,
     out.extend(_argument_assumptions(ev, alternatives))
     launch = ev.run_launch
     pinned = ev.completion.pinned() if ev.completion is not None else {}
-    for loop in ev.analysis.loop_info if ev.analysis is not None else ():
+    # the sampled warps ran: the paths the models read are theirs, every loop's trips included
+    ran = _paths_executed(ev)
+    for loop in ev.analysis.loop_info if ev.analysis is not None and not ran else ():
         if loop.trip_count.value is not None or loop.key in launch.trip_overrides:
             continue
         line = ev.analysis.function.instructions[loop.first_instruction].location.line
@@ -159,6 +161,15 @@ def list_assumptions(ev: Any, alternatives: dict[str, Any]) -> tuple[Assumption,
             Change("twice the grid (the data covering it twice as large)", grid=(2 * grid[0], grid[1], grid[2]),
                    args=ev.completion.pinned(coverage=False) if ev.completion is not None else {})))
     return tuple(out)
+
+
+def _paths_executed(ev: Any) -> bool:
+    """Whether the run of the sampled warps decided the paths (mechanism ``execution`` on and the
+    run complete): then no loop's trip count is a guess."""
+    from engine.mechanisms import enabled
+
+    execution = getattr(getattr(ev, "memory", None), "execution", None)
+    return bool(execution is not None and getattr(execution, "ok", False) and enabled("execution"))
 
 
 def _argument_assumptions(ev: Any, alternatives: dict[str, Any]) -> list[Assumption]:

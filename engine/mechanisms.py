@@ -111,11 +111,6 @@ REGISTRY: tuple[Mechanism, ...] = (
               "SASS instructions (fixed-latency results, which the hardware does not interlock: dependent "
               "arithmetic, a predicate before its branch, a barrier) before it issues its next one; without: "
               "one cycle, the fixed-latency waits coming only from the producers' Λ", requires=("sass",)),
-    Mechanism("scheduler_binding",
-              "each warp issues from the scheduler of its warp slot (slot mod the SM's schedulers; a block's "
-              "warps take consecutive slots), one SASS instruction a cycle per scheduler: where a block's "
-              "warps do unequal work, the schedulers holding the busy ones set the time while the others "
-              "idle (without: any scheduler issues any warp, up to the SM-wide issue limit)"),
     Mechanism("loaded_dram_latency",
               "a load that goes to DRAM waits what was measured at the share of peak DRAM bandwidth the launch "
               "draws (the profile's [pipeline.dram_loaded] curve), solved with the simulated time: a busier "

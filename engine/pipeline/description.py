@@ -208,11 +208,6 @@ class KernelDescription:
     # path of each of its warps; the SM's blocks take the kinds in turn, in launch order (block b
     # is kind b mod len). None: every block is ``warp_path``'s.
     block_kinds: tuple[tuple[int, ...], ...] | None = None
-    # Warp schedulers a warp is bound to by its slot (slot mod schedulers; a block's warps take
-    # consecutive slots, as its warps take consecutive warp IDs): each issues at most one SASS
-    # instruction a cycle, so warps of one scheduler take turns while another's may sit idle.
-    # 0: no binding (only the SM-wide issue limit).
-    schedulers: int = 0
 
     # ---- derived figures -------------------------------------------------------------------
     @property
@@ -354,9 +349,6 @@ class KernelDescription:
                                   "(GPUs hold at most 32 blocks per SM)")
         if self.issue_limit is not None and self.issue_limit < 1:
             raise SimulationError(f"issue limit {self.issue_limit} must be a positive integer or None")
-        if self.schedulers not in (0, 1, 2, 4, 8, 16, 32, 64):
-            raise SimulationError(f"{self.schedulers} warp schedulers: 0 (no binding) or a power of two up "
-                                  "to 64")
         if self.warp_issue_interval <= 0:
             raise SimulationError("the warp issue interval must be positive")
         if self.block_launch_overhead < 0 or self.warp_launch_overhead < 0 or self.block_launch_interval < 0:

@@ -398,7 +398,6 @@ def _params(d: KernelDescription, ticks: int, policy: str, trace: bool, budget: 
     params[_core.P_NSUB] = len(d.subsystems)
     params[_core.P_MAXDEPTH] = max_depth
     params[_core.P_NDONE] = n_done
-    params[_core.P_SCHED] = d.schedulers
     return params
 
 
@@ -447,7 +446,7 @@ def _work_arrays(d: KernelDescription, max_depth: int, n_done: int) -> _core.Wor
         done=np.zeros(nslots * n_done, np.int64),
         masks=np.zeros((4 + len(d.subsystems)) * words, np.int64),
         blocks=np.zeros((_core.N_BLOCK_FIELDS, gamma + 2), np.int64),
-        units=np.zeros((2, max(len(d.subsystems), 64)), np.int64))
+        units=np.zeros((1, len(d.subsystems)), np.int64))
 
 
 def _raise_error(err: int, err_block: int) -> None:

@@ -9,9 +9,6 @@ import numpy as np
 
 from engine.execution import Execution
 
-# blocks spread over the grid it takes to correct the window's mean block (engine.execution.sampling
-# draws up to 8)
-MIN_SPREAD = 4
 BUFFER_LINE_SHIFT = 33          # a buffer's window (address >> 40) from a line number (address >> 7)
 
 
@@ -55,9 +52,7 @@ def grid_footprint(execution: Execution, grid: tuple[int, int, int], buffer: int
     nor the block a row above touched (a stencil's halo, a GEMM panel along the axis it does not
     move with). Summed over the grid: the interior blocks' new sectors, the first column's (only
     the row above to share with), the first row's (only the left neighbour) and the first
-    block's, each measured on sampled blocks that have those neighbours. A sampled block that does
-    not touch the buffer counts as touching nothing (blocks the kernel leaves idle, such as the
-    upper half of a compare-exchange step, are part of the grid's mean). Never more than the span
+    block's, each measured on sampled blocks that have those neighbours; never more than the span
     of addresses the sample reaches (a gather through random indices covers its table, however
     many blocks read it)."""
     sample = execution.sample
@@ -65,35 +60,29 @@ def grid_footprint(execution: Execution, grid: tuple[int, int, int], buffer: int
     sets = _sector_sets(lines, masks, blocks)
     if not sets:
         return BufferFootprint(buffer, 0.0, (1.0, 1.0, 1.0), 0.0, 0.0, 0.0)
-    by_linear = {sample.linear[b]: b for b in range(len(sample.linear)) if sample.role[b] != "spread"}
-    nothing = np.zeros(0, dtype=np.int64)
+    by_linear = {sample.linear[b]: b for b in sets if sample.role[b] != "spread"}
     gx = grid[0]
     row = grid[0] if grid[1] > 1 else grid[0] * grid[1]
     rows = grid[1] * grid[2] if grid[1] > 1 else grid[2]
     size, new_x, new_y, new_xy = [], [], [], []
     for lin, b in by_linear.items():
-        mine = sets.get(b, nothing)
+        mine = sets[b]
+        if not len(mine):
+            continue
         size.append(len(mine))
         left = by_linear.get(lin - 1) if lin % gx else None
         above = by_linear.get(lin - row) if rows > 1 and lin >= row else None
         if left is not None:
-            new_x.append(len(np.setdiff1d(mine, sets.get(left, nothing), assume_unique=True)))
+            new_x.append(len(np.setdiff1d(mine, sets[left], assume_unique=True)))
         if above is not None:
-            new_y.append(len(np.setdiff1d(mine, sets.get(above, nothing), assume_unique=True)))
+            new_y.append(len(np.setdiff1d(mine, sets[above], assume_unique=True)))
         if left is not None and above is not None:
-            seen = np.union1d(sets.get(left, nothing), sets.get(above, nothing))
+            seen = np.union1d(sets[left], sets[above])
             new_xy.append(len(np.setdiff1d(mine, seen, assume_unique=True)))
     whole = float(np.mean(size)) if size else 0.0
     nx = float(np.mean(new_x)) if new_x else whole
     ny = float(np.mean(new_y)) if new_y else whole
     nxy = float(np.mean(new_xy)) if new_xy else (nx if not new_y else min(nx, ny))
-    # the window is consecutive blocks: where the kernel gives blocks work by their index (a
-    # compare-exchange step's lower halves, a triangle's rows) the blocks spread over the grid
-    # say how much of it the window's mean block stands for
-    spread = [len(sets.get(b, nothing)) for b in range(len(sample.linear)) if sample.role[b] == "spread"]
-    if len(spread) >= MIN_SPREAD and whole > 0:
-        activity = float(np.mean(spread)) / whole
-        whole, nx, ny, nxy = whole * activity, nx * activity, ny * activity, nxy * activity
     per_row = whole + (gx - 1) * nx                      # the first row of blocks
     estimate = per_row + (rows - 1) * (ny + (gx - 1) * nxy) if rows > 1 else per_row
     everything = np.concatenate(list(sets.values()))

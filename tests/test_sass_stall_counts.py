@@ -1,4 +1,4 @@
-"""The stall counts ptxas writes into each SASS instruction's control field (engine.sass.control),
+"""The stall counts ptxas writes into each SASS instruction's control field (engine.sass.control_fields),
 the SASS map's sums of them per PTX instruction, and the simulator holding a warp that long.
 
 The assembling tests need ptxas and nvdisasm (the nvidia-cuda-nvcc / nvidia-cuda-nvdisasm wheels);
@@ -18,7 +18,7 @@ from engine.pipeline.description import KernelDescription, Run, StaticInstructio
 from engine.pipeline.simulator import simulate
 from engine.ptx import parse_ptx
 from engine.sass import SassMap, cache, find_tools, sass_map
-from engine.sass.control import stall_counts
+from engine.sass.control_fields import stall_counts
 
 TOOLS = find_tools()
 needs_tools = pytest.mark.skipif(isinstance(TOOLS, str), reason=f"SASS tools missing: {TOOLS}")

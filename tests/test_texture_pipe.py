@@ -33,8 +33,8 @@ def h100():
 
 
 def test_the_profiles_rate_is_the_measured_one(h100) -> None:
-    assert h100.pipeline.memory["texture_fetch_lam"] == pytest.approx(4.86)
-    assert load_profile("h200").pipeline.memory["texture_fetch_lam"] == pytest.approx(4.86)
+    assert h100.pipeline.memory["texture_fetch_lam"] == pytest.approx(4.86, abs=0.01)
+    assert load_profile("h200").pipeline.memory["texture_fetch_lam"] == pytest.approx(4.86, abs=0.01)
 
 
 def test_fetches_from_l1_hold_the_texture_pipe(h100) -> None:

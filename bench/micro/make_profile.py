@@ -412,6 +412,30 @@ def derive_shared_cas_pass(results: Path = SHARED_ATOMICS) -> float | None:
     return extra / iterations / passes
 
 
+TEXTURE_FETCH = ROOT / "bench" / "micro" / "results" / "h100-2026-11-28-l2-async-tex"
+TEXTURE_KERNELS = ("tex_l1", "tex_l1_same")
+MEASURING_SMS = 132     # the lent H100 that ran l2_async_tex.cu
+
+
+def derive_texture_fetch(results: Path = TEXTURE_FETCH) -> float | None:
+    """SM cycles of the texture pipe per warp request of a 1-D fetch that hits L1
+    (``l2_async_tex.cu`` under Nsight Compute): gpc cycles x SMs / warp fetches of the
+    ``tex_l1`` and ``tex_l1_same`` launches, mean over their launches; None when absent.
+    Measured on the H100; the H200 has the same SM."""
+    path, listing = results / "ncu.csv", results / "launches.csv"
+    if not path.exists() or not listing.exists():
+        return None
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith('"')]
+    cycles: dict[int, float] = {}
+    for row in csv.DictReader(lines):
+        if row["Metric Name"] == "gpc__cycles_elapsed.max":
+            cycles[int(row["ID"])] = float(row["Metric Value"].replace(",", ""))
+    launches = list(csv.DictReader(listing.read_text(encoding="utf-8").splitlines()))
+    values = [cycles[k] * MEASURING_SMS / float(launch["bytes_or_fetches"])
+              for k, launch in enumerate(launches) if launch["kernel"] in TEXTURE_KERNELS and k in cycles]
+    return sum(values) / len(values) if values else None
+
+
 def _relative(path: Path) -> str:
     try:
         return path.resolve().relative_to(ROOT).as_posix()
@@ -911,6 +935,14 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
     w(f"constant_divergent_cycles = {_fmt(constant_cycles)}")
     w("# ... and SM cycles per warp request of an LDC whose lanes share one address (all SMs issuing)")
     w(f"constant_uniform_lam = {_fmt(uniform_cycles)}")
+    texture = derive_texture_fetch()
+    texture_source = ""
+    if texture is not None:
+        w("# the texture pipe: SM cycles per warp request of a 1-D texture fetch (4 f-wavefronts each), L1 hits")
+        w(f"texture_fetch_lam = {_fmt(texture)}")
+        texture_source = (f"; texture_fetch_lam measured: {_relative(TEXTURE_FETCH)} (tex_l1, tex_l1_same: ncu gpc "
+                          "cycles x SMs / warp fetches, mean of 4 launches"
+                          + ("" if gpu.key == "h100" else "; the H200 has the same SM") + ")")
     writeback = derive_writeback(gpu.results('writeback'))
     writeback_source = ""
     if writeback:
@@ -928,7 +960,7 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
       f'{atomic_where}; atomic_same_address_request_cycles {request_where}; '
       f'atomic_distinct_lane_lam {distinct_where}; '
       f'constant_divergent_cycles {constant_where}; constant_uniform_lam {uniform_where}{local_source}'
-      f'{writeback_source}{line_lam_source}{cas_source}"')
+      f'{writeback_source}{line_lam_source}{cas_source}{texture_source}"')
     w("")
     def section(title: str, comments: list[str], body: list[str], source: str, repeated: bool = False) -> None:
         # a measured [pipeline.*] table (or one of an array of them): what it is, its figures,

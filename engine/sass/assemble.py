@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.sass.control import stall_counts
+from engine.sass.control_fields import stall_counts
 from engine.sass.tools import SassTools
 
 PTXAS_TIMEOUT_S = 120.0
@@ -23,7 +23,7 @@ NVDISASM_TIMEOUT_S = 60.0
 @dataclass(frozen=True)
 class Disassembly:
     """nvdisasm's JSON listing and, per function, the stall counts of its instructions in address
-    order (:mod:`engine.sass.control`; empty when the cubin could not be read)."""
+    order (:mod:`engine.sass.control_fields`; empty when the cubin could not be read)."""
 
     listing: str
     stalls: dict[str, tuple[int, ...]]

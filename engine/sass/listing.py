@@ -33,7 +33,7 @@ class SassInstruction:
     line: int | None         # line-table row starting here (None: continues the row before)
     target: int | None       # index jumped to (branches, BSSY's reconvergence point)
     control: bool            # nvdisasm marks it as control flow
-    stall: int | None = None  # ptxas's stall count (engine.sass.control); None: not read
+    stall: int | None = None  # ptxas's stall count (engine.sass.control_fields); None: not read
 
     @property
     def base(self) -> str:

@@ -439,7 +439,7 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
     groups = _merge_groups(kernel, code, owners)
     weights = {i: 0.0 for i in range(len(instrs))}
     # the stall counts ptxas wrote, summed like the weights (per PTX execution); only when every
-    # live instruction has one (engine.sass.control read the cubin)
+    # live instruction has one (engine.sass.control_fields read the cubin)
     with_stalls = all(ins.stall is not None for ins in code)
     stall_cycles = {i: 0.0 for i in range(len(instrs))} if with_stalls else {}
     class_weights: dict[int, dict[str, float]] = {i: {} for i in range(len(instrs))}

@@ -32,7 +32,7 @@ class SassMap:
     per unrolled copy, in address order): the order ptxas issues them in.
     ``stall_cycles[i]``: the stall counts ptxas wrote into the control fields of those SASS
     instructions, summed per PTX execution like the weights: the cycles a warp spends issuing one
-    execution of ``i`` before it may issue its next instruction (``engine.sass.control``; empty
+    execution of ``i`` before it may issue its next instruction (``engine.sass.control_fields``; empty
     when the cubin's control fields could not be read).
     """
 

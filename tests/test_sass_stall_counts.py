@@ -17,18 +17,13 @@ from engine.mechanisms import without
 from engine.pipeline.description import KernelDescription, Run, StaticInstruction
 from engine.pipeline.simulator import simulate
 from engine.ptx import parse_ptx
-from engine.sass import SassMap, cache, find_tools, sass_map
+from engine.sass import SassMap
 from engine.sass.control_fields import stall_counts
-
-TOOLS = find_tools()
-needs_tools = pytest.mark.skipif(isinstance(TOOLS, str), reason=f"SASS tools missing: {TOOLS}")
+from tests.test_sass_mapping import _map, _source, needs_tools
 
 # a chain of dependent FP32 multiplies: ptxas must keep each one the FMA pipe's latency after
 # the one before (no interlock for fixed-latency results), so their stall counts add up to it
-CHAIN = """.version 8.0
-.target sm_90
-.address_size 64
-
+CHAIN = _source("""
 .visible .entry k_chain(
 	.param .u64 k_chain_param_0
 )
@@ -47,7 +42,7 @@ CHAIN = """.version 8.0
 	st.global.f32 	[%rd2], %f6;
 	ret;
 }
-"""
+""")
 
 
 def test_a_file_that_is_not_an_elf_has_no_stall_counts() -> None:
@@ -59,14 +54,6 @@ def test_a_file_that_is_not_an_elf_has_no_stall_counts() -> None:
     struct.pack_into("<Q", header, 0x28, 10_000)
     struct.pack_into("<HHH", header, 0x3A, 64, 3, 1)
     assert stall_counts(bytes(header)) == {}
-
-
-def _map(text: str, kernel: str, tmp_path, monkeypatch) -> SassMap:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    cache.clear_memory()
-    found = sass_map(text, kernel)
-    assert isinstance(found, SassMap), getattr(found, "reason", found)
-    return found
 
 
 @needs_tools

@@ -207,8 +207,8 @@ def _footprints(execution: Execution, grid: tuple[int, int, int], req: _Requests
     footprints: dict[int, BufferFootprint] = {}
     for b in np.unique(req.buffers[read_entry]).tolist():
         sel = read_entry & (req.buffers == b)
-        far = sel & gathered
         fp = grid_footprint(execution, grid, b, req.lines[sel], req.fetched[sel], req.block[req.owner[sel]])
+        far = sel & gathered
         footprints[b] = replace(fp, scattered=bool(far.any())
                                 and _reads_range_widely(req.lines[far], req.block[req.owner[far]]))
     return footprints
@@ -410,11 +410,11 @@ def _written_back(execution: Execution, grid: tuple[int, int, int], log: dict[st
             continue
         dirty, fills = _dirty_bytes(log, req.starts, mine, read_sectors)
         sel = written_sel & (req.buffers == b)
-        scattered = bool(rewrites.gathers) and bool(np.isin(req.instr[mine], list(rewrites.gathers)).any())
         cap = grid_footprint(execution, grid, b, lines[sel], masks[sel], req.block[req.owner[sel]]).sectors
         writes = dirty * scale / SECTOR                 # sector writes over the grid
         if writes > cap > 0:
             allocations = cap
+            scattered = bool(rewrites.gathers) and bool(np.isin(req.instr[mine], list(rewrites.gathers)).any())
             if scattered:
                 allocations += (writes - cap) * (1.0 - _kept_in_l2(b, cap, writes / grid_blocks, rewrites))
             dirty, fills = dirty * allocations / writes, fills * allocations / writes

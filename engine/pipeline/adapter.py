@@ -147,13 +147,13 @@ def _texture_index(names: list[str]) -> int:
     return names.index(TEXTURE_SUBSYSTEM)
 
 
-def issue_gaps(sass: Any) -> dict[int, float]:
+def issue_gaps(sass: Any) -> Mapping[int, float]:
     """Cycles each instruction holds its warp after issue: the stall counts ptxas wrote into its
     SASS instructions' control fields, per PTX execution (``SassMap.stall_cycles``); empty
     without a SASS map or with mechanism ``sass_stall_counts`` off."""
     if sass is None or not enabled("sass") or not enabled("sass_stall_counts"):
         return {}
-    return dict(getattr(sass, "stall_cycles", {}) or {})
+    return sass.stall_cycles
 
 
 def in_registers(analysis: KernelAnalysis, sass: Any) -> frozenset[int]:

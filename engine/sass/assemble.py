@@ -73,6 +73,6 @@ def disassemble(text: str, kernel: str, arch: str, tools: SassTools) -> Disassem
             return ToolFailure(listed)
         try:
             stalls = stall_counts(cubin.read_bytes())
-        except (OSError, struct.error):
+        except (OSError, ValueError, struct.error):
             stalls = {}
         return Disassembly(listed.stdout, stalls)

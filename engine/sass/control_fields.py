@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
+
 ELF_MAGIC = b"\x7fELF"
 INSTRUCTION_BYTES = 16       # sm_70 and newer
 _STALL_SHIFT = 105 - 64      # within the upper 64-bit word
@@ -53,9 +55,7 @@ def stall_counts(cubin: bytes) -> dict[str, tuple[int, ...]]:
     for name, (offset, size) in _sections(cubin).items():
         if not name.startswith(".text.") or size % INSTRUCTION_BYTES:
             continue
-        counts = []
-        for at in range(offset, offset + size, INSTRUCTION_BYTES):
-            upper = struct.unpack_from("<Q", cubin, at + 8)[0]
-            counts.append((upper >> _STALL_SHIFT) & _STALL_MASK)
-        out[name[len(".text."):]] = tuple(counts)
+        # each instruction is two little-endian 64-bit words; the control field is in the upper one
+        upper = np.frombuffer(cubin, dtype="<u8", count=size // 8, offset=offset)[1::2]
+        out[name[len(".text."):]] = tuple(int(c) for c in (upper >> _STALL_SHIFT) & _STALL_MASK)
     return out

@@ -3,7 +3,9 @@
 Executing every block of a grid is the GPU's job, not ours; a run executes a sample sized to a
 budget of lane-instructions and states what it stands for:
 
-* **the window**: consecutive blocks in launch order from the middle of the grid. They run
+* **the window**: consecutive blocks in launch order from the middle of the grid: the middle of
+  each of its dimensions (for a grid of an even number of rows, the linear middle would be the
+  first block of a row, an edge block: a triangular loop's shortest, a stencil's boundary). They run
   concurrently, as the blocks of one wave do, so the caches see the reuse between neighbouring
   blocks; the window's first half only warms the caches (the blocks launched just before a block
   are what its L2 hits come from), its second half is *measured*: the cache hit levels and the
@@ -11,9 +13,12 @@ budget of lane-instructions and states what it stands for:
 * **the row before**: for a 2-D or 3-D grid, the same blocks one grid row (or plane) earlier,
   simulated in the caches before the window, so that a block finds in L2 what the row above it
   read (a stencil's halo, a GEMM's shared panel) when that row's data still fits.
-* **spread blocks**: a few blocks evenly over the whole grid (first and last included) that only
-  contribute their paths: loops whose trip counts or branches depend on the block index are
-  averaged over the grid, not over the window.
+* **spread blocks**: a few blocks evenly over the whole grid that only contribute their paths:
+  loops whose trip counts or branches depend on the block index are averaged over the grid, not
+  over the window. They are placed evenly in every dimension at once (the k-th of n at (k + 1/2)
+  / n along x, at the base-2 and base-3 radical inverses of k along y and z): evenly spaced
+  linear numbers would put them all in a few columns of a 2-D grid (x = 0 and the last x for a
+  grid of an even number of rows), where a triangular loop is at its shortest and longest.
 
 A grid small enough is executed whole: then every block is measured and nothing is extrapolated.
 """
@@ -69,6 +74,31 @@ def _ctaid(linear: int, grid: tuple[int, int, int]) -> tuple[int, int, int]:
     return (linear % grid[0], linear // grid[0] % grid[1], linear // (grid[0] * grid[1]))
 
 
+def _radical_inverse(k: int, base: int) -> float:
+    inverse, scale = 0.0, 1.0 / base
+    while k:
+        k, digit = divmod(k, base)
+        inverse += digit * scale
+        scale /= base
+    return inverse
+
+
+def _spread_blocks(grid: tuple[int, int, int], n: int) -> list[int]:
+    """``n`` blocks spread evenly over every dimension of ``grid`` (linear numbers)."""
+    out = []
+    for k in range(n):
+        x = min(grid[0] - 1, int((k + 0.5) / n * grid[0]))
+        y = min(grid[1] - 1, int(((_radical_inverse(k, 2) + 0.5 / n) % 1.0) * grid[1]))
+        z = min(grid[2] - 1, int(((_radical_inverse(k, 3) + 0.5 / n) % 1.0) * grid[2]))
+        out.append((z * grid[1] + y) * grid[0] + x)
+    return out
+
+
+def _middle(grid: tuple[int, int, int]) -> int:
+    """The linear number of the block in the middle of every dimension of ``grid``."""
+    return (grid[2] // 2 * grid[1] + grid[1] // 2) * grid[0] + grid[0] // 2
+
+
 def choose_blocks(grid: tuple[int, int, int], max_blocks: int) -> Sample:
     """The sample of at most ``max_blocks`` blocks (at least one) for a launch of ``grid``."""
     total = grid[0] * grid[1] * grid[2]
@@ -82,7 +112,7 @@ def choose_blocks(grid: tuple[int, int, int], max_blocks: int) -> Sample:
     row = grid[0] if grid[1] > 1 else grid[0] * grid[1] if grid[2] > 1 else 0
     use_before = row > 0 and rest >= 4
     window_n = max(1, rest // 2 if use_before else rest)
-    start = max(0, min(total - window_n, total // 2 - window_n // 2))
+    start = max(0, min(total - window_n, _middle(grid) - window_n // 2))
     if use_before and start - row < 0:
         start = min(total - window_n, row)
         use_before = start - row >= 0
@@ -92,8 +122,7 @@ def choose_blocks(grid: tuple[int, int, int], max_blocks: int) -> Sample:
     # row shorter than the window: the row above its first blocks)
     before = [b - row for b in window if b - row not in inside] if use_before else []
     taken = set(window) | set(before)
-    spread = [int(b) for b in np.unique(np.linspace(0, total - 1, spread_n).round().astype(np.int64))
-              if int(b) not in taken] if spread_n else []
+    spread = [b for b in dict.fromkeys(_spread_blocks(grid, spread_n)) if b not in taken]
     half = window_n // 2
     linear = tuple(before + window + spread)
     role = (BEFORE,) * len(before) + (WINDOW,) * len(window) + (SPREAD,) * len(spread)

@@ -124,17 +124,47 @@ def block_totals(execution: Any, block_sizes: np.ndarray) -> np.ndarray:
 def representative_blocks(execution: Any, block_sizes: np.ndarray, single_wave: bool) -> list[int]:
     """The sampled blocks the simulated SM runs, in turn. Blocks that differ in work (a triangular
     grid's full, partial and empty blocks) are represented by the blocks at evenly spaced
-    quantiles of the sample's work (at most :data:`BLOCK_KINDS`), so the SM runs their mix; a
-    single wave runs its largest block (that SM sets the time)."""
+    quantiles of the grid's work as the sample estimates it (at most :data:`BLOCK_KINDS`), so the
+    SM runs their mix; a single wave runs its largest block (that SM sets the time)."""
     totals = block_totals(execution, block_sizes)
     if single_wave:
         return [int(np.argmax(totals))]
     if totals.max() <= 1.02 * max(totals.min(), 1):
         return [int(np.argmin(np.abs(totals - totals.mean())))]
     order = np.argsort(totals, kind="stable")
-    picks = [int(order[min(len(order) - 1, int((k + 0.5) * len(order) / BLOCK_KINDS))])
+    weight = np.cumsum(grid_weights(execution, totals)[order])
+    picks = [int(order[min(len(order) - 1, int(np.searchsorted(weight, (k + 0.5) / BLOCK_KINDS * weight[-1])))])
              for k in range(BLOCK_KINDS)]
-    return list(dict.fromkeys(picks)) if len(order) >= BLOCK_KINDS else [int(b) for b in order]
+    return list(dict.fromkeys(picks))
+
+
+# the spread blocks' mean work differs from the window's by more than this share and by more than
+# the window's own scatter allows (3 standard errors): the work follows the block's place in the grid
+POSITIONAL_SHARE = 0.05
+
+
+def grid_weights(execution: Any, totals: np.ndarray) -> np.ndarray:
+    """How many of the grid's blocks each sampled block stands for, in proportion. The window
+    (and the row before it) is consecutive blocks from the grid's middle; the spread blocks are
+    evenly over the grid. Where their work agrees (every block alike, or work varying with the
+    data rather than the place), every sampled block counts the same; where it follows the
+    place in the grid (a triangular loop over columns, a causal mask), the window only tells
+    about the middle of the grid: the spread blocks stand for the rest of it."""
+    sample = getattr(execution, "sample", None)
+    ones = np.ones(len(totals), dtype=np.float64)
+    if sample is None or sample.whole or len(sample.role) != len(totals):
+        return ones
+    spread = np.array([r == "spread" for r in sample.role], dtype=bool)
+    cluster = ~spread
+    if spread.sum() < 2 or cluster.sum() < 2:
+        return ones
+    mean_c, mean_s = float(totals[cluster].mean()), float(totals[spread].mean())
+    error = 3.0 * float(totals[cluster].std()) / np.sqrt(spread.sum())
+    if abs(mean_s - mean_c) <= max(POSITIONAL_SHARE * mean_c, error):
+        return ones
+    weights = ones.copy()
+    weights[spread] = max(1.0, (sample.grid_blocks - cluster.sum()) / spread.sum())
+    return weights
 
 
 def block_paths(execution: Any, builder_for: Any, single_wave: bool

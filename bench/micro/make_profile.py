@@ -436,6 +436,31 @@ def derive_texture_fetch(results: Path = TEXTURE_FETCH) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+L2_SHARE_RATE = ROOT / "bench" / "micro" / "results" / "h100-2026-11-28-l2-kinds-schedulers" / "l2share"
+
+
+def derive_l2_shared_read_gain(results: Path = L2_SHARE_RATE) -> float | None:
+    """How much faster SMs read L2 lines that every SM reads than lines each SM reads alone
+    (``l2_share_rate.cu`` under Nsight Compute): per kernel (LDG.128, cp.async rings of 4 and 8
+    stages) and run, the bytes per gpc cycle of its ``shared_`` launch over its ``own_`` one; the
+    mean. None when absent. Measured on the H100; the H200 has the same L2 design."""
+    path, listing = results / "ncu.csv", results / "launches.csv"
+    if not path.exists() or not listing.exists():
+        return None
+    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith('"')]
+    cycles: dict[int, float] = {}
+    for row in csv.DictReader(lines):
+        if row["Metric Name"] == "gpc__cycles_elapsed.max":
+            cycles[int(row["ID"])] = float(row["Metric Value"].replace(",", ""))
+    launches = list(csv.DictReader(listing.read_text(encoding="utf-8").splitlines()))
+    rate = {(k // 6, launch["kernel"]): float(launch["bytes"]) / cycles[k]
+            for k, launch in enumerate(launches) if k in cycles}
+    gains = [value / rate[(run, "own_" + kernel.removeprefix("shared_"))]
+             for (run, kernel), value in rate.items()
+             if kernel.startswith("shared_") and (run, "own_" + kernel.removeprefix("shared_")) in rate]
+    return sum(gains) / len(gains) if gains else None
+
+
 def _relative(path: Path) -> str:
     try:
         return path.resolve().relative_to(ROOT).as_posix()
@@ -943,6 +968,13 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
         texture_source = (f"; texture_fetch_lam measured: {_relative(TEXTURE_FETCH)} (tex_l1, tex_l1_same: ncu gpc "
                           "cycles x SMs / warp fetches, mean of 4 launches"
                           + ("" if gpu.key == "h100" else "; the H200 has the same SM") + ")")
+    shared_gain = derive_l2_shared_read_gain()
+    if shared_gain is not None:
+        w("# L2 lines every SM reads reach the SMs this much faster than lines each SM reads alone")
+        w(f"l2_shared_read_gain = {_fmt(shared_gain)}")
+        texture_source += (f"; l2_shared_read_gain measured: {_relative(L2_SHARE_RATE)} (shared_ over own_ bytes per "
+                           "gpc cycle of LDG.128 and cp.async rings of 4 and 8 stages, two runs, mean"
+                           + ("" if gpu.key == "h100" else "; the H200 has the same L2 design") + ")")
     writeback = derive_writeback(gpu.results('writeback'))
     writeback_source = ""
     if writeback:

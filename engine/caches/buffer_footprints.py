@@ -95,14 +95,17 @@ def grid_footprint(execution: Execution, grid: tuple[int, int, int], buffer: int
 
 
 
-def reuse_distance(buffer: int, footprints: dict[int, BufferFootprint], rates: dict[int, float]) -> float:
+def reuse_distance(buffer: int, footprints: dict[int, BufferFootprint], rates: dict[int, float],
+                   weights: dict[int, float] | None = None) -> float:
     """Distinct sectors the kernel touches between two reads of one sector of ``buffer``, its
     reads spread evenly over the launch: while the buffer's footprint comes round once, every
-    other buffer moves its own rate's worth (at most its footprint)."""
+    other buffer moves its own rate's worth (at most its footprint). ``weights``: per buffer,
+    the L2 room one of its sectors takes against a sector every SM reads (1, the default)."""
     own = footprints[buffer]
     rate = rates.get(buffer, 0.0)
+    w = weights or {}
     if rate <= 0:
-        return own.sectors
+        return own.sectors * w.get(buffer, 1.0)
     period = own.sectors / rate                        # blocks' worth of time to read it all once
-    return sum(min(f.sectors, rates.get(b, 0.0) * period) if b != buffer else f.sectors
+    return sum(w.get(b, 1.0) * (min(f.sectors, rates.get(b, 0.0) * period) if b != buffer else f.sectors)
                for b, f in footprints.items())

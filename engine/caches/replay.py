@@ -1,5 +1,12 @@
 """The compiled replay of the sampled requests through L1 (per block) and L2 (the GPU's), in
-issue order: set-associative, sectored, LRU (see :mod:`engine.caches`)."""
+issue order: set-associative, sectored, a pseudo-random victim (see :mod:`engine.caches`).
+
+The replay runs a few blocks; the GPU runs a wave of them at once, each allocating lines of its
+own in the same L2. A block that reads a line again it touched itself is charged for that: the
+lines it allocated in between, times ``concurrency`` (how many blocks' private traffic that
+stands for), are the lines L2 allocated meanwhile, and with a random victim a line survives each
+allocation with probability 1 - 1/capacity, so exp(-allocations / capacity) overall
+(``out_lost``: per request, the expected sectors of its L2 hits that would have missed)."""
 
 from __future__ import annotations
 
@@ -36,11 +43,14 @@ def _store_lookup_hits(l1_tag: Any, l1_valid: Any, blk: Any, line: Any, want: An
 def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any, entry_start: Any, entry_line: Any,
                     entry_sectors: Any, entry_bytes: Any, n_blocks: Any, l1_sets: Any, l1_ways: Any, l2_sets: Any,
                     l2_ways: Any, fetch_pairs: Any, out_l1: Any, out_l2: Any, out_cold: Any, out_again: Any,
-                    out_cold_bytes: Any, out_again_bytes: Any) -> None:   # pragma: no cover
+                    out_cold_bytes: Any, out_again_bytes: Any, concurrency: Any,
+                    out_lost: Any) -> None:   # pragma: no cover
     """Replays the requests in ``req_order`` (L2 emptied before position ``flush_at``); per request
     the sectors L1 and L2 served (for a store: the sectors L1 held, which it updates), the DRAM
     sectors read for data the replay never saw before (cold) and for data it saw and lost
-    (again), with the DRAM bytes of each."""
+    (again), with the DRAM bytes of each; with ``concurrency`` > 0, ``out_lost`` (float per
+    request) gets the expected sectors of each request's L2 hits on lines its own block touched
+    last that the GPU's other blocks would have evicted meanwhile."""
     l1_tag = np.full((n_blocks, l1_sets, l1_ways), -1, dtype=np.int64)
     l1_valid = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.uint8)
     l1_age = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.int64)
@@ -50,6 +60,14 @@ def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any
     l2_age = np.zeros((l2_sets, l2_ways), dtype=np.int64)
     seen = dict()
     seen[np.int64(-1)] = np.uint8(0)
+    # per block, the L2 lines it has allocated so far; per line, the block that touched it last
+    # and that block's count then
+    allocated = np.zeros(n_blocks, dtype=np.int64)
+    last_block = dict()
+    last_block[np.int64(-1)] = np.int64(-1)
+    last_count = dict()
+    last_count[np.int64(-1)] = np.int64(0)
+    l2_lines = float(l2_sets * l2_ways)
     clock = 0
     for k in range(req_order.shape[0]):
         if k == flush_at:
@@ -101,6 +119,14 @@ def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any
                 if l2_tag[s2, w] == line:
                     way = w
                     break
+            lost = 0.0
+            if way < 0:
+                allocated[blk] += 1
+            elif concurrency > 0.0 and kind != 2 and last_block.get(line, np.int64(-1)) == blk:
+                gap = float(allocated[blk] - last_count[line]) * concurrency
+                lost = 1.0 - np.exp(-gap / l2_lines)
+            last_block[line] = blk
+            last_count[line] = allocated[blk]
             if way < 0:
                 # an empty way if there is one, else a pseudo-random victim: the L2 ring measured
                 # with one thread keeps hitting past its capacity (25 MB near, 50 MB with the far
@@ -130,6 +156,8 @@ def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any
                 covered = (before >> q & 1) or l2_dirty[s2, way, q] == np.uint32(0xFFFFFFFF)
                 if covered:
                     out_l2[r] += 1
+                    if lost > 0.0:
+                        out_lost[r] += lost
                 else:
                     cold = not (known >> q & 1)
                     fetched = np.uint8(1 << q)

@@ -21,6 +21,14 @@ DRAM_FETCH_BYTES = 64           # DRAM reads 64 bytes at a time: a missing secto
 L2_EFFECTIVE_SHARE = 0.5        # data shared by every SM occupies both L2 partitions (measured, see docs)
 L1_WAYS = 16
 L2_WAYS = 16
+# The L2 room a sector takes, against one that every SM reads (held in both partitions, the
+# capacity above: 1). Measured with random 4-byte accesses to buffers of 8-96 MB from every SM
+# (bench/micro/l2_kinds.cu, results h100-2026-11-28-l2-kinds-schedulers): data each SM reads
+# alone keeps hitting to about 37 MB (80 % hits at 48 MB, 56 % at 64), atomics (RED and ATOM
+# alike, resolved at the line's home slice) and stores to about 45 MB (94 % at 48 MB, 69 % at
+# 64), where lines every SM reads start missing at 24 MB. So 25 / 37 and 25 / 45 of a room.
+L2_ROOM_PRIVATE = 0.67
+L2_ROOM_WRITTEN = 0.55
 # measured (bench/micro/results/h100-2026-11-27-geometry-call{1,2}: a single thread chasing a ring
 # through L1 with no shared memory carved out): every load hits up to 208 KB, 85 % at 224 KB, 50 %
 # at 256 KB, none at 320 KB. So about 40 KB of the 256 KB array are not L1 data, misses fade in
@@ -69,6 +77,9 @@ class CacheResult:
     # gathers whose blocks read over most of their buffer (its footprint re-read at random): the
     # instructions whose DRAM fetches land at random places
     random_gathers: frozenset[int] = frozenset()
+    # per instruction, the share of its sectors on data other blocks read too (lines every SM
+    # reads reach the SMs faster: the profile's l2_shared_read_gain)
+    shared_share: dict[int, float] = field(default_factory=dict)
 
     @property
     def l2_hit_rate(self) -> float | None:
@@ -134,8 +145,9 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     row = grid[0] if grid[1] > 1 else grid[0] * grid[1]
     order, n_before = _replay_order(sample, req.block, row, config)
     result.footprints = footprints = _footprints(execution, grid, req, gathers)
+    rooms = _l2_rooms(req, footprints, sample.grid_blocks)
     out = _replay(sample, log, req, order, _flush_at(n_before, row, footprints, sample.grid_blocks, config),
-                  config)
+                  config, _concurrency(footprints, rooms, sample.grid_blocks, config))
     chosen = np.array(sample.measured, dtype=bool)[req.block]
     n_measured = int(np.array(sample.measured, dtype=bool).sum())
     request_buffer = np.full(len(req.instr), -1, dtype=np.int64)
@@ -146,12 +158,13 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
             int(i) for i in np.unique(req.instr[np.isin(request_buffer, random_buffers)]) if int(i) in gathers)
     plane = grid[0] * grid[1] if grid[2] > 1 else grid[0] if grid[1] > 1 else 1
     rates = _read_rates(req, chosen, request_buffer, footprints, n_measured)
-    keep, rehit = _kept_first_touches(req, out, footprints, chosen, request_buffer, rates, n_measured,
+    keep, rehit = _kept_first_touches(req, out, footprints, chosen, request_buffer, rates, rooms, n_measured,
                                       sample.grid_blocks, plane, config)
     l2, dram, dram_bytes = _levels(req, out, keep, rehit, footprints, chosen, request_buffer, n_measured,
                                    sample.grid_blocks)
     sectors = np.bincount(req.owner, weights=_popcount4(log["entry_sectors"]), minlength=len(req.instr))
     _per_instruction(result, req, chosen, sectors, out["l1"], dram, dram_bytes)
+    result.shared_share = _shared_shares(req, chosen, sectors, request_buffer, footprints, sample.grid_blocks)
     result.measured_blocks = n_measured
     result.dram_read_bytes = float(dram_bytes[chosen].sum())
     loads_l1 = chosen & (req.kind == LOAD_CACHED)
@@ -164,7 +177,7 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     if stored.any():
         result.dirty_bytes, result.fill_bytes = _written_back(
             execution, grid, log, req, stored, n_measured, sample.grid_blocks,
-            _RandomRewrites(footprints, rates, request_buffer, gathers, config.l2_bytes))
+            _RandomRewrites(footprints, rates, request_buffer, gathers, config.l2_bytes, rooms))
     return result
 
 
@@ -246,25 +259,69 @@ def _flush_at(n_before: int, row: int, footprints: dict[int, BufferFootprint], g
     return -1
 
 
+def _private_share(footprint: BufferFootprint, grid_blocks: int) -> float:
+    """The share of a block's sectors of a buffer that no other block reads: the grid's footprint
+    over the blocks' summed sets (a row softmax's rows: 1; a GEMM's panels, read by a row and a
+    column of blocks: little)."""
+    if footprint.per_block <= 0:
+        return 0.0
+    return min(1.0, footprint.sectors / (max(grid_blocks, 1) * footprint.per_block))
+
+
+def _l2_rooms(req: _Requests, footprints: dict[int, BufferFootprint], grid_blocks: int) -> dict[int, float]:
+    """Per buffer, the L2 room one of its sectors takes against one every SM reads: a buffer
+    only atomics touch is held once (L2_ROOM_WRITTEN); a read one by its share of data one SM
+    reads alone (L2_ROOM_PRIVATE) and of data others read too (1)."""
+    atomic_only = {int(b) for b in np.unique(req.buffers[req.reads]).tolist()
+                   if not np.isin(req.kind[req.owner[req.buffers == b]], (LOAD_CACHED, LOAD_UNCACHED)).any()}
+    rooms = {}
+    for b, fp in footprints.items():
+        if b in atomic_only:
+            rooms[b] = L2_ROOM_WRITTEN
+        else:
+            private = _private_share(fp, grid_blocks)
+            rooms[b] = private * L2_ROOM_PRIVATE + (1.0 - private)
+    return rooms
+
+
+def _concurrency(footprints: dict[int, BufferFootprint], rooms: dict[int, float], grid_blocks: int,
+                 config: CacheConfig) -> float:
+    """How many blocks' worth of L2 room is taken while one block allocates a line: the blocks
+    the GPU runs at once, the others counted by the share of a block's data no other block reads
+    (:func:`_private_share`), each line by the room its data takes (:func:`_l2_rooms`). 0:
+    nothing runs beside it."""
+    at_once = min(config.wave_blocks, grid_blocks)
+    per_block = sum(f.per_block for f in footprints.values())
+    if at_once <= 1 or per_block <= 0:
+        return 0.0
+    private = min(1.0, sum(f.sectors for f in footprints.values()) / (grid_blocks * per_block))
+    room = sum(rooms.get(b, 1.0) * f.per_block for b, f in footprints.items()) / per_block
+    return (1.0 + (at_once - 1) * private) * room
+
+
 def _replay(sample: Any, log: dict[str, np.ndarray], req: _Requests, order: np.ndarray, flush_at: int,
-            config: CacheConfig) -> dict[str, np.ndarray]:
+            config: CacheConfig, concurrency: float) -> dict[str, np.ndarray]:
     """Per request, the sectors L1 and L2 served and the DRAM sectors and bytes of first touches
-    (cold) and of data read again after an eviction (again), from the compiled replay."""
+    (cold) and of data read again after an eviction (again), from the compiled replay; and the
+    expected sectors of its L2 hits on its own block's lines that the blocks running beside it
+    would have evicted (lost)."""
     l1_lines = config.l1_bytes_per_block // LINE
     l1_sets = max(0, l1_lines // config.l1_ways)
     l2_sets = max(1, config.l2_bytes // LINE // config.l2_ways)
     n_req = len(req.instr)
     out = {k: np.zeros(n_req, dtype=np.int64) for k in ("l1", "l2", "cold", "again", "cold_b", "again_b")}
+    out["lost"] = np.zeros(n_req, dtype=np.float64)
     replay_requests(req.block, req.kind, order, flush_at, req.starts, req.lines, log["entry_sectors"],
                     log["entry_bytes"], sample.blocks, l1_sets, config.l1_ways, l2_sets, config.l2_ways,
                     req.fetch_pairs, out["l1"], out["l2"], out["cold"], out["again"],
-                    out["cold_b"], out["again_b"])
+                    out["cold_b"], out["again_b"], concurrency, out["lost"])
     return out
 
 
 def _kept_first_touches(req: _Requests, out: dict[str, np.ndarray], footprints: dict[int, BufferFootprint],
                         chosen: np.ndarray, request_buffer: np.ndarray, rates: dict[int, float],
-                        n_measured: int, grid_blocks: int, plane: int, config: CacheConfig
+                        rooms: dict[int, float], n_measured: int, grid_blocks: int, plane: int,
+                        config: CacheConfig
                         ) -> tuple[np.ndarray, np.ndarray]:
     """Per request, the share of its first touches (cold misses) that still go to DRAM over the
     grid (cold misses beyond what the grid's footprint allows are data earlier blocks brought in),
@@ -289,10 +346,10 @@ def _kept_first_touches(req: _Requests, out: dict[str, np.ndarray], footprints: 
         # touches while the buffer comes round again fits (reuse_distance)
         compulsory = min(1.0, fp.sectors * n_measured / max(grid_blocks, 1) / cold)
         if fp.scattered:
-            distance = reuse_distance(b, footprints, rates)
+            distance = reuse_distance(b, footprints, rates, rooms)
         else:
             # re-read from a neighbour the sample did not run: the one a plane (or row) before
-            distance = plane * sum(f.sectors for f in footprints.values()) / max(grid_blocks, 1)
+            distance = plane * sum(rooms.get(c, 1.0) * f.sectors for c, f in footprints.items()) / max(grid_blocks, 1)
         kept = min(1.0, config.l2_bytes / max(SECTOR * distance, 1.0))
         keep[request_buffer == b] = compulsory + (1.0 - compulsory) * (1.0 - kept)
         if fp.scattered and kept < 1.0:
@@ -331,8 +388,10 @@ def _levels(req: _Requests, out: dict[str, np.ndarray], keep: np.ndarray, rehit:
             n_measured: int, grid_blocks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per request, the sectors L2 and DRAM serve over the grid and the DRAM bytes."""
     cold_kept = out["cold"] * keep
-    # L2 hits of the replay that miss over the launch fetch as the request's first touches did
-    missed = out["l2"] * (1.0 - rehit)
+    # L2 hits of the replay that miss over the launch fetch as the request's first touches did:
+    # re-reads of lines other blocks read (a gather's table), and of the block's own lines that
+    # the blocks beside it push out meanwhile
+    missed = np.minimum(out["l2"] * (1.0 - rehit) + out["lost"], out["l2"])
     per_sector = np.divide(out["cold_b"], out["cold"], out=np.full(len(keep), float(SECTOR)),
                            where=out["cold"] > 0)
     dram = cold_kept + out["again"] + missed
@@ -354,6 +413,22 @@ def _levels(req: _Requests, out: dict[str, np.ndarray], keep: np.ndarray, rehit:
         dram_bytes[sel] += l2[sel] * fraction * float(SECTOR)
         l2[sel] -= l2[sel] * fraction
     return l2, dram, dram_bytes
+
+
+def _shared_shares(req: _Requests, chosen: np.ndarray, sectors: np.ndarray, request_buffer: np.ndarray,
+                   footprints: dict[int, BufferFootprint], grid_blocks: int) -> dict[int, float]:
+    """Per instruction, the share of its measured sectors on data other blocks read too (one
+    minus its buffer's :func:`_private_share`)."""
+    shared_of = np.zeros(len(req.instr), dtype=np.float64)
+    for b, fp in footprints.items():
+        shared_of[request_buffer == b] = 1.0 - _private_share(fp, grid_blocks)
+    out: dict[int, float] = {}
+    for index in np.unique(req.instr[chosen]).tolist():
+        sel = chosen & (req.instr == index)
+        total = float(sectors[sel].sum())
+        if total > 0:
+            out[index] = float((shared_of[sel] * sectors[sel]).sum()) / total
+    return out
 
 
 def _per_instruction(result: CacheResult, req: _Requests, chosen: np.ndarray, sectors: np.ndarray,
@@ -383,6 +458,7 @@ class _RandomRewrites:
     request_buffer: np.ndarray
     gathers: frozenset[int]
     l2_bytes: int
+    rooms: dict[int, float] = field(default_factory=dict)
 
 
 def _written_back(execution: Execution, grid: tuple[int, int, int], log: dict[str, np.ndarray],
@@ -432,7 +508,9 @@ def _kept_in_l2(buffer: int, written_sectors: float, write_rate: float, rewrites
     footprints[buffer] = BufferFootprint(buffer, 0.0, (1.0, 1.0, 1.0), 0.0, 0.0,
                                          max(written_sectors, own.sectors if own else 0.0), True)
     rates[buffer] = rates.get(buffer, 0.0) + write_rate
-    distance = reuse_distance(buffer, footprints, rates)
+    rooms = dict(rewrites.rooms)
+    rooms[buffer] = L2_ROOM_WRITTEN if buffer not in rooms else min(rooms[buffer], 1.0)
+    distance = reuse_distance(buffer, footprints, rates, rooms)
     return min(1.0, rewrites.l2_bytes / max(SECTOR * distance, 1.0))
 
 
@@ -502,6 +580,10 @@ class SimulatedLevels:
 
     caches: CacheResult
     traffic: LaunchTraffic
+
+    def shared_share(self, index: int) -> float:
+        """The share of the instruction's sectors on data other blocks read too."""
+        return self.caches.shared_share.get(index, 0.0)
 
     def shares(self, index: int) -> tuple[float, float, float] | None:
         c = self.caches
@@ -599,7 +681,8 @@ def shared_l1_gain(group: Execution, config: CacheConfig) -> dict[int, float]:
         out = {k: np.zeros(len(req.instr), dtype=np.int64) for k in ("l1", "l2", "cold", "again", "cb", "ab")}
         replay_requests(block_of, req.kind, order, -1, req.starts, req.lines, log["entry_sectors"],
                         log["entry_bytes"], n_l1, sets, config.l1_ways, 1, config.l2_ways, req.fetch_pairs,
-                        out["l1"], out["l2"], out["cold"], out["again"], out["cb"], out["ab"])
+                        out["l1"], out["l2"], out["cold"], out["again"], out["cb"], out["ab"],
+                        0.0, np.zeros(len(req.instr), dtype=np.float64))
         return out["l1"]
 
     private = l1_hits(req.block, blocks, config.l1_bytes_per_block)

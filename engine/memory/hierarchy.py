@@ -254,6 +254,12 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
     l2_lam = _rate(memory, "l2_lam", dram_lam)
     l1_lam = _rate(memory, "l1_lam", _rate(memory, "shared_lam", 1.0))
     share = min(max(sm.active_sm_share, 0.0), 1.0)
+    sim = simulated(access, sm)
+    gain = float(memory.get("l2_shared_read_gain", 1.0) or 1.0)
+    if sim is not None and access.kind == AccessKind.LOAD and gain > 1.0:
+        # lines every SM reads are held in both L2 partitions and reach each SM from the near
+        # one: l2_lam is the rate of lines one SM reads alone (half of them across the partitions)
+        l2_lam = l2_lam / (1.0 + (gain - 1.0) * sim.shared_share(access.index))
     # Fewer busy SMs share the GPU-wide levels, so each gets more of them; one SM's own path
     # caps that: DRAM no faster than L2 streams to every SM at once, L2 no faster than L1.
     l2_lam_sm = max(l2_lam * share, l1_lam)
@@ -270,7 +276,6 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
     elif access.kind != AccessKind.LOAD:
         # writes and atomics reach L2 a line at a time, however few of its bytes they change
         through_l2 = max(through_l2, lines * l2_lam_sm)
-    sim = simulated(access, sm)
     factor = dram_fetch_factor(access, sm)
     moved = sectors * factor * shares.dram * SECTOR          # DRAM bytes of one request
     dram = moved / LINE * dram_lam_sm * scattered_rate_factor(access, factor, profile, sim)

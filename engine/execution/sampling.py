@@ -15,10 +15,11 @@ budget of lane-instructions and states what it stands for:
   read (a stencil's halo, a GEMM's shared panel) when that row's data still fits.
 * **spread blocks**: a few blocks evenly over the whole grid that only contribute their paths:
   loops whose trip counts or branches depend on the block index are averaged over the grid, not
-  over the window. They are placed evenly in every dimension at once (the k-th of n at (k + 1/2)
-  / n along x, at the base-2 and base-3 radical inverses of k along y and z): evenly spaced
-  linear numbers would put them all in a few columns of a 2-D grid (x = 0 and the last x for a
-  grid of an even number of rows), where a triangular loop is at its shortest and longest.
+  over the window. The first and the last block of the grid (whose addresses bound what the grid
+  reaches), the others evenly in every dimension at once (the k-th of n at (k + 1/2) / n along x,
+  at the base-2 and base-3 radical inverses of k along y and z): evenly spaced linear numbers
+  would put them all in a few columns of a 2-D grid (x = 0 and the last x for a grid of an even
+  number of rows), where a triangular loop is at its shortest and longest.
 
 A grid small enough is executed whole: then every block is measured and nothing is extrapolated.
 """
@@ -122,7 +123,10 @@ def choose_blocks(grid: tuple[int, int, int], max_blocks: int) -> Sample:
     # row shorter than the window: the row above its first blocks)
     before = [b - row for b in window if b - row not in inside] if use_before else []
     taken = set(window) | set(before)
-    spread = [b for b in dict.fromkeys(_spread_blocks(grid, spread_n)) if b not in taken]
+    # the grid's first and last blocks (the span of addresses the grid reaches), the others evenly
+    # over every dimension
+    ends = [0, total - 1] if spread_n >= 2 else []
+    spread = [b for b in dict.fromkeys(ends + _spread_blocks(grid, spread_n - len(ends))) if b not in taken]
     half = window_n // 2
     linear = tuple(before + window + spread)
     role = (BEFORE,) * len(before) + (WINDOW,) * len(window) + (SPREAD,) * len(spread)

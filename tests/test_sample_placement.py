@@ -48,3 +48,12 @@ def test_spread_blocks_stand_for_the_grid_where_work_follows_the_place() -> None
     rng = np.random.default_rng(1)
     noisy = rng.normal(100.0, 20.0, 16)
     assert (grid_weights(_execution(roles, 4096), noisy) == 1).all()
+
+
+def test_the_grids_first_and_last_blocks_do_not_tilt_the_mix() -> None:
+    # a 1-D grid's last block is often partial: its little work is no sign of work by place
+    roles = ["window"] * 12 + ["end"] * 2 + ["spread"] * 4
+    totals = np.concatenate([np.full(12, 100.0), [100.0, 7.0], np.full(4, 100.0)])
+    assert (grid_weights(_execution(roles, 4096), totals) == 1).all()
+    sample = choose_blocks((4096, 1, 1), 64)
+    assert [c[0] for c, r in zip(sample.ctaid, sample.role, strict=True) if r == "end"] == [0, 4095]

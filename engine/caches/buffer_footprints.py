@@ -60,7 +60,7 @@ def grid_footprint(execution: Execution, grid: tuple[int, int, int], buffer: int
     sets = _sector_sets(lines, masks, blocks)
     if not sets:
         return BufferFootprint(buffer, 0.0, (1.0, 1.0, 1.0), 0.0, 0.0, 0.0)
-    by_linear = {sample.linear[b]: b for b in sets if sample.role[b] != "spread"}
+    by_linear = {sample.linear[b]: b for b in sets if sample.role[b] not in ("spread", "end")}
     gx = grid[0]
     row = grid[0] if grid[1] > 1 else grid[0] * grid[1]
     rows = grid[1] * grid[2] if grid[1] > 1 else grid[2]

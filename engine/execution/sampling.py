@@ -33,6 +33,7 @@ import numpy as np
 WINDOW = "window"
 BEFORE = "before"
 SPREAD = "spread"
+END = "end"                # the grid's first and last blocks: the span its addresses reach
 GROUP = "sm group"
 SPREAD_BLOCKS = 8          # blocks spread over the grid for the paths
 
@@ -61,7 +62,7 @@ class Sample:
         window = sum(r == WINDOW for r in self.role)
         measured = sum(self.measured)
         before = sum(r == BEFORE for r in self.role)
-        spread = sum(r == SPREAD for r in self.role)
+        spread = sum(r in (SPREAD, END) for r in self.role)
         parts = [f"{window} consecutive blocks from the middle of the grid ({measured} measured after "
                  f"{window - measured} that warm the caches)"]
         if before:
@@ -125,12 +126,13 @@ def choose_blocks(grid: tuple[int, int, int], max_blocks: int) -> Sample:
     taken = set(window) | set(before)
     # the grid's first and last blocks (the span of addresses the grid reaches), the others evenly
     # over every dimension
-    ends = [0, total - 1] if spread_n >= 2 else []
-    spread = [b for b in dict.fromkeys(ends + _spread_blocks(grid, spread_n - len(ends))) if b not in taken]
+    ends = [b for b in ([0, total - 1] if spread_n >= 2 else []) if b not in taken]
+    spread = [b for b in dict.fromkeys(_spread_blocks(grid, spread_n - 2 if spread_n >= 2 else spread_n))
+              if b not in taken and b not in ends]
     half = window_n // 2
-    linear = tuple(before + window + spread)
-    role = (BEFORE,) * len(before) + (WINDOW,) * len(window) + (SPREAD,) * len(spread)
-    measured = (False,) * len(before) + tuple(k >= half for k in range(len(window))) + (False,) * len(spread)
+    linear = tuple(before + window + ends + spread)
+    role = (BEFORE,) * len(before) + (WINDOW,) * len(window) + (END,) * len(ends) + (SPREAD,) * len(spread)
+    measured = (False,) * len(before) + tuple(k >= half for k in range(len(window))) + (False,) * (len(ends) + len(spread))
     return Sample(linear, tuple(_ctaid(b, grid) for b in linear), role, measured, total, False)
 
 

@@ -154,8 +154,10 @@ def grid_weights(execution: Any, totals: np.ndarray) -> np.ndarray:
     ones = np.ones(len(totals), dtype=np.float64)
     if sample is None or sample.whole or len(sample.role) != len(totals):
         return ones
+    # the grid's first and last blocks (kept for the span of addresses) are its extremes, not
+    # a draw of it: they count as one block each and stay out of the comparison
     spread = np.array([r == "spread" for r in sample.role], dtype=bool)
-    cluster = ~spread
+    cluster = np.array([r in ("window", "before") for r in sample.role], dtype=bool)
     if spread.sum() < 2 or cluster.sum() < 2:
         return ones
     mean_c, mean_s = float(totals[cluster].mean()), float(totals[spread].mean())
@@ -163,7 +165,7 @@ def grid_weights(execution: Any, totals: np.ndarray) -> np.ndarray:
     if abs(mean_s - mean_c) <= max(POSITIONAL_SHARE * mean_c, error):
         return ones
     weights = ones.copy()
-    weights[spread] = max(1.0, (sample.grid_blocks - cluster.sum()) / spread.sum())
+    weights[spread] = max(1.0, (sample.grid_blocks - len(totals) + spread.sum()) / spread.sum())
     return weights
 
 

@@ -111,13 +111,6 @@ REGISTRY: tuple[Mechanism, ...] = (
               "SASS instructions (fixed-latency results, which the hardware does not interlock: dependent "
               "arithmetic, a predicate before its branch, a barrier) before it issues its next one; without: "
               "one cycle, the fixed-latency waits coming only from the producers' Λ", requires=("sass",)),
-    Mechanism("scheduler_binding",
-              "each warp issues from one of the SM's schedulers, one SASS instruction a cycle each: a block's "
-              "warps on consecutive schedulers, the k-th block on the SM starting k * (W mod 4) further on (one "
-              "further when W is a multiple of 4; measured, bench/micro/warp_schedulers.cu). Where a block's warps "
-              "do unequal work the schedulers holding the busy ones set the time while the others idle (64-thread "
-              "blocks with one busy warp use two of four); without: any scheduler issues any warp, up to the "
-              "SM-wide issue limit"),
     Mechanism("loaded_dram_latency",
               "a load that goes to DRAM waits what was measured at the share of peak DRAM bandwidth the launch "
               "draws (the profile's [pipeline.dram_loaded] curve), solved with the simulated time: a busier "

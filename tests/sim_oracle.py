@@ -73,12 +73,6 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
     programs = [expand_slots(p, deps) for p in d.paths]
     il = d.issue_limit
     sub_free = [Fraction(0)] * len(d.subsystems)
-    # each scheduler: one SASS instruction a cycle (bound only where the slots fit a mask word)
-    nsched = d.schedulers if gamma * wpb <= 64 else 0
-    sched_free = [Fraction(0)] * max(nsched, 1)
-
-    def sched(k: int) -> int:
-        return d.scheduler_of(k // wpb, k % wpb)
     slots: list[_Warp | None] = [None] * (gamma * wpb)
     age = list(range(gamma))           # block slots, oldest first
     queue = list(range(gamma))         # block slots waiting for a block
@@ -153,13 +147,9 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
                 u = ins[i].unit
                 if sub_free[u] > t:
                     continue
-                if nsched and sched_free[sched(s)] > t:
-                    continue
                 # issue
                 count += 1
                 sub_free[u] = t + ins[i].lam
-                if nsched:
-                    sched_free[sched(s)] = t + Fraction(max(1, round(float(ins[i].slots) * 4)), 4)
                 complete = t + ins[i].Lam
                 end = max(end, complete)
                 issues[w.gid].append((i, t))
@@ -208,12 +198,10 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
             # next events
             full = il is not None and count >= il
             again = False
-            for k, w in enumerate(slots):
+            for w in slots:
                 if w is None or w.done or w.at_barrier:
                     continue
                 e = max(w.earliest(), sub_free[ins[w.program[w.pc][0]].unit])
-                if nsched:
-                    e = max(e, sched_free[sched(k)])
                 if full and e < cycle + 1:
                     e = Fraction(cycle + 1)
                 if e <= t:

@@ -57,7 +57,7 @@ def kernels(draw: st.DrawFn) -> tuple[KernelDescription, str]:
         block_launch_overhead=draw(st.sampled_from([Fraction(0), Fraction(1), Fraction(5, 2)])),
         warp_launch_overhead=draw(st.sampled_from([Fraction(0), Fraction(1, 2)])),
         block_launch_interval=draw(st.sampled_from([Fraction(0), Fraction(0), Fraction(3), Fraction(7, 2)])),
-        extra_slots=extra, schedulers=draw(st.sampled_from([0, 0, 1, 2, 4])))
+        extra_slots=extra)
     return d, draw(st.sampled_from(["lrr", "gto"]))
 
 

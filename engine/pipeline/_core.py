@@ -82,8 +82,8 @@ DONE = 3
 
 # parameter vector layout
 P_BLOCKS, P_WPB, P_GAMMA, P_IL, P_TICKS, P_GAP, P_BOVH, P_WOVH, P_POLICY, P_BUDGET, \
-    P_RECORD, P_NSUB, P_MAXDEPTH, P_NDONE, P_BINT, P_SCHED = range(16)
-N_PARAMS = 16
+    P_RECORD, P_NSUB, P_MAXDEPTH, P_NDONE, P_BINT = range(15)
+N_PARAMS = 15
 
 # the run's counters (one int64 vector): the summary the caller reads (the first N_SUMMARY), then
 # the state the stages share between ticks
@@ -185,9 +185,8 @@ class WorkArrays(NamedTuple):
     """Work memory the caller allocates (so the core needs no reference counting): the slot
     fields (``N_FIELDS`` rows of ``64 * words``), the loop-counter stacks, the completion ticks
     (``P_NDONE`` per slot), ``(4 + nsub) * words`` mask words (elig, a scratch word per slot
-    word, the stall-cause bits, then one slot mask per subsystem), the block rows, and four rows
-    of ``units``: the subsystems' free ticks, the schedulers' free ticks, each scheduler's slots
-    as a mask word and each slot's scheduler (binding, which needs the slots in one word)."""
+    word, the stall-cause bits, then one slot mask per subsystem), the block rows and the
+    subsystems' free ticks."""
 
     slots: np.ndarray
     stack: np.ndarray
@@ -220,7 +219,6 @@ class _Config(NamedTuple):
     tr_cap: int
     st_cap: int
     tickf: float  # the trace is written in cycles straight into the caller's tables
-    nsched: int   # warp schedulers the slots are bound to (KernelDescription.scheduler_of); 0: none
 
 
 class _Slots(NamedTuple):
@@ -256,9 +254,6 @@ class _Masks(NamedTuple):
     undecided: np.ndarray
     unit_mask: np.ndarray
     sub_free: np.ndarray
-    sched_free: np.ndarray
-    sched_slots: np.ndarray   # per scheduler, its slots as a mask word (binding needs one word)
-    slot_sched: np.ndarray    # per slot, its scheduler
 
 
 class _Blocks(NamedTuple):
@@ -342,16 +337,15 @@ def _units_mask(unit_mask, nw, fm, wd):
 
 
 @njit(**_STAGE)
-def _first(lo, hi, mk, nw, fm, sa, skip):
-    """First slot in [lo, hi) that is eligible, whose subsystem is in ``fm`` (free subsystems
-    as bits) and whose scheduler is free (``sa``: their slots in a mask word), leaving out slot
-    ``skip``; -1 if none."""
+def _first(lo, hi, mk, nw, fm, skip):
+    """First slot in [lo, hi) that is eligible and whose subsystem is in ``fm`` (free subsystems
+    as bits), leaving out slot ``skip``; -1 if none."""
     if lo >= hi:
         return -1
     w0 = lo >> 6
     w1 = (hi - 1) >> 6
     for wd in range(w0, w1 + 1):
-        c = _units_mask(mk.unit_mask, nw, fm, wd) & mk.elig[wd] & sa
+        c = _units_mask(mk.unit_mask, nw, fm, wd) & mk.elig[wd]
         if wd == w0:
             c &= -(np.int64(1) << (lo & 63))  # bits >= lo
         if wd == w1:
@@ -505,7 +499,7 @@ def _wake(sl, mk, cfg, run, t, fm):
 
 
 @njit(**_STAGE)
-def _pick_gto(cfg, mk, bk, fm, sa, greedy, k, gpos):
+def _pick_gto(cfg, mk, bk, fm, greedy, k, gpos):
     """GTO's next slot of this round: the greedy warp, then blocks oldest first. ``k`` (0: the
     greedy warp, then 1 + index into the age order) and ``gpos`` (next slot to look at in the
     current block) carry the round's position; returns (slot or -1, k, gpos)."""
@@ -521,7 +515,7 @@ def _pick_gto(cfg, mk, bk, fm, sa, greedy, k, gpos):
             k = 1
             gpos = bk.order_copy[0] * wpb
             if greedy >= 0:
-                s = _first(greedy, greedy + 1, mk, nw, fm, sa, -1)
+                s = _first(greedy, greedy + 1, mk, nw, fm, -1)
                 if s >= 0:
                     return s, k, gpos
             continue
@@ -529,13 +523,13 @@ def _pick_gto(cfg, mk, bk, fm, sa, greedy, k, gpos):
             return -1, k, gpos
         if nw == 1:
             # no candidate anywhere: the round is over without a visit of the blocks
-            c = _units_mask(mk.unit_mask, 1, fm, 0) & mk.elig[0] & sa
+            c = _units_mask(mk.unit_mask, 1, fm, 0) & mk.elig[0]
             if greedy >= 0:
                 c &= ~(np.int64(1) << greedy)
             if c == 0:
                 return -1, k, gpos
         b = bk.order_copy[k - 1]
-        s = _first(gpos, b * wpb + wpb, mk, nw, fm, sa, greedy)
+        s = _first(gpos, b * wpb + wpb, mk, nw, fm, greedy)
         if s >= 0:
             return s, k, s + 1
         k += 1
@@ -544,18 +538,18 @@ def _pick_gto(cfg, mk, bk, fm, sa, greedy, k, gpos):
 
 
 @njit(**_STAGE)
-def _pick_lrr(cfg, mk, fm, sa, rr):
+def _pick_lrr(cfg, mk, fm, rr):
     """LRR's next slot: the first eligible one circularly from ``rr`` (-1: none)."""
     if cfg.nw == 1:
         # up to 64 slots (every GPU's case): the circular search is two bit operations
-        c = _units_mask(mk.unit_mask, 1, fm, 0) & mk.elig[0] & sa
+        c = _units_mask(mk.unit_mask, 1, fm, 0) & mk.elig[0]
         if c == 0:
             return -1
         c_hi = c & -(np.int64(1) << rr)  # slots from rr on
         return trailing_zeros(c_hi) if c_hi != 0 else trailing_zeros(c)
-    s = _first(rr, cfg.nslots, mk, cfg.nw, fm, sa, -1)
+    s = _first(rr, cfg.nslots, mk, cfg.nw, fm, -1)
     if s < 0:
-        s = _first(0, rr, mk, cfg.nw, fm, sa, -1)
+        s = _first(0, rr, mk, cfg.nw, fm, -1)
     return s
 
 
@@ -727,7 +721,7 @@ def _issue(kern, sl, mk, bk, buf, tot, work, cfg, run, s, t):
 
 
 @njit(**_STAGE)
-def _issue_round(kern, sl, mk, bk, buf, tot, work, cfg, run, t, fm, sa, cnt, rr, greedy):
+def _issue_round(kern, sl, mk, bk, buf, tot, work, cfg, run, t, fm, cnt, rr, greedy):
     """Stage 3: pick and issue, in policy order, until no free subsystem has an eligible slot or
     the cycle's issue slots are used. LRR's rounds at one tick are merged (see the module
     docstring); one ends early only to launch a retired block's successor first. Returns
@@ -738,13 +732,13 @@ def _issue_round(kern, sl, mk, bk, buf, tot, work, cfg, run, t, fm, sa, cnt, rr,
     pass_left = nslots  # LRR: positions left in the current pass (round) after the last pick
     k = 0  # GTO: 0 = the greedy warp, then 1 + index into the age order
     gpos = 0  # GTO: next slot to look at in the current block
-    while fm != 0 and sa != 0 and not (il > 0 and cnt >= il):
+    while fm != 0 and not (il > 0 and cnt >= il):
         if cfg.gto:
-            s, k, gpos = _pick_gto(cfg, mk, bk, fm, sa, greedy, k, gpos)
+            s, k, gpos = _pick_gto(cfg, mk, bk, fm, greedy, k, gpos)
             if s < 0:
                 break
         else:
-            s = _pick_lrr(cfg, mk, fm, sa, rr)
+            s = _pick_lrr(cfg, mk, fm, rr)
             if s < 0:
                 break
             d = s - rr
@@ -763,19 +757,11 @@ def _issue_round(kern, sl, mk, bk, buf, tot, work, cfg, run, t, fm, sa, cnt, rr,
                 rr = 0
         if first_issued < 0:
             first_issued = s
-        q4 = kern.slots[sl.next[s]]
-        cnt += q4
+        cnt += kern.slots[sl.next[s]]
         u = _issue(kern, sl, mk, bk, buf, tot, work, cfg, run, s, t)
         if u < 0:
             break
         fm &= ~(np.int64(1) << u)
-        if cfg.nsched > 0:
-            # the slot's scheduler issues one SASS instruction a cycle: busy for the instruction's
-            # issue slots (quarters of a cycle), at least a tick
-            q = mk.slot_sched[s]
-            hold = (q4 * cfg.ticks) // 4
-            mk.sched_free[q] = t + (hold if hold > 0 else 1)
-            sa &= ~mk.sched_slots[q]
     return cnt, rr, first_issued
 
 
@@ -787,26 +773,15 @@ def _next_event(kern, mk, bk, cfg, run, t, cnt, cycle_end):
     il_full = cfg.il > 0 and cnt >= cfg.il
     nw = cfg.nw
     nt = run[R_NEXT_WAKE]
-    # slots whose scheduler is busy wait for it (below), whatever their subsystem
-    sa = _free_schedulers(mk, cfg, t)
     for u in range(cfg.nsub):
         any_elig = np.int64(0)
         for wd in range(nw):
-            any_elig |= mk.elig[wd] & mk.unit_mask[u * nw + wd] & sa
+            any_elig |= mk.elig[wd] & mk.unit_mask[u * nw + wd]
         if any_elig != 0:
             e = mk.sub_free[u] if mk.sub_free[u] > t else t
             if il_full and e < cycle_end:
                 e = cycle_end
             if e < nt:
-                nt = e
-    for q in range(cfg.nsched):
-        # eligible slots of a scheduler still busy with its last issue: when it frees
-        e = mk.sched_free[q]
-        if t < e < nt:
-            on_q = np.int64(0)
-            for wd in range(nw):
-                on_q |= mk.elig[wd] & mk.sched_slots[q]
-            if on_q != 0:
                 nt = e
     if run[R_NEXT_BLOCK] < cfg.n_blocks:
         for qi in range(run[R_PENDING]):
@@ -832,18 +807,6 @@ def _new_cycle(cfg, t, cycle_end, cnt):
 
 
 @njit(**_STAGE)
-def _free_schedulers(mk, cfg, t):
-    """The slots whose scheduler is free at ``t``, as a mask word (every slot without binding)."""
-    if cfg.nsched == 0:
-        return np.int64(-1)
-    sa = np.int64(0)
-    for q in range(cfg.nsched):
-        if mk.sched_free[q] <= t:
-            sa |= mk.sched_slots[q]
-    return sa
-
-
-@njit(**_STAGE)
 def _free_units(mk, cfg, t):
     """The subsystems free at ``t``, as bits."""
     fm = np.int64(0)
@@ -864,7 +827,7 @@ def _config(params, buf, work):
                    params[P_WOVH], params[P_BINT], params[P_POLICY] == 1, params[P_BUDGET],
                    params[P_RECORD] != 0, nsub, params[P_NDONE], nslots, (nslots + 63) >> 6,
                    np.int64(-1) if nsub >= 64 else (np.int64(1) << nsub) - 1,
-                   buf.warp.shape[0], buf.st_warp.shape[0], float(params[P_TICKS]), params[P_SCHED])
+                   buf.warp.shape[0], buf.st_warp.shape[0], float(params[P_TICKS]))
 
 
 @njit(**_STAGE)
@@ -875,8 +838,7 @@ def _views(work, nw):
                 ss[F_READY], ss[F_DCAUSE], ss[F_GAP], ss[F_WAKE], ss[F_LASTC], ss[F_BSLOT], ss[F_SLOT],
                 ss[F_HOLD])
     m = work.masks
-    mk = _Masks(m[0:nw], m[nw:2 * nw], m[2 * nw:3 * nw], m[3 * nw:4 * nw], m[4 * nw:], work.units[0],
-                work.units[1], work.units[2], work.units[3])
+    mk = _Masks(m[0:nw], m[nw:2 * nw], m[2 * nw:3 * nw], m[3 * nw:4 * nw], m[4 * nw:], work.units[0])
     wb = work.blocks
     bk = _Blocks(wb[B_BLOCK], wb[B_FINISHED], wb[B_ARRIVED], wb[B_BARMAX], wb[B_LASTC], wb[B_START],
                  wb[B_ORDER], wb[B_ORDER_COPY], wb[B_QUEUE])
@@ -953,14 +915,12 @@ def simulate_core(params, kern, buf, tot, work, run, cancel):
                 break
         cycle_end, cnt = _new_cycle(cfg, t, cycle_end, cnt)
         fm = _free_units(mk, cfg, t)
-        sa = _free_schedulers(mk, cfg, t)
         if t >= run[R_NEXT_WAKE]:
             _wake(sl, mk, cfg, run, t, fm)
         run[R_ROUNDS] += 1
         if greedy >= 0 and (sl.gid[greedy] != greedy_gid or sl.state[greedy] == DONE):
             greedy = -1  # that warp is gone; its slot holds a younger one
-        cnt, rr, first_issued = _issue_round(kern, sl, mk, bk, buf, tot, work, cfg, run, t, fm, sa, cnt, rr,
-                                             greedy)
+        cnt, rr, first_issued = _issue_round(kern, sl, mk, bk, buf, tot, work, cfg, run, t, fm, cnt, rr, greedy)
         if run[R_ERROR] != ERR_NONE:
             break
         if cfg.gto and first_issued >= 0:

@@ -777,15 +777,8 @@ def _finish(analysis: KernelAnalysis, profile: Any, launch: Any, resident: int, 
         warp_path=warp_path, warps_per_block=warps_per_block, blocks=blocks, resident_blocks=resident, issue_limit=il,
         block_launch_overhead=restart, warp_launch_overhead=warp_ovh,
         block_launch_interval=launch_interval, name=analysis.function.name, notes=tuple(notes),
-        extra_slots=extra_slots, schedulers=_bound_schedulers(device),
+        extra_slots=extra_slots,
         counted_paths=counted, retry_passes=tuple(sorted((i, p[0]) for i, p in passes.items())))
-
-
-def _bound_schedulers(device: Any) -> int:
-    """The SM's warp schedulers when warps are bound to them (mechanism scheduler_binding): each
-    warp issues from the scheduler of its warp slot, one SASS instruction a cycle each; 0 without."""
-    count = int(getattr(device, "schedulers_per_sm", 0) or 0)
-    return count if enabled("scheduler_binding") and count in (1, 2, 4, 8) else 0
 
 
 def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any, resident: int,

@@ -208,25 +208,6 @@ class KernelDescription:
     # path of each of its warps; the SM's blocks take the kinds in turn, in launch order (block b
     # is kind b mod len). None: every block is ``warp_path``'s.
     block_kinds: tuple[tuple[int, ...], ...] | None = None
-    # Warp schedulers the warps are bound to (:meth:`scheduler_of`): each issues at most one SASS
-    # instruction a cycle, so warps of one scheduler take turns while another's may sit idle.
-    # 0: no binding (only the SM-wide issue limit).
-    schedulers: int = 0
-
-    def scheduler_of(self, block_slot: int, warp: int) -> int:
-        """The scheduler that issues warp ``warp`` of the block in block slot ``block_slot``.
-
-        Measured on the H100 (bench/micro/warp_schedulers.cu, results
-        h100-2026-11-28-l2-kinds-schedulers): a block's warps go to consecutive schedulers, and
-        the k-th block an SM takes starts k * (W mod S) schedulers further on (W warps per block,
-        S schedulers), one further when W is a multiple of S. So with 64-thread blocks every
-        block's warp 0 is on one of two schedulers (only warp 0 busy: 2x the time of 32-thread
-        blocks), with 128- or 256-thread blocks they take all four in turn."""
-        n = self.schedulers
-        if n <= 0:
-            return 0
-        step = self.warps_per_block % n or 1
-        return (block_slot * step + warp) % n
 
     # ---- derived figures -------------------------------------------------------------------
     @property
@@ -368,8 +349,6 @@ class KernelDescription:
                                   "(GPUs hold at most 32 blocks per SM)")
         if self.issue_limit is not None and self.issue_limit < 1:
             raise SimulationError(f"issue limit {self.issue_limit} must be a positive integer or None")
-        if not 0 <= self.schedulers <= 64:
-            raise SimulationError(f"{self.schedulers} warp schedulers: 0 (no binding) up to 64")
         if self.warp_issue_interval <= 0:
             raise SimulationError("the warp issue interval must be positive")
         if self.block_launch_overhead < 0 or self.warp_launch_overhead < 0 or self.block_launch_interval < 0:

@@ -398,7 +398,6 @@ def _params(d: KernelDescription, ticks: int, policy: str, trace: bool, budget: 
     params[_core.P_NSUB] = len(d.subsystems)
     params[_core.P_MAXDEPTH] = max_depth
     params[_core.P_NDONE] = n_done
-    params[_core.P_SCHED] = d.schedulers if _slots(d) <= 64 else 0
     return params
 
 
@@ -439,7 +438,7 @@ def _work_arrays(d: KernelDescription, max_depth: int, n_done: int) -> _core.Wor
     """The core's work memory; slot rows are padded to whole 64-bit mask words (the core scans
     them 64 at a time)."""
     gamma = max(1, min(d.resident_blocks, d.blocks))
-    nslots = _slots(d)
+    nslots = gamma * d.warps_per_block
     words = _core.words_for(nslots)
     return _core.WorkArrays(
         slots=np.zeros((_core.N_FIELDS, 64 * words), np.int64),
@@ -447,26 +446,7 @@ def _work_arrays(d: KernelDescription, max_depth: int, n_done: int) -> _core.Wor
         done=np.zeros(nslots * n_done, np.int64),
         masks=np.zeros((4 + len(d.subsystems)) * words, np.int64),
         blocks=np.zeros((_core.N_BLOCK_FIELDS, gamma + 2), np.int64),
-        units=_units(d, gamma, nslots))
-
-
-def _slots(d: KernelDescription) -> int:
-    """Warp slots the core runs: the resident blocks' warps."""
-    return max(1, min(d.resident_blocks, d.blocks)) * d.warps_per_block
-
-
-def _units(d: KernelDescription, gamma: int, nslots: int) -> np.ndarray:
-    """The core's ``units`` rows: subsystems' and schedulers' free ticks (zero), each scheduler's
-    slots as a mask word and each slot's scheduler (``d.scheduler_of``; binding only where the
-    slots fit one word, every GPU's case)."""
-    units = np.zeros((4, max(len(d.subsystems), 64, nslots)), np.int64)
-    if d.schedulers and nslots <= 64:
-        wpb = d.warps_per_block
-        for s in range(nslots):
-            q = d.scheduler_of(s // wpb, s % wpb)
-            units[3, s] = q
-            units[2, q] |= np.int64(1) << np.int64(s)
-    return units
+        units=np.zeros((1, len(d.subsystems)), np.int64))
 
 
 def _raise_error(err: int, err_block: int) -> None:

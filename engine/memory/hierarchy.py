@@ -258,8 +258,13 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
     gain = float(memory.get("l2_shared_read_gain", 1.0) or 1.0)
     if sim is not None and access.kind == AccessKind.LOAD and gain > 1.0:
         # lines every SM reads are held in both L2 partitions and reach each SM from the near
-        # one: l2_lam is the rate of lines one SM reads alone (half of them across the partitions)
-        l2_lam = l2_lam / (1.0 + (gain - 1.0) * sim.shared_share(access.index))
+        # one: l2_lam is the rate of lines one SM reads alone (half of them across the partitions).
+        # Measured with whole lines (LDG.128, cp.async); a gather of one sector per line is held
+        # by the slices' request rate, not by the path the data travels: no gain, full gain from
+        # two sectors per line on
+        per_line = (access.sectors_per_request or 0.0) / max(1.0, access.lines_per_request or 1.0)
+        streamed = min(1.0, max(0.0, per_line - 1.0))
+        l2_lam = l2_lam / (1.0 + (gain - 1.0) * sim.shared_share(access.index) * streamed)
     # Fewer busy SMs share the GPU-wide levels, so each gets more of them; one SM's own path
     # caps that: DRAM no faster than L2 streams to every SM at once, L2 no faster than L1.
     l2_lam_sm = max(l2_lam * share, l1_lam)

@@ -180,7 +180,8 @@ PIPELINE_MEMORY: dict[str, Field] = {
     "constant_divergent_cycles": RATE,      # SM cycles per distinct constant address of a warp request
     "constant_uniform_lam": RATE,           # SM cycles per LDC warp request on one address, all SMs issuing
     "texture_fetch_lam": RATE,              # SM cycles of the texture pipe per 1-D fetch warp request (L1 hits)
-    "l2_shared_read_gain": _f("num", False, 1, 16),  # L2 read rate of lines every SM reads over that of lines one SM reads
+    # L2 read rate of lines every SM reads over that of lines one SM reads alone
+    "l2_shared_read_gain": _f("num", False, 1, 16),
     "l2_dirty_bytes": _f("num", False, 0, MAX_BYTES),  # stores L2 still holds dirty when a kernel ends
     "l2_dirty_bytes_streaming": _f("num", False, 0, MAX_BYTES),  # ... beside as many other bytes read
     "source": OPT_STR,

@@ -88,12 +88,11 @@ def test_a_buffer_only_atomics_touch_takes_less_l2_room() -> None:
 
 
 def test_lines_every_sm_reads_reach_it_faster() -> None:
+    from engine.caches.simulation import CacheResult, LaunchTraffic, SimulatedLevels
     from engine.memory.access_report import AccessInfo
     from engine.memory.hierarchy import LevelShares, SmContext, level_times
     from engine.profiles import load_profile
     from engine.units import AccessKind, MemorySpace
-
-    from engine.caches.simulation import CacheResult, LaunchTraffic, SimulatedLevels
 
     def levels(shared: float) -> SimulatedLevels:
         caches = CacheResult(l1_share={0: 0.0}, l2_share={0: 1.0}, dram_share={0: 0.0},

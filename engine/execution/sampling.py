@@ -132,7 +132,8 @@ def choose_blocks(grid: tuple[int, int, int], max_blocks: int) -> Sample:
     half = window_n // 2
     linear = tuple(before + window + ends + spread)
     role = (BEFORE,) * len(before) + (WINDOW,) * len(window) + (END,) * len(ends) + (SPREAD,) * len(spread)
-    measured = (False,) * len(before) + tuple(k >= half for k in range(len(window))) + (False,) * (len(ends) + len(spread))
+    measured = ((False,) * len(before) + tuple(k >= half for k in range(len(window)))
+                + (False,) * (len(ends) + len(spread)))
     return Sample(linear, tuple(_ctaid(b, grid) for b in linear), role, measured, total, False)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from engine.caches import CacheConfig, simulate_caches
-from engine.caches.simulation import L2_ROOM_PRIVATE, L2_ROOM_WRITTEN
+from engine.caches.simulation import L2_ROOM_PRIVATE
 from engine.execution import Execution
 from engine.execution.recorder import ATOMIC, LOAD_CACHED
 from engine.execution.sampling import choose_blocks
@@ -74,17 +74,22 @@ def test_private_rows_are_not_shared_and_a_panel_every_block_reads_is() -> None:
     assert private.shared_share[0] == pytest.approx(0.0, abs=0.01)
 
 
-def test_a_buffer_only_atomics_touch_takes_less_l2_room() -> None:
+def test_data_other_blocks_read_takes_a_whole_room_and_private_data_less() -> None:
     from engine.caches.simulation import _l2_rooms, _requests
 
-    atomics = _blocks([np.arange(BASE, BASE + 64)] * 4, kinds=[np.full(64, ATOMIC)] * 4)
-    loads = _blocks([np.arange(BASE, BASE + 64)] * 4)
+    shared = _blocks([np.arange(BASE, BASE + 64)] * 4)       # every block reads the same 64 lines
     config = CacheConfig(0, 1 << 24)
-    for execution, room in ((atomics, L2_ROOM_WRITTEN), (loads, 0.25 * L2_ROOM_PRIVATE + 0.75)):
-        result = simulate_caches(execution, config)
-        rooms = _l2_rooms(_requests(execution.log, config), result.footprints, 4)
-        # the loads: every block reads the same 64 lines, a quarter of each block's share private
-        assert list(rooms.values()) == [pytest.approx(room)]
+    result = simulate_caches(shared, config)
+    # a quarter of each block's share is its own (the grid's footprint over the summed sets)
+    assert list(_l2_rooms(_requests(shared.log, config), result.footprints, 4).values()) == [pytest.approx(0.25 * L2_ROOM_PRIVATE + 0.75)]
+    private_run = _rows_read_twice(4, 64)
+    private = simulate_caches(private_run, config)
+    assert list(_l2_rooms(_requests(private_run.log, config), private.footprints, 4).values()) == [pytest.approx(L2_ROOM_PRIVATE)]
+    # atomics keep a whole room too (their write-backs are not all counted yet)
+    scatter = _blocks([np.arange(BASE + 64 * b, BASE + 64 * b + 64) for b in range(4)],
+                      kinds=[np.full(64, ATOMIC)] * 4)
+    atomics = simulate_caches(scatter, config)
+    assert list(_l2_rooms(_requests(scatter.log, config), atomics.footprints, 4).values()) == [1.0]
 
 
 def test_lines_every_sm_reads_reach_it_faster() -> None:

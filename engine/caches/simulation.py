@@ -24,11 +24,12 @@ L2_WAYS = 16
 # The L2 room a sector takes, against one that every SM reads (held in both partitions, the
 # capacity above: 1). Measured with random 4-byte accesses to buffers of 8-96 MB from every SM
 # (bench/micro/l2_kinds.cu, results h100-2026-11-28-l2-kinds-schedulers): data each SM reads
-# alone keeps hitting to about 37 MB (80 % hits at 48 MB, 56 % at 64), atomics (RED and ATOM
-# alike, resolved at the line's home slice) and stores to about 45 MB (94 % at 48 MB, 69 % at
-# 64), where lines every SM reads start missing at 24 MB. So 25 / 37 and 25 / 45 of a room.
+# alone keeps hitting to about 37 MB (80 % hits at 48 MB, 56 % at 64), where lines every SM reads
+# start missing at 24 MB: 25 / 37 of a room. (Atomics and stores keep hitting to about 45 MB,
+# but a written sector that misses costs 64 bytes read and 96-105 bytes written back there, more
+# than the write-back below counts: with their room at 25 / 45, random scatters' DRAM bytes fell
+# further below the measurement, so written data keeps a whole room until write-backs are right.)
 L2_ROOM_PRIVATE = 0.67
-L2_ROOM_WRITTEN = 0.55
 # measured (bench/micro/results/h100-2026-11-27-geometry-call{1,2}: a single thread chasing a ring
 # through L1 with no shared memory carved out): every load hits up to 208 KB, 85 % at 224 KB, 50 %
 # at 256 KB, none at 320 KB. So about 40 KB of the 256 KB array are not L1 data, misses fade in
@@ -269,18 +270,14 @@ def _private_share(footprint: BufferFootprint, grid_blocks: int) -> float:
 
 
 def _l2_rooms(req: _Requests, footprints: dict[int, BufferFootprint], grid_blocks: int) -> dict[int, float]:
-    """Per buffer, the L2 room one of its sectors takes against one every SM reads: a buffer
-    only atomics touch is held once (L2_ROOM_WRITTEN); a read one by its share of data one SM
-    reads alone (L2_ROOM_PRIVATE) and of data others read too (1)."""
-    atomic_only = {int(b) for b in np.unique(req.buffers[req.reads]).tolist()
-                   if not np.isin(req.kind[req.owner[req.buffers == b]], (LOAD_CACHED, LOAD_UNCACHED)).any()}
+    """Per buffer, the L2 room one of its sectors takes against one every SM reads: for a buffer
+    loads read, its share of data one SM reads alone takes L2_ROOM_PRIVATE, the rest (others read
+    it too) 1; a buffer only atomics touch is written data, a whole room (see L2_ROOM_PRIVATE)."""
+    loaded = set(np.unique(req.buffers[np.isin(req.kind[req.owner], (LOAD_CACHED, LOAD_UNCACHED))]).tolist())
     rooms = {}
     for b, fp in footprints.items():
-        if b in atomic_only:
-            rooms[b] = L2_ROOM_WRITTEN
-        else:
-            private = _private_share(fp, grid_blocks)
-            rooms[b] = private * L2_ROOM_PRIVATE + (1.0 - private)
+        private = _private_share(fp, grid_blocks) if b in loaded else 0.0
+        rooms[b] = private * L2_ROOM_PRIVATE + (1.0 - private)
     return rooms
 
 
@@ -509,7 +506,7 @@ def _kept_in_l2(buffer: int, written_sectors: float, write_rate: float, rewrites
                                          max(written_sectors, own.sectors if own else 0.0), True)
     rates[buffer] = rates.get(buffer, 0.0) + write_rate
     rooms = dict(rewrites.rooms)
-    rooms[buffer] = L2_ROOM_WRITTEN if buffer not in rooms else min(rooms[buffer], 1.0)
+    rooms[buffer] = 1.0                 # written data: a whole room (see L2_ROOM_PRIVATE)
     distance = reuse_distance(buffer, footprints, rates, rooms)
     return min(1.0, rewrites.l2_bytes / max(SECTOR * distance, 1.0))
 

@@ -81,10 +81,12 @@ def test_data_other_blocks_read_takes_a_whole_room_and_private_data_less() -> No
     config = CacheConfig(0, 1 << 24)
     result = simulate_caches(shared, config)
     # a quarter of each block's share is its own (the grid's footprint over the summed sets)
-    assert list(_l2_rooms(_requests(shared.log, config), result.footprints, 4).values()) == [pytest.approx(0.25 * L2_ROOM_PRIVATE + 0.75)]
+    rooms = _l2_rooms(_requests(shared.log, config), result.footprints, 4)
+    assert list(rooms.values()) == [pytest.approx(0.25 * L2_ROOM_PRIVATE + 0.75)]
     private_run = _rows_read_twice(4, 64)
     private = simulate_caches(private_run, config)
-    assert list(_l2_rooms(_requests(private_run.log, config), private.footprints, 4).values()) == [pytest.approx(L2_ROOM_PRIVATE)]
+    rooms = _l2_rooms(_requests(private_run.log, config), private.footprints, 4)
+    assert list(rooms.values()) == [pytest.approx(L2_ROOM_PRIVATE)]
     # atomics keep a whole room too (their write-backs are not all counted yet)
     scatter = _blocks([np.arange(BASE + 64 * b, BASE + 64 * b + 64) for b in range(4)],
                       kinds=[np.full(64, ATOMIC)] * 4)

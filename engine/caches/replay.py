@@ -40,6 +40,35 @@ def _store_lookup_hits(l1_tag: Any, l1_valid: Any, blk: Any, line: Any, want: An
 
 
 @njit(cache=True, nogil=True)
+def _l2_find(l2_tag: Any, s2: Any, line: Any, l2_ways: Any) -> int:   # pragma: no cover - compiled
+    """The way of set ``s2`` holding ``line``, -1 if none."""
+    for w in range(l2_ways):
+        if l2_tag[s2, w] == line:
+            return w
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _l2_allocate(l2_tag: Any, l2_valid: Any, l2_dirty: Any, s2: Any, line: Any, l2_ways: Any,
+                 clock: Any) -> int:   # pragma: no cover - compiled
+    """A way of set ``s2`` for ``line``, emptied: an empty one if there is one, else a pseudo-random
+    victim (the L2 ring measured with one thread keeps hitting past its capacity, 25 MB near and 50
+    MB with the far partition, as a cyclic sweep through an LRU cache would not)."""
+    way = -1
+    for w in range(l2_ways):
+        if l2_tag[s2, w] == -1:
+            way = w
+            break
+    if way < 0:
+        way = np.int64((np.uint64(clock + 7) * np.uint64(0xD1B54A32D192ED03)) >> np.uint64(40)) % l2_ways
+    l2_tag[s2, way] = line
+    l2_valid[s2, way] = 0
+    for q in range(4):
+        l2_dirty[s2, way, q] = 0
+    return way
+
+
+@njit(cache=True, nogil=True)
 def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any, entry_start: Any, entry_line: Any,
                     entry_sectors: Any, entry_bytes: Any, n_blocks: Any, l1_sets: Any, l1_ways: Any, l2_sets: Any,
                     l2_ways: Any, fetch_pairs: Any, out_l1: Any, out_l2: Any, out_cold: Any, out_again: Any,
@@ -114,33 +143,16 @@ def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any
             known = seen.get(line, np.uint8(0))
             seen[line] = np.uint8(known | miss)
             s2 = _hash_set(line, l2_sets)
-            way = -1
-            for w in range(l2_ways):
-                if l2_tag[s2, w] == line:
-                    way = w
-                    break
+            way = _l2_find(l2_tag, s2, line, l2_ways)
             lost = 0.0
             if way < 0:
                 allocated[blk] += 1
+                way = _l2_allocate(l2_tag, l2_valid, l2_dirty, s2, line, l2_ways, clock)
             elif concurrency > 0.0 and kind != 2 and last_block.get(line, np.int64(-1)) == blk:
                 gap = float(allocated[blk] - last_count[line]) * concurrency
                 lost = 1.0 - np.exp(-gap / l2_lines)
             last_block[line] = blk
             last_count[line] = allocated[blk]
-            if way < 0:
-                # an empty way if there is one, else a pseudo-random victim: the L2 ring measured
-                # with one thread keeps hitting past its capacity (25 MB near, 50 MB with the far
-                # partition), as a cyclic sweep through an LRU cache would not
-                for w in range(l2_ways):
-                    if l2_tag[s2, w] == -1:
-                        way = w
-                        break
-                if way < 0:
-                    way = np.int64((np.uint64(clock + 7) * np.uint64(0xD1B54A32D192ED03)) >> np.uint64(40)) % l2_ways
-                l2_tag[s2, way] = line
-                l2_valid[s2, way] = 0
-                for q in range(4):
-                    l2_dirty[s2, way, q] = 0
             l2_age[s2, way] = clock
             valid = l2_valid[s2, way]
             before = valid                           # what the line held before this request

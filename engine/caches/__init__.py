@@ -11,9 +11,15 @@ wants. :func:`simulate_caches` replays that log through
   be cached allocate; ``.cg``/``.cv``/volatile loads, stores (write-through) and atomics go to L2.
 * **L2**: one for the GPU, sectored, set-associative with LRU over hashed sets, of the profile's
   effective capacity (a line read by SMs of both L2 partitions is held twice: half the size,
-  ``L2_EFFECTIVE_SHARE``). A missing sector is read from DRAM with its 64-byte neighbour
-  (``DRAM_FETCH_BYTES``). Stores write back: a line evicted with dirty sectors writes them to
-  DRAM, after reading any sector it only partly wrote.
+  ``L2_EFFECTIVE_SHARE``), a pseudo-random victim. A missing sector is read from DRAM with its
+  64-byte neighbour (``DRAM_FETCH_BYTES``). Stores write back: a line evicted with dirty sectors
+  writes them to DRAM, after reading any sector it only partly wrote.
+* **L2 shared by a wave**: a block's re-read of a line it touched itself loses the hits the
+  blocks running beside it would have evicted meanwhile (``replay_requests``' concurrency); in
+  reuse distances data one SM reads alone takes ``L2_ROOM_PRIVATE`` of the room of data every SM
+  reads; and per instruction the share of its sectors on data other blocks read too
+  (``CacheResult.shared_share``: such lines reach the SMs faster, the profile's
+  ``l2_shared_read_gain``).
 
 The result (:class:`CacheResult`) gives, per instruction, the share of its requested sectors each
 level served and the DRAM bytes it caused, over the *measured* blocks of the sample, and the
@@ -31,6 +37,7 @@ from engine.caches.simulation import (
     L1_UNAVAILABLE_BYTES,
     L1_WAYS,
     L2_EFFECTIVE_SHARE,
+    L2_ROOM_PRIVATE,
     L2_WAYS,
     LINE,
     LOAD_CACHED,
@@ -49,7 +56,7 @@ from engine.caches.simulation import (
 
 __all__ = [
     "ATOMIC", "BUFFER_LINE_SHIFT", "DRAM_FETCH_BYTES", "L1_UNAVAILABLE_BYTES", "L1_WAYS", "L2_EFFECTIVE_SHARE",
-    "L2_WAYS", "LINE", "LOAD_CACHED", "LOAD_UNCACHED", "SECTOR", "STORE", "BufferFootprint", "CacheConfig",
-    "CacheResult", "LaunchTraffic", "SimulatedLevels", "cache_config", "grid_footprint", "launch_traffic",
-    "reuse_distance", "simulate_caches", "simulated_levels",
+    "L2_ROOM_PRIVATE", "L2_WAYS", "LINE", "LOAD_CACHED", "LOAD_UNCACHED", "SECTOR", "STORE", "BufferFootprint",
+    "CacheConfig", "CacheResult", "LaunchTraffic", "SimulatedLevels", "cache_config", "grid_footprint",
+    "launch_traffic", "reuse_distance", "simulate_caches", "simulated_levels",
 ]

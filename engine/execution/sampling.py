@@ -77,6 +77,8 @@ def _ctaid(linear: int, grid: tuple[int, int, int]) -> tuple[int, int, int]:
 
 
 def _radical_inverse(k: int, base: int) -> float:
+    """``k``'s digits in ``base`` mirrored behind the point (0, 1/2, 1/4, 3/4, ... in base 2): a
+    sequence that fills [0, 1) evenly however many of its terms are taken."""
     inverse, scale = 0.0, 1.0 / base
     while k:
         k, digit = divmod(k, base)

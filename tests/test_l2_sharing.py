@@ -75,23 +75,26 @@ def test_private_rows_are_not_shared_and_a_panel_every_block_reads_is() -> None:
 
 
 def test_data_other_blocks_read_takes_a_whole_room_and_private_data_less() -> None:
-    from engine.caches.simulation import _l2_rooms, _requests
+    from engine.caches.simulation import _l2_rooms, _private_share, _requests
+
+    def rooms_of(execution: Execution, footprints: dict) -> dict[int, float]:
+        return _l2_rooms(_requests(execution.log, config), {b: _private_share(fp, 4) for b, fp in footprints.items()})
 
     shared = _blocks([np.arange(BASE, BASE + 64)] * 4)       # every block reads the same 64 lines
     config = CacheConfig(0, 1 << 24)
     result = simulate_caches(shared, config)
     # a quarter of each block's share is its own (the grid's footprint over the summed sets)
-    rooms = _l2_rooms(_requests(shared.log, config), result.footprints, 4)
+    rooms = rooms_of(shared, result.footprints)
     assert list(rooms.values()) == [pytest.approx(0.25 * L2_ROOM_PRIVATE + 0.75)]
     private_run = _rows_read_twice(4, 64)
     private = simulate_caches(private_run, config)
-    rooms = _l2_rooms(_requests(private_run.log, config), private.footprints, 4)
+    rooms = rooms_of(private_run, private.footprints)
     assert list(rooms.values()) == [pytest.approx(L2_ROOM_PRIVATE)]
     # atomics keep a whole room too (their write-backs are not all counted yet)
     scatter = _blocks([np.arange(BASE + 64 * b, BASE + 64 * b + 64) for b in range(4)],
                       kinds=[np.full(64, ATOMIC)] * 4)
     atomics = simulate_caches(scatter, config)
-    assert list(_l2_rooms(_requests(scatter.log, config), atomics.footprints, 4).values()) == [1.0]
+    assert list(rooms_of(scatter, atomics.footprints).values()) == [1.0]
 
 
 def test_lines_every_sm_reads_reach_it_faster() -> None:

@@ -417,11 +417,10 @@ TEXTURE_KERNELS = ("tex_l1", "tex_l1_same")
 MEASURING_SMS = 132     # the lent H100 that ran l2_async_tex.cu
 
 
-def derive_texture_fetch(results: Path = TEXTURE_FETCH) -> float | None:
-    """SM cycles of the texture pipe per warp request of a 1-D fetch that hits L1
-    (``l2_async_tex.cu`` under Nsight Compute): gpc cycles x SMs / warp fetches of the
-    ``tex_l1`` and ``tex_l1_same`` launches, mean over their launches; None when absent.
-    Measured on the H100; the H200 has the same SM."""
+def _launch_cycles(results: Path) -> tuple[dict[int, float], list[dict[str, str]]] | None:
+    """A microbenchmark's Nsight Compute run: gpc__cycles_elapsed.max per launch ID (``ncu.csv``)
+    and the launches as the program listed them (``launches.csv``, the order ncu sees them); None
+    when either is absent."""
     path, listing = results / "ncu.csv", results / "launches.csv"
     if not path.exists() or not listing.exists():
         return None
@@ -430,7 +429,18 @@ def derive_texture_fetch(results: Path = TEXTURE_FETCH) -> float | None:
     for row in csv.DictReader(lines):
         if row["Metric Name"] == "gpc__cycles_elapsed.max":
             cycles[int(row["ID"])] = float(row["Metric Value"].replace(",", ""))
-    launches = list(csv.DictReader(listing.read_text(encoding="utf-8").splitlines()))
+    return cycles, list(csv.DictReader(listing.read_text(encoding="utf-8").splitlines()))
+
+
+def derive_texture_fetch(results: Path = TEXTURE_FETCH) -> float | None:
+    """SM cycles of the texture pipe per warp request of a 1-D fetch that hits L1
+    (``l2_async_tex.cu`` under Nsight Compute): gpc cycles x SMs / warp fetches of the
+    ``tex_l1`` and ``tex_l1_same`` launches, mean over their launches; None when absent.
+    Measured on the H100; the H200 has the same SM."""
+    run = _launch_cycles(results)
+    if run is None:
+        return None
+    cycles, launches = run
     values = [cycles[k] * MEASURING_SMS / float(launch["bytes_or_fetches"])
               for k, launch in enumerate(launches) if launch["kernel"] in TEXTURE_KERNELS and k in cycles]
     return sum(values) / len(values) if values else None
@@ -444,20 +454,18 @@ def derive_l2_shared_read_gain(results: Path = L2_SHARE_RATE) -> float | None:
     (``l2_share_rate.cu`` under Nsight Compute): per kernel (LDG.128, cp.async rings of 4 and 8
     stages) and run, the bytes per gpc cycle of its ``shared_`` launch over its ``own_`` one; the
     mean. None when absent. Measured on the H100; the H200 has the same L2 design."""
-    path, listing = results / "ncu.csv", results / "launches.csv"
-    if not path.exists() or not listing.exists():
+    run = _launch_cycles(results)
+    if run is None:
         return None
-    lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith('"')]
-    cycles: dict[int, float] = {}
-    for row in csv.DictReader(lines):
-        if row["Metric Name"] == "gpc__cycles_elapsed.max":
-            cycles[int(row["ID"])] = float(row["Metric Value"].replace(",", ""))
-    launches = list(csv.DictReader(listing.read_text(encoding="utf-8").splitlines()))
-    rate = {(k // 6, launch["kernel"]): float(launch["bytes"]) / cycles[k]
+    cycles, launches = run
+    per_run = len({launch["kernel"] for launch in launches})     # the program lists each run's launches in turn
+    rate = {(k // per_run, launch["kernel"]): float(launch["bytes"]) / cycles[k]
             for k, launch in enumerate(launches) if k in cycles}
-    gains = [value / rate[(run, "own_" + kernel.removeprefix("shared_"))]
-             for (run, kernel), value in rate.items()
-             if kernel.startswith("shared_") and (run, "own_" + kernel.removeprefix("shared_")) in rate]
+    gains = []
+    for (run_k, kernel), value in rate.items():
+        partner = (run_k, "own_" + kernel.removeprefix("shared_"))
+        if kernel.startswith("shared_") and partner in rate:
+            gains.append(value / rate[partner])
     return sum(gains) / len(gains) if gains else None
 
 

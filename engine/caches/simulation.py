@@ -146,7 +146,8 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     row = grid[0] if grid[1] > 1 else grid[0] * grid[1]
     order, n_before = _replay_order(sample, req.block, row, config)
     result.footprints = footprints = _footprints(execution, grid, req, gathers)
-    rooms = _l2_rooms(req, footprints, sample.grid_blocks)
+    private = {b: _private_share(fp, sample.grid_blocks) for b, fp in footprints.items()}
+    rooms = _l2_rooms(req, private)
     out = _replay(sample, log, req, order, _flush_at(n_before, row, footprints, sample.grid_blocks, config),
                   config, _concurrency(footprints, rooms, sample.grid_blocks, config))
     chosen = np.array(sample.measured, dtype=bool)[req.block]
@@ -164,8 +165,10 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     l2, dram, dram_bytes = _levels(req, out, keep, rehit, footprints, chosen, request_buffer, n_measured,
                                    sample.grid_blocks)
     sectors = np.bincount(req.owner, weights=_popcount4(log["entry_sectors"]), minlength=len(req.instr))
-    _per_instruction(result, req, chosen, sectors, out["l1"], dram, dram_bytes)
-    result.shared_share = _shared_shares(req, chosen, sectors, request_buffer, footprints, sample.grid_blocks)
+    shared = np.zeros(len(req.instr), dtype=np.float64)        # per request: its buffer's shared share
+    for b, share in private.items():
+        shared[request_buffer == b] = 1.0 - share
+    _per_instruction(result, req, chosen, sectors, out["l1"], dram, dram_bytes, shared)
     result.measured_blocks = n_measured
     result.dram_read_bytes = float(dram_bytes[chosen].sum())
     loads_l1 = chosen & (req.kind == LOAD_CACHED)
@@ -269,16 +272,13 @@ def _private_share(footprint: BufferFootprint, grid_blocks: int) -> float:
     return min(1.0, footprint.sectors / (max(grid_blocks, 1) * footprint.per_block))
 
 
-def _l2_rooms(req: _Requests, footprints: dict[int, BufferFootprint], grid_blocks: int) -> dict[int, float]:
+def _l2_rooms(req: _Requests, private: dict[int, float]) -> dict[int, float]:
     """Per buffer, the L2 room one of its sectors takes against one every SM reads: for a buffer
-    loads read, its share of data one SM reads alone takes L2_ROOM_PRIVATE, the rest (others read
-    it too) 1; a buffer only atomics touch is written data, a whole room (see L2_ROOM_PRIVATE)."""
+    loads read, its share of data one SM reads alone (``private``, :func:`_private_share`) takes
+    L2_ROOM_PRIVATE, the rest (others read it too) 1; a buffer only atomics touch is written data,
+    a whole room (see L2_ROOM_PRIVATE)."""
     loaded = set(np.unique(req.buffers[np.isin(req.kind[req.owner], (LOAD_CACHED, LOAD_UNCACHED))]).tolist())
-    rooms = {}
-    for b, fp in footprints.items():
-        private = _private_share(fp, grid_blocks) if b in loaded else 0.0
-        rooms[b] = private * L2_ROOM_PRIVATE + (1.0 - private)
-    return rooms
+    return {b: (share * L2_ROOM_PRIVATE + 1.0 - share) if b in loaded else 1.0 for b, share in private.items()}
 
 
 def _concurrency(footprints: dict[int, BufferFootprint], rooms: dict[int, float], grid_blocks: int,
@@ -412,25 +412,10 @@ def _levels(req: _Requests, out: dict[str, np.ndarray], keep: np.ndarray, rehit:
     return l2, dram, dram_bytes
 
 
-def _shared_shares(req: _Requests, chosen: np.ndarray, sectors: np.ndarray, request_buffer: np.ndarray,
-                   footprints: dict[int, BufferFootprint], grid_blocks: int) -> dict[int, float]:
-    """Per instruction, the share of its measured sectors on data other blocks read too (one
-    minus its buffer's :func:`_private_share`)."""
-    shared_of = np.zeros(len(req.instr), dtype=np.float64)
-    for b, fp in footprints.items():
-        shared_of[request_buffer == b] = 1.0 - _private_share(fp, grid_blocks)
-    out: dict[int, float] = {}
-    for index in np.unique(req.instr[chosen]).tolist():
-        sel = chosen & (req.instr == index)
-        total = float(sectors[sel].sum())
-        if total > 0:
-            out[index] = float((shared_of[sel] * sectors[sel]).sum()) / total
-    return out
-
-
 def _per_instruction(result: CacheResult, req: _Requests, chosen: np.ndarray, sectors: np.ndarray,
-                     l1: np.ndarray, dram: np.ndarray, dram_bytes: np.ndarray) -> None:
-    """Each instruction's requests, sectors, share of them per level and DRAM bytes per request."""
+                     l1: np.ndarray, dram: np.ndarray, dram_bytes: np.ndarray, shared: np.ndarray) -> None:
+    """Each instruction's requests, sectors, share of them per level, DRAM bytes per request, and
+    share of its sectors on data other blocks read too (``shared``: per request)."""
     for index in np.unique(req.instr[chosen]).tolist():
         sel = chosen & (req.instr == index)
         total = float(sectors[sel].sum())
@@ -442,6 +427,7 @@ def _per_instruction(result: CacheResult, req: _Requests, chosen: np.ndarray, se
         result.dram_share[index] = min(1.0 - result.l1_share[index], float(dram[sel].sum()) / total)
         result.l2_share[index] = max(0.0, 1.0 - result.l1_share[index] - result.dram_share[index])
         result.dram_read_per_request[index] = float(dram_bytes[sel].sum()) / max(1, int(sel.sum()))
+        result.shared_share[index] = float((shared[sel] * sectors[sel]).sum()) / total
 
 
 @dataclass(frozen=True)

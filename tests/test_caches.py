@@ -45,6 +45,33 @@ def test_a_working_set_that_fits_l1_hits_on_its_second_pass() -> None:
     assert 0.05 < result.l1_share[0] < 0.45
 
 
+def _passes(passes: list[tuple[np.ndarray, int]]) -> Execution:
+    """One block's requests, one per line, pass after pass, each pass of one kind."""
+    execution = _synthetic([lines for lines, _ in passes])
+    execution.log["request_kind"] = np.concatenate(
+        [np.full(len(lines), kind, dtype=np.int8) for lines, kind in passes])
+    execution.log["entry_bytes"][execution.log["request_kind"] == STORE] = 0xFFFFFFFF
+    return execution
+
+
+def test_a_store_keeps_its_sectors_in_l1() -> None:
+    """Measured (bench/micro/l1_store_hits.cu under Nsight Compute): a load of what the block
+    stored hits L1, and a store to a sector an earlier store wrote is a lookup hit, while the first
+    store of a sector is a miss; every store still writes through to L2."""
+    lines = np.arange(1 << 40, (1 << 40) + 64)
+    stored_then_loaded = np.arange(128)
+    result = simulate_caches(_passes([(lines, STORE), (lines, LOAD_CACHED)]),
+                             CacheConfig(l1_bytes_per_block=64 << 10, l2_bytes=1 << 24))
+    assert result.l1_sector_hits == 64 * 4 and result.l1_sector_accesses == 64 * 4   # the loads
+    twice = simulate_caches(_passes([(lines, STORE), (lines, STORE)]),
+                            CacheConfig(l1_bytes_per_block=64 << 10, l2_bytes=1 << 24))
+    assert twice.l1_share[0] == pytest.approx(0.5)       # the second store of each sector
+    assert twice.store_sector_bytes == len(stored_then_loaded) * 4 * 32   # both passes reach L2
+    # without L1 (none left beside shared memory) nothing is kept
+    none = simulate_caches(_passes([(lines, STORE), (lines, LOAD_CACHED)]), CacheConfig(0, 1 << 24))
+    assert none.l1_sector_hits == 0
+
+
 def test_dram_reads_64_bytes_per_missing_sector() -> None:
     lines = np.arange(1 << 40, (1 << 40) + 100)
     one_sector = simulate_caches(_synthetic([lines], sectors=0b0001), CacheConfig(0, 1 << 24))
@@ -58,9 +85,15 @@ def test_dram_reads_64_bytes_per_missing_sector() -> None:
 def test_l1_share_follows_the_carveout_and_the_resident_blocks() -> None:
     profile = load_profile("h100")
     alone = cache_config(profile, 1, 0).l1_bytes_per_block
-    assert alone == 256 * 1024 - 40 * 1024
-    # 4 blocks of 40 KB shared memory: the driver carves 164 KB; L1 keeps the rest, shared by 4
-    assert cache_config(profile, 4, 40 * 1024).l1_bytes_per_block == (256 - 164 - 40) * 1024 // 4
+    assert alone == 216 * 1024               # measured: every load hits up to 216 KB without shared memory
+    # 4 blocks of 40 KB shared memory: the driver carves 164 KB; L1 keeps the rest less 12 KB, shared by 4
+    assert cache_config(profile, 4, 40 * 1024).l1_bytes_per_block == (256 - 164 - 12) * 1024 // 4
+    # the largest carve-out (3 blocks of 72 KB) leaves 16 KB of L1, measured, not none
+    assert cache_config(profile, 3, 72 * 1024).l1_bytes_per_block == 16 * 1024 // 3
+    # the measured knees (bench/micro/results/h200-2026-11-28-l1-carveout): one block of 120, 140,
+    # 160 and 180 KB keeps every load of a ring up to 112, 80, 80 and 48 KB in L1
+    for kb, fits in ((120, 112), (140, 80), (160, 80), (180, 48)):
+        assert cache_config(profile, 1, kb * 1024).l1_bytes_per_block == fits * 1024
 
 
 @pytest.fixture(scope="module")

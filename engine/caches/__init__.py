@@ -34,6 +34,7 @@ from engine.caches.buffer_footprints import BUFFER_LINE_SHIFT, BufferFootprint, 
 from engine.caches.simulation import (
     ATOMIC,
     DRAM_FETCH_BYTES,
+    L1_LEAST_CARVEOUT_BYTES,
     L1_UNAVAILABLE_BYTES,
     L1_WAYS,
     L2_EFFECTIVE_SHARE,
@@ -49,14 +50,15 @@ from engine.caches.simulation import (
     LaunchTraffic,
     SimulatedLevels,
     cache_config,
+    l1_data_bytes,
     launch_traffic,
     simulate_caches,
     simulated_levels,
 )
 
 __all__ = [
-    "ATOMIC", "BUFFER_LINE_SHIFT", "DRAM_FETCH_BYTES", "L1_UNAVAILABLE_BYTES", "L1_WAYS", "L2_EFFECTIVE_SHARE",
-    "L2_ROOM_PRIVATE", "L2_WAYS", "LINE", "LOAD_CACHED", "LOAD_UNCACHED", "SECTOR", "STORE", "BufferFootprint",
-    "CacheConfig", "CacheResult", "LaunchTraffic", "SimulatedLevels", "cache_config", "grid_footprint",
-    "launch_traffic", "reuse_distance", "simulate_caches", "simulated_levels",
+    "ATOMIC", "BUFFER_LINE_SHIFT", "DRAM_FETCH_BYTES", "L1_LEAST_CARVEOUT_BYTES", "L1_UNAVAILABLE_BYTES", "L1_WAYS",
+    "L2_EFFECTIVE_SHARE", "L2_ROOM_PRIVATE", "L2_WAYS", "LINE", "LOAD_CACHED", "LOAD_UNCACHED", "SECTOR", "STORE",
+    "BufferFootprint", "CacheConfig", "CacheResult", "LaunchTraffic", "SimulatedLevels", "cache_config",
+    "grid_footprint", "l1_data_bytes", "launch_traffic", "reuse_distance", "simulate_caches", "simulated_levels",
 ]

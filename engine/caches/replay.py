@@ -23,20 +23,51 @@ def _hash_set(line: np.int64, sets: np.int64) -> np.int64:       # pragma: no co
 
 
 @njit(cache=True, nogil=True)
-def _store_lookup_hits(l1_tag: Any, l1_valid: Any, blk: Any, line: Any, want: Any, l1_sets: Any,
-                       l1_ways: Any) -> int:   # pragma: no cover - compiled
-    """Sectors of a store that L1 holds: a store writes through to L2 and allocates nothing in
-    L1, but updates the sectors of a line L1 holds (lookup hits, as Nsight Compute counts them)."""
+def _l1_access(l1_tag: Any, l1_valid: Any, blk: Any, line: Any, want: Any, l1_sets: Any, l1_ways: Any,
+               clock: Any) -> np.uint8:   # pragma: no cover - compiled
+    """The sectors of ``want`` block ``blk``'s L1 held (its lookup hits); the line is allocated if
+    missing and ``want``'s sectors are valid afterwards. Loads and stores alike: measured
+    (bench/micro/l1_store_hits.cu), a load after a store of the same address hits L1, and a store
+    to a sector an earlier store of the block wrote is a lookup hit, so a global store writes
+    through to L2 and keeps its sectors in L1."""
     s1 = _hash_set(line, l1_sets)
-    hits = 0
+    way = -1
     for w in range(l1_ways):
         if l1_tag[blk, s1, w] == line:
-            hit = want & l1_valid[blk, s1, w]
-            for q in range(4):
-                if hit >> q & 1:
-                    hits += 1
+            way = w
             break
-    return hits
+    if way < 0:
+        # an empty way if there is one, else a pseudo-random victim (measured: misses fade in
+        # beyond the capacity instead of all at once, as LRU would have them)
+        for w in range(l1_ways):
+            if l1_tag[blk, s1, w] == -1:
+                way = w
+                break
+        if way < 0:
+            way = np.int64((np.uint64(clock) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) % l1_ways
+        l1_tag[blk, s1, way] = line
+        l1_valid[blk, s1, way] = 0
+    hit = np.uint8(want & l1_valid[blk, s1, way])
+    l1_valid[blk, s1, way] |= want
+    return hit
+
+
+@njit(cache=True, nogil=True)
+def _l1_invalidate(l1_tag: Any, l1_valid: Any, blk: Any, line: Any, want: Any, l1_sets: Any,
+                   l1_ways: Any) -> None:   # pragma: no cover - compiled
+    """An atomic is done in L2, and the copy L1 held of its sectors is dropped: measured
+    (bench/micro/l1_store_hits.cu, load_then_red), a load after a RED of the address it loaded
+    before misses L1."""
+    s1 = _hash_set(line, l1_sets)
+    for w in range(l1_ways):
+        if l1_tag[blk, s1, w] == line:
+            l1_valid[blk, s1, w] &= ~want
+            return
+
+
+@njit(cache=True, nogil=True)
+def _bits4(x: Any) -> int:   # pragma: no cover - compiled
+    return int((x & 1) + (x >> 1 & 1) + (x >> 2 & 1) + (x >> 3 & 1))
 
 
 @njit(cache=True, nogil=True)
@@ -75,14 +106,14 @@ def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any
                     out_cold_bytes: Any, out_again_bytes: Any, concurrency: Any,
                     out_lost: Any) -> None:   # pragma: no cover
     """Replays the requests in ``req_order`` (L2 emptied before position ``flush_at``); per request
-    the sectors L1 and L2 served (for a store: the sectors L1 held, which it updates), the DRAM
+    the sectors L1 and L2 served (for a store: the sectors L1 held, which it updates; every store
+    goes on to L2), the DRAM
     sectors read for data the replay never saw before (cold) and for data it saw and lost
     (again), with the DRAM bytes of each; with ``concurrency`` > 0, ``out_lost`` (float per
     request) gets the expected sectors of each request's L2 hits on lines its own block touched
     last that the GPU's other blocks would have evicted meanwhile."""
     l1_tag = np.full((n_blocks, l1_sets, l1_ways), -1, dtype=np.int64)
     l1_valid = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.uint8)
-    l1_age = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.int64)
     l2_tag = np.full((l2_sets, l2_ways), -1, dtype=np.int64)
     l2_valid = np.zeros((l2_sets, l2_ways), dtype=np.uint8)
     l2_dirty = np.zeros((l2_sets, l2_ways, 4), dtype=np.uint32)
@@ -111,33 +142,13 @@ def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any
             line = entry_line[e]
             want = np.uint8(entry_sectors[e])
             miss = want
-            if kind == 2 and l1_sets > 0:
-                out_l1[r] += _store_lookup_hits(l1_tag, l1_valid, blk, line, want, l1_sets, l1_ways)
-            if kind == 0 and l1_sets > 0:
-                s1 = _hash_set(line, l1_sets)
-                way = -1
-                for w in range(l1_ways):
-                    if l1_tag[blk, s1, w] == line:
-                        way = w
-                        break
-                if way < 0:
-                    # an empty way if there is one, else a pseudo-random victim (measured: misses
-                    # fade in beyond the capacity instead of all at once, as LRU would have them)
-                    for w in range(l1_ways):
-                        if l1_tag[blk, s1, w] == -1:
-                            way = w
-                            break
-                    if way < 0:
-                        way = np.int64((np.uint64(clock) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(40)) % l1_ways
-                    l1_tag[blk, s1, way] = line
-                    l1_valid[blk, s1, way] = 0
-                hit = want & l1_valid[blk, s1, way]
-                miss = want & ~hit
-                l1_valid[blk, s1, way] |= want
-                l1_age[blk, s1, way] = clock
-                for q in range(4):
-                    if hit >> q & 1:
-                        out_l1[r] += 1
+            if (kind == 0 or kind == 2) and l1_sets > 0:
+                hit = _l1_access(l1_tag, l1_valid, blk, line, want, l1_sets, l1_ways, clock)
+                out_l1[r] += _bits4(hit)
+                if kind == 0:
+                    miss = want & ~hit
+            elif kind == 3 and l1_sets > 0:
+                _l1_invalidate(l1_tag, l1_valid, blk, line, want, l1_sets, l1_ways)
             if miss == 0:
                 continue
             known = seen.get(line, np.uint8(0))

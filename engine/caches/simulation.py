@@ -30,12 +30,15 @@ L2_WAYS = 16
 # than the write-back below counts: with their room at 25 / 45, random scatters' DRAM bytes fell
 # further below the measurement, so written data keeps a whole room until write-backs are right.)
 L2_ROOM_PRIVATE = 0.67
-# measured (bench/micro/results/h100-2026-11-27-geometry-call{1,2}: a single thread chasing a ring
-# through L1 with no shared memory carved out): every load hits up to 208 KB, 85 % at 224 KB, 50 %
-# at 256 KB, none at 320 KB. So about 40 KB of the 256 KB array are not L1 data, misses fade in
-# (the victim is not the least recently used line), and lines 4, 16 or 64 KB apart never conflict
-# (the set index is hashed).
-L1_UNAVAILABLE_BYTES = 40 * 1024
+# measured (bench/micro/results/h200-2026-11-28-l1-carveout: a single thread chasing a ring through
+# L1 in blocks of 0-227 KB dynamic shared memory): the driver carves the smallest option that
+# holds the blocks the SM can run (1-thread blocks of 8-100 KB: 228 KB; 120 KB: 132; 140-160 KB:
+# 164; 180 KB: 196), and every load hits up to 256 KB - carve-out - 12 KB (112, 80, 48, 16 KB),
+# with no shared memory up to 216 KB (as with a 28 KB carve-out: the least the array keeps).
+# Misses fade in beyond that (the victim is not the least recently used line), and lines 4, 16
+# or 64 KB apart never conflict (the set index is hashed; h100-2026-11-27-geometry-call{1,2}).
+L1_UNAVAILABLE_BYTES = 12 * 1024
+L1_LEAST_CARVEOUT_BYTES = 28 * 1024
 FULL = np.uint32(0xFFFFFFFF)
 
 # request kinds (engine.execution.recorder)
@@ -91,15 +94,22 @@ class CacheResult:
         return self.l1_sector_hits / self.l1_sector_accesses if self.l1_sector_accesses else None
 
 
+def l1_data_bytes(device: Any, shared_bytes_per_sm: int) -> int:
+    """The L1 data an SM keeps beside ``shared_bytes_per_sm`` of shared memory (its blocks' with
+    the driver's reserve): the unified array less the driver's smallest carve-out that holds
+    them (never below the least one) and the part that is no L1 data (see L1_UNAVAILABLE_BYTES)."""
+    total = int(getattr(device, "l1_cache_bytes", None) or 0)
+    carveouts = [c for c in getattr(device, "shared_memory_carveouts", ()) or () if c >= shared_bytes_per_sm]
+    carved = min(carveouts) if carveouts else shared_bytes_per_sm
+    return max(0, total - max(carved, L1_LEAST_CARVEOUT_BYTES) - L1_UNAVAILABLE_BYTES)
+
+
 def cache_config(profile: Any, resident_blocks: int, shared_bytes_per_block: int) -> CacheConfig:
     """The caches a launch sees on ``profile``'s GPU at ``resident_blocks`` per SM."""
     device = profile.device
-    total = int(getattr(device, "l1_cache_bytes", None) or 0)
     reserved = int(getattr(device, "reserved_shared_memory_per_block", 1024) or 0)
     used = resident_blocks * (shared_bytes_per_block + reserved if shared_bytes_per_block else 0)
-    carveouts = [c for c in getattr(device, "shared_memory_carveouts", ()) or () if c >= used]
-    carved = min(carveouts) if carveouts else used          # the driver's smallest carve-out that fits
-    l1 = max(0, total - carved - L1_UNAVAILABLE_BYTES) // max(1, resident_blocks)
+    l1 = l1_data_bytes(device, used) // max(1, resident_blocks)
     l2 = int((getattr(device, "l2_cache_bytes", None) or 0) * L2_EFFECTIVE_SHARE)
     wave = int(getattr(device, "sm_count", 0) or 0) * max(1, resident_blocks)
     return CacheConfig(l1_bytes_per_block=l1, l2_bytes=l2, wave_blocks=wave)

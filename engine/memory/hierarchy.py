@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.caches import l1_data_bytes as carved_l1_data_bytes
 from engine.mechanisms import enabled
 from engine.memory.access_report import AccessInfo
 from engine.memory.patterns import LINE, SECTOR
@@ -76,11 +77,11 @@ class SmContext:
 
 
 def l1_data_bytes(profile: Any, sm: SmContext) -> float:
-    """L1 capacity left for data: the combined L1/shared memory minus the resident blocks' shared memory."""
-    total = getattr(profile.device, "l1_cache_bytes", None) or 0
+    """L1 capacity left for data beside the resident blocks' shared memory (the driver's carve-out
+    for them; :func:`engine.caches.l1_data_bytes`)."""
     used = sm.resident_blocks * (sm.shared_bytes_per_block + RESERVED_SHARED_PER_BLOCK
                                  if sm.shared_bytes_per_block else 0)
-    return max(float(total - used), 0.0)
+    return float(carved_l1_data_bytes(profile.device, used))
 
 
 def simulated(access: AccessInfo, sm: SmContext | None) -> Any:

@@ -113,3 +113,25 @@ def test_local_arrays_ptxas_keeps_in_registers_issue_their_sass():
     assert scales[stores[0]] == 6.0
     with without(["local_memory"]):
         assert in_registers(analysis, sass) == frozenset()
+
+
+def test_the_cache_simulation_tells_what_l1_serves_of_local_loads(report):
+    """Where the replay ran the local load, its L1 share (from the block's own stores kept in L1,
+    and what L1 could hold) weighs the in-L1 and beyond-L1 rates, instead of all-or-nothing by
+    footprint."""
+    h100 = load_profile("h100")
+    m = h100.pipeline.memory
+    (vector,) = local(report, "load")
+    executed = replace(vector, executed=True)
+
+    class Replayed:
+        def shares(self, index: int):
+            return (0.25, 0.75, 0.0) if index == vector.index else None
+
+    sm = SmContext(resident_blocks=8, simulated=Replayed())
+    lam, Lam = local_access_cost(executed, h100, sm)
+    per_line = 0.25 * m["local_l1_lam"] + 0.75 * m["local_lam"]
+    assert lam == pytest.approx(4 * per_line)
+    assert Lam == pytest.approx(0.25 * m["local_Lam"] + 0.75 * m["l2_Lam"] + 3 * per_line)
+    # without the replay the footprint rule stands: this small frame fits, every line in L1
+    assert local_access_cost(executed, h100, SmContext(resident_blocks=8))[0] == pytest.approx(4 * m["local_l1_lam"])

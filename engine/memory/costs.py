@@ -15,6 +15,7 @@ from engine.memory.hierarchy import (
     global_access_cost,
     l1_data_bytes,
     level_shares,
+    simulated,
 )
 from engine.units import AccessKind, MemorySpace, Unit
 
@@ -172,9 +173,10 @@ def local_access_cost(a: Any, profile: Any, sm: SmContext) -> tuple[float, float
     """(λ, Λ) of a local-memory request of ``a.lines_per_request`` lines, from the profile's
     measured local rates (None when it has none: the flat ``local_lam`` stays).
 
-    A load hits L1 while the local data of the SM's resident blocks fits beside their shared
-    memory (``local_l1_lam`` per line, measured with 32 bytes per thread); beyond, it costs the
-    rate measured with 512 KB per SM (``local_lam``) and L2's latency. A store writes through
+    A load L1 serves costs ``local_l1_lam`` per line (measured with 32 bytes per thread); one it
+    misses, the rate measured with 512 KB per SM (``local_lam``) and L2's latency. The share L1
+    serves comes from the cache simulation where it replayed the access, else it is all while
+    the local data of the SM's resident blocks fits beside their shared memory and none beyond. A store writes through
     to L2 whatever L1 holds, sector by sector: ``a.sectors_per_request`` at a quarter of
     ``local_store_lam`` (measured per line of four sectors, every lane storing at one offset), or
     of ``local_store_partial_lam`` when the sectors are partly written (some lanes, or lanes at
@@ -185,10 +187,16 @@ def local_access_cost(a: Any, profile: Any, sm: SmContext) -> tuple[float, float
         in_l1, beyond, hit = memory.get("local_l1_lam"), memory.get("local_lam"), memory.get("local_Lam")
         if in_l1 is None or beyond is None or hit is None:
             return None
-        footprint = (a.block_footprint_bytes or 0.0) * sm.resident_blocks
-        if footprint <= l1_data_bytes(profile, sm):
-            return lines * in_l1, hit + (lines - 1) * in_l1
-        return lines * beyond, memory.get("l2_Lam", hit) + (lines - 1) * beyond
+        sim = simulated(a, sm)
+        if sim is not None:
+            # the replayed requests say which share L1 served (the block's own stores kept it)
+            kept = sim.shares(a.index)[0]
+        else:
+            footprint = (a.block_footprint_bytes or 0.0) * sm.resident_blocks
+            kept = 1.0 if footprint <= l1_data_bytes(profile, sm) else 0.0
+        per_line = kept * in_l1 + (1.0 - kept) * beyond
+        latency = kept * hit + (1.0 - kept) * memory.get("l2_Lam", hit)
+        return lines * per_line, latency + (lines - 1) * per_line
     full = memory.get("local_store_lam")
     if full is None:
         return None

@@ -112,6 +112,17 @@ class KernelTraffic:
                 "limiting_level": self.limiting_level, "unanalysed_accesses": self.unanalysed}
 
 
+def _local_l1(a: Any, sm: SmContext, executions: Mapping[int, float], warps_in_grid: int) -> tuple[float, float]:
+    """(sector bytes L1 held, sector bytes asked) of a local access the cache simulation replayed;
+    (0, 0) without it."""
+    sim = simulated(a, sm)
+    if sim is None or a.sectors_per_request is None:
+        return 0.0, 0.0
+    requests = float(executions.get(a.index, 0.0)) * warps_in_grid * (a.issue_share if a.executed else 1.0)
+    asked = requests * a.sectors_per_request * SECTOR
+    return asked * sim.shares(a.index)[0], asked
+
+
 def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions: Mapping[int, float],
                    warps_in_grid: int, sms: int = 1) -> KernelTraffic:
     """The launch's traffic. ``executions``: how often one warp runs each instruction index;
@@ -127,6 +138,16 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
     # (``SmContext.waves`` 0), the busy cycles do.
     by_bytes = replace(sm, waves=0.0) if sm.waves else sm
     for a in report.accesses:
+        if a.space is MemorySpace.LOCAL:
+            # local data reaches L2 only as L1 lets it; its L1 lookups count in the hit rate as
+            # Nsight Compute's l1tex__t_sector_hit_rate counts them (where the replay has them)
+            hits, asked = _local_l1(a, sm, executions, warps_in_grid)
+            requested += asked
+            if a.kind == AccessKind.LOAD:
+                l1 += hits
+            else:
+                store_l1 += hits
+            continue
         if a.space is not MemorySpace.GLOBAL:
             continue
         shares = level_shares(a, profile, sm)

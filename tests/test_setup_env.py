@@ -90,14 +90,22 @@ def test_the_platform_qt_is_told_to_use_wins(tmp_path):
     assert status == 0 and "Qt check (offscreen; QT_QPA_PLATFORM=offscreen)" in out
 
 
+def skip_without_xcb_libraries(out: str) -> None:
+    """Qt's xcb plugin cannot load on a machine without its system libraries (the check names
+    them, as the last test here asserts): what it says of a display cannot be seen there."""
+    if "missing system libraries" in out:
+        pytest.skip("this machine lacks the system libraries of Qt's xcb plugin")
+
+
 def test_an_unreachable_display_is_reported_not_fatal(tmp_path):
     assert not Path("/tmp/.X11-unix/X4242").exists()
     start = time.monotonic()
     status, out = check_qt(tmp_path, DISPLAY=":4242")
     assert status == 0
     assert "Qt check (xcb; DISPLAY=:4242" in out
-    assert "Qt cannot connect to the display" in out
     assert "Traceback" not in out and "Aborted" not in out
+    skip_without_xcb_libraries(out)
+    assert "Qt cannot connect to the display" in out
     assert time.monotonic() - start < 60
 
 
@@ -116,6 +124,7 @@ def test_a_display_that_never_answers_does_not_hang_the_set_up(tmp_path):
     finally:
         server.close()
     assert status == 0
+    skip_without_xcb_libraries(out)
     assert "the display did not answer within 3 s" in out
 
 

@@ -251,7 +251,7 @@ check_qt() {
     say "Qt check ($platform; $where): $libraries; Qt cannot connect to the display (is its" \
         "server running, and may this user use it?)"
   else
-    say "Qt check ($platform; $where): Qt does not start (status $status):"
+    say "Qt check ($platform; $where): $libraries; Qt does not start (status $status):"
     echo "$out" | grep -v -e '^started$' -e 'Aborted' | head -n 12 | sed 's/^/    /' >&2
     if ! command -v "${LDD:-ldd}" >/dev/null; then  # nothing listed what is missing
       say "ldd is not there to name the missing libraries; the usual ones:"

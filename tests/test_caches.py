@@ -72,32 +72,6 @@ def test_a_store_keeps_its_sectors_in_l1() -> None:
     assert none.l1_sector_hits == 0
 
 
-def test_a_request_waits_for_its_slowest_line() -> None:
-    """A warp's gather of 32 lines waits for the one line L1 misses: the replayed requests give the
-    share of requests that wait for L2 (here all of them) against the share of sectors L2 serves
-    (one in 32 on the second pass)."""
-    warm = np.arange(1 << 40, (1 << 40) + 32)
-    again = warm.copy()
-    again[5] = (1 << 40) + 1000                        # one line of the second request is new
-    lines = np.concatenate([warm, again]).astype(np.int64)
-    n_req = 2
-    sample = choose_blocks((1, 1, 1), 1)
-    log = {
-        "request_instruction": np.array([0, 1], dtype=np.int32), "request_block": np.zeros(n_req, dtype=np.int32),
-        "request_kind": np.full(n_req, LOAD_CACHED, dtype=np.int8),
-        "entry_request": np.repeat(np.arange(n_req), 32).astype(np.int64),
-        "entry_line": lines, "entry_sectors": np.full(len(lines), 0b0001, dtype=np.uint8),
-        "entry_bytes": np.zeros((len(lines), 4), dtype=np.uint32),
-    }
-    execution = Execution("k", sample, 1, paths=[np.zeros(1, dtype=np.int32)], executed=np.ones(2), log=log,
-                          grid=(1, 1, 1))
-    result = simulate_caches(execution, CacheConfig(l1_bytes_per_block=64 << 10, l2_bytes=1 << 24))
-    assert result.l1_share[1] == pytest.approx(31 / 32)
-    per_l2, per_dram = result.wait_per_miss[1]
-    assert per_l2 == pytest.approx(32.0) and per_dram == pytest.approx(32.0)
-    assert result.wait_per_miss[0] == (1.0, 1.0)      # every line missing: requests wait as sectors do
-
-
 def test_dram_reads_64_bytes_per_missing_sector() -> None:
     lines = np.arange(1 << 40, (1 << 40) + 100)
     one_sector = simulate_caches(_synthetic([lines], sectors=0b0001), CacheConfig(0, 1 << 24))

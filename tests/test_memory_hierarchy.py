@@ -182,27 +182,3 @@ def test_spread_atomics_take_l2_atomic_units_per_lane() -> None:
     assert level_times(atomic, level_shares(atomic, profile, half), profile, half,
                        profile.global_memory_lambdas(1.0))["L2"] == pytest.approx(16 * per_lane)
 
-
-def test_replayed_requests_tell_how_many_wait_for_each_level() -> None:
-    """With the cache simulation, a load's requests wait for L2 or DRAM as the replay found them
-    (its wait_per_miss), not by the sectors-per-line estimate."""
-
-    from engine.memory.hierarchy import LevelShares, dram_wait_share
-
-    report, profile = _report("strided", "row_sum/b128")
-    load = replace(next(a for a in report.accesses if a.kind == "load"), executed=True)
-    shares = LevelShares(l1=0.9, l2=0.05, dram=0.05)
-
-    class Replayed:
-        def __init__(self, per_dram: float) -> None:
-            self.per_dram = per_dram
-
-        def shares(self, index: int):
-            return (0.9, 0.05, 0.05)
-
-        def wait_per_miss(self, index: int):
-            return (4.0, self.per_dram)
-
-    assert dram_wait_share(load, shares, profile, SmContext(simulated=Replayed(1.0))) == pytest.approx(0.05)
-    assert dram_wait_share(load, shares, profile, SmContext(simulated=Replayed(8.0))) == pytest.approx(0.4)
-    assert dram_wait_share(load, shares, profile, SmContext(simulated=Replayed(30.0))) == pytest.approx(1.0)

@@ -84,10 +84,6 @@ class CacheResult:
     # per instruction, the share of its sectors on data other blocks read too (lines every SM
     # reads reach the SMs faster: the profile's l2_shared_read_gain)
     shared_share: dict[int, float] = field(default_factory=dict)
-    # per load instruction, (share of its requests that wait for L2 or DRAM / share of its sectors
-    # L1 misses, share that wait for DRAM / share of its sectors DRAM serves): a request waits for
-    # its slowest sector, so one missing line of 32 makes the whole request wait
-    wait_per_miss: dict[int, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def l2_hit_rate(self) -> float | None:
@@ -442,21 +438,6 @@ def _per_instruction(result: CacheResult, req: _Requests, chosen: np.ndarray, se
         result.l2_share[index] = max(0.0, 1.0 - result.l1_share[index] - result.dram_share[index])
         result.dram_read_per_request[index] = float(dram_bytes[sel].sum()) / max(1, int(sel.sum()))
         result.shared_share[index] = float((shared[sel] * sectors[sel]).sum()) / total
-        if (req.kind[sel] == LOAD_CACHED).all() or (req.kind[sel] == LOAD_UNCACHED).all():
-            result.wait_per_miss[index] = _wait_per_miss(sectors[sel] - l1[sel], dram[sel], total)
-
-
-def _wait_per_miss(missed: np.ndarray, dram: np.ndarray, total: float) -> tuple[float, float]:
-    """Per request its L1-missed and DRAM-served sectors (expected counts): how many times the
-    share of requests that wait for a level exceeds the share of sectors it serves (1 when a
-    request's sectors miss together, up to its sectors when one of them misses alone)."""
-    def ratio(per_request: np.ndarray) -> float:
-        sector_share = float(per_request.sum()) / total
-        if sector_share <= 0:
-            return 1.0
-        return max(1.0, float(np.minimum(per_request, 1.0).mean()) / sector_share)
-
-    return ratio(np.maximum(missed, 0.0)), ratio(np.maximum(dram, 0.0))
 
 
 @dataclass(frozen=True)
@@ -602,11 +583,6 @@ class SimulatedLevels:
         if index not in c.l1_share:
             return None
         return c.l1_share[index], c.l2_share[index], c.dram_share[index]
-
-    def wait_per_miss(self, index: int) -> tuple[float, float] | None:
-        """For a load: (requests waiting for L2 or DRAM per L1-missed sector share, requests
-        waiting for DRAM per DRAM sector share), from the replayed requests."""
-        return self.caches.wait_per_miss.get(index)
 
     @property
     def written_share(self) -> float:

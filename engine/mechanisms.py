@@ -95,9 +95,6 @@ REGISTRY: tuple[Mechanism, ...] = (
               "a shared-memory request of 8- or 16-byte accesses is served 128 bytes at a time (a half or a "
               "quarter warp per phase): its wavefronts are the sum of its phases' conflict degrees, not the "
               "whole warp's"),
-    Mechanism("red_atomics",
-              "an atomic whose old value nothing reads is a RED in SASS: the warp issues it and goes on (and may "
-              "exit) without waiting for L2's answer"),
     Mechanism("line_latency",
               "a global load whose lanes touch several lines waits for the last of them: the latency measured "
               "per level for 1-32 lines (the profile's [pipeline.line_latency]), instead of its lines streaming "

@@ -319,7 +319,6 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
     consumed = {p for producers in deps.values() for p in producers}   # results something reads
     move = profile.cost_for_opcode("mov.b32", Unit.ALU) if registers else None
     issue_slots = enabled("sass_issue_slots")
-    red_atomics = enabled("red_atomics")
     costs = profile.costs_of(function.instructions, analysis.classifications)
     for i, (instr, cls) in enumerate(zip(function.instructions, analysis.classifications, strict=False)):
         unit, memory = cls.unit, cls.is_memory
@@ -334,11 +333,11 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             if cls.is_memory and ov.memory_cost is not None:
                 lam, Lam = ov.memory_cost(i, instr, cls, cost)
             if (cls.is_store and not cls.is_atomic and not instr.dests) or (
-                    cls.is_atomic and i not in consumed and i not in blocking and red_atomics):
+                    cls.is_atomic and i not in consumed and i not in blocking):
                 # A store has no consumer; what the simulator's warp waits for at retirement is the
                 # LSU accepting it, not the write reaching DRAM (warps exit with stores in flight).
-                # Nor has an atomic whose old value nothing reads: ptxas makes it a RED, which the
-                # warp issues and leaves to L2.
+                # Nor has an atomic whose old value nothing reads: ptxas makes it a RED (the ISA's
+                # reduction without a return value), which the warp issues and leaves to L2.
                 Lam, dram_wait = lam, 0.0
             lam = lam * _issue_scale(weights.get(i, 1.0), cost, cls)
             if i in half[0] and not cost.is_default:

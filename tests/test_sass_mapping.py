@@ -365,3 +365,24 @@ def test_a_shuffle_fallback_that_rejoins_is_not_taken_for_a_loop(tmp_path, monke
     # one SHFL per PTX shuffle in each copy (the fallback's copies stay outside the loop's home)
     assert [m.weights[i] for i in shuffles] == [1.0] * 10
     assert list(m.unroll.values()) == [1]
+
+
+@needs_tools
+def test_a_join_point_is_counted_with_the_code_after_the_if(tmp_path, monkeypatch) -> None:
+    """ptxas ends an ``if`` whose lanes may diverge with a BSYNC at the join; every warp that
+    reaches the join runs it, those that skipped the body too. Nsight Compute's source counters
+    of `scan_block_blelloch` (bench/results/device-v3-source-counts-2026-11-28) count it once per
+    BSSY of the up- and down-sweep loops: it belongs to the instruction after the body, not to
+    the body's last store."""
+    from pathlib import Path
+
+    path = Path(__file__).parents[1] / "samples" / "v3" / "ptx" / "scansort.sm_90.ptx"
+    text = path.read_text(encoding="utf-8")
+    kernel = "_Z19scan_block_blellochPKfPfS1_i"
+    m = _map(text, kernel, tmp_path, monkeypatch)
+    body = {i.index: i for i in parse_ptx(text, str(path)).kernel(kernel).instructions}
+    joins = [i for i, ops in m.opcodes.items() if any(op.startswith("BSYNC") for op in ops)]
+    assert len(joins) >= 2
+    # the two loops' joins sit with the code after their bodies (a shift, a branch), not with
+    # the shared store that ends each body
+    assert sum(1 for i in joins if not body[i].full_opcode.startswith("st.shared")) >= 2

@@ -125,8 +125,12 @@ def _blocks(code: list[SassInstruction]) -> list[int]:
 
 
 def _fill(owners: list[int | None], blocks: list[int], inner: list[Span | None],
-          live: list[bool]) -> list[int | None]:
-    """Give each live instruction without a row an owner. The line table's own rule comes first
+          live: list[bool], code_bases: list[str]) -> list[int | None]:
+    """Give each live instruction without a row an owner. A ``BSYNC`` (where an ``if`` ends and
+    its warp's lanes join again) belongs to the code after it: every warp that reaches the join
+    runs it, those that skipped the body too (measured: `scan_block_blelloch` runs one per warp
+    at each join, Nsight Compute's source counters in
+    bench/results/device-v3-source-counts-2026-11-28). Else the line table's own rule comes first
     (a row lasts until the next one: the owner of the instruction before, when it is in the same
     innermost SASS loop); then the next owned instruction of the same block (a reconvergence
     point belongs to the code after it); then the nearest owned one in the same SASS loop."""
@@ -136,6 +140,12 @@ def _fill(owners: list[int | None], blocks: list[int], inner: list[Span | None],
         if owners[p] is not None or not live[p]:
             continue
         choice = None
+        if code_bases[p] == "BSYNC":
+            choice = next((owners[q] for q in range(p + 1, n)
+                           if owners[q] is not None and live[q] and inner[q] == inner[p]), None)
+            if choice is not None:
+                filled[p] = choice
+                continue
         q = p - 1
         while q >= 0 and not live[q]:
             q -= 1
@@ -402,7 +412,7 @@ def line_owners(kernel: Function, module: Module, listing: Sequence[SassInstruct
     live, _subroutine, _cold = _live_positions(code, blocks)
     inner = _loops(_back_edges(code, live), len(code))
     raw = _owners(code, kernel, module, rewritten)
-    return [o if live[p] else None for p, o in enumerate(_fill(raw, blocks, inner, live))]
+    return [o if live[p] else None for p, o in enumerate(_fill(raw, blocks, inner, live, [s.base for s in code]))]
 
 
 def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstruction], rewritten: Rewritten,
@@ -416,7 +426,7 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
     inner = _loops(sass_spans, n)
     depth = {span: sum(1 for o in sass_spans if o[0] <= span[0] and span[1] <= o[1]) for span in sass_spans}
     raw = _owners(code, kernel, module, rewritten)
-    owners = [o if live[p] else None for p, o in enumerate(_fill(raw, blocks, inner, live))]
+    owners = [o if live[p] else None for p, o in enumerate(_fill(raw, blocks, inner, live, [s.base for s in code]))]
 
     instrs = kernel.instructions
     inner, retry_spans = _fold_retry_loops(code, owners, inner, sass_spans, instrs)

@@ -94,22 +94,23 @@ class CacheResult:
         return self.l1_sector_hits / self.l1_sector_accesses if self.l1_sector_accesses else None
 
 
-def l1_data_bytes(device: Any, shared_bytes_per_sm: int) -> int:
-    """The L1 data an SM keeps beside ``shared_bytes_per_sm`` of shared memory (its blocks' with
-    the driver's reserve): the unified array less the driver's smallest carve-out that holds
-    them (never below the least one) and the part that is no L1 data (see L1_UNAVAILABLE_BYTES)."""
+def l1_data_bytes(device: Any, resident_blocks: int, shared_bytes_per_block: int) -> int:
+    """The L1 data an SM keeps beside ``resident_blocks`` blocks of ``shared_bytes_per_block``
+    shared memory (each with the driver's reserve): the unified array less the driver's smallest
+    carve-out that holds them (never below the least one) and the part that is no L1 data (see
+    L1_UNAVAILABLE_BYTES)."""
     total = int(getattr(device, "l1_cache_bytes", None) or 0)
-    carveouts = [c for c in getattr(device, "shared_memory_carveouts", ()) or () if c >= shared_bytes_per_sm]
-    carved = min(carveouts) if carveouts else shared_bytes_per_sm
+    reserved = int(getattr(device, "reserved_shared_memory_per_block", 1024) or 0)
+    used = resident_blocks * (shared_bytes_per_block + reserved if shared_bytes_per_block else 0)
+    carveouts = [c for c in getattr(device, "shared_memory_carveouts", ()) or () if c >= used]
+    carved = min(carveouts) if carveouts else used
     return max(0, total - max(carved, L1_LEAST_CARVEOUT_BYTES) - L1_UNAVAILABLE_BYTES)
 
 
 def cache_config(profile: Any, resident_blocks: int, shared_bytes_per_block: int) -> CacheConfig:
     """The caches a launch sees on ``profile``'s GPU at ``resident_blocks`` per SM."""
     device = profile.device
-    reserved = int(getattr(device, "reserved_shared_memory_per_block", 1024) or 0)
-    used = resident_blocks * (shared_bytes_per_block + reserved if shared_bytes_per_block else 0)
-    l1 = l1_data_bytes(device, used) // max(1, resident_blocks)
+    l1 = l1_data_bytes(device, resident_blocks, shared_bytes_per_block) // max(1, resident_blocks)
     l2 = int((getattr(device, "l2_cache_bytes", None) or 0) * L2_EFFECTIVE_SHARE)
     wave = int(getattr(device, "sm_count", 0) or 0) * max(1, resident_blocks)
     return CacheConfig(l1_bytes_per_block=l1, l2_bytes=l2, wave_blocks=wave)

@@ -176,11 +176,11 @@ def local_access_cost(a: Any, profile: Any, sm: SmContext) -> tuple[float, float
     A load L1 serves costs ``local_l1_lam`` per line (measured with 32 bytes per thread); one it
     misses, the rate measured with 512 KB per SM (``local_lam``) and L2's latency. The share L1
     serves comes from the cache simulation where it replayed the access, else it is all while
-    the local data of the SM's resident blocks fits beside their shared memory and none beyond. A store writes through
-    to L2 whatever L1 holds, sector by sector: ``a.sectors_per_request`` at a quarter of
-    ``local_store_lam`` (measured per line of four sectors, every lane storing at one offset), or
-    of ``local_store_partial_lam`` when the sectors are partly written (some lanes, or lanes at
-    different offsets). A store does not hold the warp."""
+    the local data of the SM's resident blocks fits beside their shared memory and none beyond.
+    A store writes through to L2 whatever L1 holds, sector by sector: ``a.sectors_per_request``
+    at a quarter of ``local_store_lam`` (measured per line of four sectors, every lane storing at
+    one offset), or of ``local_store_partial_lam`` when the sectors are partly written (some
+    lanes, or lanes at different offsets). A store does not hold the warp."""
     memory = profile.pipeline.memory
     lines = max(float(a.lines_per_request), 1.0)
     if a.kind == AccessKind.LOAD:

@@ -44,7 +44,6 @@ SECTORS_PER_LINE = LINE // SECTOR
 # An access whose block re-reads less than a tenth of its sectors has no neighbour to use the
 # other half of a 64-byte DRAM fetch.
 ISOLATED_MISS = 0.9
-RESERVED_SHARED_PER_BLOCK = 1024     # bytes the runtime keeps per block (compute capability >= 8.0)
 # L2 is two partitions, each caching for the SMs beside it: a line SMs on both sides read is held
 # twice, so data the whole grid shares has half the capacity (stores measured on the H100: of
 # 64 and 128 MB written, 22 and 19 MB stayed in its 50 MB L2).
@@ -79,9 +78,7 @@ class SmContext:
 def l1_data_bytes(profile: Any, sm: SmContext) -> float:
     """L1 capacity left for data beside the resident blocks' shared memory (the driver's carve-out
     for them; :func:`engine.caches.l1_data_bytes`)."""
-    used = sm.resident_blocks * (sm.shared_bytes_per_block + RESERVED_SHARED_PER_BLOCK
-                                 if sm.shared_bytes_per_block else 0)
-    return float(carved_l1_data_bytes(profile.device, used))
+    return float(carved_l1_data_bytes(profile.device, sm.resident_blocks, sm.shared_bytes_per_block))
 
 
 def simulated(access: AccessInfo, sm: SmContext | None) -> Any:

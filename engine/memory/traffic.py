@@ -112,14 +112,20 @@ class KernelTraffic:
                 "limiting_level": self.limiting_level, "unanalysed_accesses": self.unanalysed}
 
 
+def _warp_requests(a: Any, executions: Mapping[int, float], warps_in_grid: int) -> float:
+    """The launch's warp requests of access ``a``: one per warp execution, less the executed
+    warps whose lanes are all off (they issue none)."""
+    requests = float(executions.get(a.index, 0.0)) * warps_in_grid
+    return requests * a.issue_share if a.executed else requests
+
+
 def _local_l1(a: Any, sm: SmContext, executions: Mapping[int, float], warps_in_grid: int) -> tuple[float, float]:
     """(sector bytes L1 held, sector bytes asked) of a local access the cache simulation replayed;
     (0, 0) without it."""
     sim = simulated(a, sm)
     if sim is None or a.sectors_per_request is None:
         return 0.0, 0.0
-    requests = float(executions.get(a.index, 0.0)) * warps_in_grid * (a.issue_share if a.executed else 1.0)
-    asked = requests * a.sectors_per_request * SECTOR
+    asked = _warp_requests(a, executions, warps_in_grid) * a.sectors_per_request * SECTOR
     return asked * sim.shares(a.index)[0], asked
 
 
@@ -155,9 +161,7 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
             unanalysed += 1
             continue
         moved_shares = shares if by_bytes is sm else level_shares(a, profile, by_bytes) or shares
-        requests = float(executions.get(a.index, 0.0)) * warps_in_grid
-        if a.executed:
-            requests *= a.issue_share       # warps whose lanes are all off issue no request
+        requests = _warp_requests(a, executions, warps_in_grid)
         sector_bytes = requests * (a.sectors_per_request or 0.0) * SECTOR
         requested += sector_bytes
         l1 += sector_bytes * moved_shares.l1

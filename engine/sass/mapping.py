@@ -125,7 +125,7 @@ def _blocks(code: list[SassInstruction]) -> list[int]:
 
 
 def _fill(owners: list[int | None], blocks: list[int], inner: list[Span | None],
-          live: list[bool], code_bases: list[str]) -> list[int | None]:
+          live: list[bool], code: list[SassInstruction]) -> list[int | None]:
     """Give each live instruction without a row an owner. A ``BSYNC`` (where an ``if`` ends and
     its warp's lanes join again) belongs to the code after it: every warp that reaches the join
     runs it, those that skipped the body too (measured: `scan_block_blelloch` runs one per warp
@@ -140,7 +140,7 @@ def _fill(owners: list[int | None], blocks: list[int], inner: list[Span | None],
         if owners[p] is not None or not live[p]:
             continue
         choice = None
-        if code_bases[p] == "BSYNC":
+        if code[p].base == "BSYNC":
             choice = next((owners[q] for q in range(p + 1, n)
                            if owners[q] is not None and live[q] and inner[q] == inner[p]), None)
             if choice is not None:
@@ -412,7 +412,7 @@ def line_owners(kernel: Function, module: Module, listing: Sequence[SassInstruct
     live, _subroutine, _cold = _live_positions(code, blocks)
     inner = _loops(_back_edges(code, live), len(code))
     raw = _owners(code, kernel, module, rewritten)
-    return [o if live[p] else None for p, o in enumerate(_fill(raw, blocks, inner, live, [s.base for s in code]))]
+    return [o if live[p] else None for p, o in enumerate(_fill(raw, blocks, inner, live, code))]
 
 
 def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstruction], rewritten: Rewritten,
@@ -426,7 +426,7 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
     inner = _loops(sass_spans, n)
     depth = {span: sum(1 for o in sass_spans if o[0] <= span[0] and span[1] <= o[1]) for span in sass_spans}
     raw = _owners(code, kernel, module, rewritten)
-    owners = [o if live[p] else None for p, o in enumerate(_fill(raw, blocks, inner, live, [s.base for s in code]))]
+    owners = [o if live[p] else None for p, o in enumerate(_fill(raw, blocks, inner, live, code))]
 
     instrs = kernel.instructions
     inner, retry_spans = _fold_retry_loops(code, owners, inner, sass_spans, instrs)

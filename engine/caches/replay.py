@@ -100,24 +100,34 @@ def _l2_allocate(l2_tag: Any, l2_valid: Any, l2_dirty: Any, s2: Any, line: Any, 
 
 
 @njit(cache=True, nogil=True)
-def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any, entry_start: Any, entry_line: Any,
-                    entry_sectors: Any, entry_bytes: Any, n_blocks: Any, l1_sets: Any, l1_ways: Any, l2_sets: Any,
-                    l2_ways: Any, fetch_pairs: Any, out_l1: Any, out_l2: Any, out_cold: Any, out_again: Any,
-                    out_cold_bytes: Any, out_again_bytes: Any, concurrency: Any,
-                    out_lost: Any) -> None:   # pragma: no cover
+def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_order: Any, flush_at: Any,
+                    entry_start: Any, entry_line: Any, entry_sectors: Any, entry_bytes: Any, n_blocks: Any,
+                    l1_sets: Any, l1_ways: Any, l2_sets: Any, l2_ways: Any, fetch_pairs: Any, out_l1: Any,
+                    out_l2: Any, out_cold: Any, out_again: Any, out_cold_bytes: Any, out_again_bytes: Any,
+                    concurrency: Any, out_lost: Any) -> None:   # pragma: no cover
     """Replays the requests in ``req_order`` (L2 emptied before position ``flush_at``); per request
     the sectors L1 and L2 served (for a store: the sectors L1 held, which it updates; every store
     goes on to L2), the DRAM
     sectors read for data the replay never saw before (cold) and for data it saw and lost
     (again), with the DRAM bytes of each; with ``concurrency`` > 0, ``out_lost`` (float per
     request) gets the expected sectors of each request's L2 hits on lines its own block touched
-    last that the GPU's other blocks would have evicted meanwhile."""
+    last that the GPU's other blocks would have evicted meanwhile.
+
+    ``req_segment`` (per request; empty: not known) is the segment of the run it was issued in
+    (:mod:`engine.execution.issue_order`): the requests of one segment leave within a few cycles
+    of each other, so a sector DRAM is still bringing in for an earlier request of the segment
+    (the pair of a 64-byte fetch) is no L2 hit but a miss that waits for that fetch and moves no
+    bytes of its own, as a sector of the same request that the fetch brings."""
     l1_tag = np.full((n_blocks, l1_sets, l1_ways), -1, dtype=np.int64)
     l1_valid = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.uint8)
     l2_tag = np.full((l2_sets, l2_ways), -1, dtype=np.int64)
     l2_valid = np.zeros((l2_sets, l2_ways), dtype=np.uint8)
     l2_dirty = np.zeros((l2_sets, l2_ways, 4), dtype=np.uint32)
     l2_age = np.zeros((l2_sets, l2_ways), dtype=np.int64)
+    # per L2 line, the segment whose requests DRAM fetches are still bringing sectors for, and those sectors
+    l2_fill_segment = np.full((l2_sets, l2_ways), -1, dtype=np.int64)
+    l2_filling = np.zeros((l2_sets, l2_ways), dtype=np.uint8)
+    segments = req_segment.shape[0] > 0
     seen = dict()
     seen[np.int64(-1)] = np.uint8(0)
     # per block, the L2 lines it has allocated so far; per line, the block that touched it last
@@ -137,6 +147,7 @@ def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any
         r = req_order[k]
         blk = req_block[r]
         kind = req_kind[r]
+        segment = req_segment[r] if segments else np.int64(-1)
         for e in range(entry_start[r], entry_start[r + 1]):
             clock += 1
             line = entry_line[e]
@@ -159,6 +170,8 @@ def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any
             if way < 0:
                 allocated[blk] += 1
                 way = _l2_allocate(l2_tag, l2_valid, l2_dirty, s2, line, l2_ways, clock)
+                l2_fill_segment[s2, way] = -1
+                l2_filling[s2, way] = 0
             elif concurrency > 0.0 and kind != 2 and last_block.get(line, np.int64(-1)) == blk:
                 gap = float(allocated[blk] - last_count[line]) * concurrency
                 lost = 1.0 - np.exp(-gap / l2_lines)
@@ -167,6 +180,7 @@ def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any
             l2_age[s2, way] = clock
             valid = l2_valid[s2, way]
             before = valid                           # what the line held before this request
+            in_flight = l2_filling[s2, way] if segment >= 0 and l2_fill_segment[s2, way] == segment else np.uint8(0)
             if kind == 2:                                # a store: its bytes are dirty, no fetch
                 for q in range(4):
                     if miss >> q & 1:
@@ -177,7 +191,9 @@ def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any
                 if not (miss >> q & 1):
                     continue
                 covered = (before >> q & 1) or l2_dirty[s2, way, q] == np.uint32(0xFFFFFFFF)
-                if covered:
+                if covered and (in_flight >> q & 1):
+                    out_cold[r] += 1                 # waits for the fetch under way: no bytes of its own
+                elif covered:
                     out_l2[r] += 1
                     if lost > 0.0:
                         out_lost[r] += lost
@@ -196,6 +212,11 @@ def replay_requests(req_block: Any, req_kind: Any, req_order: Any, flush_at: Any
                     else:
                         out_again[r] += 1
                         out_again_bytes[r] += moved
+                    if segment >= 0:
+                        if l2_fill_segment[s2, way] != segment:
+                            l2_fill_segment[s2, way] = segment
+                            l2_filling[s2, way] = 0
+                        l2_filling[s2, way] |= fetched & ~valid
                     valid |= fetched
                 if kind == 3:
                     l2_dirty[s2, way, q] |= entry_bytes[e, q]

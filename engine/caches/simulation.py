@@ -14,6 +14,7 @@ import numpy as np
 from engine.caches.buffer_footprints import BUFFER_LINE_SHIFT, BufferFootprint, grid_footprint, reuse_distance
 from engine.caches.replay import replay_requests
 from engine.execution import Execution
+from engine.execution.issue_order import issue_order
 
 SECTOR = 32
 LINE = 128
@@ -155,7 +156,7 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     req = _requests(log, config)
     grid = execution.grid or (sample.grid_blocks, 1, 1)
     row = grid[0] if grid[1] > 1 else grid[0] * grid[1]
-    order, n_before = _replay_order(sample, req.block, row, config)
+    order, n_before = _replay_order(sample, log, req.block, row, config)
     result.footprints = footprints = _footprints(execution, grid, req, gathers)
     private = {b: _private_share(fp, sample.grid_blocks) for b, fp in footprints.items()}
     rooms = _l2_rooms(req, private)
@@ -213,9 +214,11 @@ def _requests(log: dict[str, np.ndarray], config: CacheConfig) -> _Requests:
         fetch_pairs=fetch_pairs)
 
 
-def _replay_order(sample: Any, block: np.ndarray, row: int, config: CacheConfig) -> tuple[np.ndarray, int]:
-    """The requests in replay order, and how many of them come first from the row before the
-    window (0 where that row and the window are replayed interleaved)."""
+def _replay_order(sample: Any, log: dict[str, np.ndarray], block: np.ndarray, row: int, config: CacheConfig
+                  ) -> tuple[np.ndarray, int]:
+    """The requests in replay order (:func:`engine.execution.issue_order.issue_order`), and how
+    many of them come first from the row before the window (0 where that row and the window
+    are replayed interleaved)."""
     role = np.array(sample.role)
     in_before = role[block] == "before"
     in_window = role[block] == "window"
@@ -223,8 +226,9 @@ def _replay_order(sample: Any, block: np.ndarray, row: int, config: CacheConfig)
     if len(before_order) and config.wave_blocks and row < config.wave_blocks:
         # the row before runs in the same wave as the window: their requests interleave, as the
         # run issued them (a panel the rows share is fetched once for all of them)
-        return np.flatnonzero(in_before | in_window).astype(np.int64), 0
-    return np.concatenate([before_order, np.flatnonzero(in_window)]).astype(np.int64), len(before_order)
+        return issue_order(log, np.flatnonzero(in_before | in_window)), 0
+    selected = np.flatnonzero(in_before | in_window)
+    return issue_order(log, selected, part=in_window[selected].astype(np.int64)), len(before_order)
 
 
 def _footprints(execution: Execution, grid: tuple[int, int, int], req: _Requests,
@@ -319,11 +323,17 @@ def _replay(sample: Any, log: dict[str, np.ndarray], req: _Requests, order: np.n
     n_req = len(req.instr)
     out = {k: np.zeros(n_req, dtype=np.int64) for k in ("l1", "l2", "cold", "again", "cold_b", "again_b")}
     out["lost"] = np.zeros(n_req, dtype=np.float64)
-    replay_requests(req.block, req.kind, order, flush_at, req.starts, req.lines, log["entry_sectors"],
+    replay_requests(req.block, req.kind, _segments(log), order, flush_at, req.starts, req.lines, log["entry_sectors"],
                     log["entry_bytes"], sample.blocks, l1_sets, config.l1_ways, l2_sets, config.l2_ways,
                     req.fetch_pairs, out["l1"], out["l2"], out["cold"], out["again"],
                     out["cold_b"], out["again_b"], concurrency, out["lost"])
     return out
+
+
+def _segments(log: dict[str, np.ndarray]) -> np.ndarray:
+    """Per request, the segment of the run it was issued in (empty where the log has none)."""
+    segment = log.get("request_segment")
+    return segment.astype(np.int64) if segment is not None else np.zeros(0, dtype=np.int64)
 
 
 def _kept_first_touches(req: _Requests, out: dict[str, np.ndarray], footprints: dict[int, BufferFootprint],
@@ -608,13 +618,14 @@ class SimulatedLevels:
 
     def fetch_factor(self, index: int) -> float:
         """DRAM bytes read per 32 bytes of the access's sectors DRAM serves (2 for a lone sector
-        of a 64-byte fetch, 1 when both halves are wanted)."""
+        of a 64-byte fetch, 1 when both halves are wanted; below 1 where some of its misses wait
+        for a fetch another instruction's request started, which moves the bytes)."""
         c = self.caches
         requests, sectors = c.requests.get(index, 0), c.sectors.get(index, 0)
         dram = c.dram_share.get(index, 0.0) * sectors
         if not requests or dram <= 0:
             return 1.0
-        return max(1.0, c.dram_read_per_request.get(index, 0.0) * requests / (SECTOR * dram))
+        return max(0.0, c.dram_read_per_request.get(index, 0.0) * requests / (SECTOR * dram))
 
 
 def simulated_levels(execution: Execution, profile: object, resident_blocks: int,
@@ -664,7 +675,7 @@ def shared_l1_gain(group: Execution, config: CacheConfig) -> dict[int, float]:
         return {}
     req = _requests(log, config)
     blocks = group.sample.blocks
-    order = np.arange(len(req.instr), dtype=np.int64)
+    order = issue_order(log, np.arange(len(req.instr), dtype=np.int64))
     sectors = np.bincount(req.owner, weights=_popcount4(log["entry_sectors"]), minlength=len(req.instr))
     loads = req.kind == LOAD_CACHED
     if not loads.any() or config.l1_bytes_per_block <= 0:
@@ -673,7 +684,7 @@ def shared_l1_gain(group: Execution, config: CacheConfig) -> dict[int, float]:
     def l1_hits(block_of: np.ndarray, n_l1: int, l1_bytes: int) -> np.ndarray:
         sets = max(0, l1_bytes // LINE // config.l1_ways)
         out = {k: np.zeros(len(req.instr), dtype=np.int64) for k in ("l1", "l2", "cold", "again", "cb", "ab")}
-        replay_requests(block_of, req.kind, order, -1, req.starts, req.lines, log["entry_sectors"],
+        replay_requests(block_of, req.kind, _segments(log), order, -1, req.starts, req.lines, log["entry_sectors"],
                         log["entry_bytes"], n_l1, sets, config.l1_ways, 1, config.l2_ways, req.fetch_pairs,
                         out["l1"], out["l2"], out["cold"], out["again"], out["cb"], out["ab"],
                         0.0, np.zeros(len(req.instr), dtype=np.float64))

@@ -30,6 +30,7 @@ import numpy as np
 
 from engine.analysis import KernelAnalysis
 from engine.analysis.values import LaunchValues
+from engine.execution.issue_order import load_waits
 from engine.execution.machine import Budget, Machine, RunStopped
 from engine.execution.recorder import AccessStats
 from engine.execution.sampling import Sample, choose_blocks, sm_group
@@ -260,9 +261,11 @@ def _run_sample(analysis: KernelAnalysis, values: LaunchValues, module: Any, sam
 def _finished(kernel: str, machine: Machine, sample: Sample, warps_per_block: int, started: float,
               grid: tuple[int, int, int] | None) -> Execution:
     rec = machine.recorder
+    log = rec.log.arrays()
+    log["request_waits"] = load_waits(machine.body, machine.cfg.blocks)[log["request_instruction"]]
     execution = Execution(
         kernel, sample, warps_per_block, paths=rec.paths(machine.n_warps), executed=rec.executed,
-        access=rec.access, log=rec.log.arrays(), log_complete=not rec.log_full,
+        access=rec.access, log=log, log_complete=not rec.log_full,
         lane_instructions=machine.lane_instructions, seconds=time.perf_counter() - started, grid=grid)
     if rec.log_full:
         execution.notes.append("the cache simulation saw the first part of the sampled requests only "

@@ -121,8 +121,8 @@ def memory_op(i, lanes, n_warps, regs, known, space, kind, request, width, vecto
               ov_keys, ov_vals, ov_stored, ov_good, ov_used,
               shared, shared_known, local, local_known, param, param_known, block_row, local_frame_words,
               shared_base, local_base, counters, block_of_warp,
-              req_instr, req_block, req_kind, ent_req, ent_line, ent_sectors, ent_bytes, log_counts,
-              max_entries):      # pragma: no cover - compiled
+              req_instr, req_block, req_kind, req_warp, req_segment, segment_now, ent_req, ent_line, ent_sectors,
+              ent_bytes, log_counts, max_entries):      # pragma: no cover - compiled
     """Runs memory instruction ``i`` for ``lanes``; False when it declines (nothing changed)."""
     n = lanes.shape[0]
     run = np.empty(n, dtype=np.int64)
@@ -218,6 +218,8 @@ def memory_op(i, lanes, n_warps, regs, known, space, kind, request, width, vecto
                 req_instr[r0 + r] = i
                 req_block[r0 + r] = block_of_warp[warps[r]]
                 req_kind[r0 + r] = rk
+                req_warp[r0 + r] = warps[r]
+                req_segment[r0 + r] = segment_now[0]
             ne = e_line.shape[0]
             for e in range(ne):
                 ent_req[e0 + e] = e_row[e] + r0

@@ -230,6 +230,7 @@ class Machine:
         a branch or an exit."""
         if self.block_start[start]:
             self.recorder.enter(warps, int(self.block_of[start]))
+        self.recorder.log.segment[0] += 1
         end = int(self.block_end[start])
         n_warps = len(warps)
         i = start
@@ -293,7 +294,8 @@ class Machine:
                 im.overlay.keys, im.overlay.vals, im.overlay.stored, im.overlay.good, im.overlay.used,
                 im.shared, im.shared_known, im.local, im.local_known, im.params[0], im.params[1], self.block_row,
                 self.local_frame_words, SHARED_BASE, LOCAL_BASE, rec.counters, self.block_of_warp,
-                log.request_instruction, log.request_block, log.request_kind, log.entry_request, log.entry_line,
+                log.request_instruction, log.request_block, log.request_kind, log.request_warp,
+                log.request_segment, log.segment, log.entry_request, log.entry_line,
                 log.entry_sectors, log.entry_bytes, log.counts, log.max_entries)
 
     def _note_access(self, i: int) -> None:

@@ -257,8 +257,12 @@ def atomic_value(op: str, t: str, old: np.ndarray, operand: np.ndarray,
 
 
 def copy(m: Machine, ins: Instruction, lanes: np.ndarray) -> None:
-    """``cp.async.ca/cg.shared.global [dst], [src], bytes``: the copy happens at once; its
-    global read is recorded like a load (``.cg`` bypasses L1) and its shared write like a store."""
+    """``cp.async.ca/cg.shared.global [dst], [src], cp-size{, src-size | ignore-src}``: the copy
+    happens at once; its global read is recorded like a load (``.cg`` bypasses L1) and its shared
+    write like a store. By the ISA a lane reads ``src-size`` bytes of the source (fewer than
+    ``cp-size``: the rest of the destination is zero-filled) and none where ``src-size`` is 0 or
+    the ``ignore-src`` predicate is true: a masked-off load of a compiler's software pipeline
+    (Triton's tail stages) moves no data."""
     full = ins.full_opcode
     if not full.startswith("cp.async") or "bulk" in full:
         if "bulk" in full:
@@ -274,18 +278,53 @@ def copy(m: Machine, ins: Instruction, lanes: np.ndarray) -> None:
     src, known_src = m._address(src_op, run)
     dst, known_dst = m._address(dst_op, run)
     dst = np.where((dst & ~WINDOW_MASK) == SHARED_BASE, dst & WINDOW_MASK, dst)
+    read_bytes, known_read = _source_bytes(m, ins, run, size)
     kind = LOAD_UNCACHED if "cg" in ins.modifiers else LOAD_CACHED
     rec = m.recorder
-    ok = known_src
+    ok = known_src | (known_read & (read_bytes == 0))
     if len(run) and not ok.all():
         rec.unknown(ins.index, "global", AccessKind.LOAD, size, int((~ok).sum()), "its source address is unknown")
-    rec.global_access(ins.index, "global", AccessKind.LOAD, kind, size, run[ok], src[ok], reached,
+    reads = ok & known_src & (read_bytes > 0)
+    # a read of fewer bytes than cp-size stays in the aligned cp-size chunk: the same sector
+    rec.global_access(ins.index, "global", AccessKind.LOAD, kind, size, run[reads], src[reads], reached,
                       m.block_of_warp)
+    written = ok & known_dst
     for k in range(0, size, 4):
         piece = min(4, size - k)
-        bits, kk = m.image.load_global(src[ok] + U64(k), piece, "b32")
-        m.image.store_block("shared", m.block_row[run[ok & known_dst]], dst[ok & known_dst] + U64(k),
-                               piece, bits[known_dst[ok]], kk[known_dst[ok]])
+        bits, kk = m.image.load_global(src[written] + U64(k), piece, "b32")
+        filled = read_bytes[written] <= k           # zero-filled by the ISA: known zeros
+        bits = np.where(filled, U64(0), bits)
+        kk = np.where(filled, known_read[written], kk & known_src[written])
+        m.image.store_block("shared", m.block_row[run[written]], dst[written] + U64(k), piece, bits, kk)
+
+
+def _source_bytes(m: Machine, ins: Instruction, lanes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per lane, the bytes a ``cp.async`` reads from its source (``src-size`` clamped to
+    ``cp-size``, 0 under a true ``ignore-src``), and whether that is known."""
+    n = len(lanes)
+    extra = list(ins.operands[3:])
+    if extra and "L2::cache_hint" in ins.modifiers:
+        extra = extra[:-1]                           # the last operand is the cache policy
+    if not extra:
+        return np.full(n, size, dtype=np.int64), np.ones(n, dtype=bool)
+    op = extra[0]
+    value, known = m._value(op, lanes, "u32")
+    if op.kind == OperandKind.PREDICATE or _is_predicate(m, op):
+        return np.where(value != 0, 0, size).astype(np.int64), known
+    return np.minimum(value.astype(np.int64) & 0xFFFFFFFF, size), known
+
+
+def _is_predicate(m: Machine, op: Operand) -> bool:
+    """Whether ``op`` names a ``.pred`` register (declared ``.reg .pred %p<n>``)."""
+    if op.kind != OperandKind.REGISTER or not op.name:
+        return False
+    types = m.__dict__.get("_register_types")
+    if types is None:
+        types = m.__dict__["_register_types"] = {d.name: d.type for d in m.function.registers}
+    name = op.name
+    if name in types:
+        return types[name] == "pred"
+    return types.get(name.rstrip("0123456789")) == "pred"
 
 
 def texture(m: Machine, ins: Instruction, lanes: np.ndarray) -> None:

@@ -69,6 +69,9 @@ class CacheLog:
     def __init__(self, max_entries: int) -> None:
         self.max_entries = max_entries
         self.counts = np.zeros(3, dtype=np.int64)
+        # the segment (one group of warps running one basic block, ``Machine._segment``) that
+        # requests logged now belong to: the cache replay issues a segment's requests warp by warp
+        self.segment = np.zeros(1, dtype=np.int64)
         self._allocate(1 << 12, 1 << 14)
 
     def _allocate(self, requests: int, entries: int) -> None:
@@ -80,6 +83,8 @@ class CacheLog:
         self.request_instruction = grow(getattr(self, "request_instruction", None), requests, np.int32)
         self.request_block = grow(getattr(self, "request_block", None), requests, np.int32)
         self.request_kind = grow(getattr(self, "request_kind", None), requests, np.int8)
+        self.request_warp = grow(getattr(self, "request_warp", None), requests, np.int32)
+        self.request_segment = grow(getattr(self, "request_segment", None), requests, np.int64)
         self.entry_request = grow(getattr(self, "entry_request", None), entries, np.int64)
         self.entry_line = grow(getattr(self, "entry_line", None), entries, np.int64)
         self.entry_sectors = grow(getattr(self, "entry_sectors", None), entries, np.uint8)
@@ -115,6 +120,8 @@ class CacheLog:
             "request_instruction": self.request_instruction[:r].copy(),
             "request_block": self.request_block[:r].copy(),
             "request_kind": self.request_kind[:r].copy(),
+            "request_warp": self.request_warp[:r].copy(),
+            "request_segment": self.request_segment[:r].copy(),
             "entry_request": self.entry_request[:e].copy(),
             "entry_line": self.entry_line[:e].copy(),
             "entry_sectors": self.entry_sectors[:e].copy(),
@@ -206,6 +213,8 @@ class Recorder:
         log.request_instruction[r0:r0 + n] = index
         log.request_block[r0:r0 + n] = block_of_warp[req.warps]
         log.request_kind[r0:r0 + n] = request_kind
+        log.request_warp[r0:r0 + n] = req.warps
+        log.request_segment[r0:r0 + n] = log.segment[0]
         log.entry_request[e0:e0 + e] = req.entry_row + r0
         log.entry_line[e0:e0 + e] = req.entry_line
         log.entry_sectors[e0:e0 + e] = req.entry_sectors

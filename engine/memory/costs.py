@@ -163,10 +163,23 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
         elif a.space is MemorySpace.GLOBAL and a.sectors_per_request is not None:
             shares = level_shares(a, profile, sm)
             if shares is not None:
-                out[a.index] = global_access_cost(a, shares, profile, sm, profile.global_memory_lambdas(1.0))
+                out[a.index] = _issued_share(a, global_access_cost(a, shares, profile, sm,
+                                                                   profile.global_memory_lambdas(1.0)), profile)
                 if dram_waits is not None and (wait := dram_wait_share(a, shares, profile, sm)) > 0:
-                    dram_waits[a.index] = wait
+                    dram_waits[a.index] = wait * a.issue_share
     return out
+
+
+def _issued_share(a: Any, cost: tuple[float, float], profile: Any) -> tuple[float, float]:
+    """The (λ, Λ) of a warp's global access averaged over the warps that run it: the run found
+    a share of them (``issue_share``) with a lane accessing memory; the others (every lane
+    predicated off, or a ``cp.async`` with src-size 0 that only zero-fills shared memory) make
+    no request and cost what a shared access without conflicts costs."""
+    share = a.issue_share if a.executed else 1.0
+    if share >= 1.0:
+        return cost
+    empty = profile.shared_memory_lambdas(0.0)
+    return (share * cost[0] + (1.0 - share) * empty[0], share * cost[1] + (1.0 - share) * empty[1])
 
 
 def local_access_cost(a: Any, profile: Any, sm: SmContext) -> tuple[float, float] | None:

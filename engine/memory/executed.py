@@ -25,6 +25,11 @@ from engine.units import AccessKind, MemorySpace
 
 def _executed(info: AccessInfo, execution: Execution) -> AccessInfo:
     stats = execution.access.get(info.index)
+    if stats is not None and stats.requests <= 0 < stats.warp_executions and not stats.unknown_lanes:
+        # every sampled warp reached it with no lane accessing memory (all predicated off, or a
+        # cp.async whose src-size is 0): it moves nothing
+        return replace(info, warps_sampled=0, active_lanes=0.0, issue_share=0.0, executed=True,
+                       unknown_reason=None, method=info.method or "executed")
     if stats is None or stats.requests <= 0:
         return info
     if stats.unknown_lanes and stats.unknown_lanes >= stats.active_lanes:

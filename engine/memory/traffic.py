@@ -194,7 +194,7 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
                 # a gather (addresses not affine in the indices): a factor of 2 is a 64-byte
                 # read per sector, every fetch at a random place. Affine isolated sectors (a
                 # tile's halo column) walk DRAM rows in order and load it as streams do.
-                scattered += moved * min(1.0, factor - 1.0)
+                scattered += moved * min(1.0, max(0.0, factor - 1.0))
         elif sim is not None:
             # the simulated share of the dirty bytes that reach DRAM while the kernel runs, each
             # partly written sector read first

@@ -119,3 +119,103 @@ def test_an_unrolled_warps_reads_of_one_sector_hit_l1_even_where_the_block_overf
     execution.log = lockstep
     plain = simulate_caches(execution, config)
     assert plain.l1_sector_hits / plain.l1_sector_accesses < 0.6
+
+
+def _log_execution(lines: list[int], sectors: list[int], segments: list[int]):
+    """One block's load requests, one line entry each, with their segments."""
+    from engine.execution import Execution
+    from engine.execution.sampling import choose_blocks
+    n = len(lines)
+    log = {
+        "request_instruction": np.arange(n, dtype=np.int32), "request_block": np.zeros(n, dtype=np.int32),
+        "request_kind": np.zeros(n, dtype=np.int8), "request_warp": np.arange(n, dtype=np.int32),
+        "request_segment": np.array(segments, dtype=np.int64), "entry_request": np.arange(n, dtype=np.int64),
+        "entry_line": np.array(lines, dtype=np.int64), "entry_sectors": np.array(sectors, dtype=np.uint8),
+        "entry_bytes": np.zeros((n, 4), dtype=np.uint32),
+    }
+    return Execution("k", choose_blocks((1, 1, 1), 1), 1, paths=[np.zeros(1, dtype=np.int32)],
+                     executed=np.ones(n), log=log, grid=(1, 1, 1))
+
+
+def test_a_sector_still_on_its_way_from_dram_is_an_l2_miss_without_bytes_of_its_own() -> None:
+    """Warp 0 reads sector 0 of a line (DRAM fetches 64 bytes: sectors 0 and 1); warp 1 reads
+    sector 1. In the same segment (a few cycles later) the fetch is still under way: a miss that
+    moves nothing more. A segment later the sector is there: an L2 hit."""
+    line = 1 << 40
+    config = CacheConfig(l1_bytes_per_block=0, l2_bytes=1 << 24)
+    same = simulate_caches(_log_execution([line, line], [0b0001, 0b0010], [5, 5]), config)
+    assert same.l2_sector_hits == 0 and same.l2_sector_accesses == 2
+    assert same.dram_read_bytes == pytest.approx(64)
+    later = simulate_caches(_log_execution([line, line], [0b0001, 0b0010], [5, 6]), config)
+    assert later.l2_sector_hits == 1 and later.dram_read_bytes == pytest.approx(64)
+
+
+# each lane copies 16 bytes of the first n bytes to shared memory; lanes past n copy none
+# (src-size 0: the destination is zero-filled), as a compiler's masked pipeline stage does
+def _copy_kernel(operand: str) -> str:
+    return _HEAD + f"""
+.visible .entry c(.param .u64 c_src, .param .u32 c_n)
+{{
+  .reg .pred %p<3>; .reg .b32 %r<12>; .reg .b64 %rd<8>;
+  .shared .align 16 .b8 buf[2048];
+  ld.param.u64 %rd1, [c_src];
+  ld.param.u32 %r1, [c_n];
+  cvta.to.global.u64 %rd2, %rd1;
+  mov.u32 %r2, %tid.x;
+  shl.b32 %r3, %r2, 4;
+  setp.lt.u32 %p1, %r3, %r1;
+  setp.ge.u32 %p2, %r3, %r1;
+  selp.b32 %r4, 16, 0, %p1;
+  cvt.u64.u32 %rd3, %r3;
+  add.s64 %rd4, %rd2, %rd3;
+  mov.u32 %r5, buf;
+  add.u32 %r6, %r5, %r3;
+  cp.async.cg.shared.global [%r6], [%rd4], 16, {operand};
+  cp.async.commit_group;
+  cp.async.wait_group 0;
+  bar.sync 0;
+  ret;
+}}
+"""
+
+
+@pytest.mark.parametrize("operand", ["%r4", "%p2"])     # src-size, ignore-src
+def test_a_cp_async_reads_only_its_src_size(operand: str) -> None:
+    module = parse_ptx(_copy_kernel(operand))
+    launch = Launch(grid=(1, 1, 1), block=(64, 1, 1), args={"c_n": 256})
+    analysis = analyze_kernel(module.kernel("c"), launch, module)
+    execution = execute_launch(analysis, launch, module)
+    assert execution.ok
+    index = next(i for i, ins in enumerate(analysis.function.instructions) if ins.opcode == "cp")
+    stats = execution.access[index]
+    # two warps reach it; only the first 16 lanes of warp 0 read: 256 bytes, 8 sectors
+    assert stats.warp_executions == 2 and stats.requests == 1
+    assert stats.active_lanes == 16 and stats.sectors == 8
+
+
+def test_a_warp_access_without_active_lanes_costs_a_shared_access() -> None:
+    from types import SimpleNamespace
+
+    from engine.memory.costs import _issued_share
+    from engine.profiles import load_profile
+    profile = load_profile("h100")
+    empty = profile.shared_memory_lambdas(0.0)
+    cost = (40.0, 600.0)
+    assert _issued_share(SimpleNamespace(issue_share=1.0, executed=True), cost, profile) == cost
+    assert _issued_share(SimpleNamespace(issue_share=0.0, executed=True), cost, profile) == pytest.approx(empty)
+    quarter = _issued_share(SimpleNamespace(issue_share=0.25, executed=True), cost, profile)
+    assert quarter == pytest.approx((10.0 + 0.75 * empty[0], 150.0 + 0.75 * empty[1]))
+    # a static view (not executed) is taken as issued by every warp
+    assert _issued_share(SimpleNamespace(issue_share=0.25, executed=False), cost, profile) == cost
+
+
+def test_an_access_no_sampled_warp_makes_moves_nothing_in_the_memory_report() -> None:
+    from engine.memory import analyze_memory
+    from engine.memory.executed import with_execution
+    module = parse_ptx(_copy_kernel("%r4"))
+    launch = Launch(grid=(1, 1, 1), block=(64, 1, 1), args={"c_n": 0})
+    analysis = analyze_kernel(module.kernel("c"), launch, module)
+    execution = execute_launch(analysis, launch, module)
+    report = with_execution(analyze_memory(analysis, launch, module), execution)
+    copy = next(a for a in report.accesses if a.text.startswith("cp.async"))
+    assert copy.executed and copy.issue_share == 0.0

@@ -114,18 +114,22 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_order: 
     last that the GPU's other blocks would have evicted meanwhile.
 
     ``req_segment`` (per request; empty: not known) is the segment of the run it was issued in
-    (:mod:`engine.execution.issue_order`): the requests of one segment leave within a few cycles
-    of each other, so a sector DRAM is still bringing in for an earlier request of the segment
-    (the pair of a 64-byte fetch) is no L2 hit but a miss that waits for that fetch and moves no
-    bytes of its own, as a sector of the same request that the fetch brings."""
+    (:mod:`engine.execution.issue_order`): a block's requests of one segment leave its SM within
+    a few cycles of each other, so a sector DRAM is still bringing in for an earlier request of
+    the block in the segment (the pair of a 64-byte fetch) is no L2 hit but a miss that waits
+    for that fetch and moves no bytes of its own, as a sector of the same request that the fetch
+    brings. (The run steps every sampled block together; on the GPU they run on different SMs,
+    not in step, so another block's fetch is taken as done.)"""
     l1_tag = np.full((n_blocks, l1_sets, l1_ways), -1, dtype=np.int64)
     l1_valid = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.uint8)
     l2_tag = np.full((l2_sets, l2_ways), -1, dtype=np.int64)
     l2_valid = np.zeros((l2_sets, l2_ways), dtype=np.uint8)
     l2_dirty = np.zeros((l2_sets, l2_ways, 4), dtype=np.uint32)
     l2_age = np.zeros((l2_sets, l2_ways), dtype=np.int64)
-    # per L2 line, the segment whose requests DRAM fetches are still bringing sectors for, and those sectors
+    # per L2 line, the segment and block whose requests DRAM fetches are still bringing sectors
+    # for, and those sectors
     l2_fill_segment = np.full((l2_sets, l2_ways), -1, dtype=np.int64)
+    l2_fill_block = np.full((l2_sets, l2_ways), -1, dtype=np.int64)
     l2_filling = np.zeros((l2_sets, l2_ways), dtype=np.uint8)
     segments = req_segment.shape[0] > 0
     seen = dict()
@@ -180,7 +184,9 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_order: 
             l2_age[s2, way] = clock
             valid = l2_valid[s2, way]
             before = valid                           # what the line held before this request
-            in_flight = l2_filling[s2, way] if segment >= 0 and l2_fill_segment[s2, way] == segment else np.uint8(0)
+            in_flight = np.uint8(0)
+            if segment >= 0 and l2_fill_segment[s2, way] == segment and l2_fill_block[s2, way] == blk:
+                in_flight = l2_filling[s2, way]
             if kind == 2:                                # a store: its bytes are dirty, no fetch
                 for q in range(4):
                     if miss >> q & 1:
@@ -213,8 +219,9 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_order: 
                         out_again[r] += 1
                         out_again_bytes[r] += moved
                     if segment >= 0:
-                        if l2_fill_segment[s2, way] != segment:
+                        if l2_fill_segment[s2, way] != segment or l2_fill_block[s2, way] != blk:
                             l2_fill_segment[s2, way] = segment
+                            l2_fill_block[s2, way] = blk
                             l2_filling[s2, way] = 0
                         l2_filling[s2, way] |= fetched & ~valid
                     valid |= fetched

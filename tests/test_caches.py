@@ -202,3 +202,27 @@ def test_the_l2_hit_rate_counts_writes_as_nsight_compute_does() -> None:
     # without the access counts (nothing analysed): bytes L2 served over bytes that reached it
     assert KernelTraffic(l2_bytes=30.0, dram_read_bytes=10.0).l2_hit_rate == pytest.approx(0.75)
     assert KernelTraffic().l2_hit_rate is None
+
+
+def test_measured_blocks_owe_first_touches_as_their_footprints_are() -> None:
+    """Blocks 0 and 1 (warming the caches) and 2 (measured) each read 10 lines of a buffer;
+    block 3 (measured) exits at once, as a block above a triangular domain's diagonal does: the
+    two measured blocks are worth 2 x 5 / 7.5 of the sample's average blocks in first touches."""
+    from engine.caches.buffer_footprints import BufferFootprint
+    from engine.caches.simulation import _measured_worth, _requests
+    lines = np.concatenate([np.arange(1 << 40, (1 << 40) + 10) + 10 * b for b in range(3)]).astype(np.int64)
+    n = len(lines)
+    log = {
+        "request_instruction": np.zeros(n, dtype=np.int32),
+        "request_block": np.repeat(np.arange(3), 10).astype(np.int32),
+        "request_kind": np.full(n, LOAD_CACHED, dtype=np.int8), "entry_request": np.arange(n, dtype=np.int64),
+        "entry_line": lines, "entry_sectors": np.full(n, 0xF, dtype=np.uint8),
+        "entry_bytes": np.zeros((n, 4), dtype=np.uint32),
+    }
+    req = _requests(log, CacheConfig(0, 1 << 24))
+    buffer = int(req.buffers[0])
+    footprints = {buffer: BufferFootprint(buffer, 40.0, (1.0, 1.0, 1.0), 120.0, 1.0, 120.0)}
+    measured = np.array([False, False, True, True])
+    assert _measured_worth(req, footprints, measured, 4)[buffer] == pytest.approx(2 * 5 / 7.5)
+    everyone = np.array([True, True, True, True])
+    assert _measured_worth(req, footprints, everyone, 4)[buffer] == pytest.approx(4.0)

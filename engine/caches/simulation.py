@@ -172,10 +172,11 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
             int(i) for i in np.unique(req.instr[np.isin(request_buffer, random_buffers)]) if int(i) in gathers)
     plane = grid[0] * grid[1] if grid[2] > 1 else grid[0] if grid[1] > 1 else 1
     rates = _read_rates(req, chosen, request_buffer, footprints, n_measured)
-    keep, rehit = _kept_first_touches(req, out, footprints, chosen, request_buffer, rates, rooms, n_measured,
+    worth = _measured_worth(req, footprints, np.array(sample.measured, dtype=bool), sample.blocks)
+    keep, rehit = _kept_first_touches(req, out, footprints, chosen, request_buffer, rates, rooms, worth,
                                       sample.grid_blocks, plane, config)
-    l2, dram, dram_bytes = _levels(req, out, keep, rehit, footprints, chosen, request_buffer, n_measured,
-                                   sample.grid_blocks, _logged_share(execution, req))
+    l2, dram, dram_bytes = _levels(req, out, keep, rehit, footprints, chosen, request_buffer, worth,
+                                   sample.grid_blocks)
     sectors = np.bincount(req.owner, weights=_popcount4(log["entry_sectors"]), minlength=len(req.instr))
     shared = np.zeros(len(req.instr), dtype=np.float64)        # per request: its buffer's shared share
     for b, share in private.items():
@@ -336,9 +337,29 @@ def _segments(log: dict[str, np.ndarray]) -> np.ndarray:
     return segment.astype(np.int64) if segment is not None else np.zeros(0, dtype=np.int64)
 
 
+def _measured_worth(req: _Requests, footprints: dict[int, BufferFootprint], measured: np.ndarray,
+                    n_sampled: int) -> dict[int, float]:
+    """Per buffer, how many of the grid's average blocks the measured blocks are worth in first
+    touches: their count, times the distinct lines of the buffer a measured block reads over what
+    a sampled block reads on average. The grid's first touches are shared by its blocks as their
+    footprints are: measured blocks above a triangular domain's diagonal, which exit at once,
+    owe none of them. (``measured``: per sampled block, whether it is measured.)"""
+    n_measured = int(measured.sum())
+    entry_block = req.block[req.owner]
+    worth: dict[int, float] = {}
+    for b in footprints:
+        on = req.reads & (req.buffers == b)
+        pairs = np.unique(np.stack([entry_block[on], req.lines[on]], axis=1), axis=0) if on.any() \
+            else np.zeros((0, 2), dtype=np.int64)
+        sampled = len(pairs) / max(n_sampled, 1)
+        mine = int(measured[pairs[:, 0]].sum()) / max(n_measured, 1) if len(pairs) else 0.0
+        worth[b] = n_measured * (mine / sampled if sampled > 0 else 1.0)
+    return worth
+
+
 def _kept_first_touches(req: _Requests, out: dict[str, np.ndarray], footprints: dict[int, BufferFootprint],
                         chosen: np.ndarray, request_buffer: np.ndarray, rates: dict[int, float],
-                        rooms: dict[int, float], n_measured: int, grid_blocks: int, plane: int,
+                        rooms: dict[int, float], worth: dict[int, float], grid_blocks: int, plane: int,
                         config: CacheConfig
                         ) -> tuple[np.ndarray, np.ndarray]:
     """Per request, the share of its first touches (cold misses) that still go to DRAM over the
@@ -362,7 +383,7 @@ def _kept_first_touches(req: _Requests, out: dict[str, np.ndarray], footprints: 
         # of the sample's first touches, the grid's first touches are the footprint's share; the
         # rest re-read data unsampled blocks brought in, which L2 still holds if what the kernel
         # touches while the buffer comes round again fits (reuse_distance)
-        compulsory = min(1.0, fp.sectors * n_measured / max(grid_blocks, 1) / cold)
+        compulsory = min(1.0, fp.sectors * worth[b] / max(grid_blocks, 1) / cold)
         if fp.scattered:
             distance = reuse_distance(b, footprints, rates, rooms)
         else:
@@ -401,34 +422,12 @@ def _cross_block_share(req: _Requests, buffer: int) -> float:
     return min(1.0, max(0.0, (per_block - distinct) / rereads)) if rereads > 0 else 0.0
 
 
-def _logged_share(execution: Execution, req: _Requests) -> np.ndarray:
-    """Per request, the share of its instruction's sampled requests the log holds: 1 where the
-    log is complete. A full log stops every sampled warp's record at the same point of the run,
-    where most of a loop's first touches are and few of its re-reads: a first touch happens
-    once however long the run goes on, so it counts in that share of the instruction's
-    requests, not in all of them (what the replay shows of the rest, hits and re-reads after
-    an eviction, recurs)."""
-    once = np.ones(len(req.instr), dtype=np.float64)
-    if execution.log_complete or not len(req.instr):
-        return once
-    logged = np.bincount(req.instr)
-    for index in np.flatnonzero(logged).tolist():
-        stats = execution.access.get(index)
-        if stats is not None and stats.requests > logged[index]:
-            once[req.instr == index] = logged[index] / stats.requests
-    return once
-
-
 def _levels(req: _Requests, out: dict[str, np.ndarray], keep: np.ndarray, rehit: np.ndarray,
             footprints: dict[int, BufferFootprint], chosen: np.ndarray, request_buffer: np.ndarray,
-            n_measured: int, grid_blocks: int, once: np.ndarray | None = None
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per request, the sectors L2 and DRAM serve over the grid and the DRAM bytes. ``once``:
-    per request, the share of its instruction's requests the log holds (:func:`_logged_share`):
-    first touches and the grid's footprint count in that share; the rest of them is data L2 holds
-    for the requests the log does not show."""
-    once = np.ones(len(keep), dtype=np.float64) if once is None else once
-    cold_kept = out["cold"] * keep * once
+            worth: dict[int, float], grid_blocks: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per request, the sectors L2 and DRAM serve over the grid and the DRAM bytes (``worth``:
+    per buffer, the measured blocks' worth in the grid's first touches, :func:`_measured_worth`)."""
+    cold_kept = out["cold"] * keep
     # L2 hits of the replay that miss over the launch fetch as the request's first touches did:
     # re-reads of lines other blocks read (a gather's table), and of the block's own lines that
     # the blocks beside it push out meanwhile
@@ -436,15 +435,14 @@ def _levels(req: _Requests, out: dict[str, np.ndarray], keep: np.ndarray, rehit:
     per_sector = np.divide(out["cold_b"], out["cold"], out=np.full(len(keep), float(SECTOR)),
                            where=out["cold"] > 0)
     dram = cold_kept + out["again"] + missed
-    dram_bytes = out["cold_b"] * keep * once + out["again_b"] + missed * per_sector
+    dram_bytes = out["cold_b"] * keep + out["again_b"] + missed * per_sector
     l2 = out["l2"] - missed + out["cold"] - cold_kept
     # every sector of the grid's footprint comes from DRAM once: the measured blocks pay their
     # share of it even where blocks outside the measured part fetched it first in the replay
     # (blocks of one wave share a panel: whichever asks first misses, and the run asks in turn)
     for b, fp in footprints.items():
         sel = chosen & (request_buffer == b) & np.isin(req.kind, (LOAD_CACHED, LOAD_UNCACHED, ATOMIC))
-        logged = float(once[sel].mean()) if sel.any() else 1.0
-        share = fp.sectors * n_measured / max(grid_blocks, 1) * logged
+        share = fp.sectors * worth[b] / max(grid_blocks, 1)
         have = float(dram_bytes[sel].sum()) / SECTOR       # sectors of data moved, as the footprint
         served_by_l2 = float(l2[sel].sum())
         if have >= share or served_by_l2 <= 0:

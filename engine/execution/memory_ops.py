@@ -318,13 +318,13 @@ def _is_predicate(m: Machine, op: Operand) -> bool:
     """Whether ``op`` names a ``.pred`` register (declared ``.reg .pred %p<n>``)."""
     if op.kind != OperandKind.REGISTER or not op.name:
         return False
-    types = m.__dict__.get("_register_types")
+    types: dict[str, str] | None = m.__dict__.get("_register_types")
     if types is None:
-        types = m.__dict__["_register_types"] = {d.name: d.type for d in m.function.registers}
+        types = {d.name: d.type for d in m.function.registers}
+        m.__dict__["_register_types"] = types
     name = op.name
-    if name in types:
-        return types[name] == "pred"
-    return types.get(name.rstrip("0123456789")) == "pred"
+    declared = types[name] if name in types else types.get(name.rstrip("0123456789"))
+    return declared == "pred"
 
 
 def texture(m: Machine, ins: Instruction, lanes: np.ndarray) -> None:

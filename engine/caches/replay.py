@@ -71,6 +71,18 @@ def _bits4(x: Any) -> int:   # pragma: no cover - compiled
 
 
 @njit(cache=True, nogil=True)
+def _mark_filling(l2_fill_segment: Any, l2_fill_block: Any, l2_filling: Any, s2: Any, way: Any, segment: Any,
+                  blk: Any, bits: Any) -> None:   # pragma: no cover - compiled
+    """Sectors ``bits`` of the line at (``s2``, ``way``) are on their way from DRAM for a request
+    of block ``blk`` in ``segment`` (what that block's other requests of the segment wait for)."""
+    if l2_fill_segment[s2, way] != segment or l2_fill_block[s2, way] != blk:
+        l2_fill_segment[s2, way] = segment
+        l2_fill_block[s2, way] = blk
+        l2_filling[s2, way] = 0
+    l2_filling[s2, way] |= bits
+
+
+@njit(cache=True, nogil=True)
 def _l2_find(l2_tag: Any, s2: Any, line: Any, l2_ways: Any) -> int:   # pragma: no cover - compiled
     """The way of set ``s2`` holding ``line``, -1 if none."""
     for w in range(l2_ways):
@@ -204,26 +216,17 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_order: 
                     if lost > 0.0:
                         out_lost[r] += lost
                 else:
-                    cold = not (known >> q & 1)
-                    fetched = np.uint8(1 << q)
-                    if fetch_pairs:
-                        fetched |= np.uint8(1 << (q ^ 1))
-                    moved = 0
-                    for p in range(4):
-                        if (fetched >> p & 1) and not (valid >> p & 1):
-                            moved += 32
-                    if cold:
+                    fetched = np.uint8(1 << q) | (np.uint8(1 << (q ^ 1)) if fetch_pairs else np.uint8(0))
+                    moved = 32 * _bits4(fetched & ~valid)
+                    if not (known >> q & 1):
                         out_cold[r] += 1
                         out_cold_bytes[r] += moved
                     else:
                         out_again[r] += 1
                         out_again_bytes[r] += moved
                     if segment >= 0:
-                        if l2_fill_segment[s2, way] != segment or l2_fill_block[s2, way] != blk:
-                            l2_fill_segment[s2, way] = segment
-                            l2_fill_block[s2, way] = blk
-                            l2_filling[s2, way] = 0
-                        l2_filling[s2, way] |= fetched & ~valid
+                        _mark_filling(l2_fill_segment, l2_fill_block, l2_filling, s2, way, segment, blk,
+                                      fetched & ~valid)
                     valid |= fetched
                 if kind == 3:
                     l2_dirty[s2, way, q] |= entry_bytes[e, q]

@@ -20,42 +20,40 @@ _HEAD = """
 .address_size 64
 """
 
-# out = src[idx[i]]: the second load's address is the first load's value
-GATHER = _HEAD + """
-.visible .entry g(.param .u64 g_src, .param .u64 g_idx)
-{
-  .reg .b32 %r<12>; .reg .b64 %rd<16>; .reg .f32 %f<4>;
-  ld.param.u64 %rd1, [g_src];
-  ld.param.u64 %rd2, [g_idx];
+
+def _kernel(name: str, params: tuple[str, str], registers: str, body: str) -> str:
+    """A kernel of two pointer parameters (%rd3, %rd4 once made global) whose thread's global
+    index is %r4, then ``body``."""
+    a, b = params
+    return _HEAD + f"""
+.visible .entry {name}(.param .u64 {a}, .param .u64 {b})
+{{
+  {registers}
+  ld.param.u64 %rd1, [{a}];
+  ld.param.u64 %rd2, [{b}];
   cvta.to.global.u64 %rd3, %rd1;
   cvta.to.global.u64 %rd4, %rd2;
   mov.u32 %r1, %ctaid.x;
   mov.u32 %r2, %ntid.x;
   mov.u32 %r3, %tid.x;
   mad.lo.s32 %r4, %r1, %r2, %r3;
+{body}  ret;
+}}
+"""
+
+
+# out = src[idx[i]]: the second load's address is the first load's value
+GATHER = _kernel("g", ("g_src", "g_idx"), ".reg .b32 %r<12>; .reg .b64 %rd<16>; .reg .f32 %f<4>;", """\
   mul.wide.s32 %rd5, %r4, 4;
   add.s64 %rd6, %rd4, %rd5;
   ld.global.nc.u32 %r5, [%rd6];
   mul.wide.s32 %rd7, %r5, 4;
   add.s64 %rd8, %rd3, %rd7;
   ld.global.nc.f32 %f1, [%rd8];
-  ret;
-}
-"""
+""")
 
 # each thread sums four consecutive floats of its own 32-byte sector (an unrolled loop's reads)
-UNROLLED = _HEAD + """
-.visible .entry u(.param .u64 u_src, .param .u64 u_out)
-{
-  .reg .b32 %r<12>; .reg .b64 %rd<16>; .reg .f32 %f<8>;
-  ld.param.u64 %rd1, [u_src];
-  ld.param.u64 %rd2, [u_out];
-  cvta.to.global.u64 %rd3, %rd1;
-  cvta.to.global.u64 %rd4, %rd2;
-  mov.u32 %r1, %ctaid.x;
-  mov.u32 %r2, %ntid.x;
-  mov.u32 %r3, %tid.x;
-  mad.lo.s32 %r4, %r1, %r2, %r3;
+UNROLLED = _kernel("u", ("u_src", "u_out"), ".reg .b32 %r<12>; .reg .b64 %rd<16>; .reg .f32 %f<8>;", """\
   mul.wide.s32 %rd5, %r4, 32;
   add.s64 %rd6, %rd3, %rd5;
   ld.global.f32 %f1, [%rd6];
@@ -68,9 +66,7 @@ UNROLLED = _HEAD + """
   mul.wide.s32 %rd7, %r4, 4;
   add.s64 %rd8, %rd4, %rd7;
   st.global.f32 [%rd8], %f7;
-  ret;
-}
-"""
+""")
 
 
 def _run(text: str, name: str, block: int, grid: int = 1, data: dict | None = None):
@@ -194,19 +190,26 @@ def test_a_cp_async_reads_only_its_src_size(operand: str) -> None:
 
 
 def test_a_warp_access_without_active_lanes_costs_a_shared_access() -> None:
-    from types import SimpleNamespace
+    from dataclasses import replace
 
+    from engine.memory.access_report import AccessInfo
     from engine.memory.costs import _issued_share
     from engine.profiles import load_profile
+    from engine.units import AccessKind, MemorySpace
+    access = AccessInfo(0, 1, "ld.global.f32", MemorySpace.GLOBAL, 4, None, None, AccessKind.LOAD)
+
+    def stub(issue_share: float, executed: bool) -> AccessInfo:
+        return replace(access, issue_share=issue_share, executed=executed)
+
     profile = load_profile("h100")
     empty = profile.shared_memory_lambdas(0.0)
     cost = (40.0, 600.0)
-    assert _issued_share(SimpleNamespace(issue_share=1.0, executed=True), cost, profile) == cost
-    assert _issued_share(SimpleNamespace(issue_share=0.0, executed=True), cost, profile) == pytest.approx(empty)
-    quarter = _issued_share(SimpleNamespace(issue_share=0.25, executed=True), cost, profile)
+    assert _issued_share(stub(1.0, True), cost, profile) == cost
+    assert _issued_share(stub(0.0, True), cost, profile) == pytest.approx(empty)
+    quarter = _issued_share(stub(0.25, True), cost, profile)
     assert quarter == pytest.approx((10.0 + 0.75 * empty[0], 150.0 + 0.75 * empty[1]))
     # a static view (not executed) is taken as issued by every warp
-    assert _issued_share(SimpleNamespace(issue_share=0.25, executed=False), cost, profile) == cost
+    assert _issued_share(stub(0.25, False), cost, profile) == cost
 
 
 def test_an_access_no_sampled_warp_makes_moves_nothing_in_the_memory_report() -> None:

@@ -223,13 +223,13 @@ def _replay_order(sample: Any, log: dict[str, np.ndarray], block: np.ndarray, ro
     role = np.array(sample.role)
     in_before = role[block] == "before"
     in_window = role[block] == "window"
-    before_order = np.flatnonzero(in_before)
-    if len(before_order) and config.wave_blocks and row < config.wave_blocks:
+    selected = np.flatnonzero(in_before | in_window)
+    n_before = int(in_before.sum())
+    if n_before and config.wave_blocks and row < config.wave_blocks:
         # the row before runs in the same wave as the window: their requests interleave, as the
         # run issued them (a panel the rows share is fetched once for all of them)
-        return issue_order(log, np.flatnonzero(in_before | in_window)), 0
-    selected = np.flatnonzero(in_before | in_window)
-    return issue_order(log, selected, part=in_window[selected].astype(np.int64)), len(before_order)
+        return issue_order(log, selected), 0
+    return issue_order(log, selected, part=in_window[selected].astype(np.int64)), n_before
 
 
 def _footprints(execution: Execution, grid: tuple[int, int, int], req: _Requests,
@@ -346,9 +346,10 @@ def _measured_worth(req: _Requests, footprints: dict[int, BufferFootprint], meas
     owe none of them. (``measured``: per sampled block, whether it is measured.)"""
     n_measured = int(measured.sum())
     entry_block = req.block[req.owner]
+    reads = req.reads
     worth: dict[int, float] = {}
     for b in footprints:
-        on = req.reads & (req.buffers == b)
+        on = reads & (req.buffers == b)
         pairs = np.unique(np.stack([entry_block[on], req.lines[on]], axis=1), axis=0) if on.any() \
             else np.zeros((0, 2), dtype=np.int64)
         sampled = len(pairs) / max(n_sampled, 1)
@@ -698,6 +699,7 @@ def shared_l1_gain(group: Execution, config: CacheConfig) -> dict[int, float]:
     req = _requests(log, config)
     blocks = group.sample.blocks
     order = issue_order(log, np.arange(len(req.instr), dtype=np.int64))
+    segments = _segments(log)
     sectors = np.bincount(req.owner, weights=_popcount4(log["entry_sectors"]), minlength=len(req.instr))
     loads = req.kind == LOAD_CACHED
     if not loads.any() or config.l1_bytes_per_block <= 0:
@@ -706,7 +708,7 @@ def shared_l1_gain(group: Execution, config: CacheConfig) -> dict[int, float]:
     def l1_hits(block_of: np.ndarray, n_l1: int, l1_bytes: int) -> np.ndarray:
         sets = max(0, l1_bytes // LINE // config.l1_ways)
         out = {k: np.zeros(len(req.instr), dtype=np.int64) for k in ("l1", "l2", "cold", "again", "cb", "ab")}
-        replay_requests(block_of, req.kind, _segments(log), order, -1, req.starts, req.lines, log["entry_sectors"],
+        replay_requests(block_of, req.kind, segments, order, -1, req.starts, req.lines, log["entry_sectors"],
                         log["entry_bytes"], n_l1, sets, config.l1_ways, 1, config.l2_ways, req.fetch_pairs,
                         out["l1"], out["l2"], out["cold"], out["again"], out["cb"], out["ab"],
                         0.0, np.zeros(len(req.instr), dtype=np.float64))

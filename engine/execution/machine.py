@@ -91,6 +91,8 @@ class Machine:
         self.special["%total_smem_size"] = np.full(L, self.image.shared_size, dtype=np.uint64)
         self.special["%aggr_smem_size"] = self.special["%total_smem_size"]
         self.rows = self._registers()
+        # registers declared .pred (cp.async tells an ignore-src predicate from a src-size by it)
+        self.predicates = {name for decl in function.registers if decl.type == "pred" for name in decl.names()}
         R = len(self.rows)
         self.regs = np.zeros((R + 1, L), dtype=np.uint64)
         self.known = np.zeros((R + 1, L), dtype=bool)

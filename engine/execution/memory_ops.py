@@ -284,7 +284,7 @@ def copy(m: Machine, ins: Instruction, lanes: np.ndarray) -> None:
     ok = known_src | (known_read & (read_bytes == 0))
     if len(run) and not ok.all():
         rec.unknown(ins.index, "global", AccessKind.LOAD, size, int((~ok).sum()), "its source address is unknown")
-    reads = ok & known_src & (read_bytes > 0)
+    reads = known_src & (read_bytes > 0)
     # a read of fewer bytes than cp-size stays in the aligned cp-size chunk: the same sector
     rec.global_access(ins.index, "global", AccessKind.LOAD, kind, size, run[reads], src[reads], reached,
                       m.block_of_warp)
@@ -309,22 +309,9 @@ def _source_bytes(m: Machine, ins: Instruction, lanes: np.ndarray, size: int) ->
         return np.full(n, size, dtype=np.int64), np.ones(n, dtype=bool)
     op = extra[0]
     value, known = m._value(op, lanes, "u32")
-    if op.kind == OperandKind.PREDICATE or _is_predicate(m, op):
+    if op.kind == OperandKind.PREDICATE or op.name in m.predicates:
         return np.where(value != 0, 0, size).astype(np.int64), known
     return np.minimum(value.astype(np.int64) & 0xFFFFFFFF, size), known
-
-
-def _is_predicate(m: Machine, op: Operand) -> bool:
-    """Whether ``op`` names a ``.pred`` register (declared ``.reg .pred %p<n>``)."""
-    if op.kind != OperandKind.REGISTER or not op.name:
-        return False
-    types: dict[str, str] | None = m.__dict__.get("_register_types")
-    if types is None:
-        types = {d.name: d.type for d in m.function.registers}
-        m.__dict__["_register_types"] = types
-    name = op.name
-    declared = types[name] if name in types else types.get(name.rstrip("0123456789"))
-    return declared == "pred"
 
 
 def texture(m: Machine, ins: Instruction, lanes: np.ndarray) -> None:

@@ -91,6 +91,12 @@ class AccessInfo:
     # retry loop over the executed addresses (engine.execution.recorder.cas_contention)
     cas_passes: tuple[float, float] | None = None
 
+    @property
+    def issuing_share(self) -> float:
+        """Of the warps that reach it, the share that make a request: as the run found them (a
+        warp whose lanes are all off makes none); a static pattern takes every warp as issuing."""
+        return self.issue_share if self.executed else 1.0
+
 
 @dataclass
 class MemoryReport:

@@ -166,7 +166,7 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
                 out[a.index] = _issued_share(a, global_access_cost(a, shares, profile, sm,
                                                                    profile.global_memory_lambdas(1.0)), profile)
                 if dram_waits is not None and (wait := dram_wait_share(a, shares, profile, sm)) > 0:
-                    dram_waits[a.index] = wait * a.issue_share
+                    dram_waits[a.index] = wait * a.issuing_share
     return out
 
 
@@ -175,7 +175,7 @@ def _issued_share(a: Any, cost: tuple[float, float], profile: Any) -> tuple[floa
     a share of them (``issue_share``) with a lane accessing memory; the others (every lane
     predicated off, or a ``cp.async`` with src-size 0 that only zero-fills shared memory) make
     no request and cost what a shared access without conflicts costs."""
-    share = a.issue_share if a.executed else 1.0
+    share = a.issuing_share
     if share >= 1.0:
         return cost
     empty = profile.shared_memory_lambdas(0.0)

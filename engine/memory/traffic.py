@@ -115,8 +115,7 @@ class KernelTraffic:
 def _warp_requests(a: Any, executions: Mapping[int, float], warps_in_grid: int) -> float:
     """The launch's warp requests of access ``a``: one per warp execution, less the executed
     warps whose lanes are all off (they issue none)."""
-    requests = float(executions.get(a.index, 0.0)) * warps_in_grid
-    return requests * a.issue_share if a.executed else requests
+    return float(executions.get(a.index, 0.0)) * warps_in_grid * float(a.issuing_share)
 
 
 def _local_l1(a: Any, sm: SmContext, executions: Mapping[int, float], warps_in_grid: int) -> tuple[float, float]:

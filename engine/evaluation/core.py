@@ -58,7 +58,7 @@ from engine.execution import ExecutionCancelled, cancellable
 from engine.inputs import KernelInputs
 from engine.launch import Launch
 from engine.manybsp import ManyBspResult, manybsp_inputs, run_manybsp
-from engine.manybsp.from_ptx import missing_params
+from engine.manybsp.from_ptx import executed_shares, missing_params
 from engine.manybsp.prediction import override_number
 from engine.mechanisms import current as current_mechanisms
 from engine.mechanisms import enabled, using
@@ -584,6 +584,10 @@ class Evaluator:
         # refuses the prediction (result.refused) but keeps the BLOCK table and the supersteps.
         result = run_manybsp(rows, params, specs, overrides, warnings, missing=missing_params(profile, rows))
         result.kernel_name = inputs.kernel_name
+        if not launch.trip_overrides:
+            # the rows' shares of the warp-passes, relative to the executed trip counts the specs
+            # hold (a user's trip override replaces those counts: every warp then runs every row)
+            result.executed_share = executed_shares(specs, getattr(ev.memory, "execution", None))
         return result
 
     def _context(self, ev: Evaluation, description: KernelDescription | None, blocks: int,

@@ -106,5 +106,6 @@ def manybsp_star_at(result: ManyBspResult, description: KernelDescription | None
         # (list comprehensions: a generator per instruction costs a second on 10^5 instructions)
         deps = ((),) + tuple([tuple([p + 1 for p in ins.deps]) for ins in description.instructions])
     inputs = CorrectedInputs(resident_blocks, access_costs(result, description), barriers,
-                             {i + 1: w for i, w in (weights or {}).items()}, loops, order, deps)
+                             {i + 1: w for i, w in (weights or {}).items()}, loops, order, deps,
+                             result.executed_share)
     return evaluate_corrected(result.params, result.level1, result.block, result.rows, inputs)

@@ -84,6 +84,10 @@ class CorrectedInputs:
     # ptxas's order (mechanism ``sass_order``). Empty: the rows' dataflow, copies fully overlapped.
     sass_positions: dict[int, tuple[int, ...]] = field(default_factory=dict)
     deps: Sequence[Sequence[int]] = ()     # deps[row]: the rows it reads (deps[0] unused)
+    # Per row, the share of the block's warp-passes that run it (``ManyBspResult.executed_share``,
+    # from the sampled warps): the block's issue, memory and barrier work count a row that often.
+    # One warp's latency path is a warp that runs the superstep: it is not scaled. Empty: 1.
+    executed_share: dict[int, float] = field(default_factory=dict)
 
 
 def _fmt(x: float) -> str:
@@ -146,14 +150,19 @@ class Level2Costs:
 
 def level2_costs(inside: list[BlockRow], ovh: float, rows_by_index: dict[int, InstructionRow],
                  access: dict[int, AccessCost], w: int, barrier_lam: dict[int, float] | None = None,
-                 weights: dict[int, float] | None = None) -> Level2Costs:
-    """The costs of the level-2 superstep made of the BLOCK rows ``inside`` (overhead ``ovh``)."""
+                 weights: dict[int, float] | None = None, share: dict[int, float] | None = None) -> Level2Costs:
+    """The costs of the level-2 superstep made of the BLOCK rows ``inside`` (overhead ``ovh``);
+    ``share``: per row, the share of the warps' passes that run it (absent: 1), on its issue,
+    memory and barrier cycles."""
+    share = share or {}
+    if share:
+        weights = {b.index: (weights or {}).get(b.index, 1.0) * share.get(b.index, 1.0) for b in inside}
     busy, head, k = _busy_cycles(inside, weights)
     thr = max(busy.values(), default=0.0)
     mem_lat = global_busy = 0.0
     mem_busy: dict[str, float] = {}
     lam = barrier_lam or {}
-    barrier_busy = sum([lam.get(b.index, 0.0) for b in inside])
+    barrier_busy = sum([lam.get(b.index, 0.0) * share.get(b.index, 1.0) for b in inside])
     for b in inside:
         row = rows_by_index.get(b.index)
         if row is None:
@@ -165,8 +174,9 @@ def level2_costs(inside: list[BlockRow], ovh: float, rows_by_index: dict[int, In
             cost = AccessCost(0.0, b.comm / max(1, w * max(1, row.n_ma)) if b.comm else row.lat_comm)
         if cost is None:
             continue
-        mem_busy[cost.unit] = mem_busy.get(cost.unit, 0.0) + cost.lam
-        global_busy += cost.lam if cost.is_global else 0.0
+        ran = cost.lam * share.get(b.index, 1.0)
+        mem_busy[cost.unit] = mem_busy.get(cost.unit, 0.0) + ran
+        global_busy += ran if cost.is_global else 0.0
         if cost.waits:
             # A shared/constant row's BLOCK cell already charges its table latency as the head
             # of its superstep; the memory model adds what conflicts or serialisation cost beyond.
@@ -427,11 +437,15 @@ def _add_superstep(sums: _BlockSums, step: Level1Superstep, slices: list[list[Bl
     memory."""
     costs = [level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam,
                           inputs.issue_weights) for inside, s in zip(slices, step.children, strict=True)]
+    # the block's work: each row as often as the warps ran it (the path above: one warp that runs it)
+    work = costs if not inputs.executed_share else [
+        level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam, inputs.issue_weights,
+                     inputs.executed_share) for inside, s in zip(slices, step.children, strict=True)]
     # The warps of a block do not wait for each other inside a level-1 superstep (it ends at
     # barriers), so each unit's busy time adds up over its level-2 supersteps and the busiest
     # unit bounds the pass: Σ_j per unit, then the max (not Σ_j of each superstep's max).
     units: dict[int, float] = {}
-    for c in costs:
+    for c in work:
         for column, cycles in c.busy.items():
             units[column] = units.get(column, 0.0) + cycles
     P = max(units.values(), default=0.0)
@@ -449,11 +463,11 @@ def _add_superstep(sums: _BlockSums, step: Level1Superstep, slices: list[list[Bl
             # never less than its own issue (P for w warps).
             L = max(L / u, P / w)
     pipes: dict[str, float] = {}
-    for c in costs:
+    for c in work:
         for unit, cycles in c.mem_busy.items():
             pipes[unit] = pipes.get(unit, 0.0) + warps_per_block * cycles
     M = max(pipes.values(), default=0.0)
-    B = warps_per_block * sum(c.barrier_busy for c in costs)
+    B = warps_per_block * sum(c.barrier_busy for c in work)
     t = step.iterations
     t_slow = t if step.slowest is None else put(
         f"slowest_t_{step.index}", float(step.slowest), "M*10",
@@ -465,11 +479,11 @@ def _add_superstep(sums: _BlockSums, step: Level1Superstep, slices: list[list[Bl
     sums.busy += t * P
     for unit, cycles in pipes.items():
         sums.memory_pipes[unit] = sums.memory_pipes.get(unit, 0.0) + t * cycles
-    sums.global_demand += t * warps_per_block * sum(c.global_busy for c in costs)
+    G = warps_per_block * sum(c.global_busy for c in work)
+    sums.global_demand += t * G
     sums.bar += t * B
     sums.block_alone += t * max(L, P, M, B)
     # what the block spends apart from the global-memory path it queues for in M*8's network
-    G = warps_per_block * sum(c.global_busy for c in costs)
     own = max(L, P, B, M - G)
     sums.block_own += t * own
     sums.slow_own += t_slow * own

@@ -261,7 +261,28 @@ def predict_manybsp(
         rows, specs, warnings, params = manybsp_inputs(analysis, profile, launch, resources, memory)
         result = run_manybsp(rows, params, specs, overrides, warnings, missing=missing_params(profile, rows))
     result.kernel_name = function.name
+    if not getattr(launch, "trip_overrides", None):
+        result.executed_share = executed_shares(specs, getattr(memory, "execution", None))
     return result
+
+
+def executed_shares(specs: list[Level1Spec], execution: Any) -> dict[int, float]:
+    """Per row (1-based), the share of a block's warp-passes through its level-1 superstep that
+    run the row: the sampled warps' executions of the instruction per warp over the superstep's
+    iterations (``ManyBspResult.executed_share``). Empty without a complete run of the sampled
+    warps. A row's share may pass 1 a little (a loop's exit test runs once more than its body)."""
+    executed = getattr(execution, "executed", None)
+    warps = len(getattr(execution, "paths", ()) or ())
+    if execution is None or not execution.ok or executed is None or warps <= 0:
+        return {}
+    per_warp = executed / float(warps)
+    out: dict[int, float] = {}
+    for spec in specs:
+        if spec.iterations <= 0:
+            continue
+        for row in range(spec.start, min(spec.end, len(per_warp)) + 1):
+            out[row] = float(per_warp[row - 1]) / spec.iterations
+    return out
 
 
 def manybsp_inputs(analysis: KernelAnalysis, profile: Profile, launch: Launch, resources: Any,

@@ -66,6 +66,11 @@ class ManyBspResult:
     # ``prediction`` is then empty, and a model on the same parameters must refuse too.
     refused: str = ""
     missing: dict[str, str] = field(default_factory=dict)
+    # Per row (1-based), the share of the block's warp-passes through its level-1 superstep that
+    # run it, as the sampled warps ran them (warp executions per sampled warp / the superstep's
+    # iterations): warps that branch around a row, exit early or skip a loop do not issue it.
+    # Empty without an execution of the sampled warps (every warp runs every row).
+    executed_share: dict[int, float] = field(default_factory=dict)
 
     @property
     def kernel_exec_cycle(self) -> float:

@@ -92,6 +92,13 @@ class AccessInfo:
     cas_passes: tuple[float, float] | None = None
 
     @property
+    def irregular(self) -> bool:
+        """The lanes' addresses are not affine in the thread and loop indices: computed from
+        loaded data (an index), or hashed, wrapped or otherwise mixed; the caches see them as a
+        gather's or a scatter's, whose blocks may range over the buffer at random."""
+        return self.data_dependent or (bool(self.method) and self.method != "affine")
+
+    @property
     def issuing_share(self) -> float:
         """Of the warps that reach it, the share that make a request: as the run found them (a
         warp whose lanes are all off makes none); a static pattern takes every warp as issuing."""

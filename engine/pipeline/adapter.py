@@ -797,11 +797,8 @@ def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
     sms = profile.device.sm_count or 1
     per_sm = max(1, min(resident, math.ceil(launch.n_blocks / sms)))
     execution = getattr(report, "execution", None)
-    # accesses whose lanes' addresses are not affine in the thread and loop indices: through
-    # loaded indices, or hashed, wrapped or otherwise mixed (the cache simulation asks whether
-    # their blocks range over their buffers at random)
-    gathers = frozenset(a.index for a in getattr(report, "accesses", ())
-                        if a.data_dependent or (a.method and a.method != "affine"))
+    # the cache simulation asks whether the blocks of these range over their buffers at random
+    gathers = frozenset(a.index for a in getattr(report, "accesses", ()) if a.irregular)
     group = None
     if execution is not None and execution.ok and enabled("execution"):
         from engine.execution import current_cancel, execute_sm_group

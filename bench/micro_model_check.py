@@ -9,8 +9,7 @@ Prints per launch the measured and predicted kernel cycles (gpc__cycles_elapsed.
 Pipeline simulation's SM cycles plus launch cost), DRAM bytes and L2 hit rate, and the MAPE of the
 cycles per kind. The measured launch is each pair's second (L2 warm from the first, as ncu ran
 with cache control off); the model starts from a cold L2, which matters only where L2 holds the
-buffer (8-24 MB: a few MB of first touches). Nothing here is fitted: ``l2_request_lam`` is the
-gather at 8 MB itself, so that row checks the wiring, not the model.
+buffer (8-24 MB: a few MB of first touches). Nothing here is fitted to these launches.
 """
 
 from __future__ import annotations

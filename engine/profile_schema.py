@@ -182,9 +182,6 @@ PIPELINE_MEMORY: dict[str, Field] = {
     "texture_fetch_lam": RATE,              # SM cycles of the texture pipe per 1-D fetch warp request (L1 hits)
     # L2 read rate of lines every SM reads over that of lines one SM reads alone
     "l2_shared_read_gain": _f("num", False, 1, 16),
-    # SM cycles per line request that reaches L2 (its slices' request rate, all SMs issuing): what a
-    # request of one or two sectors per line costs, whatever few bytes it moves
-    "l2_request_lam": RATE,
     "l2_dirty_bytes": _f("num", False, 0, MAX_BYTES),  # stores L2 still holds dirty when a kernel ends
     "l2_dirty_bytes_streaming": _f("num", False, 0, MAX_BYTES),  # ... beside as many other bytes read
     "source": OPT_STR,

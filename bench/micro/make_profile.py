@@ -469,24 +469,6 @@ def derive_l2_shared_read_gain(results: Path = L2_SHARE_RATE) -> float | None:
     return sum(gains) / len(gains) if gains else None
 
 
-L2_KINDS = ROOT / "bench" / "micro" / "results" / "h100-2026-11-28-l2-kinds-schedulers" / "l2kinds"
-
-
-def derive_l2_request_lam(results: Path = L2_KINDS) -> float | None:
-    """SM cycles per line request that reaches L2, all SMs issuing (``l2_kinds.cu`` under Nsight
-    Compute): the ``gather`` launch measured at 8 MB (L2 holds the buffer, 99 % hits; every lane
-    reads a 4-byte word of its own line, so a word is a request), gpc cycles x SMs / words.
-    None when absent. Measured on the H100; the H200 has the same L2 design."""
-    run = _launch_cycles(results)
-    if run is None:
-        return None
-    cycles, launches = run
-    values = [cycles[k] * MEASURING_SMS / float(launch["accesses"]) for k, launch in enumerate(launches)
-              if launch["kernel"] == "gather" and launch["size_mb"] == "8" and launch["role"] == "measured"
-              and k in cycles]
-    return sum(values) / len(values) if values else None
-
-
 def _relative(path: Path) -> str:
     try:
         return path.resolve().relative_to(ROOT).as_posix()
@@ -1000,14 +982,6 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
         w(f"l2_shared_read_gain = {_fmt(shared_gain)}")
         texture_source += (f"; l2_shared_read_gain measured: {_relative(L2_SHARE_RATE)} (shared_ over own_ bytes per "
                            "gpc cycle of LDG.128 and cp.async rings of 4 and 8 stages, two runs, mean"
-                           + ("" if gpu.key == "h100" else "; the H200 has the same L2 design") + ")")
-    request = derive_l2_request_lam()
-    if request is not None:
-        w("# SM cycles per line request reaching L2 with every SM issuing (a random gather of 4-byte")
-        w("# words, one per line, that hits L2): L2's slices serve so many requests, however few bytes")
-        w(f"l2_request_lam = {_fmt(request)}")
-        texture_source += (f"; l2_request_lam measured: {_relative(L2_KINDS)} (gather at 8 MB, 99 % L2 hits: gpc "
-                           "cycles x SMs / gathered words, one word per line request"
                            + ("" if gpu.key == "h100" else "; the H200 has the same L2 design") + ")")
     writeback = derive_writeback(gpu.results('writeback'))
     writeback_source = ""

@@ -271,12 +271,6 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
     sectors = access.sectors_per_request or 0.0
     lines = max(1.0, access.lines_per_request or 1.0)
     through_l2 = sectors * (1.0 - shares.l1) / SECTORS_PER_LINE * l2_lam_sm
-    request_lam = memory.get("l2_request_lam")
-    if request_lam is not None and access.kind == AccessKind.LOAD:
-        # L2's slices serve line requests at a measured rate, however few sectors each wants: a
-        # gather of a word per line is held by that rate, not by the bytes it moves (measured:
-        # 2.0 SM cycles per line, where the line's bytes alone would take 1.05)
-        through_l2 = max(through_l2, lines * (1.0 - shares.l1) * max(float(request_lam) * share, 0.0))
     atomic_lane_lam = memory.get("atomic_distinct_lane_lam")
     if access.kind == AccessKind.ATOMIC and atomic_lane_lam is not None:
         # L2's atomic units run each lane's operation; lanes sharing a sector are at most one

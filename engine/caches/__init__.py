@@ -52,6 +52,7 @@ from engine.caches.simulation import (
     cache_config,
     l1_data_bytes,
     launch_traffic,
+    randomly_placed,
     simulate_caches,
     simulated_levels,
 )
@@ -60,5 +61,6 @@ __all__ = [
     "ATOMIC", "BUFFER_LINE_SHIFT", "DRAM_FETCH_BYTES", "L1_LEAST_CARVEOUT_BYTES", "L1_UNAVAILABLE_BYTES", "L1_WAYS",
     "L2_EFFECTIVE_SHARE", "L2_ROOM_PRIVATE", "L2_WAYS", "LINE", "LOAD_CACHED", "LOAD_UNCACHED", "SECTOR", "STORE",
     "BufferFootprint", "CacheConfig", "CacheResult", "LaunchTraffic", "SimulatedLevels", "cache_config",
-    "grid_footprint", "l1_data_bytes", "launch_traffic", "reuse_distance", "simulate_caches", "simulated_levels",
+    "grid_footprint", "l1_data_bytes", "launch_traffic", "randomly_placed", "reuse_distance", "simulate_caches",
+    "simulated_levels",
 ]

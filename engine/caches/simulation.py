@@ -198,6 +198,41 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     return result
 
 
+# A request over at least this many lines can tell a random placement from a strided one
+PLACEMENT_LINES = 8
+# ... and the instruction's requests are random where the gaps between their sorted lines vary
+# this much (coefficient of variation): lines at a stride have equal gaps (0), lines drawn at
+# random over a buffer gaps about as spread as they are large (1)
+RANDOM_GAP_VARIATION = 0.5
+PLACEMENT_REQUESTS = 256          # requests looked at per instruction, at most
+
+
+def randomly_placed(execution: Execution, candidates: frozenset[int]) -> frozenset[int]:
+    """Of ``candidates`` (instructions whose lanes' addresses are not affine but come from no
+    loaded index: hashed, wrapped, divided), those whose requests land on lines at random: over
+    the run's requests of eight lines or more, the median variation of the gaps between a
+    request's sorted lines is at least RANDOM_GAP_VARIATION. A column read through ``i / n`` or
+    ``i % n`` has equal gaps; a hash table probe does not."""
+    log = execution.log
+    if not candidates or not log or not len(log.get("request_instruction", ())):
+        return frozenset()
+    instr = log["request_instruction"].astype(np.int64)
+    starts = np.searchsorted(log["entry_request"], np.arange(len(instr) + 1))
+    sizes = np.diff(starts)
+    lines = log["entry_line"]
+    found: set[int] = set()
+    for i in sorted(candidates):
+        wide = np.flatnonzero((instr == i) & (sizes >= PLACEMENT_LINES))[:PLACEMENT_REQUESTS]
+        variations = []
+        for r in wide.tolist():
+            gaps = np.diff(np.unique(lines[starts[r]:starts[r + 1]])).astype(np.float64)
+            if len(gaps) >= PLACEMENT_LINES - 1 and gaps.mean() > 0:
+                variations.append(float(gaps.std() / gaps.mean()))
+        if variations and float(np.median(variations)) >= RANDOM_GAP_VARIATION:
+            found.add(i)
+    return frozenset(found)
+
+
 def _requests(log: dict[str, np.ndarray], config: CacheConfig) -> _Requests:
     """The execution's request log as :class:`_Requests`."""
     n_req = len(log["request_instruction"])

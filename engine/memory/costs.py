@@ -15,6 +15,7 @@ from engine.memory.hierarchy import (
     global_access_cost,
     l1_data_bytes,
     level_shares,
+    level_times,
     simulated,
 )
 from engine.units import AccessKind, MemorySpace, Unit
@@ -130,6 +131,7 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
     divergent_const = pipeline.memory.get("constant_divergent_cycles") if pipeline is not None else None
     uniform_const = pipeline.memory.get("constant_uniform_lam") if pipeline is not None else None
     sm_count = getattr(getattr(profile, "device", None), "sm_count", 1) or 1
+    gathers_l2: dict[int, float] = {}     # lone-line gathers: L2 cycles per warp request
     for a in report.accesses:
         if a.index in out:
             continue
@@ -163,11 +165,49 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
         elif a.space is MemorySpace.GLOBAL and a.sectors_per_request is not None:
             shares = level_shares(a, profile, sm)
             if shares is not None:
-                out[a.index] = _issued_share(a, global_access_cost(a, shares, profile, sm,
-                                                                   profile.global_memory_lambdas(1.0)), profile)
+                fallback = profile.global_memory_lambdas(1.0)
+                out[a.index] = _issued_share(a, global_access_cost(a, shares, profile, sm, fallback), profile)
                 if dram_waits is not None and (wait := dram_wait_share(a, shares, profile, sm)) > 0:
                     dram_waits[a.index] = wait * a.issuing_share
+                if _lone_line_gather(a):
+                    gathers_l2[a.index] = level_times(a, shares, profile, sm, fallback)["L2"] * a.issuing_share
+    _gathers_beside_atomics(report, out, gathers_l2, frozenset(passes or ()))
     return out
+
+
+def _lone_line_gather(a: AccessInfo) -> bool:
+    """A global load whose requests want one or two sectors of each line they touch (a gather's
+    words, each on a line of its own): L2 serves it a line request at a time."""
+    lines = a.lines_per_request or 0.0
+    return (a.kind == AccessKind.LOAD and lines > 1.0
+            and (a.sectors_per_request or 0.0) <= 2.0 * lines)
+
+
+def _gathers_beside_atomics(report: MemoryReport, out: dict[int, tuple[float, float]],
+                            gathers_l2: Mapping[int, float], retried: frozenset[int]) -> None:
+    """L2's slices serve a gather's line requests and the atomics' lanes alike: a RED per lane
+    beside a gather of a word per lane takes as long as the two apart, added (``l2_kinds.cu``,
+    k_mixed against k_gather and k_red at 8 MB: 4.90 SM cycles per pair, 2.04 + 2.98 alone;
+    bench/micro/results/h100-2026-11-28-l2-kinds-schedulers). The simulator runs global atomics
+    on L2's atomic units and loads on the SM's memory pipe, side by side; so the L2 time of the
+    kernel's lone-line gathers (per the warps that run them) joins the atomics' λ there, in
+    proportion to each atomic's own. Needs the run's execution counts; with mechanism
+    ``atomic_units`` off the atomics are on the memory pipe with the loads already."""
+    execution = report.execution
+    executed = getattr(execution, "executed", None)
+    if not gathers_l2 or executed is None or not execution.ok or not enabled("atomic_units"):
+        return
+    atomics = [a.index for a in report.accesses
+               if a.kind == AccessKind.ATOMIC and a.space is MemorySpace.GLOBAL and a.index in out
+               and a.index not in retried and not a.uniform_address and a.index < len(executed)]
+    busy = sum(float(executed[i]) * out[i][0] for i in atomics)
+    loads = sum(float(executed[i]) * t for i, t in gathers_l2.items() if i < len(executed))
+    if busy <= 0 or loads <= 0:
+        return
+    factor = 1.0 + loads / busy
+    for i in atomics:
+        lam, Lam = out[i]
+        out[i] = (lam * factor, Lam + lam * (factor - 1.0))
 
 
 def _issued_share(a: Any, cost: tuple[float, float], profile: Any) -> tuple[float, float]:

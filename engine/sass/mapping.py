@@ -175,11 +175,14 @@ def _unconditional(s: SassInstruction) -> bool:
     return not s.predicate and "," not in s.operands
 
 
-def _reachable(code: list[SassInstruction], avoid: int | None = None) -> list[bool]:
+def _reachable(code: list[SassInstruction], avoid: int | None = None, diverged: bool = True) -> list[bool]:
     """Instructions reached from the entry by falling through and jumping, not by ``CALL``: the
     rest are subroutines ptxas appends (the slow paths of division, square root, reciprocal).
     With an indirect jump the targets are unknown and everything counts as reached. ``avoid``: a
-    position the walk may not pass (what is still reached does not need it)."""
+    position the walk may not pass (what is still reached does not need it). ``diverged`` False:
+    a ``BRA.DIV`` is not followed (it jumps only when the warp's lanes have split, to the
+    fallback ptxas writes after the kernel's ``EXIT`` for a warp-wide shuffle or vote, which
+    re-converges them with ``WARPSYNC.COLLECTIVE`` ... ``ENDCOLLECTIVE``)."""
     n = len(code)
     if any(s.base in ("BRX", "JMX") for s in code):
         return [True] * n
@@ -191,7 +194,7 @@ def _reachable(code: list[SassInstruction], avoid: int | None = None) -> list[bo
             continue
         seen[p] = True
         s = code[p]
-        if s.is_jump and s.target is not None:
+        if s.is_jump and s.target is not None and (diverged or s.opcode != "BRA.DIV"):
             stack.append(s.target)
         ends = (s.is_jump and _unconditional(s)) or (s.base in ("EXIT", "RET") and not s.predicate)
         if not ends:
@@ -219,9 +222,13 @@ def _back_edges(code: list[SassInstruction], live: list[bool]) -> list[Span]:
 
 
 def _live_positions(code: list[SassInstruction], blocks: list[int]) -> tuple[list[bool], int, int]:
-    """(counted, instructions in subroutines, instructions of blocks that call one). A block that
-    calls an appended subroutine is the rare path of a fast/slow split (``FCHK`` then ``CALL``)."""
-    reached = _reachable(code)
+    """(counted, instructions in subroutines or divergence fallbacks, instructions of blocks that
+    call a subroutine). A block that calls an appended subroutine is the rare path of a fast/slow
+    split (``FCHK`` then ``CALL``). A warp-wide shuffle's fallback runs only for a warp whose
+    lanes have split before it (measured on ``radix_local_4bit``: its 20 ``SHFL.UP`` fallbacks
+    executed 0 times, the fast path once per warp; ``bench/results/device-v3-source-counts-2026-11-28``);
+    the run executes warps converged there, so it is left out like the subroutines."""
+    reached = _reachable(code, diverged=False)
     # ptxas names the subroutines it appends ``$__internal_<n>_$__cuda_..._slowpath`` (or ``_full``):
     # in every case seen (f32/f64 division, square root, reciprocal) the fast path branches around
     # the call.
@@ -512,7 +519,8 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
                      "(peeled or remainder iterations, hoisted code): left out")
     if subroutine or cold:
         notes.append(f"{subroutine + cold} SASS instructions of slow paths (subroutines ptxas appends for "
-                     "division, square root and the like, and the calls to them): left out")
+                     "division, square root and the like, the calls to them, and the fallbacks of warp-wide "
+                     "shuffles and votes for warps whose lanes have split): left out")
     return SassMap(
         kernel=kernel.name, arch=arch, tool=tool,
         weights={i: round(w, 6) for i, w in weights.items()},

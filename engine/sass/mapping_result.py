@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-FORMAT = 6  # bumped whenever the fields, their meaning or the mapping change: older cache files are ignored
+FORMAT = 7  # bumped whenever the fields, their meaning or the mapping change: older cache files are ignored
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ GEMM = ROOT / "samples" / "v3" / "ptx" / "gemm.sm_90.ptx"
 
 
 def _execution(executed: list[int], warps: int, ok: bool = True) -> SimpleNamespace:
-    return SimpleNamespace(executed=np.array(executed, dtype=np.int64), paths=[np.zeros(1)] * warps, ok=ok)
+    return SimpleNamespace(executed=np.array(executed, dtype=np.int64), paths=[np.zeros(1)] * warps, ok=ok,
+                           memo={})
 
 
 def test_share_is_executions_per_warp_over_the_superstep_iterations():

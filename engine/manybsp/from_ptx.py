@@ -275,14 +275,19 @@ def executed_shares(specs: list[Level1Spec], execution: Any) -> dict[int, float]
     warps = len(getattr(execution, "paths", ()) or ())
     if execution is None or not execution.ok or executed is None or warps <= 0:
         return {}
-    per_warp = executed / float(warps)
+    # kept on the run for these specs: an edit of a cell re-runs the model, not this
+    memo = execution.memo.get("manybsp_shares")
+    if memo is not None and memo[0] is specs:
+        return dict(memo[1])
+    per_warp = (executed / float(warps)).tolist()
     out: dict[int, float] = {}
     for spec in specs:
         if spec.iterations <= 0:
             continue
         for row in range(spec.start, min(spec.end, len(per_warp)) + 1):
-            out[row] = float(per_warp[row - 1]) / spec.iterations
-    return out
+            out[row] = per_warp[row - 1] / spec.iterations
+    execution.memo["manybsp_shares"] = (specs, out)
+    return dict(out)
 
 
 def manybsp_inputs(analysis: KernelAnalysis, profile: Profile, launch: Launch, resources: Any,

@@ -31,6 +31,9 @@ class AccessInfo:
     non_affine: str | None = None
     # the address is computed from data the kernel loads (a gather's or a scatter's index)
     data_dependent: bool = False
+    # an irregular address from no loaded index (hashed) whose requests the run found on lines at
+    # random places (engine.caches.randomly_placed): a gather or a scatter as much as an index's
+    random_lines: bool = False
     warps_sampled: int = 0
     sectors_per_request: float | None = None    # mean 32-byte sectors per warp request
     sectors_max: int | None = None

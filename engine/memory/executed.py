@@ -76,6 +76,13 @@ def with_execution(report: MemoryReport, execution: Execution) -> MemoryReport:
                                   "patterns, paths and hit levels come from the static analysis")
         return replace(report, execution=execution)
     accesses = [_executed(a, execution) for a in report.accesses]
+    hashed = frozenset(a.index for a in accesses
+                       if a.irregular and not a.data_dependent and a.space is MemorySpace.GLOBAL)
+    if hashed:
+        from engine.caches import randomly_placed
+
+        scattered = randomly_placed(execution, hashed)
+        accesses = [replace(a, random_lines=True) if a.index in scattered else a for a in accesses]
     assumptions = [a for a in report.assumptions if not a.startswith(("sampled:", "an address computed from",
                                                                        "active lanes follow"))]
     assumptions.insert(0, f"access patterns, paths and cache hits come from running the kernel: "

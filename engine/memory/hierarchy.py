@@ -216,11 +216,12 @@ def scattered_rate_factor(access: AccessInfo, factor: float, profile: Any, sim: 
 
 def _scattered_store_table(access: AccessInfo, profile: Any) -> Any:
     """The ``[[pipeline.scattered_stores]]`` rows that apply to ``access``: a store or atomic
-    whose lanes land on data-dependent sectors of their own; None otherwise or without them.
-    (Irregular addresses that are no index, ``AccessInfo.irregular``, are left out: a store whose
-    lanes wrap or divide their index still streams DRAM pages, and taking every such store at
-    the random-sector rate made v3's held-out part 2 points worse on the H100.)"""
-    if access.kind not in (AccessKind.STORE, AccessKind.ATOMIC) or not access.data_dependent or access.uniform_address:
+    whose lanes land on sectors of their own at random places (through loaded indices, or hashed
+    onto lines the run found at random: ``AccessInfo.random_lines``); None otherwise or without
+    them. (Every irregular store, wrapped or divided indices included, was tried: such a store
+    still streams DRAM pages, and it made v3's held-out part 2 points worse on the H100.)"""
+    scattered = access.data_dependent or access.random_lines
+    if access.kind not in (AccessKind.STORE, AccessKind.ATOMIC) or not scattered or access.uniform_address:
         return None
     table = getattr(profile.pipeline, "scattered_stores", {}).get("store" if access.kind == AccessKind.STORE else "red")
     lanes = access.active_lanes or 0.0

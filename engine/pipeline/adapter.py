@@ -798,14 +798,8 @@ def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
     per_sm = max(1, min(resident, math.ceil(launch.n_blocks / sms)))
     execution = getattr(report, "execution", None)
     # the cache simulation asks whether the blocks of these range over their buffers at random:
-    # gathers through loaded indices, and irregular addresses (hashed) whose lines fall at random
-    accesses = getattr(report, "accesses", ())
-    gathers = frozenset(a.index for a in accesses if a.data_dependent)
-    hashed = frozenset(a.index for a in accesses if a.irregular and not a.data_dependent)
-    if hashed and execution is not None and execution.ok:
-        from engine.caches import randomly_placed
-
-        gathers |= randomly_placed(execution, hashed)
+    # gathers through loaded indices, and hashed addresses the run found on lines at random
+    gathers = frozenset(a.index for a in getattr(report, "accesses", ()) if a.data_dependent or a.random_lines)
     group = None
     if execution is not None and execution.ok and enabled("execution"):
         from engine.execution import current_cancel, execute_sm_group

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from engine import api
@@ -40,7 +41,33 @@ def test_a_hashed_gather_over_64_mb_misses_l2_as_measured():
     """k_gather at 64 MB: measured 377 MB from DRAM and 22 % L2 hits; taken for a neighbour walk,
     the simulation kept every re-read in L2 (119 MB, 79 %)."""
     ev = _evaluate("_Z8k_gatherPKfjjPf", {1: WORDS_64MB, 2: 64001})
+    loads = [a for a in ev.memory.accesses if a.kind.name == "LOAD" and a.space is MemorySpace.GLOBAL]
+    assert loads and all(a.random_lines and not a.data_dependent for a in loads)
     dram = ev.traffic.dram_read_bytes + ev.traffic.dram_write_bytes
     assert dram == pytest.approx(377.1e6, rel=0.2)
     assert ev.traffic.l2_hit_rate < 0.5
 
+
+
+def _log(requests: list[list[int]], instruction: int = 5):
+    """A run's request log: one request per list of lines, all of ``instruction``."""
+    from types import SimpleNamespace
+
+    owner = np.repeat(np.arange(len(requests)), [len(r) for r in requests])
+    log = {"request_instruction": np.full(len(requests), instruction, dtype=np.int64),
+           "entry_request": owner.astype(np.int64),
+           "entry_line": np.array([line for r in requests for line in r], dtype=np.int64)}
+    return SimpleNamespace(log=log)
+
+
+def test_lines_at_a_stride_are_not_random_lines_drawn_at_random_are():
+    from engine.caches import randomly_placed
+
+    rng = np.random.default_rng(7)
+    strided = [[base + 32 * k for k in range(32)] for base in range(0, 6400, 64)]     # a column read
+    drawn = [sorted(rng.choice(1 << 20, size=32, replace=False).tolist()) for _ in range(100)]
+    assert randomly_placed(_log(strided), frozenset({5})) == frozenset()
+    assert randomly_placed(_log(drawn), frozenset({5})) == frozenset({5})
+    # requests of fewer lines than it takes to tell say nothing; an instruction not asked about neither
+    assert randomly_placed(_log([r[:4] for r in drawn]), frozenset({5})) == frozenset()
+    assert randomly_placed(_log(drawn), frozenset({6})) == frozenset()

@@ -217,7 +217,7 @@ def randomly_placed(execution: Execution, candidates: frozenset[int]) -> frozens
     if not candidates or not log or not len(log.get("request_instruction", ())):
         return frozenset()
     instr = log["request_instruction"].astype(np.int64)
-    starts = np.searchsorted(log["entry_request"], np.arange(len(instr) + 1))
+    starts = _request_starts(log)
     sizes = np.diff(starts)
     lines = log["entry_line"]
     found: set[int] = set()
@@ -233,10 +233,14 @@ def randomly_placed(execution: Execution, candidates: frozenset[int]) -> frozens
     return frozenset(found)
 
 
+def _request_starts(log: dict[str, np.ndarray]) -> np.ndarray:
+    """Per request of the log, where its entries start (request ``r``'s are ``starts[r]:starts[r + 1]``)."""
+    return np.searchsorted(log["entry_request"], np.arange(len(log["request_instruction"]) + 1)).astype(np.int64)
+
+
 def _requests(log: dict[str, np.ndarray], config: CacheConfig) -> _Requests:
     """The execution's request log as :class:`_Requests`."""
-    n_req = len(log["request_instruction"])
-    starts = np.searchsorted(log["entry_request"], np.arange(n_req + 1)).astype(np.int64)
+    starts = _request_starts(log)
     lines, masks = log["entry_line"], log["entry_sectors"].astype(np.int64)
     # footprints in the sectors DRAM moves: with 64-byte fetches a sector brings its pair, asked
     # for or not, so a first touch of one sector is two sectors of data (the cold bytes' unit)
@@ -244,7 +248,7 @@ def _requests(log: dict[str, np.ndarray], config: CacheConfig) -> _Requests:
     return _Requests(
         instr=log["request_instruction"].astype(np.int64), block=log["request_block"].astype(np.int64),
         kind=log["request_kind"].astype(np.int64), starts=starts,
-        owner=np.repeat(np.arange(n_req), np.diff(starts)), lines=lines, masks=masks,
+        owner=np.repeat(np.arange(len(starts) - 1), np.diff(starts)), lines=lines, masks=masks,
         buffers=lines >> BUFFER_LINE_SHIFT,
         fetched=(masks | ((masks & 0b0101) << 1) | ((masks & 0b1010) >> 1)) if fetch_pairs else masks,
         fetch_pairs=fetch_pairs)

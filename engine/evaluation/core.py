@@ -584,10 +584,7 @@ class Evaluator:
         # refuses the prediction (result.refused) but keeps the BLOCK table and the supersteps.
         result = run_manybsp(rows, params, specs, overrides, warnings, missing=missing_params(profile, rows))
         result.kernel_name = inputs.kernel_name
-        if not launch.trip_overrides:
-            # the rows' shares of the warp-passes, relative to the executed trip counts the specs
-            # hold (a user's trip override replaces those counts: every warp then runs every row)
-            result.executed_share = executed_shares(specs, getattr(ev.memory, "execution", None))
+        result.executed_share = executed_shares(specs, getattr(ev.memory, "execution", None), launch)
         return result
 
     def _context(self, ev: Evaluation, description: KernelDescription | None, blocks: int,

@@ -437,10 +437,12 @@ def _add_superstep(sums: _BlockSums, step: Level1Superstep, slices: list[list[Bl
     memory."""
     costs = [level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam,
                           inputs.issue_weights) for inside, s in zip(slices, step.children, strict=True)]
-    # the block's work: each row as often as the warps ran it (the path above: one warp that runs it)
-    work = costs if not inputs.executed_share else [
-        level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam, inputs.issue_weights,
-                     inputs.executed_share) for inside, s in zip(slices, step.children, strict=True)]
+    # the block's work: each row as often as the warps ran it (the path above: one warp that runs
+    # it); a level-2 superstep every warp runs whole costs what it costs one warp
+    share = inputs.executed_share
+    work = [c if all(share.get(b.index, 1.0) == 1.0 for b in inside) else
+            level2_costs(inside, s.ovh, rows_by_index, inputs.access, w, inputs.barrier_lam, inputs.issue_weights,
+                         share) for c, inside, s in zip(costs, slices, step.children, strict=True)]
     # The warps of a block do not wait for each other inside a level-1 superstep (it ends at
     # barriers), so each unit's busy time adds up over its level-2 supersteps and the busiest
     # unit bounds the pass: Σ_j per unit, then the max (not Σ_j of each superstep's max).

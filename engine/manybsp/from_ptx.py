@@ -261,24 +261,27 @@ def predict_manybsp(
         rows, specs, warnings, params = manybsp_inputs(analysis, profile, launch, resources, memory)
         result = run_manybsp(rows, params, specs, overrides, warnings, missing=missing_params(profile, rows))
     result.kernel_name = function.name
-    if not getattr(launch, "trip_overrides", None):
-        result.executed_share = executed_shares(specs, getattr(memory, "execution", None))
+    result.executed_share = executed_shares(specs, getattr(memory, "execution", None), launch)
     return result
 
 
-def executed_shares(specs: list[Level1Spec], execution: Any) -> dict[int, float]:
+def executed_shares(specs: list[Level1Spec], execution: Any, launch: Any = None) -> dict[int, float]:
     """Per row (1-based), the share of a block's warp-passes through its level-1 superstep that
     run the row: the sampled warps' executions of the instruction per warp over the superstep's
     iterations (``ManyBspResult.executed_share``). Empty without a complete run of the sampled
-    warps. A row's share may pass 1 a little (a loop's exit test runs once more than its body)."""
+    warps, and where ``launch`` sets trip counts (they replace the executed counts the specs hold,
+    and every warp then runs every row). A row's share may pass 1 a little (a loop's exit test
+    runs once more than its body). The dict is kept on the run for these specs and shared: read
+    it, do not change it."""
     executed = getattr(execution, "executed", None)
     warps = len(getattr(execution, "paths", ()) or ())
-    if execution is None or not execution.ok or executed is None or warps <= 0:
+    if execution is None or not execution.ok or executed is None or warps <= 0 \
+            or getattr(launch, "trip_overrides", None):
         return {}
     # kept on the run for these specs: an edit of a cell re-runs the model, not this
     memo = execution.memo.get("manybsp_shares")
     if memo is not None and memo[0] is specs:
-        return dict(memo[1])
+        return memo[1]  # type: ignore[no-any-return]
     per_warp = (executed / float(warps)).tolist()
     out: dict[int, float] = {}
     for spec in specs:
@@ -287,7 +290,7 @@ def executed_shares(specs: list[Level1Spec], execution: Any) -> dict[int, float]
         for row in range(spec.start, min(spec.end, len(per_warp)) + 1):
             out[row] = per_warp[row - 1] / spec.iterations
     execution.memo["manybsp_shares"] = (specs, out)
-    return dict(out)
+    return out
 
 
 def manybsp_inputs(analysis: KernelAnalysis, profile: Profile, launch: Launch, resources: Any,

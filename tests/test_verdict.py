@@ -81,3 +81,18 @@ def test_predict_explain_text_and_json(evaluation):
     assert data["verdict"] == v.sentence and data["limiter"] == v.limiter
     assert {u["name"]: u["utilisation"] for u in data["subsystems"]} == pytest.approx(
         {u.name: u.utilisation for u in v.units})
+
+
+def test_sectors_per_request_weigh_each_access_by_its_requests():
+    """A loop's one-sector loads issued 20 times beside one coalesced load (4 sectors) and one
+    store (4): 1.33 sectors per request, not the accesses' plain mean of 3."""
+    from engine.units import MemorySpace
+    agg = SimpleNamespace(utilisation={"ldst": 0.5}, unit_busy_cycles={"ldst": 50.0},
+                          stall_cycles={c: 0.0 for c in STALL_CAUSES},
+                          issue_count=np.array([20, 1, 1]), average_wait=np.zeros(3))
+    sim = SimpleNamespace(aggregates=agg, cycles=100.0, instructions_issued=22)
+    accesses = [SimpleNamespace(index=i, space=MemorySpace.GLOBAL, sectors_per_request=s, efficiency=1.0)
+                for i, s in enumerate((1.0, 4.0, 4.0))]
+    glob = next(m for m in verdict_from(sim, SimpleNamespace(accesses=accesses)).memory if m.level == "global")
+    assert glob.requests == 22
+    assert glob.sectors_per_request == pytest.approx(28 / 22)

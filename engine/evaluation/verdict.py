@@ -165,8 +165,16 @@ def _memory_levels(agg: Any, memory: Any) -> list[MemoryLevel]:
         requests = int(sum(int(counts[a.index]) for a in acc if 0 <= a.index < len(counts)))
 
         def mean(attr: str, accesses: list = acc) -> float | None:
-            values = [float(getattr(a, attr)) for a in accesses if getattr(a, attr) is not None]
-            return sum(values) / len(values) if values else None
+            # per request, as Nsight Compute's sectors per request: each access weighs what the
+            # simulated warps issued of it (evenly where none of them issued any)
+            known = [(float(getattr(a, attr)), float(counts[a.index]) if 0 <= a.index < len(counts) else 0.0)
+                     for a in accesses if getattr(a, attr) is not None]
+            if not known:
+                return None
+            weight = sum(w for _, w in known)
+            if weight <= 0:
+                return sum(v for v, _ in known) / len(known)
+            return sum(v * w for v, w in known) / weight
 
         if level == "global":
             out.append(MemoryLevel(level, len(acc), requests, mean("sectors_per_request"), mean("efficiency")))

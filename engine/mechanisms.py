@@ -84,9 +84,10 @@ REGISTRY: tuple[Mechanism, ...] = (
               "it otherwise), a store at the measured write-through rate, higher when only some lanes store "
               "(without: every local access costs local_lam)"),
     Mechanism("inflight_hits",
-              "a load every warp makes from the same address at once (no thread or block index in it) waits for "
-              "the line the SM's first warp requested: its L1 hits take the latency of the level that fills the "
-              "line, not L1's"),
+              "an L1 hit on sectors another warp of the block missed in the same segment of the run waits for "
+              "that fill: it takes the latency of the level that fills the line (L2 or DRAM, from the cache "
+              "replay), not L1's; without the replay, a load every warp makes from the same address at once (no "
+              "thread or block index in it) is taken to wait so"),
     Mechanism("matrix_fragments",
               "wmma loads and stores are analysed as the 32 pieces of the fragment they move (16 rows of 32 "
               "bytes, ldm elements apart, for a 16x16 half-precision fragment): their sectors, lines and bank "

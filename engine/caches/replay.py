@@ -24,9 +24,10 @@ def _hash_set(line: np.int64, sets: np.int64) -> np.int64:       # pragma: no co
 
 @njit(cache=True, nogil=True)
 def _l1_access(l1_tag: Any, l1_valid: Any, blk: Any, line: Any, want: Any, l1_sets: Any, l1_ways: Any,
-               clock: Any) -> np.uint8:   # pragma: no cover - compiled
-    """The sectors of ``want`` block ``blk``'s L1 held (its lookup hits); the line is allocated if
-    missing and ``want``'s sectors are valid afterwards. Loads and stores alike: measured
+               clock: Any) -> tuple[np.uint8, int, bool]:   # pragma: no cover - compiled
+    """The sectors of ``want`` block ``blk``'s L1 held (its lookup hits), the line's way, and
+    whether the line was allocated now; the line is allocated if missing and ``want``'s sectors
+    are valid afterwards. Loads and stores alike: measured
     (bench/micro/l1_store_hits.cu), a load after a store of the same address hits L1, and a store
     to a sector an earlier store of the block wrote is a lookup hit, so a global store writes
     through to L2 and keeps its sectors in L1."""
@@ -36,7 +37,8 @@ def _l1_access(l1_tag: Any, l1_valid: Any, blk: Any, line: Any, want: Any, l1_se
         if l1_tag[blk, s1, w] == line:
             way = w
             break
-    if way < 0:
+    fresh = way < 0
+    if fresh:
         # an empty way if there is one, else a pseudo-random victim (measured: misses fade in
         # beyond the capacity instead of all at once, as LRU would have them)
         for w in range(l1_ways):
@@ -49,7 +51,7 @@ def _l1_access(l1_tag: Any, l1_valid: Any, blk: Any, line: Any, want: Any, l1_se
         l1_valid[blk, s1, way] = 0
     hit = np.uint8(want & l1_valid[blk, s1, way])
     l1_valid[blk, s1, way] |= want
-    return hit
+    return hit, way, fresh
 
 
 @njit(cache=True, nogil=True)
@@ -112,11 +114,11 @@ def _l2_allocate(l2_tag: Any, l2_valid: Any, l2_dirty: Any, s2: Any, line: Any, 
 
 
 @njit(cache=True, nogil=True)
-def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_order: Any, flush_at: Any,
+def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_warp: Any, req_order: Any, flush_at: Any,
                     entry_start: Any, entry_line: Any, entry_sectors: Any, entry_bytes: Any, n_blocks: Any,
                     l1_sets: Any, l1_ways: Any, l2_sets: Any, l2_ways: Any, fetch_pairs: Any, out_l1: Any,
                     out_l2: Any, out_cold: Any, out_again: Any, out_cold_bytes: Any, out_again_bytes: Any,
-                    concurrency: Any, out_lost: Any) -> None:   # pragma: no cover
+                    concurrency: Any, out_lost: Any, out_waiting: Any) -> None:   # pragma: no cover
     """Replays the requests in ``req_order`` (L2 emptied before position ``flush_at``); per request
     the sectors L1 and L2 served (for a store: the sectors L1 held, which it updates; every store
     goes on to L2), the DRAM
@@ -131,9 +133,23 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_order: 
     the block in the segment (the pair of a 64-byte fetch) is no L2 hit but a miss that waits
     for that fetch and moves no bytes of its own, as a sector of the same request that the fetch
     brings. (The run steps every sampled block together; on the GPU they run on different SMs,
-    not in step, so another block's fetch is taken as done.)"""
+    not in step, so another block's fetch is taken as done.)
+
+    The same holds in L1: a load's L1 hit on sectors that an earlier request of its block missed
+    in the same segment finds them still on their way (the warps of a block issue a segment's
+    loads within a few cycles, far less than a miss takes), so it waits for that fill, where
+    another warp's request started it (``req_warp``; a warp's own later load of the line either
+    leaves with the first, whose value its consumers wait for anyway, or after that value came).
+    ``out_waiting`` (requests x 2) counts such sectors, by where the fill comes from: L2
+    (column 0) or DRAM (column 1). Nsight Compute counts them as L1 hits, as the replay does."""
     l1_tag = np.full((n_blocks, l1_sets, l1_ways), -1, dtype=np.int64)
     l1_valid = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.uint8)
+    # per L1 line, the segment whose misses it is filling and their sectors (those DRAM serves apart)
+    l1_fill_segment = np.full((n_blocks, l1_sets, l1_ways), -1, dtype=np.int64)
+    l1_filling = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.uint8)
+    l1_from_dram = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.uint8)
+    l1_fill_warp = np.full((n_blocks, l1_sets, l1_ways), -1, dtype=np.int64)
+    warps = req_warp.shape[0] > 0
     l2_tag = np.full((l2_sets, l2_ways), -1, dtype=np.int64)
     l2_valid = np.zeros((l2_sets, l2_ways), dtype=np.uint8)
     l2_dirty = np.zeros((l2_sets, l2_ways, 4), dtype=np.uint32)
@@ -164,16 +180,36 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_order: 
         blk = req_block[r]
         kind = req_kind[r]
         segment = req_segment[r] if segments else np.int64(-1)
+        warp = np.int64(req_warp[r]) if warps else np.int64(-1)
         for e in range(entry_start[r], entry_start[r + 1]):
             clock += 1
             line = entry_line[e]
             want = np.uint8(entry_sectors[e])
             miss = want
+            s1 = np.int64(-1)
+            w1 = np.int64(-1)
             if (kind == 0 or kind == 2) and l1_sets > 0:
-                hit = _l1_access(l1_tag, l1_valid, blk, line, want, l1_sets, l1_ways, clock)
+                hit, w1, fresh = _l1_access(l1_tag, l1_valid, blk, line, want, l1_sets, l1_ways, clock)
+                s1 = _hash_set(line, l1_sets)
                 out_l1[r] += _bits4(hit)
+                if fresh:
+                    l1_fill_segment[blk, s1, w1] = -1
                 if kind == 0:
                     miss = want & ~hit
+                    if segment >= 0 and l1_fill_segment[blk, s1, w1] == segment and (
+                            warp < 0 or l1_fill_warp[blk, s1, w1] != warp):
+                        waiting = hit & l1_filling[blk, s1, w1]
+                        out_waiting[r, 0] += _bits4(waiting & ~l1_from_dram[blk, s1, w1])
+                        out_waiting[r, 1] += _bits4(waiting & l1_from_dram[blk, s1, w1])
+                    if segment >= 0 and miss != 0:
+                        if l1_fill_segment[blk, s1, w1] != segment:
+                            l1_fill_segment[blk, s1, w1] = segment
+                            l1_filling[blk, s1, w1] = 0
+                            l1_from_dram[blk, s1, w1] = 0
+                        l1_filling[blk, s1, w1] |= miss
+                        l1_fill_warp[blk, s1, w1] = warp
+                else:
+                    w1 = np.int64(-1)
             elif kind == 3 and l1_sets > 0:
                 _l1_invalidate(l1_tag, l1_valid, blk, line, want, l1_sets, l1_ways)
             if miss == 0:
@@ -209,6 +245,8 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_order: 
                 if not (miss >> q & 1):
                     continue
                 covered = (before >> q & 1) or l2_dirty[s2, way, q] == np.uint32(0xFFFFFFFF)
+                if w1 >= 0 and not (covered and not (in_flight >> q & 1)):
+                    l1_from_dram[blk, s1, w1] |= np.uint8(1 << q)    # the L1 fill comes from DRAM
                 if covered and (in_flight >> q & 1):
                     out_cold[r] += 1                 # waits for the fetch under way: no bytes of its own
                 elif covered:

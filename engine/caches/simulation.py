@@ -85,6 +85,9 @@ class CacheResult:
     # per instruction, the share of its sectors on data other blocks read too (lines every SM
     # reads reach the SMs faster: the profile's l2_shared_read_gain)
     shared_share: dict[int, float] = field(default_factory=dict)
+    # per load instruction, the shares of its sectors that hit L1 on a fill still under way
+    # (replay_requests' waiting sectors): (fill from L2, fill from DRAM)
+    l1_waiting_share: dict[int, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def l2_hit_rate(self) -> float | None:
@@ -181,7 +184,7 @@ def simulate_caches(execution: Execution, config: CacheConfig, gathers: frozense
     shared = np.zeros(len(req.instr), dtype=np.float64)        # per request: its buffer's shared share
     for b, share in private.items():
         shared[request_buffer == b] = 1.0 - share
-    _per_instruction(result, req, chosen, sectors, out["l1"], dram, dram_bytes, shared)
+    _per_instruction(result, req, chosen, sectors, out["l1"], dram, dram_bytes, shared, out["waiting"])
     result.measured_blocks = n_measured
     result.dram_read_bytes = float(dram_bytes[chosen].sum())
     loads_l1 = chosen & (req.kind == LOAD_CACHED)
@@ -363,11 +366,18 @@ def _replay(sample: Any, log: dict[str, np.ndarray], req: _Requests, order: np.n
     n_req = len(req.instr)
     out = {k: np.zeros(n_req, dtype=np.int64) for k in ("l1", "l2", "cold", "again", "cold_b", "again_b")}
     out["lost"] = np.zeros(n_req, dtype=np.float64)
-    replay_requests(req.block, req.kind, _segments(log), order, flush_at, req.starts, req.lines, log["entry_sectors"],
-                    log["entry_bytes"], sample.blocks, l1_sets, config.l1_ways, l2_sets, config.l2_ways,
-                    req.fetch_pairs, out["l1"], out["l2"], out["cold"], out["again"],
-                    out["cold_b"], out["again_b"], concurrency, out["lost"])
+    out["waiting"] = np.zeros((n_req, 2), dtype=np.int64)
+    replay_requests(req.block, req.kind, _segments(log), _warps(log), order, flush_at, req.starts, req.lines,
+                    log["entry_sectors"], log["entry_bytes"], sample.blocks, l1_sets, config.l1_ways, l2_sets,
+                    config.l2_ways, req.fetch_pairs, out["l1"], out["l2"], out["cold"], out["again"],
+                    out["cold_b"], out["again_b"], concurrency, out["lost"], out["waiting"])
     return out
+
+
+def _warps(log: dict[str, np.ndarray]) -> np.ndarray:
+    """Per request, the warp that issued it (empty where the log has none)."""
+    warp = log.get("request_warp")
+    return np.zeros(0, dtype=np.int64) if warp is None else warp.astype(np.int64)
 
 
 def _segments(log: dict[str, np.ndarray]) -> np.ndarray:
@@ -496,7 +506,8 @@ def _levels(req: _Requests, out: dict[str, np.ndarray], keep: np.ndarray, rehit:
 
 
 def _per_instruction(result: CacheResult, req: _Requests, chosen: np.ndarray, sectors: np.ndarray,
-                     l1: np.ndarray, dram: np.ndarray, dram_bytes: np.ndarray, shared: np.ndarray) -> None:
+                     l1: np.ndarray, dram: np.ndarray, dram_bytes: np.ndarray, shared: np.ndarray,
+                     waiting: np.ndarray) -> None:
     """Each instruction's requests, sectors, share of them per level, DRAM bytes per request, and
     share of its sectors on data other blocks read too (``shared``: per request)."""
     for index in np.unique(req.instr[chosen]).tolist():
@@ -511,6 +522,9 @@ def _per_instruction(result: CacheResult, req: _Requests, chosen: np.ndarray, se
         result.l2_share[index] = max(0.0, 1.0 - result.l1_share[index] - result.dram_share[index])
         result.dram_read_per_request[index] = float(dram_bytes[sel].sum()) / max(1, int(sel.sum()))
         result.shared_share[index] = float((shared[sel] * sectors[sel]).sum()) / total
+        waits = waiting[sel].sum(axis=0)
+        if waits.any():
+            result.l1_waiting_share[index] = (float(waits[0]) / total, float(waits[1]) / total)
 
 
 @dataclass(frozen=True)
@@ -651,6 +665,11 @@ class SimulatedLevels:
         """The share of the instruction's sectors on data other blocks read too."""
         return self.caches.shared_share.get(index, 0.0)
 
+    def waiting_hits(self, index: int) -> tuple[float, float]:
+        """The shares of the instruction's sectors that hit L1 on a fill under way, filled from
+        L2 and from DRAM: they wait as those misses do."""
+        return self.caches.l1_waiting_share.get(index, (0.0, 0.0))
+
     def shares(self, index: int) -> tuple[float, float, float] | None:
         c = self.caches
         if index not in c.l1_share:
@@ -747,10 +766,11 @@ def shared_l1_gain(group: Execution, config: CacheConfig) -> dict[int, float]:
     def l1_hits(block_of: np.ndarray, n_l1: int, l1_bytes: int) -> np.ndarray:
         sets = max(0, l1_bytes // LINE // config.l1_ways)
         out = {k: np.zeros(len(req.instr), dtype=np.int64) for k in ("l1", "l2", "cold", "again", "cb", "ab")}
-        replay_requests(block_of, req.kind, segments, order, -1, req.starts, req.lines, log["entry_sectors"],
-                        log["entry_bytes"], n_l1, sets, config.l1_ways, 1, config.l2_ways, req.fetch_pairs,
-                        out["l1"], out["l2"], out["cold"], out["again"], out["cb"], out["ab"],
-                        0.0, np.zeros(len(req.instr), dtype=np.float64))
+        replay_requests(block_of, req.kind, segments, _warps(log), order, -1, req.starts, req.lines,
+                        log["entry_sectors"], log["entry_bytes"], n_l1, sets, config.l1_ways, 1, config.l2_ways,
+                        req.fetch_pairs, out["l1"], out["l2"], out["cold"], out["again"], out["cb"], out["ab"],
+                        0.0, np.zeros(len(req.instr), dtype=np.float64),
+                        np.zeros((len(req.instr), 2), dtype=np.int64))
         return out["l1"]
 
     private = l1_hits(req.block, blocks, config.l1_bytes_per_block)

@@ -361,9 +361,16 @@ def _waits(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmContext)
     wait, as L1 hits on lines still in flight, is missing first; docs/validation.md.)"""
     lines = max(1.0, access.lines_per_request or 1.0)
     per_line = max(1.0, (access.sectors_per_request or 1.0) / lines)
-    needs_dram = min(1.0, shares.dram * per_line)
-    needs_l2 = max(min(1.0, (shares.dram + shares.l2) * per_line), needs_dram)
-    if (access.kind == AccessKind.LOAD and access.uniform_address and needs_l2 > 0 and enabled("inflight_hits")
+    dram, beyond_l1 = shares.dram, shares.dram + shares.l2
+    sim = simulated(access, sm)
+    if sim is not None and access.kind == AccessKind.LOAD and enabled("inflight_hits"):
+        # L1 hits on lines still being filled wait for the fill (replay_requests)
+        from_l2, from_dram = sim.waiting_hits(access.index)
+        dram, beyond_l1 = min(1.0, dram + from_dram), min(1.0, beyond_l1 + from_l2 + from_dram)
+    needs_dram = min(1.0, dram * per_line)
+    needs_l2 = max(min(1.0, beyond_l1 * per_line), needs_dram)
+    if (sim is None and access.kind == AccessKind.LOAD and access.uniform_address and needs_l2 > 0
+            and enabled("inflight_hits")
             and (access.buffer_footprint_bytes or 0.0) > l1_data_bytes(profile, sm)):
         # Every warp of the SM streams through the same buffer, asking for the same line at
         # nearly the same time (nbody's pos[j]): one misses, the others hit a line still in

@@ -83,11 +83,6 @@ REGISTRY: tuple[Mechanism, ...] = (
               "case: a load at the L1 rate while the launch's local data fits in L1 (the measured rate beyond "
               "it otherwise), a store at the measured write-through rate, higher when only some lanes store "
               "(without: every local access costs local_lam)"),
-    Mechanism("level_queues",
-              "a global request keeps the LSU pipe busy for its L1 time only and queues at L2 and at DRAM, each "
-              "level serving the SM's requests in turn for its own time; its result comes as late as the longest "
-              "queue makes it (without: one memory pipe, busy for the slowest level's time, so the levels' times "
-              "of different requests add up)"),
     Mechanism("inflight_hits",
               "an L1 hit on sectors another warp of the block missed in the same segment of the run waits for "
               "that fill: it takes the latency of the level that fills the line (L2 or DRAM, from the cache "

@@ -13,10 +13,7 @@ Rules (the same as docs/pipeline.md states for the engine):
 * barriers release at the latest completion of the block's barrier instruction; a block retires at
   its warps' last completion, its successor starts a launch overhead later (launched at the start
   of the next round, in retirement order, and it is then the youngest);
-* rounds repeat at the same time while some warp could still issue;
-* an instruction with memory-level times (``level_lam``: L2, DRAM) takes each level from its
-  issue or when the level is free, whichever is later, for that time; its result comes its
-  latency after its issue plus the longest such wait.
+* rounds repeat at the same time while some warp could still issue.
 """
 
 from __future__ import annotations
@@ -76,7 +73,6 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
     programs = [expand_slots(p, deps) for p in d.paths]
     il = d.issue_limit
     sub_free = [Fraction(0)] * len(d.subsystems)
-    level_free = [Fraction(0), Fraction(0)]
     slots: list[_Warp | None] = [None] * (gamma * wpb)
     age = list(range(gamma))           # block slots, oldest first
     queue = list(range(gamma))         # block slots waiting for a block
@@ -154,13 +150,7 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
                 # issue
                 count += 1
                 sub_free[u] = t + ins[i].lam
-                wait = Fraction(0)
-                for q, busy in enumerate(ins[i].level_lam):
-                    if busy > 0:
-                        start = max(t, level_free[q])
-                        level_free[q] = start + Fraction(busy)
-                        wait = max(wait, start - t)
-                complete = t + ins[i].Lam + wait
+                complete = t + ins[i].Lam
                 end = max(end, complete)
                 issues[w.gid].append((i, t))
                 w.latest[slot] = complete

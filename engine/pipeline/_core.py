@@ -107,8 +107,6 @@ ERR_BARRIER_DEADLOCK = 1
 ERR_STUCK = 2
 
 INF = np.int64(2**62)
-# memory levels beyond the SM that a request keeps busy after it issued: L2, DRAM
-N_LEVELS = 2
 MAX_WARPS_PER_BLOCK = 64
 MAX_RESIDENT_BLOCKS = 64
 
@@ -134,8 +132,7 @@ class KernelArrays(NamedTuple):
     pool of positions; per position the instruction (``pool``), its subsystem, its range in
     ``dep_src`` and the completion slot it writes (its own instruction's or a renamed copy's).
     ``path_start[p]``: path ``p``'s first program item; ``warp_path[block % rows, warp]``: a
-    warp's path. ``level_lam[i * N_LEVELS + q]``: the ticks one execution of ``i`` keeps memory
-    level ``q`` (L2, DRAM) busy for the SM (0: none)."""
+    warp's path."""
 
     lam: np.ndarray
     Lam: np.ndarray
@@ -154,7 +151,6 @@ class KernelArrays(NamedTuple):
     pool_slot: np.ndarray
     path_start: np.ndarray
     warp_path: np.ndarray
-    level_lam: np.ndarray
 
 
 class TraceBuffers(NamedTuple):
@@ -175,24 +171,22 @@ class TraceBuffers(NamedTuple):
 
 
 class Totals(NamedTuple):
-    """Aggregates in ticks: busy time per subsystem, stall time per cause, per instruction the
-    issues, the wait before issue and the part of it spent queueing for the subsystem, and the
-    busy time of each memory level."""
+    """Aggregates in ticks: busy time per subsystem, stall time per cause, and per instruction the
+    issues, the wait before issue and the part of it spent queueing for the subsystem."""
 
     unit_busy: np.ndarray
     cause_ticks: np.ndarray
     instr_count: np.ndarray
     instr_wait: np.ndarray
     instr_queue: np.ndarray
-    level_busy: np.ndarray
 
 
 class WorkArrays(NamedTuple):
     """Work memory the caller allocates (so the core needs no reference counting): the slot
     fields (``N_FIELDS`` rows of ``64 * words``), the loop-counter stacks, the completion ticks
     (``P_NDONE`` per slot), ``(4 + nsub) * words`` mask words (elig, a scratch word per slot
-    word, the stall-cause bits, then one slot mask per subsystem), the block rows, the
-    subsystems' free ticks and the memory levels' (``N_LEVELS``)."""
+    word, the stall-cause bits, then one slot mask per subsystem), the block rows and the
+    subsystems' free ticks."""
 
     slots: np.ndarray
     stack: np.ndarray
@@ -200,7 +194,6 @@ class WorkArrays(NamedTuple):
     masks: np.ndarray
     blocks: np.ndarray
     units: np.ndarray
-    levels: np.ndarray
 
 
 class _Config(NamedTuple):
@@ -692,24 +685,6 @@ def _fetch(kern, sl, mk, bk, buf, work, cfg, run, f, b, release, t):
 
 
 @njit(**_STAGE)
-def _level_wait(kern, tot, work, i, t):
-    """Instruction ``i``, issued at ``t``, queues at each memory level it needs (L2, DRAM: each
-    serves the SM's requests one after another, ``level_lam`` each) beside the LSU pipe that
-    issued it; its result comes that much later than its latency: the longest wait."""
-    wait = 0
-    base = i * N_LEVELS
-    for q in range(N_LEVELS):
-        busy = kern.level_lam[base + q]
-        if busy > 0:
-            start = work.levels[q] if work.levels[q] > t else t
-            work.levels[q] = start + busy
-            tot.level_busy[q] += busy
-            if start - t > wait:
-                wait = start - t
-    return wait
-
-
-@njit(**_STAGE)
 def _issue(kern, sl, mk, bk, buf, tot, work, cfg, run, s, t):
     """Slot ``s`` issues its next instruction at ``t``; then it (or, at a barrier's release, its
     whole block) fetches the next one. Returns the subsystem; -1 on a barrier deadlock."""
@@ -718,7 +693,7 @@ def _issue(kern, sl, mk, bk, buf, tot, work, cfg, run, s, t):
     u = sl.unit[s]  # = the instruction's subsystem, without waiting for i
     mk.elig[s >> 6] &= ~_bit(s)
     sl.wake[s] = INF
-    complete = t + kern.Lam[i] + _level_wait(kern, tot, work, i, t)
+    complete = t + kern.Lam[i]
     mk.sub_free[u] = t + kern.lam[i]
     tot.unit_busy[u] += kern.lam[i]
     run[R_ISSUED] += 1

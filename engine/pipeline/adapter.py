@@ -279,7 +279,6 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
                   registers: frozenset[int] = frozenset(),
                   dram: Mapping[int, float] | None = None,
                   gaps: Mapping[int, float] | None = None,
-                  levels: Mapping[int, tuple[float, float]] | None = None,
                   ) -> tuple[tuple[StaticInstruction, ...], tuple[str, ...]]:
     """The static instructions. ``blocking``: instructions the warp cannot pass before they
     complete (an atomic's retry loop: the next instruction waits for its last pass); ``half``:
@@ -287,11 +286,9 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
     (:func:`in_registers`), which issue their SASS weight of ALU moves; ``dram``: the share of
     each global access's requests that wait for DRAM (``memory_cost_overrides``), kept where
     its Λ is the memory model's (not a store's issue, not the user's figure); ``gaps``: each
-    instruction's stall counts (:func:`issue_gaps`); ``levels``: each global access's L2 and
-    DRAM busy time per execution (``memory_cost_overrides``)."""
+    instruction's stall counts (:func:`issue_gaps`)."""
     function = analysis.function
     gaps = gaps or {}
-    levels = levels or {}
     units: list[Unit] = [Unit.ALU] if registers else []
     for cls in analysis.classifications:
         if cls.unit not in units:
@@ -360,7 +357,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             memory=memory, barrier=cls.is_barrier, deps=tuple(sorted(deps.get(i, ()))),
             dram_wait=dram_wait if memory else 0.0,
             slots=max(weights.get(i, 1.0), 0.0) if issue_slots else 1.0,
-            issue_gap=gaps.get(i, 0.0), level_lam=levels.get(i, (0.0, 0.0)) if memory else (0.0, 0.0)))
+            issue_gap=gaps.get(i, 0.0)))
     return tuple(out), tuple(names)
 
 
@@ -658,7 +655,6 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     retried = frozenset(sass.retry_body) if sass is not None and enabled("sass") else frozenset()
     passes: dict[int, tuple[float, float]] = {}
     dram: dict[int, float] = {}
-    levels: dict[int, tuple[float, float]] = {}
     report: Any = memory if memory is not True else None
     if ov.memory_cost is None and memory is not None:
         from engine.memory import retry_passes
@@ -671,13 +667,12 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         passes = retry_passes(report, sm, retried)
         ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(
             analysis, profile, launch, module, report, sm, passes,
-            dram_waits=dram if enabled("loaded_dram_latency") else None,
-            levels=levels if enabled("level_queues") else None))
+            dram_waits=dram if enabled("loaded_dram_latency") else None))
     registers = in_registers(analysis, sass) if sass is not None and enabled("sass") else frozenset()
     weights = issue_weights(analysis, sass, registers) if sass is not None and enabled("sass") else {}
     instructions, subsystems = _instructions(analysis, profile, ov, weights, frozenset(passes),
                                              packed_half_scale(sass if enabled("sass") else None), registers,
-                                             dram, issue_gaps(sass), levels)
+                                             dram, issue_gaps(sass))
     latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None
     dropped = frozenset(i for i, w in weights.items() if w <= 0)
     unroll = sass.unroll if sass is not None and enabled("sass") else None
@@ -822,21 +817,19 @@ def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
 def analysed_memory_cost(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
                          memory: Any = True, sm: Any = None,
                          passes: Mapping[int, tuple[float, float]] | None = None,
-                         dram_waits: dict[int, float] | None = None,
-                         levels: dict[int, tuple[float, float]] | None = None) -> MemoryCost:
+                         dram_waits: dict[int, float] | None = None) -> MemoryCost:
     """A ``memory_cost`` from the memory-access analysis; unanalysed accesses keep the profile's.
     ``sm``: an ``engine.memory.hierarchy.SmContext`` (default: one block on a full GPU);
     ``passes``: of the atomics the SASS makes into retry loops (``engine.memory.retry_passes``);
     ``dram_waits``: filled with each global access's share of requests that wait for DRAM
-    (``memory_cost_overrides``); ``levels``: filled with each global access's L2 and DRAM busy
-    time per request, its λ then being its L1 time (``memory_cost_overrides``)."""
+    (``memory_cost_overrides``)."""
     from engine.memory import analyze_memory, memory_cost_overrides
 
     report = analyze_memory(analysis, launch, module) if memory is True else memory
     # The analysis yields arbitrary reals; 1/8 cycle keeps exact simulated time cheap (few
     # distinct denominators) and is far below the accuracy of any of these figures.
     costs = {index: (_eighths(lam, minimum=Fraction(1, 8)), _eighths(Lam))
-             for index, (lam, Lam) in memory_cost_overrides(report, profile, sm, passes, dram_waits, levels).items()}
+             for index, (lam, Lam) in memory_cost_overrides(report, profile, sm, passes, dram_waits).items()}
 
     def cost(index: int, instr: Any, cls: Any, base: Any) -> tuple[float, float]:
         return costs.get(index, (base.lam, base.Lam))

@@ -107,16 +107,6 @@ class StaticInstruction:
     # hardware does not interlock). 0: only the description's warp_issue_interval. On the
     # simulator's tick grid (rounded to the nearest tick).
     issue_gap: float = 0.0
-    # cycles one execution keeps the memory levels beyond the SM busy for it (L2, DRAM; the
-    # profile's per-SM rates): each level serves the SM's requests in turn, beside the LSU pipe
-    # (λ), so a request waits there only when the level is behind
-    level_lam: tuple[float, float] = (0.0, 0.0)
-
-    @property
-    def memory_pipe_lam(self) -> float:
-        """λ with the memory levels taken as part of the LSU pipe (the slowest of them): the
-        single-pipe view the analytical peers and Many-BSP read."""
-        return max(float(self.lam), *self.level_lam)
 
 
 # An occupancy sweep validates and times copies of one description that share its instruction

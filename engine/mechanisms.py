@@ -86,8 +86,9 @@ REGISTRY: tuple[Mechanism, ...] = (
     Mechanism("inflight_hits",
               "an L1 hit on sectors another warp of the block missed in the same segment of the run waits for "
               "that fill: it takes the latency of the level that fills the line (L2 or DRAM, from the cache "
-              "replay), not L1's; without the replay, a load every warp makes from the same address at once (no "
-              "thread or block index in it) is taken to wait so"),
+              "replay; not where the warp misses L1 itself in that segment, as it waits for that anyway), not L1's; "
+              "and a load every warp of the SM makes from the same address at once (no thread or block index in "
+              "it) waits so for every hit"),
     Mechanism("matrix_fragments",
               "wmma loads and stores are analysed as the 32 pieces of the fragment they move (16 rows of 32 "
               "bytes, ldm elements apart, for a 16x16 half-precision fragment): their sectors, lines and bank "

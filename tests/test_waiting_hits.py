@@ -82,3 +82,27 @@ def test_waiting_hits_take_the_fills_latency_in_the_simulator() -> None:
             config="seg_lookup_bsearch/b128").evaluate(models=["pipeline"]).description.instructions
             if i.name.startswith("ld.global.nc.u32"))
     assert float(search.Lam) > 2.5 * float(plain.Lam)
+
+
+def test_a_warp_that_misses_itself_in_the_segment_waits_for_its_own_miss() -> None:
+    """Warp 1 hits the line warp 0 is filling and misses a line of its own in the same segment
+    (a stencil's row below): it waits for its own miss, so its hit counts as a plain one."""
+    result = simulate_caches(_log([LINE, LINE, LINE + 1], [0, 1, 1], [1, 1, 1]), CONFIG)
+    assert result.l1_share[0] == pytest.approx(1 / 3)
+    assert 0 not in result.l1_waiting_share
+    alone = simulate_caches(_log([LINE, LINE, LINE + 1], [0, 1, 2], [1, 1, 1]), CONFIG)
+    assert alone.l1_waiting_share[0] == pytest.approx((0.0, 1 / 3))
+
+
+def test_a_fill_every_block_reads_is_waited_for_from_l2() -> None:
+    """nbody_naive at 256 threads (suite v2): every block reads the whole position table, so over
+    the grid its lines come from L2, though in the sample the first warp's request is a first
+    touch. The unrolled loads that hit L1 on those fills wait for L2's latency, not DRAM's."""
+    import engine.api as api
+    kernel = api.open(ROOT / "samples" / "v2" / "ptx" / "nbody.sm_90.ptx", profile="h100",
+                      launch=ROOT / "samples" / "v2" / "nbody.launch.toml", config="nbody_naive/b256")
+    loads = [i for i in kernel.evaluate(models=["pipeline"]).description.instructions
+             if i.name.startswith("ld.global.nc.v4.f32")][1:5]        # the table's unrolled reads
+    assert len(loads) == 4
+    assert all(i.dram_wait < 0.1 for i in loads)
+    assert all(200 < float(i.Lam) < 400 for i in loads)

@@ -371,7 +371,24 @@ def _replay(sample: Any, log: dict[str, np.ndarray], req: _Requests, order: np.n
                     log["entry_sectors"], log["entry_bytes"], sample.blocks, l1_sets, config.l1_ways, l2_sets,
                     config.l2_ways, req.fetch_pairs, out["l1"], out["l2"], out["cold"], out["again"],
                     out["cold_b"], out["again_b"], concurrency, out["lost"], out["waiting"])
+    _wait_for_own_misses(log, req, out)
     return out
+
+
+def _wait_for_own_misses(log: dict[str, np.ndarray], req: _Requests, out: dict[str, np.ndarray]) -> None:
+    """A warp that misses L1 itself in a segment waits that long anyway: its hits on fills other
+    warps started there (``out["waiting"]``) wait no longer than its own miss, so they count as
+    plain hits. (The costs average each instruction's latency over its requests; a warp waits for
+    the slowest of its loads, so a wait hidden behind the warp's own miss must not count.)"""
+    waiting = out["waiting"]
+    segments, warps = _segments(log), _warps(log)
+    if not waiting.any() or not len(segments) or not len(warps):
+        return
+    missed = (out["l2"] + out["cold"] + out["again"]) > 0
+    missed &= (req.kind == LOAD_CACHED) | (req.kind == LOAD_UNCACHED)
+    key = segments * (int(warps.max()) + 1) + warps
+    covered = np.isin(key, np.unique(key[missed]))
+    waiting[covered] = 0
 
 
 def _warps(log: dict[str, np.ndarray]) -> np.ndarray:

@@ -364,20 +364,25 @@ def _waits(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmContext)
     dram, beyond_l1 = shares.dram, shares.dram + shares.l2
     sim = simulated(access, sm)
     if sim is not None and access.kind == AccessKind.LOAD and enabled("inflight_hits"):
-        # L1 hits on lines still being filled wait for the fill (replay_requests)
-        from_l2, from_dram = sim.waiting_hits(access.index)
-        dram, beyond_l1 = min(1.0, dram + from_dram), min(1.0, beyond_l1 + from_l2 + from_dram)
+        # L1 hits on lines still being filled wait for the fill (replay_requests), which comes
+        # from where the access's own misses come from over the grid: the replay's fills are
+        # the sample's first touches, DRAM's, where the grid mostly finds the line in L2 (a
+        # table every block reads); without misses of its own, from L2
+        waiting = sum(sim.waiting_hits(access.index))
+        missed = shares.dram + shares.l2
+        to_dram = waiting * shares.dram / missed if missed > 0 else 0.0
+        dram, beyond_l1 = min(1.0, dram + to_dram), min(1.0, beyond_l1 + waiting)
     needs_dram = min(1.0, dram * per_line)
     needs_l2 = max(min(1.0, beyond_l1 * per_line), needs_dram)
-    if (sim is None and access.kind == AccessKind.LOAD and access.uniform_address and needs_l2 > 0
-            and enabled("inflight_hits")
+    if (access.kind == AccessKind.LOAD and access.uniform_address and needs_l2 > 0 and enabled("inflight_hits")
             and (access.buffer_footprint_bytes or 0.0) > l1_data_bytes(profile, sm)):
         # Every warp of the SM streams through the same buffer, asking for the same line at
         # nearly the same time (nbody's pos[j]): one misses, the others hit a line still in
         # flight and wait for the same fill. Their L1 hits (93 % measured on nbody_naive) cost
         # what the fill costs: 203 cycles per iteration measured, against 72 when the same data
         # comes from shared memory. A buffer that fits in L1 (a table read over and over, as
-        # sinf's reduction table) stays there after its first fill: real hits.
+        # sinf's reduction table) stays there after its first fill: real hits. (The replay sees
+        # such waits within a block; the blocks an SM runs side by side wait on each other too.)
         needs_dram = needs_dram / needs_l2
         needs_l2 = 1.0
     return needs_dram, needs_l2

@@ -187,7 +187,7 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_warp: A
             want = np.uint8(entry_sectors[e])
             miss = want
             s1 = np.int64(-1)
-            w1 = np.int64(-1)
+            w1 = -1
             if (kind == 0 or kind == 2) and l1_sets > 0:
                 hit, w1, fresh = _l1_access(l1_tag, l1_valid, blk, line, want, l1_sets, l1_ways, clock)
                 s1 = _hash_set(line, l1_sets)
@@ -209,7 +209,7 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_warp: A
                         l1_filling[blk, s1, w1] |= miss
                         l1_fill_warp[blk, s1, w1] = warp
                 else:
-                    w1 = np.int64(-1)
+                    w1 = -1
             elif kind == 3 and l1_sets > 0:
                 _l1_invalidate(l1_tag, l1_valid, blk, line, want, l1_sets, l1_ways)
             if miss == 0:

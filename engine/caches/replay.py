@@ -55,6 +55,40 @@ def _l1_access(l1_tag: Any, l1_valid: Any, blk: Any, line: Any, want: Any, l1_se
 
 
 @njit(cache=True, nogil=True)
+def _l1_step(l1_tag: Any, l1_valid: Any, l1_fill: Any, blk: Any, line: Any, want: Any, l1_sets: Any,
+             l1_ways: Any, clock: Any, kind: Any, segment: Any, warp: Any, out_l1: Any, out_waiting: Any,
+             r: Any) -> tuple[Any, Any]:   # pragma: no cover - compiled
+    """Request ``r``'s lookup of ``line`` in block ``blk``'s L1 (a load, ``kind`` 0, or a store):
+    its hits counted, and for a load the hits on sectors another warp's miss of the same segment
+    is still filling. As in L2 (:func:`replay_requests`), a block's warps issue a segment's loads
+    within a few cycles, far less than a miss takes, so such a hit waits for that fill; not where
+    the same warp started it (``warp``; its own later load of the line leaves with the first,
+    whose value its consumers wait for anyway, or after that value came). ``out_waiting[r]``
+    counts them by where the fill comes from: L2 (column 0) or DRAM (column 1); Nsight Compute
+    counts them as L1 hits, as the replay does. Returns the sectors that go on to L2 (all of a store's)
+    and the line's fill record (segment, sectors under way, those DRAM brings, the warp that
+    asked: a view into ``l1_fill``, empty for a store)."""
+    hit, way, fresh = _l1_access(l1_tag, l1_valid, blk, line, want, l1_sets, l1_ways, clock)
+    fill = l1_fill[blk, _hash_set(line, l1_sets), way]
+    out_l1[r] += _bits4(hit)
+    if fresh:
+        fill[0] = -1
+    if kind != 0:
+        return want, fill[:0]
+    miss = want & ~hit
+    if segment >= 0 and fill[0] == segment and (warp < 0 or fill[3] != warp):
+        waiting = np.int64(hit) & fill[1]
+        out_waiting[r, 0] += _bits4(waiting & ~fill[2])
+        out_waiting[r, 1] += _bits4(waiting & fill[2])
+    if segment >= 0 and miss != 0:
+        if fill[0] != segment:
+            fill[0], fill[1], fill[2] = segment, 0, 0
+        fill[1] |= np.int64(miss)
+        fill[3] = warp
+    return miss, fill
+
+
+@njit(cache=True, nogil=True)
 def _l1_invalidate(l1_tag: Any, l1_valid: Any, blk: Any, line: Any, want: Any, l1_sets: Any,
                    l1_ways: Any) -> None:   # pragma: no cover - compiled
     """An atomic is done in L2, and the copy L1 held of its sectors is dropped: measured
@@ -121,11 +155,11 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_warp: A
                     concurrency: Any, out_lost: Any, out_waiting: Any) -> None:   # pragma: no cover
     """Replays the requests in ``req_order`` (L2 emptied before position ``flush_at``); per request
     the sectors L1 and L2 served (for a store: the sectors L1 held, which it updates; every store
-    goes on to L2), the DRAM
-    sectors read for data the replay never saw before (cold) and for data it saw and lost
-    (again), with the DRAM bytes of each; with ``concurrency`` > 0, ``out_lost`` (float per
-    request) gets the expected sectors of each request's L2 hits on lines its own block touched
-    last that the GPU's other blocks would have evicted meanwhile.
+    goes on to L2), the DRAM sectors read for data the replay never saw before (cold) and for data
+    it saw and lost (again), with the DRAM bytes of each; with ``concurrency`` > 0, ``out_lost``
+    (float per request) gets the expected sectors of each request's L2 hits on lines its own
+    block touched last that the GPU's other blocks would have evicted meanwhile; ``out_waiting``
+    (requests x 2) the L1 hits that wait for a fill under way (:func:`_l1_step`).
 
     ``req_segment`` (per request; empty: not known) is the segment of the run it was issued in
     (:mod:`engine.execution.issue_order`): a block's requests of one segment leave its SM within
@@ -133,27 +167,15 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_warp: A
     the block in the segment (the pair of a 64-byte fetch) is no L2 hit but a miss that waits
     for that fetch and moves no bytes of its own, as a sector of the same request that the fetch
     brings. (The run steps every sampled block together; on the GPU they run on different SMs,
-    not in step, so another block's fetch is taken as done.)
-
-    The same holds in L1: a load's L1 hit on sectors that an earlier request of its block missed
-    in the same segment finds them still on their way (the warps of a block issue a segment's
-    loads within a few cycles, far less than a miss takes), so it waits for that fill, where
-    another warp's request started it (``req_warp``; a warp's own later load of the line either
-    leaves with the first, whose value its consumers wait for anyway, or after that value came).
-    ``out_waiting`` (requests x 2) counts such sectors, by where the fill comes from: L2
-    (column 0) or DRAM (column 1). Nsight Compute counts them as L1 hits, as the replay does."""
+    not in step, so another block's fetch is taken as done.)"""
     l1_tag = np.full((n_blocks, l1_sets, l1_ways), -1, dtype=np.int64)
     l1_valid = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.uint8)
-    # per L1 line, the segment whose misses it is filling and their sectors (those DRAM serves apart)
-    l1_fill_segment = np.full((n_blocks, l1_sets, l1_ways), -1, dtype=np.int64)
-    l1_filling = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.uint8)
-    l1_from_dram = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.uint8)
-    l1_fill_warp = np.full((n_blocks, l1_sets, l1_ways), -1, dtype=np.int64)
+    # per L1 line, the fill under way (_l1_step): segment, sectors, those DRAM serves, warp
+    l1_fill = np.full((n_blocks, l1_sets, l1_ways, 4), -1, dtype=np.int64)
     warps = req_warp.shape[0] > 0
     l2_tag = np.full((l2_sets, l2_ways), -1, dtype=np.int64)
     l2_valid = np.zeros((l2_sets, l2_ways), dtype=np.uint8)
     l2_dirty = np.zeros((l2_sets, l2_ways, 4), dtype=np.uint32)
-    l2_age = np.zeros((l2_sets, l2_ways), dtype=np.int64)
     # per L2 line, the segment and block whose requests DRAM fetches are still bringing sectors
     # for, and those sectors
     l2_fill_segment = np.full((l2_sets, l2_ways), -1, dtype=np.int64)
@@ -185,31 +207,10 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_warp: A
             clock += 1
             line = entry_line[e]
             want = np.uint8(entry_sectors[e])
-            miss = want
-            s1 = np.int64(-1)
-            w1 = -1
+            miss, fill = want, l1_fill.reshape(-1)[:0]      # no L1 fill to mark unless a load looks up L1
             if (kind == 0 or kind == 2) and l1_sets > 0:
-                hit, w1, fresh = _l1_access(l1_tag, l1_valid, blk, line, want, l1_sets, l1_ways, clock)
-                s1 = _hash_set(line, l1_sets)
-                out_l1[r] += _bits4(hit)
-                if fresh:
-                    l1_fill_segment[blk, s1, w1] = -1
-                if kind == 0:
-                    miss = want & ~hit
-                    if segment >= 0 and l1_fill_segment[blk, s1, w1] == segment and (
-                            warp < 0 or l1_fill_warp[blk, s1, w1] != warp):
-                        waiting = hit & l1_filling[blk, s1, w1]
-                        out_waiting[r, 0] += _bits4(waiting & ~l1_from_dram[blk, s1, w1])
-                        out_waiting[r, 1] += _bits4(waiting & l1_from_dram[blk, s1, w1])
-                    if segment >= 0 and miss != 0:
-                        if l1_fill_segment[blk, s1, w1] != segment:
-                            l1_fill_segment[blk, s1, w1] = segment
-                            l1_filling[blk, s1, w1] = 0
-                            l1_from_dram[blk, s1, w1] = 0
-                        l1_filling[blk, s1, w1] |= miss
-                        l1_fill_warp[blk, s1, w1] = warp
-                else:
-                    w1 = -1
+                miss, fill = _l1_step(l1_tag, l1_valid, l1_fill, blk, line, want, l1_sets, l1_ways, clock, kind,
+                                      segment, warp, out_l1, out_waiting, r)
             elif kind == 3 and l1_sets > 0:
                 _l1_invalidate(l1_tag, l1_valid, blk, line, want, l1_sets, l1_ways)
             if miss == 0:
@@ -225,11 +226,9 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_warp: A
                 l2_fill_segment[s2, way] = -1
                 l2_filling[s2, way] = 0
             elif concurrency > 0.0 and kind != 2 and last_block.get(line, np.int64(-1)) == blk:
-                gap = float(allocated[blk] - last_count[line]) * concurrency
-                lost = 1.0 - np.exp(-gap / l2_lines)
+                lost = 1.0 - np.exp(-float(allocated[blk] - last_count[line]) * concurrency / l2_lines)
             last_block[line] = blk
             last_count[line] = allocated[blk]
-            l2_age[s2, way] = clock
             valid = l2_valid[s2, way]
             before = valid                           # what the line held before this request
             in_flight = np.uint8(0)
@@ -245,8 +244,8 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_warp: A
                 if not (miss >> q & 1):
                     continue
                 covered = (before >> q & 1) or l2_dirty[s2, way, q] == np.uint32(0xFFFFFFFF)
-                if w1 >= 0 and not (covered and not (in_flight >> q & 1)):
-                    l1_from_dram[blk, s1, w1] |= np.uint8(1 << q)    # the L1 fill comes from DRAM
+                if kind == 0 and len(fill) and not (covered and not (in_flight >> q & 1)):
+                    fill[2] |= 1 << q                # the L1 fill comes from DRAM
                 if covered and (in_flight >> q & 1):
                     out_cold[r] += 1                 # waits for the fetch under way: no bytes of its own
                 elif covered:

@@ -170,8 +170,8 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_warp: A
     not in step, so another block's fetch is taken as done.)"""
     l1_tag = np.full((n_blocks, l1_sets, l1_ways), -1, dtype=np.int64)
     l1_valid = np.zeros((n_blocks, l1_sets, l1_ways), dtype=np.uint8)
-    # per L1 line, the fill under way (_l1_step): segment, sectors, those DRAM serves, warp
-    l1_fill = np.full((n_blocks, l1_sets, l1_ways, 4), -1, dtype=np.int64)
+    l1_fill = np.full((n_blocks, l1_sets, l1_ways, 4), -1, dtype=np.int64)   # per line: _l1_step's record
+    no_fill = l1_fill.reshape(-1)[:0]          # a request that marks no L1 fill
     warps = req_warp.shape[0] > 0
     l2_tag = np.full((l2_sets, l2_ways), -1, dtype=np.int64)
     l2_valid = np.zeros((l2_sets, l2_ways), dtype=np.uint8)
@@ -207,7 +207,7 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_warp: A
             clock += 1
             line = entry_line[e]
             want = np.uint8(entry_sectors[e])
-            miss, fill = want, l1_fill.reshape(-1)[:0]      # no L1 fill to mark unless a load looks up L1
+            miss, fill = want, no_fill
             if (kind == 0 or kind == 2) and l1_sets > 0:
                 miss, fill = _l1_step(l1_tag, l1_valid, l1_fill, blk, line, want, l1_sets, l1_ways, clock, kind,
                                       segment, warp, out_l1, out_waiting, r)
@@ -244,8 +244,8 @@ def replay_requests(req_block: Any, req_kind: Any, req_segment: Any, req_warp: A
                 if not (miss >> q & 1):
                     continue
                 covered = (before >> q & 1) or l2_dirty[s2, way, q] == np.uint32(0xFFFFFFFF)
-                if kind == 0 and len(fill) and not (covered and not (in_flight >> q & 1)):
-                    fill[2] |= 1 << q                # the L1 fill comes from DRAM
+                if len(fill) and not (covered and not (in_flight >> q & 1)):
+                    fill[2] |= 1 << q                # the load's L1 fill comes from DRAM
                 if covered and (in_flight >> q & 1):
                     out_cold[r] += 1                 # waits for the fetch under way: no bytes of its own
                 elif covered:

@@ -367,21 +367,22 @@ def _replay(sample: Any, log: dict[str, np.ndarray], req: _Requests, order: np.n
     out = {k: np.zeros(n_req, dtype=np.int64) for k in ("l1", "l2", "cold", "again", "cold_b", "again_b")}
     out["lost"] = np.zeros(n_req, dtype=np.float64)
     out["waiting"] = np.zeros((n_req, 2), dtype=np.int64)
-    replay_requests(req.block, req.kind, _segments(log), _warps(log), order, flush_at, req.starts, req.lines,
+    segments, warps = _segments(log), _warps(log)
+    replay_requests(req.block, req.kind, segments, warps, order, flush_at, req.starts, req.lines,
                     log["entry_sectors"], log["entry_bytes"], sample.blocks, l1_sets, config.l1_ways, l2_sets,
                     config.l2_ways, req.fetch_pairs, out["l1"], out["l2"], out["cold"], out["again"],
                     out["cold_b"], out["again_b"], concurrency, out["lost"], out["waiting"])
-    _wait_for_own_misses(log, req, out)
+    _wait_for_own_misses(segments, warps, req, out)
     return out
 
 
-def _wait_for_own_misses(log: dict[str, np.ndarray], req: _Requests, out: dict[str, np.ndarray]) -> None:
+def _wait_for_own_misses(segments: np.ndarray, warps: np.ndarray, req: _Requests,
+                         out: dict[str, np.ndarray]) -> None:
     """A warp that misses L1 itself in a segment waits that long anyway: its hits on fills other
     warps started there (``out["waiting"]``) wait no longer than its own miss, so they count as
     plain hits. (The costs average each instruction's latency over its requests; a warp waits for
     the slowest of its loads, so a wait hidden behind the warp's own miss must not count.)"""
     waiting = out["waiting"]
-    segments, warps = _segments(log), _warps(log)
     if not waiting.any() or not len(segments) or not len(warps):
         return
     missed = (out["l2"] + out["cold"] + out["again"]) > 0
@@ -774,7 +775,7 @@ def shared_l1_gain(group: Execution, config: CacheConfig) -> dict[int, float]:
     req = _requests(log, config)
     blocks = group.sample.blocks
     order = issue_order(log, np.arange(len(req.instr), dtype=np.int64))
-    segments = _segments(log)
+    segments, warps = _segments(log), _warps(log)
     sectors = np.bincount(req.owner, weights=_popcount4(log["entry_sectors"]), minlength=len(req.instr))
     loads = req.kind == LOAD_CACHED
     if not loads.any() or config.l1_bytes_per_block <= 0:
@@ -783,7 +784,7 @@ def shared_l1_gain(group: Execution, config: CacheConfig) -> dict[int, float]:
     def l1_hits(block_of: np.ndarray, n_l1: int, l1_bytes: int) -> np.ndarray:
         sets = max(0, l1_bytes // LINE // config.l1_ways)
         out = {k: np.zeros(len(req.instr), dtype=np.int64) for k in ("l1", "l2", "cold", "again", "cb", "ab")}
-        replay_requests(block_of, req.kind, segments, _warps(log), order, -1, req.starts, req.lines,
+        replay_requests(block_of, req.kind, segments, warps, order, -1, req.starts, req.lines,
                         log["entry_sectors"], log["entry_bytes"], n_l1, sets, config.l1_ways, 1, config.l2_ways,
                         req.fetch_pairs, out["l1"], out["l2"], out["cold"], out["again"], out["cb"], out["ab"],
                         0.0, np.zeros(len(req.instr), dtype=np.float64),

@@ -369,8 +369,7 @@ def _waits(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmContext)
         # the sample's first touches, DRAM's, where the grid mostly finds the line in L2 (a
         # table every block reads); without misses of its own, from L2
         waiting = sum(sim.waiting_hits(access.index))
-        missed = shares.dram + shares.l2
-        to_dram = waiting * shares.dram / missed if missed > 0 else 0.0
+        to_dram = waiting * dram / beyond_l1 if beyond_l1 > 0 else 0.0
         dram, beyond_l1 = min(1.0, dram + to_dram), min(1.0, beyond_l1 + waiting)
     needs_dram = min(1.0, dram * per_line)
     needs_l2 = max(min(1.0, beyond_l1 * per_line), needs_dram)

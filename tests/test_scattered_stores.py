@@ -154,3 +154,33 @@ def test_a_simulated_scatter_moves_dram_at_the_random_sector_rate():
     assert busy >= 0.9 * stored * per_byte / 132
     _, _, coalesced = _store("transpose_tiled", "b32x8", "store")
     assert random_sector_cycles_per_byte(coalesced, profile) is None
+
+
+def test_a_simulated_scatter_takes_at_least_the_measured_time_per_lane():
+    """With the caches simulated, the scatter's DRAM time per request is at least its lanes at the
+    table's SM cycles per store for its footprint (64 MiB here), as without the simulation."""
+    profile = load_profile("h100")
+    ev = _evaluated("scatter_random/b256")
+    store = next(a for a in ev.memory.accesses if a.kind == "store")
+    lane = scattered_store(store, profile)
+    assert lane is not None and store.buffer_footprint_bytes == pytest.approx(64 << 20, rel=0.01)
+    lam = float(ev.description.instructions[store.index].lam)
+    assert lam == pytest.approx(32 * lane.sm_cycles, rel=0.02)
+
+
+def test_a_scatter_beside_other_data_keeps_the_misses_the_replay_finds():
+    """l2_kinds' mixed kernel: a gather of one 32 MiB buffer beside RED at random slots of another.
+    Alone, 32 MiB of atomics mostly stay in L2 (the table); with the gather's lines competing, the
+    replay finds more misses, and the traffic keeps the larger figure."""
+    from engine import api
+
+    ptx = Path(__file__).resolve().parents[1] / "bench" / "micro" / "ptx" / "l2_kinds.sm_90.ptx"
+    n = (64 << 20) // 4
+    ev = api.open(ptx, "_Z7k_mixedPKfPfjj", profile="h100", grid=1056, block=256,
+                  args={2: n // 2, 3: 5000 * 64 + 1}).evaluate(models=["pipeline"])
+    red = next(a for a in ev.memory.accesses if a.kind == "atomic")
+    lane = scattered_store(red, load_profile("h100"))
+    assert lane is not None
+    requests = ev.traffic.accesses[red.index].requests
+    alone = requests * (red.active_lanes or 0.0) * (lane.read_bytes + lane.write_bytes)
+    assert ev.traffic.accesses[red.index].dram_bytes > 1.2 * alone

@@ -286,12 +286,11 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
     factor = dram_fetch_factor(access, sm)
     moved = sectors * factor * shares.dram * SECTOR          # DRAM bytes of one request
     dram = moved / LINE * dram_lam_sm * scattered_rate_factor(access, factor, profile, sim)
-    if sim is None:
-        scattered = scattered_store(access, profile)
-        if scattered is not None:
-            # measured with every SM issuing: fewer busy SMs share DRAM's random-access rate
-            dram = max(dram, (access.active_lanes or 0.0) * scattered.sm_cycles * share)
-    else:
+    scattered = scattered_store(access, profile)
+    if scattered is not None:
+        # measured with every SM issuing: fewer busy SMs share DRAM's random-access rate
+        dram = max(dram, (access.active_lanes or 0.0) * scattered.sm_cycles * share)
+    if sim is not None:
         per_byte = random_sector_cycles_per_byte(access, profile)
         if per_byte is not None:
             # the simulated fills and write-backs of a scatter move at DRAM's random-sector rate,

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from engine.memory.access_report import MemoryReport, pattern_note
+from engine.memory.access_report import AccessInfo, MemoryReport, pattern_note
 from engine.memory.hierarchy import (
     SmContext,
     dram_fetch_factor,
@@ -168,22 +168,16 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
         factor = dram_fetch_factor(a, sm)
         moved = sector_bytes * moved_shares.dram * factor
         sim = simulated(a, sm)
-        scattered_lane = scattered_store(a, profile) if sim is None else None
-        if scattered_lane is not None:
-            # each lane's sector fill and write-back as measured at this footprint: random
-            # single-sector traffic, which loads DRAM as gathers do. The table has one store per
-            # slot; with more (a histogram's many adds to few bins) the buffer's compulsory bytes
-            # are shared by as many stores
-            lanes = requests * (a.active_lanes or 0.0)
-            slots = (a.buffer_footprint_bytes or 0.0) / max(a.width_bytes, 1)
-            lanes_per_slot = min(1.0, slots / lanes) if lanes > 0 else 1.0
-            read = lanes * scattered_lane.read_bytes * lanes_per_slot
-            written = lanes * scattered_lane.write_bytes * lanes_per_slot
+        table = _scattered_lanes(a, scattered_store(a, profile), requests)
+        # the measured table prices the scatter alone in L2; with the caches simulated, the replay
+        # also sees the launch's other data evicting it: the larger of the two
+        if table is not None and (sim is None or sum(table) >= moved):
+            read, written = table
             moved = read + written
             dram_read += read
             dram_write += written
             scattered += moved
-            l2_accessed += lanes * SECTOR
+            l2_accessed += requests * (a.active_lanes or 0.0) * SECTOR
             l2_missed += read
         elif a.kind == AccessKind.LOAD:
             dram_read += moved
@@ -228,6 +222,19 @@ def kernel_traffic(report: MemoryReport, profile: Any, sm: SmContext, executions
                                             moved, max(times, key=lambda level: times[level]))
     return KernelTraffic(l1, l2, dram_read, dram_write, busy, per_access, unanalysed, scattered, requested,
                          store_l1, l2_accessed, l2_missed)
+
+
+def _scattered_lanes(a: AccessInfo, lane: Any, requests: float) -> tuple[float, float] | None:
+    """DRAM bytes (read, written) of a scattered store or atomic's lanes, each lane's sector fill
+    and write-back as measured at its buffer's footprint (``lane``: a ``ScatteredStore``; None:
+    not a scatter). The table has one store per slot; with more (a histogram's many adds to few
+    bins) the buffer's compulsory bytes are shared by as many stores."""
+    if lane is None:
+        return None
+    lanes = requests * (a.active_lanes or 0.0)
+    slots = (a.buffer_footprint_bytes or 0.0) / max(a.width_bytes, 1)
+    lanes_per_slot = min(1.0, slots / lanes) if lanes > 0 else 1.0
+    return lanes * lane.read_bytes * lanes_per_slot, lanes * lane.write_bytes * lanes_per_slot
 
 
 def traffic_rows(report: MemoryReport, traffic: KernelTraffic) -> list[dict[str, Any]]:

@@ -83,6 +83,11 @@ REGISTRY: tuple[Mechanism, ...] = (
               "case: a load at the L1 rate while the launch's local data fits in L1 (the measured rate beyond "
               "it otherwise), a store at the measured write-through rate, higher when only some lanes store "
               "(without: every local access costs local_lam)"),
+    Mechanism("async_copy_queues",
+              "an asynchronous copy (cp.async: global to shared memory, LDGSTS) keeps the LSU pipe busy for its "
+              "L1 time only and queues at L2 and at DRAM, each level serving the SM's copies in turn for its own "
+              "time; the warp goes on issuing and cp.async.wait_group waits for the data (without: the copy holds "
+              "the memory pipe for the slowest level's time, as a load does)"),
     Mechanism("inflight_hits",
               "an L1 hit on sectors another warp of the block missed in the same segment of the run waits for "
               "that fill: it takes the latency of the level that fills the line (L2 or DRAM, from the cache "
@@ -135,6 +140,10 @@ REGISTRY: tuple[Mechanism, ...] = (
               "global atomics issue to L2's atomic units, a subsystem of their own, instead of the SM's memory "
               "pipe: the loads of other warps do not queue behind them; one whose old value the warp reads "
               "still waits for it"),
+    Mechanism("shared_pipe",
+              "shared-memory accesses (LDS, STS, LDSM, shared atomics) issue to the SM's shared-memory data path, "
+              "a subsystem of their own: they do not queue behind other warps' global requests while those are "
+              "served by L2 or DRAM; without: one memory pipe for both"),
     Mechanism("l1_banks",
               "an L1-hit request takes a wavefront per distinct word its busiest data bank serves, and a quarter "
               "cycle per line for its tags (lanes spread over the banks); without: a wavefront per line, as "

@@ -13,7 +13,13 @@ Rules (the same as docs/pipeline.md states for the engine):
 * barriers release at the latest completion of the block's barrier instruction; a block retires at
   its warps' last completion, its successor starts a launch overhead later (launched at the start
   of the next round, in retirement order, and it is then the youngest);
-* rounds repeat at the same time while some warp could still issue.
+* rounds repeat at the same time while some warp could still issue;
+* an instruction with memory-level times (``level_lam``: L2, DRAM) takes each level from its
+  issue or when the level is free, whichever is later, for that time; its result comes its
+  latency after its issue plus the longest such wait;
+* asynchronous copies (``async_op``): a copy's completion joins its warp's open group, a commit
+  closes the group (more than eight pending: the two oldest become one), a wait completes no
+  earlier than every group but the newest ``async_n`` (wait_all: the open one too).
 """
 
 from __future__ import annotations
@@ -54,6 +60,8 @@ class _Warp:
     done: bool = False
     last_complete: Fraction = Fraction(0)
     latest: dict[int, Fraction] = field(default_factory=dict)
+    open_group: Fraction = Fraction(0)
+    groups: list[Fraction] = field(default_factory=list)
 
     def earliest(self) -> Fraction:
         return max(self.gap, self.ready)
@@ -65,6 +73,22 @@ class OracleResult:
     issues: dict[int, list[tuple[int, Fraction]]]  # warp -> [(instr, issue time)]
 
 
+def _copy_groups(w: _Warp, op: int, pending: int, complete: Fraction) -> Fraction:
+    if op == 1:
+        w.open_group = max(w.open_group, complete)
+        return complete
+    if op in (2, 4):
+        w.groups.append(w.open_group)
+        w.open_group = Fraction(0)
+        if len(w.groups) > 8:
+            w.groups[0:2] = [max(w.groups[0], w.groups[1])]
+    if op in (3, 4):
+        keep = pending if op == 3 else 0
+        while len(w.groups) > keep:
+            complete = max(complete, w.groups.pop(0))
+    return complete
+
+
 def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
     ins = d.instructions
     wpb = d.warps_per_block
@@ -73,6 +97,7 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
     programs = [expand_slots(p, deps) for p in d.paths]
     il = d.issue_limit
     sub_free = [Fraction(0)] * len(d.subsystems)
+    level_free = [Fraction(0), Fraction(0)]
     slots: list[_Warp | None] = [None] * (gamma * wpb)
     age = list(range(gamma))           # block slots, oldest first
     queue = list(range(gamma))         # block slots waiting for a block
@@ -150,7 +175,13 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
                 # issue
                 count += 1
                 sub_free[u] = t + ins[i].lam
-                complete = t + ins[i].Lam
+                wait = Fraction(0)
+                for q, busy in enumerate(ins[i].level_lam):
+                    if busy > 0:
+                        start = max(t, level_free[q])
+                        level_free[q] = start + Fraction(busy)
+                        wait = max(wait, start - t)
+                complete = _copy_groups(w, ins[i].async_op, ins[i].async_n, t + ins[i].Lam + wait)
                 end = max(end, complete)
                 issues[w.gid].append((i, t))
                 w.latest[slot] = complete

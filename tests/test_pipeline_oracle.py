@@ -16,6 +16,10 @@ from tests.sim_oracle import run_oracle
 LAMBDAS = [Fraction(1, 4), Fraction(1, 2), Fraction(1), Fraction(3, 2), Fraction(2), Fraction(3)]
 # ptxas's stall counts (whole cycles): mostly none beyond the issue interval
 ISSUE_GAPS = [0.0, 0.0, 0.0, 2.0, 5.0]
+# L2 and DRAM busy time of a memory instruction (whole cycles: on every tick grid)
+LEVEL_LAMS = [(0.0, 0.0), (0.0, 0.0), (2.0, 0.0), (0.0, 3.0), (5.0, 1.0)]
+# what an instruction does to its warp's asynchronous copy groups (mostly nothing): (op, pending)
+ASYNC_OPS = [(0, 0), (0, 0), (0, 0), (1, 0), (1, 0), (2, 0), (3, 0), (3, 1), (3, 2), (4, 0)]
 LATENCIES = [Fraction(0), Fraction(1, 2), Fraction(1), Fraction(2), Fraction(4), Fraction(7), Fraction(13)]
 
 
@@ -28,10 +32,14 @@ def kernels(draw: st.DrawFn) -> tuple[KernelDescription, str]:
     for i in range(n):
         deps = tuple(sorted(set(draw(st.lists(st.integers(0, n - 1), max_size=3)))))
         barrier = with_barrier and draw(st.integers(0, 3)) == 0
+        memory = draw(st.booleans())
+        async_op, async_n = draw(st.sampled_from(ASYNC_OPS))
         instructions.append(StaticInstruction(
             name=f"i{i}", unit=draw(st.integers(0, n_units - 1)), lam=draw(st.sampled_from(LAMBDAS)),
-            Lam=draw(st.sampled_from(LATENCIES)), memory=draw(st.booleans()), barrier=barrier,
-            deps=deps, issue_gap=draw(st.sampled_from(ISSUE_GAPS))))
+            Lam=draw(st.sampled_from(LATENCIES)), memory=memory, barrier=barrier,
+            deps=deps, issue_gap=draw(st.sampled_from(ISSUE_GAPS)),
+            level_lam=draw(st.sampled_from(LEVEL_LAMS)) if memory else (0.0, 0.0),
+            async_op=async_op, async_n=async_n))
     extra = draw(st.integers(0, 3))    # completion slots n..n+extra-1 for renamed runs
 
     def run() -> Run:
@@ -95,3 +103,42 @@ def test_oracle_counts_enough_cases() -> None:
 
     collect()
     assert len(seen) >= 200
+
+
+def test_a_request_waits_for_the_level_behind_it() -> None:
+    """Two warps issue one load each on an idle LSU (at 0 and 1: its λ is 1): each keeps DRAM busy
+    100 cycles, so the second waits there until 100 and its result comes at 1 + 500 + 99, 100
+    cycles after the first's. Loads that need 1 cycle of L2 each do not wait."""
+    def kernel(levels: tuple[float, float]) -> KernelDescription:
+        load = StaticInstruction(name="ld", unit=0, lam=Fraction(1), Lam=Fraction(500), memory=True,
+                                 level_lam=levels)
+        return KernelDescription(instructions=(load,), subsystems=("ldst",), paths=((Run((0,)),),),
+                                 warps_per_block=2, blocks=1, resident_blocks=1, issue_limit=None,
+                                 block_launch_overhead=Fraction(0), warp_launch_overhead=Fraction(0))
+    assert simulate(kernel((0.0, 100.0))).cycles == 1 + 500 + 99
+    assert simulate(kernel((0.0, 100.0))).cycles == run_oracle(kernel((0.0, 100.0))).cycles
+    assert simulate(kernel((1.0, 0.0))).cycles == 501
+
+
+def test_a_wait_leaves_the_newest_groups_pending() -> None:
+    """One warp copies, commits, copies again (at 2), commits, then waits (at 4). Each copy keeps
+    DRAM busy 100 cycles and takes 300 more: the first completes at 300, the second, queued at
+    DRAM until 100, at 400. ``wait_group 1`` waits for the older group only, so the instruction
+    that reads the wait issues at 300; ``wait_group 0`` waits for both: 400, and the kernel ends
+    a cycle later."""
+    def kernel(pending: int) -> KernelDescription:
+        copy = StaticInstruction(name="cp.async", unit=0, lam=Fraction(1), Lam=Fraction(300), memory=True,
+                                 level_lam=(0.0, 100.0), async_op=1)
+        commit = StaticInstruction(name="commit", unit=0, lam=Fraction(1), Lam=Fraction(1), async_op=2)
+        wait = StaticInstruction(name="wait", unit=0, lam=Fraction(1), Lam=Fraction(1), memory=True,
+                                 async_op=3, async_n=pending)
+        use = StaticInstruction(name="use", unit=1, lam=Fraction(1), Lam=Fraction(1), deps=(3,))
+        return KernelDescription(instructions=(copy, commit, copy, wait, use), subsystems=("ldst", "alu"),
+                                 paths=((Run((0, 1, 2, 1, 3, 4)),),), warps_per_block=1, blocks=1,
+                                 resident_blocks=1, issue_limit=None, block_launch_overhead=Fraction(0),
+                                 warp_launch_overhead=Fraction(0))
+    older, both = kernel(1), kernel(0)
+    assert run_oracle(older).issues[0][-1] == (4, 300)
+    assert run_oracle(both).issues[0][-1] == (4, 400)
+    assert simulate(older).cycles == run_oracle(older).cycles == 400
+    assert simulate(both).cycles == run_oracle(both).cycles == 401

@@ -65,7 +65,8 @@ def access_costs(result: ManyBspResult, description: KernelDescription | None) -
             continue
         # Stores and reductions release the warp once the LSU takes them: nothing to wait for.
         waits = not row.opcode.startswith(("st.", "red."))
-        lam, Lam = float(ins.lam), float(ins.Lam)
+        # one memory pipe, busy for the slowest level's time (Many-BSP's view of the LSU)
+        lam, Lam = ins.memory_pipe_lam, float(ins.Lam)
         if row.is_global_access and f"latency:{row.index}:lat_comm" in result.overridden:
             Lam = row.lat_comm
         elif row.is_global_access and f"cell:{row.index}:comm" in result.overridden:

@@ -102,7 +102,8 @@ def _retry_loop_cost(profile: Any, passes: tuple[float, float], bank_degree: flo
 
 def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | None = None,
                           passes: Mapping[int, tuple[float, float]] | None = None,
-                          dram_waits: dict[int, float] | None = None) -> dict[int, tuple[float, float]]:
+                          dram_waits: dict[int, float] | None = None,
+                          levels: dict[int, tuple[float, float]] | None = None) -> dict[int, tuple[float, float]]:
     """(λ, Λ) per analysed access for the Pipeline simulator.
 
     Global: each request's sectors are split between L1, L2 and DRAM and charged at the slowest
@@ -120,7 +121,12 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
 
     ``dram_waits``, when given, receives for each global access charged by cache level the share
     of its warp requests that wait for DRAM (:func:`~engine.memory.hierarchy.dram_wait_share`),
-    where that share is above 0: the part of its Λ that grows when the GPU loads DRAM."""
+    where that share is above 0: the part of its Λ that grows when the GPU loads DRAM.
+
+    ``levels``, when given, receives for each global access charged by cache level the cycles a
+    warp request keeps L2 and DRAM busy for its SM (per warp that runs it), and its λ is then its
+    L1 time alone: the simulator queues the request at each level beside the LSU pipe
+    (StaticInstruction.level_lam). Without it, λ is the slowest level's time (one memory pipe)."""
     sm = sm or SmContext()
     degrees = {a.index: a.bank_conflict_mean for a in report.accesses}
     out: dict[int, tuple[float, float]] = {
@@ -166,7 +172,12 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
             shares = level_shares(a, profile, sm)
             if shares is not None:
                 fallback = profile.global_memory_lambdas(1.0)
-                out[a.index] = _issued_share(a, global_access_cost(a, shares, profile, sm, fallback), profile)
+                cost = global_access_cost(a, shares, profile, sm, fallback)
+                if levels is not None and a.kind != AccessKind.ATOMIC and _async_copy(a):
+                    times = level_times(a, shares, profile, sm, fallback)
+                    cost = (times["L1"], cost[1])
+                    levels[a.index] = (times["L2"] * a.issuing_share, times["DRAM"] * a.issuing_share)
+                out[a.index] = _issued_share(a, cost, profile)
                 if dram_waits is not None and (wait := dram_wait_share(a, shares, profile, sm)) > 0:
                     dram_waits[a.index] = wait * a.issuing_share
                 if _lone_line_gather(a):
@@ -313,3 +324,11 @@ def kernel_memory_summary(report: MemoryReport, analysis: Any) -> dict[str, floa
         "shared_load_conflicts_per_request": mean(kind(MemorySpace.SHARED, True), conflicts),
         "shared_store_conflicts_per_request": mean(kind(MemorySpace.SHARED, False), conflicts),
     }
+
+
+def _async_copy(access: AccessInfo) -> bool:
+    """A copy from global to shared memory that the warp does not wait for at issue (cp.async)."""
+    words = access.text.split()
+    if words and words[0].startswith("@"):      # a guard: @%p1 or @!%p1
+        words = words[1:]
+    return bool(words) and words[0].startswith("cp.async")

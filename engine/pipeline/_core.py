@@ -107,6 +107,15 @@ ERR_BARRIER_DEADLOCK = 1
 ERR_STUCK = 2
 
 INF = np.int64(2**62)
+# memory levels beyond the SM that a request keeps busy after it issued: L2, DRAM
+N_LEVELS = 2
+# asynchronous copies (cp.async): what an instruction does to its warp's copy groups
+ASYNC_NONE, ASYNC_COPY, ASYNC_COMMIT, ASYNC_WAIT, ASYNC_WAIT_ALL = range(5)
+# a warp's copy groups: the open group's latest completion, the committed groups' count, then
+# their latest completions, oldest first (more pending groups than this merge the two oldest)
+G_OPEN, G_COUNT, G_RING = 0, 1, 2
+GROUP_RING = 8
+N_GROUP_FIELDS = G_RING + GROUP_RING
 MAX_WARPS_PER_BLOCK = 64
 MAX_RESIDENT_BLOCKS = 64
 
@@ -132,7 +141,10 @@ class KernelArrays(NamedTuple):
     pool of positions; per position the instruction (``pool``), its subsystem, its range in
     ``dep_src`` and the completion slot it writes (its own instruction's or a renamed copy's).
     ``path_start[p]``: path ``p``'s first program item; ``warp_path[block % rows, warp]``: a
-    warp's path."""
+    warp's path. ``level_lam[i * N_LEVELS + q]``: the ticks one execution of ``i`` keeps memory
+    level ``q`` (L2, DRAM) busy for the SM (0: none). ``async_op[i]``: what ``i`` does to its
+    warp's groups of asynchronous copies (``ASYNC_*``); ``async_n[i]``: the groups a wait leaves
+    pending."""
 
     lam: np.ndarray
     Lam: np.ndarray
@@ -151,6 +163,9 @@ class KernelArrays(NamedTuple):
     pool_slot: np.ndarray
     path_start: np.ndarray
     warp_path: np.ndarray
+    level_lam: np.ndarray
+    async_op: np.ndarray
+    async_n: np.ndarray
 
 
 class TraceBuffers(NamedTuple):
@@ -171,22 +186,25 @@ class TraceBuffers(NamedTuple):
 
 
 class Totals(NamedTuple):
-    """Aggregates in ticks: busy time per subsystem, stall time per cause, and per instruction the
-    issues, the wait before issue and the part of it spent queueing for the subsystem."""
+    """Aggregates in ticks: busy time per subsystem, stall time per cause, per instruction the
+    issues, the wait before issue and the part of it spent queueing for the subsystem, and the
+    busy time of each memory level."""
 
     unit_busy: np.ndarray
     cause_ticks: np.ndarray
     instr_count: np.ndarray
     instr_wait: np.ndarray
     instr_queue: np.ndarray
+    level_busy: np.ndarray
 
 
 class WorkArrays(NamedTuple):
     """Work memory the caller allocates (so the core needs no reference counting): the slot
     fields (``N_FIELDS`` rows of ``64 * words``), the loop-counter stacks, the completion ticks
     (``P_NDONE`` per slot), ``(4 + nsub) * words`` mask words (elig, a scratch word per slot
-    word, the stall-cause bits, then one slot mask per subsystem), the block rows and the
-    subsystems' free ticks."""
+    word, the stall-cause bits, then one slot mask per subsystem), the block rows, the
+    subsystems' free ticks, the memory levels' (``N_LEVELS``) and each slot's copy groups
+    (``N_GROUP_FIELDS`` per slot)."""
 
     slots: np.ndarray
     stack: np.ndarray
@@ -194,6 +212,8 @@ class WorkArrays(NamedTuple):
     masks: np.ndarray
     blocks: np.ndarray
     units: np.ndarray
+    levels: np.ndarray
+    groups: np.ndarray
 
 
 class _Config(NamedTuple):
@@ -442,6 +462,8 @@ def _start_warp(kern, sl, mk, buf, tot, work, cfg, run, w, gid, pc, start, t):
     sl.hold[w] = 0
     for q in range(cfg.n_done):
         work.done[w * cfg.n_done + q] = 0
+    for q in range(N_GROUP_FIELDS):
+        work.groups[w * N_GROUP_FIELDS + q] = 0
     kp = _advance(kern, sl, work.stack, w)
     u = _next_position(kern, sl, mk, cfg.nw, w, kp)
     sl.ready[w] = 0
@@ -685,6 +707,62 @@ def _fetch(kern, sl, mk, bk, buf, work, cfg, run, f, b, release, t):
 
 
 @njit(**_STAGE)
+def _level_wait(kern, tot, work, i, t):
+    """Instruction ``i``, issued at ``t``, queues at each memory level it needs (L2, DRAM: each
+    serves the SM's requests one after another, ``level_lam`` each) beside the LSU pipe that
+    issued it; its result comes that much later than its latency: the longest wait."""
+    wait = 0
+    base = i * N_LEVELS
+    for q in range(N_LEVELS):
+        busy = kern.level_lam[base + q]
+        if busy > 0:
+            start = work.levels[q] if work.levels[q] > t else t
+            work.levels[q] = start + busy
+            tot.level_busy[q] += busy
+            if start - t > wait:
+                wait = start - t
+    return wait
+
+
+@njit(**_STAGE)
+def _copy_groups(kern, work, s, i, complete):
+    """Instruction ``i`` of slot ``s`` acts on the warp's asynchronous copy groups: a copy joins
+    the open group, a commit closes it, a wait completes when every group older than the newest
+    ``async_n[i]`` has (``wait_all``: the open group too). Returns ``i``'s completion."""
+    op = kern.async_op[i]
+    g = s * N_GROUP_FIELDS
+    if op == ASYNC_COPY:
+        if complete > work.groups[g + G_OPEN]:
+            work.groups[g + G_OPEN] = complete
+        return complete
+    if op == ASYNC_COMMIT or op == ASYNC_WAIT_ALL:
+        n = work.groups[g + G_COUNT]
+        if n == GROUP_RING:        # full: the two oldest become one (the later of the two)
+            if work.groups[g + G_RING + 1] < work.groups[g + G_RING]:
+                work.groups[g + G_RING + 1] = work.groups[g + G_RING]
+            for q in range(1, GROUP_RING):
+                work.groups[g + G_RING + q - 1] = work.groups[g + G_RING + q]
+            n -= 1
+        work.groups[g + G_RING + n] = work.groups[g + G_OPEN]
+        work.groups[g + G_COUNT] = n + 1
+        work.groups[g + G_OPEN] = 0
+        if op == ASYNC_COMMIT:
+            return complete
+    keep = 0 if op == ASYNC_WAIT_ALL else kern.async_n[i]
+    n = work.groups[g + G_COUNT]
+    if n <= keep:
+        return complete
+    done = n - keep
+    for q in range(done):
+        if work.groups[g + G_RING + q] > complete:
+            complete = work.groups[g + G_RING + q]
+    for q in range(keep):
+        work.groups[g + G_RING + q] = work.groups[g + G_RING + done + q]
+    work.groups[g + G_COUNT] = keep
+    return complete
+
+
+@njit(**_STAGE)
 def _issue(kern, sl, mk, bk, buf, tot, work, cfg, run, s, t):
     """Slot ``s`` issues its next instruction at ``t``; then it (or, at a barrier's release, its
     whole block) fetches the next one. Returns the subsystem; -1 on a barrier deadlock."""
@@ -693,7 +771,9 @@ def _issue(kern, sl, mk, bk, buf, tot, work, cfg, run, s, t):
     u = sl.unit[s]  # = the instruction's subsystem, without waiting for i
     mk.elig[s >> 6] &= ~_bit(s)
     sl.wake[s] = INF
-    complete = t + kern.Lam[i]
+    complete = t + kern.Lam[i] + _level_wait(kern, tot, work, i, t)
+    if kern.async_op[i] != ASYNC_NONE:
+        complete = _copy_groups(kern, work, s, i, complete)
     mk.sub_free[u] = t + kern.lam[i]
     tot.unit_busy[u] += kern.lam[i]
     run[R_ISSUED] += 1

@@ -30,6 +30,7 @@ from engine.analysis.warp_branches import WarpBranches, warp_branches_for
 from engine.errors import ModelError, SimulationError, WarplineError
 from engine.frozen_rows import built
 from engine.mechanisms import enabled
+from engine.pipeline._core import ASYNC_COMMIT, ASYNC_COPY, ASYNC_WAIT, ASYNC_WAIT_ALL
 from engine.pipeline.description import (
     KernelDescription,
     Loop,
@@ -138,6 +139,29 @@ def issue_weights(analysis: KernelAnalysis, sass: Any, kept: frozenset[int] = fr
     accesses ptxas kept in registers (``kept``, :func:`in_registers`) are no memory accesses any more."""
     return {i: w for i, w in sass.weights.items()
             if i < len(analysis.classifications) and (not analysis.classifications[i].is_memory or i in kept)}
+
+
+def async_copy_ops(instructions: Sequence[Any]) -> dict[int, tuple[int, int]]:
+    """Per instruction that acts on its warp's groups of asynchronous copies (cp.async, not the
+    bulk copies, which complete on an mbarrier): (``ASYNC_*`` of the simulator's core, the groups
+    a ``wait_group`` leaves pending)."""
+    out: dict[int, tuple[int, int]] = {}
+    for i, instr in enumerate(instructions):
+        opcode = instr.full_opcode
+        if not opcode.startswith("cp.async") or opcode.startswith("cp.async.bulk"):
+            continue
+        if opcode.startswith("cp.async.commit_group"):
+            out[i] = (ASYNC_COMMIT, 0)
+        elif opcode.startswith("cp.async.wait_all"):
+            out[i] = (ASYNC_WAIT_ALL, 0)
+        elif opcode.startswith("cp.async.wait_group"):
+            try:
+                out[i] = (ASYNC_WAIT, int(instr.text.strip().rstrip(";").split()[-1], 0))
+            except ValueError:           # not a number: wait for every group
+                out[i] = (ASYNC_WAIT_ALL, 0)
+        elif ".shared" in opcode:
+            out[i] = (ASYNC_COPY, 0)
+    return out
 
 
 def _texture_index(names: list[str]) -> int:
@@ -279,6 +303,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
                   registers: frozenset[int] = frozenset(),
                   dram: Mapping[int, float] | None = None,
                   gaps: Mapping[int, float] | None = None,
+                  levels: Mapping[int, tuple[float, float]] | None = None,
                   ) -> tuple[tuple[StaticInstruction, ...], tuple[str, ...]]:
     """The static instructions. ``blocking``: instructions the warp cannot pass before they
     complete (an atomic's retry loop: the next instruction waits for its last pass); ``half``:
@@ -286,9 +311,11 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
     (:func:`in_registers`), which issue their SASS weight of ALU moves; ``dram``: the share of
     each global access's requests that wait for DRAM (``memory_cost_overrides``), kept where
     its Λ is the memory model's (not a store's issue, not the user's figure); ``gaps``: each
-    instruction's stall counts (:func:`issue_gaps`)."""
+    instruction's stall counts (:func:`issue_gaps`); ``levels``: each global access's L2 and
+    DRAM busy time per execution (``memory_cost_overrides``)."""
     function = analysis.function
     gaps = gaps or {}
+    levels = levels or {}
     units: list[Unit] = [Unit.ALU] if registers else []
     for cls in analysis.classifications:
         if cls.unit not in units:
@@ -311,7 +338,8 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
         deps.setdefault(edge.consumer, set()).add(edge.producer)
     weights = weights or {}
     deps = _forwarded_deps(deps, {i for i, w in weights.items() if w <= 0})
-    for i in blocking:
+    copies = async_copy_ops(function.instructions) if levels else {}
+    for i in sorted(set(blocking) | {i for i, (op, _) in copies.items() if op >= ASYNC_WAIT}):
         after = next((j for j in range(i + 1, len(analysis.classifications)) if weights.get(j, 1.0) > 0), None)
         if after is not None:
             deps.setdefault(after, set()).add(i)
@@ -332,7 +360,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             lam, Lam = cost.lam, cost.Lam
             if cls.is_memory and ov.memory_cost is not None:
                 lam, Lam = ov.memory_cost(i, instr, cls, cost)
-            if (cls.is_store and not cls.is_atomic and not instr.dests) or (
+            if (cls.is_store and not cls.is_atomic and not instr.dests and i not in levels) or (
                     cls.is_atomic and i not in consumed and i not in blocking):
                 # A store has no consumer; what the simulator's warp waits for at retirement is the
                 # LSU accepting it, not the write reaching DRAM (warps exit with stores in flight).
@@ -345,6 +373,8 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             if texture_lam and instr.opcode == "tex" and lam <= texture_lam:
                 lam = texture_lam
                 to_texture_pipe.add(i)
+            if copies.get(i, (0, 0))[0] >= ASYNC_WAIT:
+                Lam = lam             # a wait's result is the groups' data: no latency of its own
         o_lam, o_Lam = _cost_override(ov, i, instr.full_opcode, unit)
         lam = lam if o_lam is None else o_lam
         Lam, dram_wait = (Lam, dram_wait) if o_Lam is None else (o_Lam, 0.0)
@@ -357,7 +387,8 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             memory=memory, barrier=cls.is_barrier, deps=tuple(sorted(deps.get(i, ()))),
             dram_wait=dram_wait if memory else 0.0,
             slots=max(weights.get(i, 1.0), 0.0) if issue_slots else 1.0,
-            issue_gap=gaps.get(i, 0.0)))
+            issue_gap=gaps.get(i, 0.0), level_lam=levels.get(i, (0.0, 0.0)) if memory else (0.0, 0.0),
+            async_op=copies.get(i, (0, 0))[0], async_n=copies.get(i, (0, 0))[1]))
     return tuple(out), tuple(names)
 
 
@@ -655,6 +686,7 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     retried = frozenset(sass.retry_body) if sass is not None and enabled("sass") else frozenset()
     passes: dict[int, tuple[float, float]] = {}
     dram: dict[int, float] = {}
+    levels: dict[int, tuple[float, float]] = {}
     report: Any = memory if memory is not True else None
     if ov.memory_cost is None and memory is not None:
         from engine.memory import retry_passes
@@ -667,12 +699,13 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         passes = retry_passes(report, sm, retried)
         ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(
             analysis, profile, launch, module, report, sm, passes,
-            dram_waits=dram if enabled("loaded_dram_latency") else None))
+            dram_waits=dram if enabled("loaded_dram_latency") else None,
+            levels=levels if enabled("async_copy_queues") else None))
     registers = in_registers(analysis, sass) if sass is not None and enabled("sass") else frozenset()
     weights = issue_weights(analysis, sass, registers) if sass is not None and enabled("sass") else {}
     instructions, subsystems = _instructions(analysis, profile, ov, weights, frozenset(passes),
                                              packed_half_scale(sass if enabled("sass") else None), registers,
-                                             dram, issue_gaps(sass))
+                                             dram, issue_gaps(sass), levels)
     latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None
     dropped = frozenset(i for i, w in weights.items() if w <= 0)
     unroll = sass.unroll if sass is not None and enabled("sass") else None
@@ -817,19 +850,21 @@ def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
 def analysed_memory_cost(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any,
                          memory: Any = True, sm: Any = None,
                          passes: Mapping[int, tuple[float, float]] | None = None,
-                         dram_waits: dict[int, float] | None = None) -> MemoryCost:
+                         dram_waits: dict[int, float] | None = None,
+                         levels: dict[int, tuple[float, float]] | None = None) -> MemoryCost:
     """A ``memory_cost`` from the memory-access analysis; unanalysed accesses keep the profile's.
     ``sm``: an ``engine.memory.hierarchy.SmContext`` (default: one block on a full GPU);
     ``passes``: of the atomics the SASS makes into retry loops (``engine.memory.retry_passes``);
     ``dram_waits``: filled with each global access's share of requests that wait for DRAM
-    (``memory_cost_overrides``)."""
+    (``memory_cost_overrides``); ``levels``: filled with each global access's L2 and DRAM busy
+    time per request, its λ then being its L1 time (``memory_cost_overrides``)."""
     from engine.memory import analyze_memory, memory_cost_overrides
 
     report = analyze_memory(analysis, launch, module) if memory is True else memory
     # The analysis yields arbitrary reals; 1/8 cycle keeps exact simulated time cheap (few
     # distinct denominators) and is far below the accuracy of any of these figures.
     costs = {index: (_eighths(lam, minimum=Fraction(1, 8)), _eighths(Lam))
-             for index, (lam, Lam) in memory_cost_overrides(report, profile, sm, passes, dram_waits).items()}
+             for index, (lam, Lam) in memory_cost_overrides(report, profile, sm, passes, dram_waits, levels).items()}
 
     def cost(index: int, instr: Any, cls: Any, base: Any) -> tuple[float, float]:
         return costs.get(index, (base.lam, base.Lam))

@@ -107,6 +107,21 @@ class StaticInstruction:
     # hardware does not interlock). 0: only the description's warp_issue_interval. On the
     # simulator's tick grid (rounded to the nearest tick).
     issue_gap: float = 0.0
+    # cycles one execution keeps the memory levels beyond the SM busy for it (L2, DRAM; the
+    # profile's per-SM rates): each level serves the SM's requests in turn, beside the LSU pipe
+    # (λ), so a request waits there only when the level is behind
+    level_lam: tuple[float, float] = (0.0, 0.0)
+    # what the instruction does to its warp's groups of asynchronous copies (cp.async): 0 nothing,
+    # 1 a copy (joins the open group), 2 commit_group, 3 wait_group ``async_n`` (completes when at
+    # most the newest ``async_n`` groups are pending), 4 wait_all (the open group too)
+    async_op: int = 0
+    async_n: int = 0
+
+    @property
+    def memory_pipe_lam(self) -> float:
+        """λ with the memory levels taken as part of the LSU pipe (the slowest of them): the
+        single-pipe view the analytical peers and Many-BSP read."""
+        return max(float(self.lam), *self.level_lam)
 
 
 # An occupancy sweep validates and times copies of one description that share its instruction

@@ -70,7 +70,8 @@ def kernel_figures(d: KernelDescription) -> KernelFigures:
     d.validate()
     counts = _mean_counts(d)
     # numerator / denominator is float(Fraction) without its generic method's dispatch
-    lam = np.array([i.lam.numerator / i.lam.denominator for i in d.instructions])
+    # memory instructions as one pipe (the peers' model): busy for the slowest level's time
+    lam = np.array([i.memory_pipe_lam if i.memory else i.lam.numerator / i.lam.denominator for i in d.instructions])
     Lam = np.array([i.Lam.numerator / i.Lam.denominator for i in d.instructions])
     mem = np.array([i.memory for i in d.instructions])
     a_mem = float(counts[mem].sum())
@@ -250,7 +251,7 @@ def wfg(d: KernelDescription, f: KernelFigures | None = None, corrected: bool = 
             cpw += float(ins[i].lam) * times
             preceding_hidden = 0.0
             continue
-        trans = max(lam_mem_instr, float(ins[i].lam) - comp_per_mem)                      # eq. 34
+        trans = max(lam_mem_instr, ins[i].memory_pipe_lam - comp_per_mem)                 # eq. 34
         value = trans
         if i in consumers or i == last_instruction:
             Lam = float(ins[i].Lam)

@@ -140,10 +140,6 @@ REGISTRY: tuple[Mechanism, ...] = (
               "global atomics issue to L2's atomic units, a subsystem of their own, instead of the SM's memory "
               "pipe: the loads of other warps do not queue behind them; one whose old value the warp reads "
               "still waits for it"),
-    Mechanism("shared_pipe",
-              "shared-memory accesses (LDS, STS, LDSM, shared atomics) issue to the SM's shared-memory data path, "
-              "a subsystem of their own: they do not queue behind other warps' global requests while those are "
-              "served by L2 or DRAM; without: one memory pipe for both"),
     Mechanism("l1_banks",
               "an L1-hit request takes a wavefront per distinct word its busiest data bank serves, and a quarter "
               "cycle per line for its tags (lanes spread over the banks); without: a wavefront per line, as "

@@ -17,7 +17,7 @@ SUBSYSTEM_LABELS: dict[str, str] = {
     "comp": "compute", "fp64": "FP64", "dpu": "FP64", "sfu": "SFU", "ldst": "LDST / memory",
     "mem": "memory", "memory": "memory", "tensor": "tensor", "control": "control",
     "barrier": "barrier", "bar": "barrier", "l2_atomic": "L2 atomics",
-    "texture": "texture", "shared": "shared memory",
+    "texture": "texture",
 }
 _STATE_SPACES = {"global", "shared", "local", "const", "param", "tex"}
 

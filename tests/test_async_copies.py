@@ -29,10 +29,10 @@ def test_the_copy_group_instructions_are_told_apart() -> None:
                    4: (ASYNC_WAIT_ALL, 0)}
 
 
-def _hgemm() -> Evaluation:
+def _hgemm(models: tuple[str, ...] = ("pipeline",)) -> Evaluation:
     kernel = api.open(V3 / "ptx" / "tcgemm.sm_90.ptx", profile="h100", launch=V3 / "tcgemm.launch.toml",
                       config="hgemm_mma_ldmatrix/m2048n2048k2048")
-    return kernel.evaluate(models=["pipeline"])
+    return kernel.evaluate(models=list(models))
 
 
 def test_a_copy_holds_the_pipe_for_its_l1_time_and_the_wait_for_its_data() -> None:
@@ -56,3 +56,18 @@ def test_a_copy_holds_the_pipe_for_its_l1_time_and_the_wait_for_its_data() -> No
         held = _hgemm()
     assert all(x.async_op == 0 and x.level_lam == (0.0, 0.0) for x in held.description.instructions)
     assert ev.models["pipeline"].kernel_cycles < 0.9 * held.models["pipeline"].kernel_cycles
+
+
+def test_many_bsp_star_keeps_the_one_pipe_view_of_a_copy() -> None:
+    """Many-BSP* has no copy groups: a cp.async is done once the one memory pipe has taken it,
+    as before the simulator queued copies beside the pipe."""
+    from engine.evaluation.manybsp_at import access_costs
+
+    ev = _hgemm(("pipeline", "manybsp_star"))
+    assert ev.manybsp is not None and ev.description is not None
+    costs = access_costs(ev.manybsp, ev.description)
+    copies = [i for i, x in enumerate(ev.description.instructions) if x.async_op == ASYNC_COPY]
+    assert copies
+    for i in copies:
+        cost = costs[i + 1]
+        assert cost.Lam == cost.lam == ev.description.instructions[i].memory_pipe_lam

@@ -67,6 +67,10 @@ def access_costs(result: ManyBspResult, description: KernelDescription | None) -
         waits = not row.opcode.startswith(("st.", "red."))
         # one memory pipe, busy for the slowest level's time (Many-BSP's view of the LSU)
         lam, Lam = ins.memory_pipe_lam, float(ins.Lam)
+        if ins.async_op == 1:
+            # an asynchronous copy, in the one-pipe view: done when the pipe has taken it (the
+            # simulator's copy groups and waits have no counterpart in Many-BSP's supersteps)
+            Lam = lam
         if row.is_global_access and f"latency:{row.index}:lat_comm" in result.overridden:
             Lam = row.lat_comm
         elif row.is_global_access and f"cell:{row.index}:comm" in result.overridden:

@@ -16,6 +16,7 @@ from engine.launch import Launch
 from engine.manybsp import Level1Input, ManyBspResult, Overrides, Prediction, evaluate
 from engine.manybsp.corrected import AccessCost, CorrectedInputs, evaluate_corrected
 from engine.manybsp.prediction import refusal
+from engine.pipeline._core import ASYNC_COPY
 from engine.pipeline.description import KernelDescription
 from engine.state import copy_overrides
 
@@ -67,7 +68,7 @@ def access_costs(result: ManyBspResult, description: KernelDescription | None) -
         waits = not row.opcode.startswith(("st.", "red."))
         # one memory pipe, busy for the slowest level's time (Many-BSP's view of the LSU)
         lam, Lam = ins.memory_pipe_lam, float(ins.Lam)
-        if ins.async_op == 1:
+        if ins.async_op == ASYNC_COPY:
             # an asynchronous copy, in the one-pipe view: done when the pipe has taken it (the
             # simulator's copy groups and waits have no counterpart in Many-BSP's supersteps)
             Lam = lam

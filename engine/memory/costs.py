@@ -103,7 +103,8 @@ def _retry_loop_cost(profile: Any, passes: tuple[float, float], bank_degree: flo
 def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | None = None,
                           passes: Mapping[int, tuple[float, float]] | None = None,
                           dram_waits: dict[int, float] | None = None,
-                          levels: dict[int, tuple[float, float]] | None = None) -> dict[int, tuple[float, float]]:
+                          levels: dict[int, tuple[float, float]] | None = None,
+                          copies: Collection[int] = ()) -> dict[int, tuple[float, float]]:
     """(λ, Λ) per analysed access for the Pipeline simulator.
 
     Global: each request's sectors are split between L1, L2 and DRAM and charged at the slowest
@@ -123,10 +124,11 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
     of its warp requests that wait for DRAM (:func:`~engine.memory.hierarchy.dram_wait_share`),
     where that share is above 0: the part of its Λ that grows when the GPU loads DRAM.
 
-    ``levels``, when given, receives for each global access charged by cache level the cycles a
-    warp request keeps L2 and DRAM busy for its SM (per warp that runs it), and its λ is then its
-    L1 time alone: the simulator queues the request at each level beside the LSU pipe
-    (StaticInstruction.level_lam). Without it, λ is the slowest level's time (one memory pipe)."""
+    ``levels``, when given, receives for each asynchronous copy (``copies``: cp.async
+    instructions) charged by cache level the cycles a warp request keeps L2 and DRAM busy for its
+    SM (per warp that runs it), and its λ is then its L1 time alone: the simulator queues the copy
+    at each level beside the LSU pipe (StaticInstruction.level_lam). Otherwise λ is the slowest
+    level's time (one memory pipe)."""
     sm = sm or SmContext()
     degrees = {a.index: a.bank_conflict_mean for a in report.accesses}
     out: dict[int, tuple[float, float]] = {
@@ -173,7 +175,7 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
             if shares is not None:
                 fallback = profile.global_memory_lambdas(1.0)
                 cost = global_access_cost(a, shares, profile, sm, fallback)
-                if levels is not None and a.kind != AccessKind.ATOMIC and _async_copy(a):
+                if levels is not None and a.index in copies:
                     times = level_times(a, shares, profile, sm, fallback)
                     cost = (times["L1"], cost[1])
                     levels[a.index] = (times["L2"] * a.issuing_share, times["DRAM"] * a.issuing_share)
@@ -325,10 +327,3 @@ def kernel_memory_summary(report: MemoryReport, analysis: Any) -> dict[str, floa
         "shared_store_conflicts_per_request": mean(kind(MemorySpace.SHARED, False), conflicts),
     }
 
-
-def _async_copy(access: AccessInfo) -> bool:
-    """A copy from global to shared memory that the warp does not wait for at issue (cp.async)."""
-    words = access.text.split()
-    if words and words[0].startswith("@"):      # a guard: @%p1 or @!%p1
-        words = words[1:]
-    return bool(words) and words[0].startswith("cp.async")

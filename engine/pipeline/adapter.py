@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -30,7 +30,7 @@ from engine.analysis.warp_branches import WarpBranches, warp_branches_for
 from engine.errors import ModelError, SimulationError, WarplineError
 from engine.frozen_rows import built
 from engine.mechanisms import enabled
-from engine.pipeline._core import ASYNC_COMMIT, ASYNC_COPY, ASYNC_WAIT, ASYNC_WAIT_ALL
+from engine.pipeline._core import ASYNC_COMMIT, ASYNC_COPY, ASYNC_NONE, ASYNC_WAIT, ASYNC_WAIT_ALL
 from engine.pipeline.description import (
     KernelDescription,
     Loop,
@@ -304,6 +304,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
                   dram: Mapping[int, float] | None = None,
                   gaps: Mapping[int, float] | None = None,
                   levels: Mapping[int, tuple[float, float]] | None = None,
+                  copies: Mapping[int, tuple[int, int]] | None = None,
                   ) -> tuple[tuple[StaticInstruction, ...], tuple[str, ...]]:
     """The static instructions. ``blocking``: instructions the warp cannot pass before they
     complete (an atomic's retry loop: the next instruction waits for its last pass); ``half``:
@@ -311,11 +312,13 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
     (:func:`in_registers`), which issue their SASS weight of ALU moves; ``dram``: the share of
     each global access's requests that wait for DRAM (``memory_cost_overrides``), kept where
     its Λ is the memory model's (not a store's issue, not the user's figure); ``gaps``: each
-    instruction's stall counts (:func:`issue_gaps`); ``levels``: each global access's L2 and
-    DRAM busy time per execution (``memory_cost_overrides``)."""
+    instruction's stall counts (:func:`issue_gaps`); ``levels``: each asynchronous copy's L2 and
+    DRAM busy time per execution (``memory_cost_overrides``); ``copies``: what each instruction
+    does to its warp's copy groups (:func:`async_copy_ops`)."""
     function = analysis.function
     gaps = gaps or {}
     levels = levels or {}
+    copies = copies or {}
     units: list[Unit] = [Unit.ALU] if registers else []
     for cls in analysis.classifications:
         if cls.unit not in units:
@@ -338,7 +341,6 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
         deps.setdefault(edge.consumer, set()).add(edge.producer)
     weights = weights or {}
     deps = _forwarded_deps(deps, {i for i, w in weights.items() if w <= 0})
-    copies = async_copy_ops(function.instructions) if levels else {}
     for i in sorted(set(blocking) | {i for i, (op, _) in copies.items() if op >= ASYNC_WAIT}):
         after = next((j for j in range(i + 1, len(analysis.classifications)) if weights.get(j, 1.0) > 0), None)
         if after is not None:
@@ -350,6 +352,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
     costs = profile.costs_of(function.instructions, analysis.classifications)
     for i, (instr, cls) in enumerate(zip(function.instructions, analysis.classifications, strict=False)):
         unit, memory = cls.unit, cls.is_memory
+        op, pending = copies.get(i, (ASYNC_NONE, 0))
         dram_wait = (dram or {}).get(i, 0.0)
         if move is not None and i in registers:
             # no memory access left: its SASS weight of moves on the ALU
@@ -373,7 +376,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             if texture_lam and instr.opcode == "tex" and lam <= texture_lam:
                 lam = texture_lam
                 to_texture_pipe.add(i)
-            if copies.get(i, (0, 0))[0] >= ASYNC_WAIT:
+            if op >= ASYNC_WAIT:
                 Lam = lam             # a wait's result is the groups' data: no latency of its own
         o_lam, o_Lam = _cost_override(ov, i, instr.full_opcode, unit)
         lam = lam if o_lam is None else o_lam
@@ -388,7 +391,7 @@ def _instructions(analysis: KernelAnalysis, profile: Any, ov: PipelineOverrides,
             dram_wait=dram_wait if memory else 0.0,
             slots=max(weights.get(i, 1.0), 0.0) if issue_slots else 1.0,
             issue_gap=gaps.get(i, 0.0), level_lam=levels.get(i, (0.0, 0.0)) if memory else (0.0, 0.0),
-            async_op=copies.get(i, (0, 0))[0], async_n=copies.get(i, (0, 0))[1]))
+            async_op=op, async_n=pending))
     return tuple(out), tuple(names)
 
 
@@ -687,6 +690,7 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
     passes: dict[int, tuple[float, float]] = {}
     dram: dict[int, float] = {}
     levels: dict[int, tuple[float, float]] = {}
+    copies = async_copy_ops(analysis.function.instructions) if enabled("async_copy_queues") else {}
     report: Any = memory if memory is not True else None
     if ov.memory_cost is None and memory is not None:
         from engine.memory import retry_passes
@@ -700,12 +704,13 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         ov = dataclasses.replace(ov, memory_cost=analysed_memory_cost(
             analysis, profile, launch, module, report, sm, passes,
             dram_waits=dram if enabled("loaded_dram_latency") else None,
-            levels=levels if enabled("async_copy_queues") else None))
+            levels=levels, copies=frozenset(i for i, (op, _) in copies.items() if op == ASYNC_COPY)))
     registers = in_registers(analysis, sass) if sass is not None and enabled("sass") else frozenset()
     weights = issue_weights(analysis, sass, registers) if sass is not None and enabled("sass") else {}
     instructions, subsystems = _instructions(analysis, profile, ov, weights, frozenset(passes),
                                              packed_half_scale(sass if enabled("sass") else None), registers,
-                                             dram, issue_gaps(sass), levels)
+                                             dram, issue_gaps(sass), levels,
+                                             copies if levels else None)   # no copy queued: no groups
     latencies = [float(x.Lam) for x in instructions] if ov.schedule and enabled("schedule") else None
     dropped = frozenset(i for i, w in weights.items() if w <= 0)
     unroll = sass.unroll if sass is not None and enabled("sass") else None
@@ -851,20 +856,22 @@ def analysed_memory_cost(analysis: KernelAnalysis, profile: Any, launch: Any, mo
                          memory: Any = True, sm: Any = None,
                          passes: Mapping[int, tuple[float, float]] | None = None,
                          dram_waits: dict[int, float] | None = None,
-                         levels: dict[int, tuple[float, float]] | None = None) -> MemoryCost:
+                         levels: dict[int, tuple[float, float]] | None = None,
+                         copies: Collection[int] = ()) -> MemoryCost:
     """A ``memory_cost`` from the memory-access analysis; unanalysed accesses keep the profile's.
     ``sm``: an ``engine.memory.hierarchy.SmContext`` (default: one block on a full GPU);
     ``passes``: of the atomics the SASS makes into retry loops (``engine.memory.retry_passes``);
     ``dram_waits``: filled with each global access's share of requests that wait for DRAM
-    (``memory_cost_overrides``); ``levels``: filled with each global access's L2 and DRAM busy
-    time per request, its λ then being its L1 time (``memory_cost_overrides``)."""
+    (``memory_cost_overrides``); ``levels``: filled with the L2 and DRAM busy time per request of
+    each asynchronous copy in ``copies``, its λ then being its L1 time (``memory_cost_overrides``)."""
     from engine.memory import analyze_memory, memory_cost_overrides
 
     report = analyze_memory(analysis, launch, module) if memory is True else memory
     # The analysis yields arbitrary reals; 1/8 cycle keeps exact simulated time cheap (few
     # distinct denominators) and is far below the accuracy of any of these figures.
     costs = {index: (_eighths(lam, minimum=Fraction(1, 8)), _eighths(Lam))
-             for index, (lam, Lam) in memory_cost_overrides(report, profile, sm, passes, dram_waits, levels).items()}
+             for index, (lam, Lam) in memory_cost_overrides(report, profile, sm, passes, dram_waits, levels,
+                                                                     copies).items()}
 
     def cost(index: int, instr: Any, cls: Any, base: Any) -> tuple[float, float]:
         return costs.get(index, (base.lam, base.Lam))

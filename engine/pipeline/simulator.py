@@ -264,16 +264,15 @@ def _instruction_arrays(instructions: Any, ticks: int) -> tuple:
     # the warp's hold after each issue (ptxas's stall counts), rounded to the nearest tick
     gap = np.array([round(float(ins.issue_gap) * ticks) for ins in instructions], dtype=np.int64)
     # the memory levels' busy time per execution, rounded to the nearest tick as the stall counts
-    level_lam = np.array([round(float(x) * ticks) for ins in instructions for x in ins.level_lam],
-                         dtype=np.int64).reshape(-1)
-    if len(level_lam) == 0:
-        level_lam = np.zeros(0, dtype=np.int64)
+    level_lam = np.array([round(float(x) * ticks) for ins in instructions for x in ins.level_lam], dtype=np.int64)
+    copy_groups = (np.array([ins.async_op for ins in instructions], dtype=np.int64),
+                   np.array([ins.async_n for ins in instructions], dtype=np.int64))
     dep_ptr = np.zeros(n + 1, dtype=np.int64)
     dep_list: list[int] = []
     for i, ins in enumerate(instructions):
         dep_list.extend(sorted(set(ins.deps)))
         dep_ptr[i + 1] = len(dep_list)
-    return unit, lam, Lam, ismem, isbar, slots, gap, level_lam, dep_ptr, dep_list
+    return unit, lam, Lam, ismem, isbar, slots, gap, level_lam, copy_groups, dep_ptr, dep_list
 
 
 def _static_arrays(d: KernelDescription, ticks: int) -> tuple:
@@ -290,7 +289,7 @@ def _static_arrays(d: KernelDescription, ticks: int) -> tuple:
 
 
 def _encoded(d: KernelDescription, ticks: int) -> tuple:
-    unit, lam, Lam, ismem, isbar, slots, gap, level_lam, dep_ptr, shared_deps = _cached(
+    unit, lam, Lam, ismem, isbar, slots, gap, level_lam, copy_groups, dep_ptr, shared_deps = _cached(
         _INSTRUCTION_CACHE, (id(d.instructions), ticks), (d.instructions,),
         lambda: _instruction_arrays(d.instructions, ticks))
     dep_list = list(shared_deps)       # renamed positions append their own lists below
@@ -311,7 +310,7 @@ def _encoded(d: KernelDescription, ticks: int) -> tuple:
         slot_memory[slot] = ismem[i]
     dep_cause = np.where(slot_memory[dep_src] != 0, _core.MEMORY_DEPENDENCY,
                          _core.COMPUTE_DEPENDENCY).astype(np.int64)
-    return unit, lam, Lam, isbar, slots, gap, level_lam, dep_src, dep_cause, pool_dlo, pool_dhi, prog
+    return unit, lam, Lam, isbar, slots, gap, level_lam, copy_groups, dep_src, dep_cause, pool_dlo, pool_dhi, prog
 
 
 def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = True,
@@ -432,14 +431,13 @@ def _trace_tables(d: KernelDescription, trace: bool,
 def _kernel_arrays(d: KernelDescription, static: tuple) -> _core.KernelArrays:
     """The encoded kernel as the core reads it (per path position: the instruction's subsystem
     and dependence range, see ``_core._advance``)."""
-    unit, lam, Lam, isbar, slots, gap, level_lam, dep_src, dep_cause, pool_dlo, pool_dhi, prog = static
+    unit, lam, Lam, isbar, slots, gap, level_lam, (async_op, async_n), dep_src, dep_cause, pool_dlo, pool_dhi, \
+        prog = static
     return _core.KernelArrays(
         lam=lam, Lam=Lam, dep_cause=dep_cause, isbar=isbar, slots=slots, gap=gap, dep_src=dep_src,
         prog_kind=prog.kind, prog_a=prog.a, prog_b=prog.b, pool=prog.pool, pool_unit=unit[prog.pool],
         pool_dlo=pool_dlo, pool_dhi=pool_dhi, pool_slot=prog.pool_slot, path_start=prog.path_start,
-        warp_path=d.warp_path_table(), level_lam=level_lam,
-        async_op=np.array([ins.async_op for ins in d.instructions], dtype=np.int64),
-        async_n=np.array([ins.async_n for ins in d.instructions], dtype=np.int64))
+        warp_path=d.warp_path_table(), level_lam=level_lam, async_op=async_op, async_n=async_n)
 
 
 def _work_arrays(d: KernelDescription, max_depth: int, n_done: int) -> _core.WorkArrays:

@@ -154,3 +154,24 @@ def _collect_garbage_on_the_main_thread():
     if not gc.isenabled():
         gc.collect()
         gc.enable()
+
+
+# Modules whose parametrised tests share no costly fixture and take minutes together (a Many-BSP
+# prediction of every sample and corpus file at three or four grids): under test.sh's
+# ``--dist loadscope`` each of their tests is a scope of its own, so that both workers share them
+# instead of one worker running the whole module while the other idles at the end of the run.
+SPLIT_MODULES = ("tests/test_manybsp_never_nonsense.py", "tests/test_manybsp_star.py")
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    if config.getoption("dist", None) != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class _SplitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.split("::", 1)[0] in SPLIT_MODULES:
+                return nodeid
+            return super()._split_scope(nodeid)
+
+    return _SplitScheduling(config, log)

@@ -34,11 +34,11 @@ SPECIFIED = [name for name in list_profiles() if (p := load_profile(name).proven
 STATED = [name for name in list_profiles() if load_profile(name).manybsp is not None and name not in SPECIFIED]
 DERIVED = [name for name in list_profiles() if load_profile(name).manybsp is None]
 # Every profile with its own [manybsp] section runs on every file; the derived ones take turns,
-# DERIVED_PER_FILE a file, so each still meets a third of the files (samples and corpus) while the
-# test costs about a quarter more CPU time than with the stated profiles only (all six on every
+# DERIVED_PER_FILE a file, so each still meets a sixth of the files (samples and corpus) while the
+# test costs about an eighth more CPU time than with the stated profiles only (all six on every
 # file: about twice as much): the derived profiles run the same code and differ in numbers only.
 # The specified ones take turns too, one a file.
-DERIVED_PER_FILE = 2
+DERIVED_PER_FILE = 1
 # What no 001 profile gives (derive_manybsp marks it missing), supplied as a user would: 000's
 # GTX 1070 launch overheads, so that the derived mem_lat, barrier table and μ are what is tested.
 GIVEN = {"block_lnch_ovh": 358.0, "warp_lnch_ovh": 10.0}

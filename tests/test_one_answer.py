@@ -54,15 +54,17 @@ def cli_figures(capsys, path: Path, kernel: str, profile: str, launch) -> dict[s
 def test_every_sample_kernel_has_one_answer(qtbot, capsys, session):
     assert len(CASES) >= 20
     compared = 0
-    for path, kernel in CASES:
-        for profile in PROFILES:
+    for k, (path, kernel) in enumerate(CASES):
+        # every kernel on the Hopper profile, every other one (in file order) on the GTX 1070 too:
+        # the two paths differ in code, not per profile, and the GTX 1070 still meets 12 kernels
+        for profile in PROFILES[:1] if k % 2 else PROFILES:
             shown = window_figures(qtbot, session, path, kernel, profile)
             printed = cli_figures(capsys, path, kernel, profile, session.state.launch)
             assert set(shown) == set(printed), (path.name, kernel, profile)
             for model, cycles in shown.items():
                 assert printed[model] == cycles, (path.name, kernel, profile, model)
             compared += sum(1 for c in shown.values() if c is not None)
-    assert compared > 400          # most models run on most kernels (Many-BSP needs [manybsp])
+    assert compared > 300          # most models run on most kernels (Many-BSP needs [manybsp])
 
 
 @pytest.mark.parametrize("sample", ["hotspot", "mm"])

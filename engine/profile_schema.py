@@ -164,6 +164,7 @@ PIPELINE_MEMORY: dict[str, Field] = {
     "l2_lam": RATE,
     "l2_Lam": CYCLES,
     "l1_lam": RATE,                         # one 128-byte L1-hit wavefront per SM
+    "l1_request_lam": RATE,                 # SM cycles L1 takes at least per global load request
     "l1_line_lam": RATE,                    # per line of an L1-hit request whose lanes use 32 banks (tag rate)
     "l1_Lam": CYCLES,                       # L1 hit latency
     "shared_lam": RATE,

@@ -42,13 +42,34 @@ def test_request_cost_follows_the_busiest_bank_and_a_quarter_cycle_per_tag(lines
     # the linediag benchmark's two layouts: lane l at word l // lines of line l % lines (each line's
     # lanes in the same banks), and at word l of line l % lines (32 banks)
     memory = load_profile("h100").pipeline.memory
+    floor = memory["l1_request_lam"]       # a load request's least L1 time (l1_hit_rate.cu)
     same = _request(LANES % lines, LANES // lines)
     diag = _request(LANES % lines, LANES)
     assert same.lines_per_request == diag.lines_per_request == lines
-    assert l1_request_cycles(same, memory, 1.0) == one_bank
-    assert l1_request_cycles(diag, memory, 1.0) == max(spread_banks, min(lines, L1_MIN_WAVEFRONTS))
+    assert l1_request_cycles(same, memory, 1.0) == max(one_bank, floor)
+    assert l1_request_cycles(diag, memory, 1.0) == max(spread_banks, min(lines, L1_MIN_WAVEFRONTS), floor)
     with without(["l1_banks"]):
-        assert l1_request_cycles(diag, memory, 1.0) == lines
+        assert l1_request_cycles(diag, memory, 1.0) == max(lines, floor)
+
+
+def test_a_load_request_keeps_l1_at_least_the_measured_floor_and_a_store_does_not():
+    memory = load_profile("h200").pipeline.memory
+    one_line = _request(np.zeros(32, dtype=np.int64), LANES)
+    two_lines = _request(LANES // 16, LANES % 16)
+    assert l1_request_cycles(one_line, memory, 1.0) == memory["l1_request_lam"] > 1.0
+    assert l1_request_cycles(two_lines, memory, 1.0) == 2.0          # its two wavefronts bind
+    store = AccessInfo(0, 1, "st.global.f32", MemorySpace.GLOBAL, 4, None, kind="store",
+                       sectors_per_request=4.0, lines_per_request=1.0, l1_bank_degree=1.0)
+    assert l1_request_cycles(store, memory, 1.0) == 1.0
+
+
+def test_profiles_carry_the_request_floor_measured_by_l1_hit_rate():
+    # one-line L1 hits at 64 warps per SM: 1.07-1.11 cycles a request on the H200 (two lines: 2.02)
+    script = make_profile_module()
+    floor = script.derive_l1_request_lam()
+    assert floor == pytest.approx(1.09, abs=0.02)
+    for gpu in ("h100", "h200"):
+        assert load_profile(gpu).pipeline.memory["l1_request_lam"] == floor
 
 
 def test_profiles_carry_the_tag_rate_measured_by_linediag():

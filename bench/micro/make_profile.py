@@ -446,6 +446,36 @@ def derive_texture_fetch(results: Path = TEXTURE_FETCH) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+L1_HIT_RATE = ROOT / "bench" / "micro" / "results" / "h200-2026-11-28-l1-hit-rate"
+ONE_LINE_PATTERNS = ("line", "bcast", "pair")
+
+
+def derive_l1_request_lam(results: Path = L1_HIT_RATE) -> float | None:
+    """SM cycles L1 takes at least for one global load request (``l1_hit_rate.cu`` under Nsight
+    Compute, 64 warps per SM, every request an L1 hit on one line: 32 lanes on a line, on one word,
+    and the two alternating): (gpc cycles - the kernel launch cost) / L1 requests per SM, the mean
+    of the three patterns; None when absent. Two lines a request measure 2.02 cycles (pattern
+    ``half``), so the floor only binds on one-line requests. Measured on the H200; the H100 has
+    the same SM."""
+    path = results / "l1_hit_rate.csv"
+    if not path.exists():
+        return None
+    launch_cycles = empty_kernel_cycles(GPUS["h200"].empty_kernels)[0]     # the GPU that ran it
+    metrics: dict[str, dict[str, float]] = {}
+    header: list[str] | None = None
+    for row in csv.reader(path.read_text(encoding="utf-8").splitlines()):
+        if len(row) > 1 and row[1] == "ID":
+            header = ["pattern", *row[1:]]
+        elif header is not None and len(row) == len(header):
+            named = dict(zip(header, row, strict=True))
+            metrics.setdefault(named["pattern"], {})[named["Metric Name"]] = float(
+                named["Metric Value"].replace(",", ""))
+    values = [(m["gpc__cycles_elapsed.max"] - launch_cycles)
+              / (m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] / SM_COUNT)
+              for name, m in metrics.items() if name in ONE_LINE_PATTERNS]
+    return sum(values) / len(values) if values else None
+
+
 L2_SHARE_RATE = ROOT / "bench" / "micro" / "results" / "h100-2026-11-28-l2-kinds-schedulers" / "l2share"
 
 
@@ -932,6 +962,13 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
         w("# ... per line of a request whose lanes fall in 32 different banks (its tag lookups): a request")
         w("# costs the larger of its busiest bank's words x l1_lam and its lines x this")
         w(f"l1_line_lam = {_fmt(line_lam.value)}")
+    request_lam = derive_l1_request_lam()
+    if request_lam is not None:
+        w("# ... and at least this per global load request: one-line hits do not reach one a cycle")
+        w(f"l1_request_lam = {_fmt(request_lam)}")
+        line_lam_source += (f"; l1_request_lam measured: {_relative(L1_HIT_RATE)}/l1_hit_rate.csv (patterns "
+                            "line, bcast, pair: (ncu gpc cycles - kernel_launch_cycles) / L1 requests per SM, "
+                            "mean" + ("; the H100 has the same SM" if gpu.key == "h100" else "") + ")")
     w(f"l1_Lam = {_fmt(v['l1.Lam'])}")
     w(f"shared_lam = {_fmt(v['ld_shared.lam'])}")
     w(f"shared_Lam = {_fmt(v['ld_shared.Lam'])}")

@@ -316,12 +316,20 @@ def l1_request_cycles(access: AccessInfo, memory: Any, l1_lam: float) -> float:
     serve; its tag stage looks up ``l1_line_lam`` cycles' worth per line (measured: lanes over
     16 or 32 lines in 32 banks cost a quarter of lanes over as many lines in one bank), and a
     request over two lines or more takes at least ``L1_MIN_WAVEFRONTS``. Without the measured tag
-    rate, or with mechanism ``l1_banks`` off, every line is a wavefront (the one-bank case)."""
+    rate, or with mechanism ``l1_banks`` off, every line is a wavefront (the one-bank case). A load
+    request takes at least the profile's ``l1_request_lam``."""
     lines = max(1.0, access.lines_per_request or 1.0)
     line_lam = memory.get("l1_line_lam")
     if line_lam is None or access.l1_bank_degree is None or not enabled("l1_banks"):
-        return lines * l1_lam
-    return max(access.l1_bank_degree * l1_lam, min(lines, L1_MIN_WAVEFRONTS) * l1_lam, lines * float(line_lam))
+        cycles = lines * l1_lam
+    else:
+        cycles = max(access.l1_bank_degree * l1_lam, min(lines, L1_MIN_WAVEFRONTS) * l1_lam, lines * float(line_lam))
+    floor = memory.get("l1_request_lam")
+    if floor is not None and access.kind == AccessKind.LOAD:
+        # measured: load requests that hit L1 on one line each keep it 1.09 cycles apiece, not
+        # one wavefront's 1.0 (two lines a request: 2.02, the wavefronts'); l1_hit_rate.cu
+        cycles = max(cycles, float(floor))
+    return cycles
 
 
 def dram_fetch_factor(access: AccessInfo, sm: SmContext | None = None) -> float:

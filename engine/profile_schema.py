@@ -165,6 +165,7 @@ PIPELINE_MEMORY: dict[str, Field] = {
     "l2_Lam": CYCLES,
     "l1_lam": RATE,                         # one 128-byte L1-hit wavefront per SM
     "l1_request_lam": RATE,                 # SM cycles L1 takes at least per global load request
+    "l1_fill_lam": RATE,                    # SM cycles more per 128 bytes a load brings from beyond L1
     "l1_line_lam": RATE,                    # per line of an L1-hit request whose lanes use 32 banks (tag rate)
     "l1_Lam": CYCLES,                       # L1 hit latency
     "shared_lam": RATE,

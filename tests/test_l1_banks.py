@@ -63,6 +63,32 @@ def test_a_load_request_keeps_l1_at_least_the_measured_floor_and_a_store_does_no
     assert l1_request_cycles(store, memory, 1.0) == 1.0
 
 
+def test_a_load_whose_misses_mix_with_hits_pays_their_fills_in_l1_and_a_copy_does_not():
+    from engine.memory.hierarchy import LevelShares, SmContext, level_times
+
+    profile = load_profile("h200")
+    memory = profile.pipeline.memory
+    one_line = _request(np.zeros(32, dtype=np.int64), LANES)
+    sm = SmContext()
+    hits = LevelShares(1.0, 0.0, 0.0)
+    quarter = LevelShares(0.75, 0.25, 0.0)                # a quarter of its sectors from L2
+    assert level_times(one_line, hits, profile, sm, (10.0, 500.0))["L1"] == memory["l1_request_lam"]
+    mixed = level_times(one_line, quarter, profile, sm, (10.0, 500.0))
+    assert mixed["L1"] == pytest.approx(memory["l1_request_lam"] + memory["l1_fill_lam"] * 0.25)
+    copy = level_times(one_line, quarter, profile, sm, (10.0, 500.0), fills=False)
+    assert copy["L1"] == memory["l1_request_lam"] and copy["L2"] == mixed["L2"]
+
+
+def test_profiles_carry_the_fill_cost_measured_by_l1_hit_rate_with_l2_resident_misses():
+    # every 8th / 4th / 2nd request from an 8 MB table: 1.24 / 1.45 / 1.94 cycles a request, against
+    # 1.08 with every request a hit: about 1.7 cycles more per 128 bytes from L2
+    script = make_profile_module()
+    fill = script.derive_l1_fill_lam()
+    assert fill == pytest.approx(1.69, abs=0.05)
+    for gpu in ("h100", "h200"):
+        assert load_profile(gpu).pipeline.memory["l1_fill_lam"] == fill
+
+
 def test_profiles_carry_the_request_floor_measured_by_l1_hit_rate():
     # one-line L1 hits at 64 warps per SM: 1.07-1.11 cycles a request on the H200 (two lines: 2.02)
     script = make_profile_module()

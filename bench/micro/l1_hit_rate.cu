@@ -1,8 +1,8 @@
-// L1 throughput of global loads that hit (and of mixes with L2 hits), per SM, at full occupancy.
+// L1 throughput of global loads that hit (and of mixes with misses), per SM, at full occupancy.
 // Every warp issues ITER x UNROLL independent LDG.E.CONSTANT requests (32-bit per lane) whose
 // lines come from a small table every SM keeps in L1 (HOT: 32 KB), or for the mixed patterns
-// every MISS_EVERY-th request from a large table (COLD: 64 MB, which L1 cannot keep: an L2 hit
-// once warm). Patterns (the lanes of one request):
+// every 8th, 4th or 2nd request from a large table (BIG_MB: 64 MB, which misses L2 too, or built
+// with -DBIG_MB=8, which L2 keeps: L1 misses that hit L2 once warm). Patterns (the lanes of one request):
 //   line     32 lanes over one 128-byte line (4 sectors)
 //   bcast    32 lanes on one word (1 sector)
 //   half     lanes 0-15 on one line's first 64 bytes, 16-31 on the next line's (2 lines, 4 sectors)
@@ -24,7 +24,10 @@
 enum Pattern { LINE, BCAST, HALF, PAIR, PAIR_M8, LINE_M8, LINE_M4, LINE_M2 };
 
 #define HOT_LINES 256u                     // 32 KB: every SM keeps it in L1
-#define BIG_LINES ((64u << 20) / 128u)      // 64 MB: L2 hits once warm, never L1
+#ifndef BIG_MB
+#define BIG_MB 64                           // 64 MB misses L2 as well; -DBIG_MB=8 keeps it in L2
+#endif
+#define BIG_LINES (((unsigned)BIG_MB << 20) / 128u)   // never L1
 
 __device__ __forceinline__ bool cold(int pattern, int k, int step) {
     switch (pattern) {
@@ -104,7 +107,7 @@ int main(int argc, char **argv)
         }
         cudaError_t e = cudaDeviceSynchronize();
         const double requests_per_sm = (double)blocks * (threads / 32) * ITER * UNROLL / sms;
-        printf("pattern,%s,blocks,%d,threads,%d,sms,%d,requests_per_sm,%.0f,%s\n", names[p], blocks, threads, sms,
+        printf("pattern,%s,big_mb,%d,blocks,%d,threads,%d,sms,%d,requests_per_sm,%.0f,%s\n", names[p], BIG_MB, blocks, threads, sms,
                requests_per_sm, cudaGetErrorString(e));
     }
     return 0;

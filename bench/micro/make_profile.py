@@ -450,6 +450,50 @@ L1_HIT_RATE = ROOT / "bench" / "micro" / "results" / "h200-2026-11-28-l1-hit-rat
 ONE_LINE_PATTERNS = ("line", "bcast", "pair")
 
 
+def _l1_hit_rate_metrics(path: Path) -> dict[str, dict[str, float]]:
+    """Per pattern of ``l1_hit_rate.csv`` (rows prefixed with it), Nsight Compute's metrics."""
+    metrics: dict[str, dict[str, float]] = {}
+    header: list[str] | None = None
+    for row in csv.reader(path.read_text(encoding="utf-8").splitlines()):
+        if len(row) > 1 and row[1] == "ID":
+            header = ["pattern", *row[1:]]
+        elif header is not None and len(row) == len(header):
+            named = dict(zip(header, row, strict=True))
+            metrics.setdefault(named["pattern"], {})[named["Metric Name"]] = float(
+                named["Metric Value"].replace(",", ""))
+    return metrics
+
+
+def _cycles_per_request(m: dict[str, float], launch_cycles: float) -> float:
+    return (m["gpc__cycles_elapsed.max"] - launch_cycles) / (m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
+                                                            / SM_COUNT)
+
+
+L1_FILLS = ROOT / "bench" / "micro" / "results" / "h200-2026-11-28-l1-hit-rate-l2"
+FILL_PATTERNS = ("l2_line_m8", "l2_line_m4", "l2_line_m2")
+
+
+def derive_l1_fill_lam(results: Path = L1_FILLS) -> float | None:
+    """SM cycles L1 spends on each 128 bytes a load brings in from L2, beside its hits
+    (``l1_hit_rate.cu`` built with an 8 MB far table, which L2 keeps): every 8th, 4th and 2nd
+    line request from the far table; the least-squares slope through 0 of (cycles per request -
+    the all-hit ``line`` pattern's) against the sectors that came from L2 per request / 4. None
+    when absent. Measured on the H200; the H100 has the same SM."""
+    path = results / "l1_hit_rate.csv"
+    if not path.exists():
+        return None
+    launch_cycles = empty_kernel_cycles(GPUS["h200"].empty_kernels)[0]
+    metrics = _l1_hit_rate_metrics(path)
+    if "line" not in metrics:
+        return None
+    base = _cycles_per_request(metrics["line"], launch_cycles)
+    points = [(m["l1tex__m_xbar2l1tex_read_sectors.sum"] / m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] / 4,
+               _cycles_per_request(m, launch_cycles) - base) for name, m in metrics.items() if name in FILL_PATTERNS]
+    if not points:
+        return None
+    return sum(x * y for x, y in points) / sum(x * x for x, _ in points)
+
+
 def derive_l1_request_lam(results: Path = L1_HIT_RATE) -> float | None:
     """SM cycles L1 takes at least for one global load request (``l1_hit_rate.cu`` under Nsight
     Compute, 64 warps per SM, every request an L1 hit on one line: 32 lanes on a line, on one word,
@@ -461,18 +505,8 @@ def derive_l1_request_lam(results: Path = L1_HIT_RATE) -> float | None:
     if not path.exists():
         return None
     launch_cycles = empty_kernel_cycles(GPUS["h200"].empty_kernels)[0]     # the GPU that ran it
-    metrics: dict[str, dict[str, float]] = {}
-    header: list[str] | None = None
-    for row in csv.reader(path.read_text(encoding="utf-8").splitlines()):
-        if len(row) > 1 and row[1] == "ID":
-            header = ["pattern", *row[1:]]
-        elif header is not None and len(row) == len(header):
-            named = dict(zip(header, row, strict=True))
-            metrics.setdefault(named["pattern"], {})[named["Metric Name"]] = float(
-                named["Metric Value"].replace(",", ""))
-    values = [(m["gpc__cycles_elapsed.max"] - launch_cycles)
-              / (m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] / SM_COUNT)
-              for name, m in metrics.items() if name in ONE_LINE_PATTERNS]
+    metrics = _l1_hit_rate_metrics(path)
+    values = [_cycles_per_request(m, launch_cycles) for name, m in metrics.items() if name in ONE_LINE_PATTERNS]
     return sum(values) / len(values) if values else None
 
 
@@ -969,6 +1003,14 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
         line_lam_source += (f"; l1_request_lam measured: {_relative(L1_HIT_RATE)}/l1_hit_rate.csv (patterns "
                             "line, bcast, pair: (ncu gpc cycles - kernel_launch_cycles) / L1 requests per SM, "
                             "mean" + ("; the H100 has the same SM" if gpu.key == "h100" else "") + ")")
+    fill_lam = derive_l1_fill_lam()
+    if fill_lam is not None:
+        w("# ... and this more per 128 bytes a load brings in from beyond L1 (its fill passes L1's data stage)")
+        w(f"l1_fill_lam = {_fmt(fill_lam)}")
+        line_lam_source += (f"; l1_fill_lam measured: {_relative(L1_FILLS)}/l1_hit_rate.csv (patterns line_m8, "
+                            "line_m4, line_m2 with an 8 MB far table: slope of cycles per request over the line's "
+                            "against L2 sectors per request / 4" + ("; the H100 has the same SM" if gpu.key == "h100"
+                                                                   else "") + ")")
     w(f"l1_Lam = {_fmt(v['l1.Lam'])}")
     w(f"shared_lam = {_fmt(v['ld_shared.lam'])}")
     w(f"shared_Lam = {_fmt(v['ld_shared.Lam'])}")

@@ -15,9 +15,9 @@ The knobs (a knob the kernel does not use is left out and named in ``notes``):
   the kernel's shared accesses); each level a global access is served from (``l1_Lam``,
   ``l2_Lam``, ``dram_Lam`` with ``global_Lam`` and Many-BSP's ``mem_lat``), and all three together
   (the global-load latency);
-* **bandwidth** of L1 and shared memory (``l1_lam``, ``l1_line_lam``, ``l1_request_lam``, ``shared_lam``,
-  ``local_l1_lam``), L2 (``l2_lam``) and DRAM (``dram_lam``, ``global_lam``): bandwidth × (1 ± X)
-  is each λ ÷ (1 ± X);
+* **bandwidth** of L1 and shared memory (``l1_lam``, ``l1_line_lam``, ``l1_request_lam``,
+  ``l1_fill_lam``, ``shared_lam``, ``local_l1_lam``), L2 (``l2_lam``) and DRAM (``dram_lam``,
+  ``global_lam``): bandwidth × (1 ± X) is each λ ÷ (1 ± X);
 * **SM clock** × (1 ± X): L2 and DRAM keep their time in nanoseconds, so their latencies and λ
   in SM cycles scale with the clock (assumed: the profiles measure them at one clock only);
   kernel cycles and µs then move apart, and both are given;
@@ -59,7 +59,8 @@ GROUP_OCCUPANCY = "occupancy"
 # memory levels beyond the SM: their time is nanoseconds, their cycles follow the SM clock
 _OFF_SM_KEYS = ("l2_Lam", "l2_lam", "dram_Lam", "dram_lam", "global_Lam", "global_lam")
 _LEVEL_LATENCY = {"L1": ("l1_Lam",), "L2": ("l2_Lam",), "DRAM": ("dram_Lam", "global_Lam")}
-_LEVEL_BANDWIDTH = {"L1": ("l1_lam", "l1_line_lam", "l1_request_lam", "shared_lam", "local_l1_lam"), "L2": ("l2_lam",),
+_LEVEL_BANDWIDTH = {"L1": ("l1_lam", "l1_line_lam", "l1_request_lam", "l1_fill_lam", "shared_lam",
+                           "local_l1_lam"), "L2": ("l2_lam",),
                     "DRAM": ("dram_lam", "global_lam")}
 _UNIT_TITLES = {Unit.ALU: "ALU", Unit.FP64: "FP64", Unit.SFU: "SFU", Unit.TENSOR: "tensor",
                 Unit.CONTROL: "branch", Unit.BARRIER: "barrier"}

@@ -176,7 +176,7 @@ def memory_cost_overrides(report: MemoryReport, profile: Any, sm: SmContext | No
                 fallback = profile.global_memory_lambdas(1.0)
                 cost = global_access_cost(a, shares, profile, sm, fallback)
                 if levels is not None and a.index in copies:
-                    times = level_times(a, shares, profile, sm, fallback)
+                    times = level_times(a, shares, profile, sm, fallback, fills=False)
                     cost = (times["L1"], cost[1])
                     levels[a.index] = (times["L2"] * a.issuing_share, times["DRAM"] * a.issuing_share)
                 out[a.index] = _issued_share(a, cost, profile)

@@ -249,8 +249,11 @@ def _rate(memory: dict[str, float], key: str, fallback: float) -> float:
 
 
 def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmContext,
-                fallback: tuple[float, float]) -> dict[str, float]:
-    """Cycles one warp request of ``access`` keeps each level busy on its SM."""
+                fallback: tuple[float, float], fills: bool = True) -> dict[str, float]:
+    """Cycles one warp request of ``access`` keeps each level busy on its SM. ``fills``: L1's
+    time includes the profile's ``l1_fill_lam`` for what a load brings in from beyond L1
+    (measured for loads into registers; an asynchronous copy into shared memory, not measured,
+    is charged without it)."""
     memory = profile.pipeline.memory
     dram_lam = _rate(memory, "dram_lam", fallback[0])
     l2_lam = _rate(memory, "l2_lam", dram_lam)
@@ -296,8 +299,15 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
             # the simulated fills and write-backs of a scatter move at DRAM's random-sector rate,
             # not the streaming one (a sector here, another in a different DRAM page there)
             dram = max(dram, moved * per_byte * share)
+    l1 = l1_request_cycles(access, memory, l1_lam)
+    fill_lam = memory.get("l1_fill_lam")
+    if fills and fill_lam is not None and access.kind == AccessKind.LOAD:
+        # what comes from beyond L1 passes its data stage too, beside the hits (l1_hit_rate.cu:
+        # 1.69 cycles more per 128 bytes from L2); a request that misses entirely stays bound by
+        # L2's rate, so this shows where hits and misses mix within one access
+        l1 += float(fill_lam) * sectors * (1.0 - shares.l1) / SECTORS_PER_LINE
     return {
-        "L1": l1_request_cycles(access, memory, l1_lam),
+        "L1": l1,
         "L2": through_l2,
         "DRAM": dram,
     }

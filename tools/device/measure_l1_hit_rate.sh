@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# L1's request rate for global loads that hit, on the device machine in ONE call (about 2 minutes):
+# L1's request rate for global loads that hit, on the device machine in ONE call (about a minute):
 # bench/micro/l1_hit_rate.cu built for sm_90 and each of its patterns run under Nsight Compute
 # (the warm second launch): SM cycles, L1 requests / sectors / hit rate / wavefronts, the LSU
 # pipe, issue activity and the stalls on L1 (lg_throttle) and on load results (long_scoreboard).
@@ -13,6 +13,8 @@ DEST="$OUT/${GPU:-gpu}"
 mkdir -p "$DEST"
 { date -u +%Y-%m-%dT%H:%M:%SZ; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv; ncu --version | tail -1; } > "$DEST/env.txt" 2>&1
 nvcc -O3 -arch=sm_90 -o /tmp/l1_hit_rate bench/micro/l1_hit_rate.cu > "$DEST/build.log" 2>&1 || { cat "$DEST/build.log"; exit 1; }
+# the mixed patterns again with their far table in L2 (8 MB): L1 misses that hit L2
+nvcc -O3 -arch=sm_90 -DBIG_MB=8 -o /tmp/l1_hit_rate_l2 bench/micro/l1_hit_rate.cu >> "$DEST/build.log" 2>&1 || { cat "$DEST/build.log"; exit 1; }
 cuobjdump -sass /tmp/l1_hit_rate > "$DEST/sass.txt" 2>&1
 WANT="gpc__cycles_elapsed.max,sm__cycles_elapsed.avg,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sector_hit_rate.pct,smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.sum,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__warps_active.avg.per_cycle_active,lts__t_sector_hit_rate.pct"
 TRY="l1tex__data_pipe_lsu_wavefronts_mem_lg.sum,l1tex__data_pipe_lsu_wavefronts.sum,l1tex__m_xbar2l1tex_read_sectors.sum,l1tex__t_output_wavefronts_pipe_lsu_mem_global_op_ld.sum,l1tex__throughput.avg.pct_of_peak_sustained_active,l1tex__lsu_writeback_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_reads.avg.pct_of_peak_sustained_elapsed,l1tex__f_wavefronts.sum"
@@ -25,12 +27,22 @@ PY
 )
 echo "metrics: $WANT$KEEP" > "$DEST/metrics.txt"
 : > "$DEST/l1_hit_rate.csv"
-for p in line bcast half pair pair_m8 line_m8 line_m4 line_m2; do
+PATTERNS=${PATTERNS:-"line bcast half pair pair_m8 line_m8 line_m4 line_m2"}
+L2_PATTERNS=${L2_PATTERNS:-"pair_m8 line_m8 line_m4 line_m2"}
+for p in $PATTERNS; do
   /tmp/l1_hit_rate "$p" >> "$DEST/plain.txt" 2>&1
   timeout 100 ncu --clock-control none --csv --launch-skip 1 --launch-count 1 --metrics "$WANT$KEEP" \
     /tmp/l1_hit_rate "$p" > "/tmp/ncu_$p.csv" 2> "/tmp/ncu_$p.err"
   echo "$p rc=$?" >> "$DEST/summary.txt"
   sed "s/^/$p,/" "/tmp/ncu_$p.csv" >> "$DEST/l1_hit_rate.csv"
   tail -2 "/tmp/ncu_$p.err" >> "$DEST/summary.txt"
+done
+for p in $L2_PATTERNS; do
+  /tmp/l1_hit_rate_l2 "$p" >> "$DEST/plain.txt" 2>&1
+  timeout 100 ncu --clock-control none --csv --launch-skip 1 --launch-count 1 --metrics "$WANT$KEEP" \
+    /tmp/l1_hit_rate_l2 "$p" > "/tmp/ncu_l2_$p.csv" 2> "/tmp/ncu_l2_$p.err"
+  echo "l2_$p rc=$?" >> "$DEST/summary.txt"
+  sed "s/^/l2_$p,/" "/tmp/ncu_l2_$p.csv" >> "$DEST/l1_hit_rate.csv"
+  tail -2 "/tmp/ncu_l2_$p.err" >> "$DEST/summary.txt"
 done
 cat "$DEST/summary.txt"

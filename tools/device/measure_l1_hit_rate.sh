@@ -29,20 +29,22 @@ echo "metrics: $WANT$KEEP" > "$DEST/metrics.txt"
 : > "$DEST/l1_hit_rate.csv"
 PATTERNS=${PATTERNS:-"line bcast half pair pair_m8 line_m8 line_m4 line_m2"}
 L2_PATTERNS=${L2_PATTERNS:-"pair_m8 line_m8 line_m4 line_m2"}
-for p in $PATTERNS; do
-  /tmp/l1_hit_rate "$p" >> "$DEST/plain.txt" 2>&1
-  timeout 100 ncu --clock-control none --csv --launch-skip 1 --launch-count 1 --metrics "$WANT$KEEP" \
-    /tmp/l1_hit_rate "$p" > "/tmp/ncu_$p.csv" 2> "/tmp/ncu_$p.err"
-  echo "$p rc=$?" >> "$DEST/summary.txt"
-  sed "s/^/$p,/" "/tmp/ncu_$p.csv" >> "$DEST/l1_hit_rate.csv"
-  tail -2 "/tmp/ncu_$p.err" >> "$DEST/summary.txt"
-done
-for p in $L2_PATTERNS; do
-  /tmp/l1_hit_rate_l2 "$p" >> "$DEST/plain.txt" 2>&1
-  timeout 100 ncu --clock-control none --csv --launch-skip 1 --launch-count 1 --metrics "$WANT$KEEP" \
-    /tmp/l1_hit_rate_l2 "$p" > "/tmp/ncu_l2_$p.csv" 2> "/tmp/ncu_l2_$p.err"
-  echo "l2_$p rc=$?" >> "$DEST/summary.txt"
-  sed "s/^/l2_$p,/" "/tmp/ncu_l2_$p.csv" >> "$DEST/l1_hit_rate.csv"
-  tail -2 "/tmp/ncu_l2_$p.err" >> "$DEST/summary.txt"
-done
+# measure BINARY PREFIX PATTERN...: each pattern once plainly, then its warm launch under ncu;
+# the rows of l1_hit_rate.csv start with PREFIX + pattern
+measure() {
+  local binary=$1 prefix=$2 p
+  shift 2
+  for p in "$@"; do
+    "$binary" "$p" >> "$DEST/plain.txt" 2>&1
+    timeout 100 ncu --clock-control none --csv --launch-skip 1 --launch-count 1 --metrics "$WANT$KEEP" \
+      "$binary" "$p" > "/tmp/ncu_$prefix$p.csv" 2> "/tmp/ncu_$prefix$p.err"
+    echo "$prefix$p rc=$?" >> "$DEST/summary.txt"
+    sed "s/^/$prefix$p,/" "/tmp/ncu_$prefix$p.csv" >> "$DEST/l1_hit_rate.csv"
+    tail -2 "/tmp/ncu_$prefix$p.err" >> "$DEST/summary.txt"
+  done
+}
+# shellcheck disable=SC2086  # the pattern lists split into words
+measure /tmp/l1_hit_rate "" $PATTERNS
+# shellcheck disable=SC2086
+measure /tmp/l1_hit_rate_l2 l2_ $L2_PATTERNS
 cat "$DEST/summary.txt"

@@ -464,9 +464,18 @@ def _l1_hit_rate_metrics(path: Path) -> dict[str, dict[str, float]]:
     return metrics
 
 
-def _cycles_per_request(m: dict[str, float], launch_cycles: float) -> float:
-    return (m["gpc__cycles_elapsed.max"] - launch_cycles) / (m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"]
-                                                            / SM_COUNT)
+def _l1_hit_rate_run(results: Path) -> tuple[dict[str, dict[str, float]], float] | None:
+    """(metrics per pattern, SM cycles per load request per pattern) of an ``l1_hit_rate.cu``
+    run: (gpc cycles - the H200's launch cost, the GPU that ran it) / L1 requests per SM. None
+    when absent."""
+    path = results / "l1_hit_rate.csv"
+    if not path.exists():
+        return None
+    launch_cycles = empty_kernel_cycles(GPUS["h200"].empty_kernels)[0]
+    metrics = _l1_hit_rate_metrics(path)
+    cycles = {name: (m["gpc__cycles_elapsed.max"] - launch_cycles)
+              / (m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] / SM_COUNT) for name, m in metrics.items()}
+    return metrics, cycles
 
 
 L1_FILLS = ROOT / "bench" / "micro" / "results" / "h200-2026-11-28-l1-hit-rate-l2"
@@ -479,16 +488,12 @@ def derive_l1_fill_lam(results: Path = L1_FILLS) -> float | None:
     line request from the far table; the least-squares slope through 0 of (cycles per request -
     the all-hit ``line`` pattern's) against the sectors that came from L2 per request / 4. None
     when absent. Measured on the H200; the H100 has the same SM."""
-    path = results / "l1_hit_rate.csv"
-    if not path.exists():
+    run = _l1_hit_rate_run(results)
+    if run is None or "line" not in run[1]:
         return None
-    launch_cycles = empty_kernel_cycles(GPUS["h200"].empty_kernels)[0]
-    metrics = _l1_hit_rate_metrics(path)
-    if "line" not in metrics:
-        return None
-    base = _cycles_per_request(metrics["line"], launch_cycles)
+    metrics, cycles = run
     points = [(m["l1tex__m_xbar2l1tex_read_sectors.sum"] / m["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"] / 4,
-               _cycles_per_request(m, launch_cycles) - base) for name, m in metrics.items() if name in FILL_PATTERNS]
+               cycles[name] - cycles["line"]) for name, m in metrics.items() if name in FILL_PATTERNS]
     if not points:
         return None
     return sum(x * y for x, y in points) / sum(x * x for x, _ in points)
@@ -501,12 +506,10 @@ def derive_l1_request_lam(results: Path = L1_HIT_RATE) -> float | None:
     of the three patterns; None when absent. Two lines a request measure 2.02 cycles (pattern
     ``half``), so the floor only binds on one-line requests. Measured on the H200; the H100 has
     the same SM."""
-    path = results / "l1_hit_rate.csv"
-    if not path.exists():
+    run = _l1_hit_rate_run(results)
+    if run is None:
         return None
-    launch_cycles = empty_kernel_cycles(GPUS["h200"].empty_kernels)[0]     # the GPU that ran it
-    metrics = _l1_hit_rate_metrics(path)
-    values = [_cycles_per_request(m, launch_cycles) for name, m in metrics.items() if name in ONE_LINE_PATTERNS]
+    values = [c for name, c in run[1].items() if name in ONE_LINE_PATTERNS]
     return sum(values) / len(values) if values else None
 
 
@@ -996,21 +999,20 @@ def render(fig: dict[str, Figure], results: Path = DEFAULT_RESULTS, gpu: Gpu = G
         w("# ... per line of a request whose lanes fall in 32 different banks (its tag lookups): a request")
         w("# costs the larger of its busiest bank's words x l1_lam and its lines x this")
         w(f"l1_line_lam = {_fmt(line_lam.value)}")
-    request_lam = derive_l1_request_lam()
-    if request_lam is not None:
-        w("# ... and at least this per global load request: one-line hits do not reach one a cycle")
-        w(f"l1_request_lam = {_fmt(request_lam)}")
-        line_lam_source += (f"; l1_request_lam measured: {_relative(L1_HIT_RATE)}/l1_hit_rate.csv (patterns "
-                            "line, bcast, pair: (ncu gpc cycles - kernel_launch_cycles) / L1 requests per SM, "
-                            "mean" + ("; the H100 has the same SM" if gpu.key == "h100" else "") + ")")
-    fill_lam = derive_l1_fill_lam()
-    if fill_lam is not None:
-        w("# ... and this more per 128 bytes a load brings in from beyond L1 (its fill passes L1's data stage)")
-        w(f"l1_fill_lam = {_fmt(fill_lam)}")
-        line_lam_source += (f"; l1_fill_lam measured: {_relative(L1_FILLS)}/l1_hit_rate.csv (patterns line_m8, "
-                            "line_m4, line_m2 with an 8 MB far table: slope of cycles per request over the line's "
-                            "against L2 sectors per request / 4" + ("; the H100 has the same SM" if gpu.key == "h100"
-                                                                   else "") + ")")
+    same_sm = "; the H100 has the same SM" if gpu.key == "h100" else ""     # measured on the H200
+    for key, value, comment, where, how in (
+            ("l1_request_lam", derive_l1_request_lam(),
+             "... and at least this per global load request: one-line hits do not reach one a cycle",
+             L1_HIT_RATE, "patterns line, bcast, pair: (ncu gpc cycles - kernel_launch_cycles) / L1 requests "
+                          "per SM, mean"),
+            ("l1_fill_lam", derive_l1_fill_lam(),
+             "... and this more per 128 bytes a load brings in from beyond L1 (its fill passes L1's data stage)",
+             L1_FILLS, "patterns line_m8, line_m4, line_m2 with an 8 MB far table: slope of cycles per request "
+                       "over the line's against L2 sectors per request / 4")):
+        if value is not None:
+            w(f"# {comment}")
+            w(f"{key} = {_fmt(value)}")
+            line_lam_source += f"; {key} measured: {_relative(where)}/l1_hit_rate.csv ({how}{same_sm})"
     w(f"l1_Lam = {_fmt(v['l1.Lam'])}")
     w(f"shared_lam = {_fmt(v['ld_shared.lam'])}")
     w(f"shared_Lam = {_fmt(v['ld_shared.Lam'])}")

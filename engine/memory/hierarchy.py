@@ -276,7 +276,8 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
     dram_lam_sm = max(dram_lam * share, l2_lam)
     sectors = access.sectors_per_request or 0.0
     lines = max(1.0, access.lines_per_request or 1.0)
-    through_l2 = sectors * (1.0 - shares.l1) / SECTORS_PER_LINE * l2_lam_sm
+    beyond_l1 = sectors * (1.0 - shares.l1) / SECTORS_PER_LINE     # lines' worth from L2 or DRAM
+    through_l2 = beyond_l1 * l2_lam_sm
     atomic_lane_lam = memory.get("atomic_distinct_lane_lam")
     if access.kind == AccessKind.ATOMIC and atomic_lane_lam is not None:
         # L2's atomic units run each lane's operation; lanes sharing a sector are at most one
@@ -305,7 +306,7 @@ def level_times(access: AccessInfo, shares: LevelShares, profile: Any, sm: SmCon
         # what comes from beyond L1 passes its data stage too, beside the hits (l1_hit_rate.cu:
         # 1.69 cycles more per 128 bytes from L2); a request that misses entirely stays bound by
         # L2's rate, so this shows where hits and misses mix within one access
-        l1 += float(fill_lam) * sectors * (1.0 - shares.l1) / SECTORS_PER_LINE
+        l1 += float(fill_lam) * beyond_l1
     return {
         "L1": l1,
         "L2": through_l2,

@@ -319,8 +319,8 @@ def _sass_instructions(inputs: KernelInputs, d: KernelDescription) -> tuple[floa
     if not isinstance(mapped, SassMap):
         return None, mapped.reason
     per_block = 0.0
-    for path, warps in d.block_composition():
-        per_block += mapped.executed(d.dynamic_counts(path), dict(d.retry_passes)) * warps
+    for counts, warps in d.counted_composition():
+        per_block += mapped.executed(counts, dict(d.retry_passes)) * warps
     return per_block * inputs.launch.n_blocks, ""
 
 

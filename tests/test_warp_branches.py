@@ -134,3 +134,28 @@ def test_a_single_wave_launch_counts_every_path_at_the_mean() -> None:
         assert d.instructions_per_warp(path) >= counted.instructions_per_warp(path)
     assert d.instructions_per_warp(0) > d.instructions_per_warp(1)    # warp 0's second shuffle tree
     d.validate()
+
+
+def test_a_single_wave_of_unequal_blocks_counts_the_grids_mix() -> None:
+    """A triangular loop in one wave (64 blocks of 64 threads, thread i runs i + 1 trips): the
+    simulated SM runs the largest block (it sets the time), the launch's totals count the sampled
+    blocks' mix of work, about half of the largest block per block."""
+    inputs = resolve_inputs(V2 / "ptx" / "triangular.sm_90.ptx", profile="h100",
+                            launch_file=V2 / "triangular.launch.toml", config="tri_matvec/b64")
+    ev = Evaluator().evaluate(inputs, state_for(inputs), trace=False)
+    d = ev.description
+    assert d.traced and d.counted_kinds is not None and len(d.counted_kinds) > 1
+    d.validate()
+    simulated = sum(d.instructions_per_warp(p) * w for p, w in d.block_composition())
+    counted = d.total_warp_instructions() / d.blocks
+    # the blocks' mean trip count is (n + 1) / 2 of the largest's n: within the sample's steps
+    assert 0.4 * simulated < counted < 0.6 * simulated
+    # the traffic is weighted with the same mix: far below the largest block's bytes
+    mix = d.mean_counts()
+    largest = sum(d.dynamic_counts(p) * w for p, w in d.block_composition()) / d.warps_per_block
+    loads = [i for i, ins in enumerate(d.instructions) if ins.memory]
+    assert all(mix[i] <= largest[i] for i in loads)
+    assert sum(mix[i] for i in loads) < 0.6 * sum(largest[i] for i in loads)
+    broken = d.with_changes(counted_kinds=((len(d.counted_paths),) * d.warps_per_block,))
+    with pytest.raises(Exception, match="counted path"):
+        broken.validate()

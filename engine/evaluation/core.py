@@ -36,8 +36,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import numpy as np
-
 from engine.analysis import KernelAnalysis, analyze_kernel
 from engine.conventions import complete_arguments, completed_launch, kernel_structure
 from engine.errors import WarplineError
@@ -530,13 +528,7 @@ class Evaluator:
             if why not in ev.warnings:      # once, however many occupancies the sweep asks for
                 ev.warnings.append(why)
             return None
-        # per instruction, the most any warp of a block runs it: where warps run different paths
-        # (warp_branches) the memory model's own per-lane activity already shares the bytes out
-        if base.traced:
-            # each warp ran its own path: a request is counted where its warp ran it
-            counts = base.mean_counts()
-        else:
-            counts = np.maximum.reduce([base.dynamic_counts(p) for p in range(len(base.paths))])
+        counts = base.access_counts()
         sm = sm_context(ev.analysis, ev.profile, launch, inputs.module, resident, ev.memory)
         traffic = kernel_traffic(ev.memory, ev.profile, sm, {i: float(n) for i, n in enumerate(counts)},
                                  launch.n_blocks * base.warps_per_block, min(device.sm_count, launch.n_blocks))

@@ -221,9 +221,7 @@ def flop_per_warp_instruction(instruction: Any, warp_size: int = 32) -> tuple[st
 def _launch_counts(d: Any, warps_in_grid: int) -> np.ndarray:
     """Executions of each static instruction over the launch: the mean per-warp counts of a block
     × the warps of the grid."""
-    per_path = [d.dynamic_counts(p).astype(np.float64) for p in range(len(d.paths))]
-    per_warp = sum(per_path[d.path_of_warp(w)] for w in range(d.warps_per_block)) / d.warps_per_block
-    return per_warp * float(warps_in_grid)
+    return np.asarray(d.mean_counts(), dtype=np.float64) * float(warps_in_grid)
 
 
 # ---- ceilings --------------------------------------------------------------------------------------
@@ -348,9 +346,7 @@ def _level_bytes(evaluation: Any) -> tuple[dict[str, float], list[str]]:
         return {}, ["no memory analysis for this kernel: no bytes per level"]
     d = evaluation.description
     warps = evaluation.state.launch.n_blocks * d.warps_per_block
-    # as engine.memory.traffic counts: the most any warp of a block runs each access (the memory
-    # model's per-lane activity shares the bytes out where warps take different paths)
-    per_warp = np.maximum.reduce([d.dynamic_counts(p) for p in range(len(d.paths))]).astype(np.float64)
+    per_warp = d.access_counts()       # as the launch's traffic is weighted
     l1 = l2 = 0.0
     for a in memory.accesses:
         if a.space is MemorySpace.GLOBAL:

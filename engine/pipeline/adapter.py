@@ -737,19 +737,21 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
 
         single_wave = 0 < launch.n_blocks <= device.sm_count
         traced, kinds, extra = block_paths(execution, builder_for, single_wave)
-        counted_traced = None
+        counted_traced: tuple[tuple[PathNode, ...], ...] | None = None
+        counted_mix: tuple[tuple[int, ...], ...] | None = None
         if single_wave:
             # the SM with the largest block sets the time; the launch counts the blocks' mix
             counted, counted_kinds, _ = counted_block_paths(execution, builder_for)
-            counted_traced = tuple(counted[p] for p in counted_kinds[0])
             traced = [traced[p] for p in kinds[0]]
             kinds = (tuple(range(len(traced))),)
-            if len(counted_kinds) > 1 or len(counted_traced) != len(traced):
-                counted_traced = None     # no warp-by-warp counterpart: counted as simulated
+            if len(counted_kinds) == 1:      # one kind: warp by warp the counterpart of the simulated
+                counted_traced = tuple(counted[p] for p in counted_kinds[0])
+            else:
+                counted_traced, counted_mix = tuple(counted), counted_kinds
         if any(_executes(list(p)) for p in traced):
             return dataclasses.replace(
                 _finish(analysis, profile, launch, resident, ov, instructions, subsystems, traced, None,
-                        extra, counted_traced, notes, passes), traced=True,
+                        extra, counted_traced, notes, passes), traced=True, counted_kinds=counted_mix,
                 block_kinds=kinds if len(kinds) > 1 or len(set(kinds[0])) > 1 else None)
     walks = [walk(0 if branches is not None else None)]
     representatives = [walks[0][0].warp]

@@ -214,6 +214,10 @@ class KernelDescription:
     # differ from the simulated ones: a single wave is simulated at its slowest warp's trip
     # counts (that SM sets the time) but counted at the mean over warps. None: ``paths``.
     counted_paths: tuple[tuple[PathNode, ...], ...] | None = None
+    # With ``counted_paths``: the counted mix of blocks, per kind the counted path of each warp
+    # (a single wave whose blocks differ in work: its largest block is simulated, every kind of
+    # the sample counted alike). None: ``counted_paths[p]`` is simulated path ``p``'s count.
+    counted_kinds: tuple[tuple[int, ...], ...] | None = None
     # Atomics that ptxas made into compare-and-swap retry loops: (instruction, mean passes of the
     # loop per execution), for counting the SASS the launch executes.
     retry_passes: tuple[tuple[int, float], ...] = ()
@@ -249,36 +253,59 @@ class KernelDescription:
         kinds = self.block_kinds or (tuple(self.path_of_warp(w) for w in range(self.warps_per_block)),)
         return np.array(kinds, dtype=np.int64).reshape(len(kinds), self.warps_per_block)
 
-    def dynamic_counts(self, path: int = 0) -> np.ndarray:
-        """How often one warp on ``path`` executes each static instruction (int64 array), on
-        average over the launch (``counted_paths`` where given)."""
+    def _counts(self, nodes: Sequence[PathNode]) -> np.ndarray:
+        """How often one warp running ``nodes`` executes each static instruction (int64 array)."""
         counts = np.zeros(len(self.instructions), dtype=np.int64)
-        paths = self.counted_paths if self.counted_paths is not None else self.paths
 
-        def walk(nodes: Sequence[PathNode], times: int) -> None:
-            for node in nodes:
+        def walk(body: Sequence[PathNode], times: int) -> None:
+            for node in body:
                 if isinstance(node, Run):
                     for i in node.instructions:
                         counts[i] += times
                 else:
                     walk(node.body, times * node.count)
 
-        walk(paths[path], 1)
+        walk(nodes, 1)
         return counts
+
+    def dynamic_counts(self, path: int = 0) -> np.ndarray:
+        """How often one warp on ``path`` executes each static instruction (int64 array), on
+        average over the launch (``counted_paths`` where they stand for the simulated paths)."""
+        aligned = self.counted_paths is not None and self.counted_kinds is None
+        return self._counts((self.counted_paths if aligned else self.paths)[path])  # type: ignore[index]
+
+    def counted_composition(self) -> list[tuple[np.ndarray, float]]:
+        """(per-instruction counts of one warp, warps) of an average block as the launch counts it:
+        the launch's totals (executed instructions, SASS, bytes) are sums over this."""
+        if self.counted_kinds is None or self.counted_paths is None:
+            return [(self.dynamic_counts(p), w) for p, w in self.block_composition()]
+        weights: dict[int, float] = {}
+        for kind in self.counted_kinds:
+            for path in kind:
+                weights[path] = weights.get(path, 0.0) + 1.0 / len(self.counted_kinds)
+        return [(self._counts(self.counted_paths[p]), w) for p, w in sorted(weights.items())]
 
     def mean_counts(self) -> np.ndarray:
         """How often a warp of a block executes each instruction, on average over its warps (and
-        over the kinds of blocks)."""
-        return sum((self.dynamic_counts(p) * w for p, w in self.block_composition()),
+        over the kinds of blocks, as the launch counts them)."""
+        return sum((counts * w for counts, w in self.counted_composition()),
                    np.zeros(len(self.instructions), dtype=np.float64)) / self.warps_per_block
+
+    def access_counts(self) -> np.ndarray:
+        """Per static instruction, the executions per warp the launch's memory traffic is weighted
+        with. Where each warp ran its own path (``traced``), a request counts where its warp ran
+        it: the mean over the block's warps. Otherwise the most any path runs it: the memory
+        model's per-lane activity already shares the bytes out among warps that go different ways."""
+        if self.traced:
+            return self.mean_counts()
+        return np.maximum.reduce([self.dynamic_counts(p) for p in range(len(self.paths))]).astype(np.float64)
 
     def instructions_per_warp(self, path: int = 0) -> int:
         return int(self.dynamic_counts(path).sum())
 
     def total_warp_instructions(self) -> int:
         """Warp instructions the whole SM share issues (every block, every warp)."""
-        per_path = [self.instructions_per_warp(p) for p in range(len(self.paths))]
-        per_block = sum(per_path[p] * w for p, w in self.block_composition())
+        per_block = sum(float(counts.sum()) * w for counts, w in self.counted_composition())
         return int(round(per_block * self.blocks))
 
     def with_changes(self, **changes: object) -> KernelDescription:
@@ -382,6 +409,12 @@ class KernelDescription:
                 if len(kind) != self.warps_per_block or not all(0 <= p < len(self.paths) for p in kind):
                     raise SimulationError("a kind of block names a path for each of its warps, and only "
                                           "paths that exist")
+        if self.counted_kinds is not None:
+            counted = len(self.counted_paths) if self.counted_paths is not None else 0
+            for kind in self.counted_kinds:
+                if len(kind) != self.warps_per_block or not all(0 <= p < counted for p in kind):
+                    raise SimulationError("a counted kind of block names a counted path for each of "
+                                          "its warps, and only counted paths that exist")
         if self.extra_slots < 0:
             raise SimulationError(f"negative number of extra completion slots ({self.extra_slots})")
         for p, nodes in enumerate(self.paths):

@@ -61,7 +61,7 @@ def _mean_counts(d: KernelDescription) -> np.ndarray:
 def single_warp(d: KernelDescription, path: int = 0) -> KernelDescription:
     """The kernel reduced to one warp running alone (for Λ_app and GPUMech's interval profile)."""
     return d.with_changes(paths=(d.paths[path],), warp_path=None, block_kinds=None, counted_paths=None,
-                          warps_per_block=1, blocks=1,
+                          counted_kinds=None, warps_per_block=1, blocks=1,
                           resident_blocks=1, block_launch_overhead=Fraction(0),
                           warp_launch_overhead=Fraction(0), block_launch_interval=Fraction(0))
 

@@ -208,6 +208,10 @@ def test_unrolled_copies_get_registers_of_their_own() -> None:
     body = 43 - 28 + 1
     assert len(run.instructions) == 4 * body - 3         # the inner backward branches go
     assert d.extra_slots == 3 * (body - 1)
+    # ... from the schedule, not from the count: the PTX runs its branch every iteration
+    assert loop.dropped == ((43, 3),)
+    counts = d.dynamic_counts(0)
+    assert counts[43] == counts[42] == counts[28]
     # the last copy completes into the instructions' own slots (the next pass reads them)
     assert {w for w, _ in run.renamed} >= set(range(28, 44))
     loads = [k for k, i in enumerate(run.instructions) if "ld.global" in d.instructions[i].name]

@@ -553,7 +553,7 @@ class _PathBuilder:
                                     sequence, renamed, self._sass_order(copies))
         run = Run(tuple(sequence[k] for k in positions),
                   None if renamed is None else tuple(renamed[k] for k in positions))
-        nodes: list[PathNode] = [Loop((run,), count // u)]
+        nodes: list[PathNode] = [Loop((run,), count // u, ((last, u - 1),) if last in one else ())]
         if count % u:
             nodes.append(Loop(tuple(body), count % u))
         return nodes

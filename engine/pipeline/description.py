@@ -76,10 +76,16 @@ class Run:
 
 @dataclass(frozen=True)
 class Loop:
-    """``body`` executed ``count`` times (0 skips it)."""
+    """``body`` executed ``count`` times (0 skips it).
+
+    ``dropped``: (instruction, executions per pass) that the PTX runs in each pass but the
+    scheduled body leaves out: the backward branch of all but the last of the u copies of a body
+    ptxas unrolled (its SASS has one branch a pass, and the SASS map weighs the PTX branch 1/u).
+    Counted with the launch's executed instructions, not issued by the simulator."""
 
     body: tuple[Run | Loop, ...]
     count: int
+    dropped: tuple[tuple[int, int], ...] = ()
 
 
 PathNode = Run | Loop
@@ -263,6 +269,8 @@ class KernelDescription:
                     for i in node.instructions:
                         counts[i] += times
                 else:
+                    for i, per_pass in node.dropped:
+                        counts[i] += times * node.count * per_pass
                     walk(node.body, times * node.count)
 
         walk(nodes, 1)
@@ -440,6 +448,9 @@ def _check_nodes(nodes: Sequence[PathNode], n: int, slots: int, where: str) -> N
                 raise SimulationError(f"{where}: loop count {node.count} is negative")
             if not _has_instruction(node.body):
                 raise SimulationError(f"{where}: a loop body executes no instruction")
+            if not all(0 <= i < n and times >= 0 for i, times in node.dropped):
+                raise SimulationError(f"{where}: a loop's dropped instructions must exist and run "
+                                      "a non-negative number of times")
             _check_nodes(node.body, n, slots, where)
         else:
             raise SimulationError(f"{where}: {node!r} is neither a Run nor a Loop")

@@ -32,7 +32,7 @@ def _signature(nodes: Sequence[PathNode]) -> tuple:
         if isinstance(node, Run):
             out.append(node.instructions)
         else:
-            out.append((node.count, _signature(node.body)))
+            out.append((node.count, node.dropped, _signature(node.body)))
     return tuple(out)
 
 

@@ -96,6 +96,16 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
     deps = {i: x.deps for i, x in enumerate(ins)}
     programs = [expand_slots(p, deps) for p in d.paths]
     il = d.issue_limit
+    nsched = d.schedulers if il is not None else 1
+    per_sched = il // nsched if il is not None else None
+    sched_count = [0] * nsched     # each scheduler's issues this cycle
+    rotation = [0] * gamma         # per block slot: its block's number mod nsched
+
+    def scheduler(s: int) -> int:
+        """Slot mod nsched; a block of a multiple of nsched warps is rotated by its number."""
+        if wpb % nsched:
+            return s % nsched
+        return (s % wpb + rotation[s // wpb]) % nsched
     sub_free = [Fraction(0)] * len(d.subsystems)
     level_free = [Fraction(0), Fraction(0)]
     slots: list[_Warp | None] = [None] * (gamma * wpb)
@@ -138,6 +148,7 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
             if d.block_launch_interval > 0:
                 start = max(start, launcher_free)
                 launcher_free = start + d.block_launch_interval
+            rotation[b] = next_block % nsched
             for wi in range(wpb):
                 gid = next_block * wpb + wi
                 w = _Warp(gid=gid, program=programs[d.path_of_warp(wi)])
@@ -150,6 +161,7 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
             if math.floor(t) != cycle:
                 cycle = math.floor(t)
                 count = 0
+                sched_count = [0] * nsched
             if policy == "lrr":
                 order = [(rr + k) % len(slots) for k in range(len(slots))]
             else:
@@ -172,8 +184,11 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
                 u = ins[i].unit
                 if sub_free[u] > t:
                     continue
+                if per_sched is not None and sched_count[scheduler(s)] >= per_sched:
+                    continue              # its scheduler has issued its share of this cycle
                 # issue
                 count += 1
+                sched_count[scheduler(s)] += 1
                 sub_free[u] = t + ins[i].lam
                 wait = Fraction(0)
                 for q, busy in enumerate(ins[i].level_lam):
@@ -229,11 +244,12 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
             # next events
             full = il is not None and count >= il
             again = False
-            for w in slots:
+            for s, w in enumerate(slots):
                 if w is None or w.done or w.at_barrier:
                     continue
                 e = max(w.earliest(), sub_free[ins[w.program[w.pc][0]].unit])
-                if full and e < cycle + 1:
+                mine_full = per_sched is not None and sched_count[scheduler(s)] >= per_sched
+                if (full or mine_full) and e < cycle + 1:
                     e = Fraction(cycle + 1)
                 if e <= t:
                     again = True

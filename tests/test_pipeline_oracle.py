@@ -56,10 +56,14 @@ def kernels(draw: st.DrawFn) -> tuple[KernelDescription, str]:
     if not with_barrier and draw(st.booleans()):
         paths.append((run(), Loop((run(),), draw(st.integers(1, 3)))))
         warp_path = tuple(draw(st.integers(0, 1)) for _ in range(warps_per_block))
+    issue_limit = draw(st.sampled_from([None, 1, 2, 3, 4]))
+    # schedulers that share the issue limit evenly (a warp slot issues through one of them)
+    schedulers = draw(st.sampled_from([k for k in (1, 2, 4) if issue_limit is not None and issue_limit % k == 0]
+                                      or [1]))
     d = KernelDescription(
         instructions=tuple(instructions), subsystems=tuple(f"u{k}" for k in range(n_units)),
         paths=tuple(paths), warps_per_block=warps_per_block, blocks=draw(st.integers(1, 5)),
-        resident_blocks=draw(st.integers(1, 4)), issue_limit=draw(st.sampled_from([None, 1, 2, 3])),
+        resident_blocks=draw(st.integers(1, 4)), issue_limit=issue_limit, schedulers=schedulers,
         warp_path=warp_path,
         warp_issue_interval=draw(st.sampled_from([Fraction(1), Fraction(1, 2), Fraction(2)])),
         block_launch_overhead=draw(st.sampled_from([Fraction(0), Fraction(1), Fraction(5, 2)])),
@@ -89,6 +93,45 @@ def test_simulator_matches_oracle(case: tuple[KernelDescription, str]) -> None:
         mine = trace.issues[trace.issues["warp"] == warp]
         assert [int(i) for i in mine["instr"]] == [i for i, _ in rows], f"warp {warp} order"
         assert [Fraction(x).limit_denominator(1000) for x in mine["issue"]] == [t for _, t in rows]
+
+
+@st.composite
+def kernels_with_schedulers(draw: st.DrawFn) -> tuple[KernelDescription, str]:
+    """The kernels above on an SM of 2 or 4 schedulers, each issuing for its own warp slots."""
+    d, policy = draw(kernels())
+    schedulers = draw(st.sampled_from([2, 4]))
+    return d.with_changes(issue_limit=schedulers * draw(st.sampled_from([1, 1, 2])), schedulers=schedulers), policy
+
+
+@settings(max_examples=200, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(kernels_with_schedulers())
+def test_simulator_matches_oracle_with_schedulers(case: tuple[KernelDescription, str]) -> None:
+    test_simulator_matches_oracle.hypothesis.inner_test(case)
+
+
+def test_a_scheduler_issues_for_its_own_warps_only() -> None:
+    """Blocks where warp 0 does the work, on an SM of 4 schedulers (bench/micro/warp_schedulers.cu
+    on the H200). Blocks of 2 warps: every block's warp 0 is on an even slot, so 2 schedulers of 4
+    issue and the SM runs at half the rate of one shared pool. Blocks of 4 warps: each block
+    started is rotated by one scheduler, so the busy warps spread over all four."""
+    from engine.pipeline.description import Loop, Run, StaticInstruction
+
+    work = StaticInstruction(name="fma", unit=0, lam=Fraction(1, 4), Lam=Fraction(1))
+
+    def kernel(warps: int) -> KernelDescription:
+        idle = (1,) * (warps - 1)
+        return KernelDescription(instructions=(work,), subsystems=("alu",),
+                                 paths=((Loop((Run((0,)),), 400),), (Run((0,)),)), warp_path=(0, *idle),
+                                 warps_per_block=warps, blocks=8, resident_blocks=8, issue_limit=4)
+
+    for warps, slowdown in ((2, 2.0), (4, 1.0)):
+        d = kernel(warps)
+        pooled = simulate(d).cycles
+        split = simulate(d.with_changes(schedulers=4)).cycles
+        assert pooled == pytest.approx(8 * 400 / 4, rel=0.02)
+        assert split == pytest.approx(slowdown * 8 * 400 / 4, rel=0.02)
+        assert run_oracle(d.with_changes(schedulers=4)).cycles == split
 
 
 def test_oracle_counts_enough_cases() -> None:

@@ -82,16 +82,19 @@ DONE = 3
 
 # parameter vector layout
 P_BLOCKS, P_WPB, P_GAMMA, P_IL, P_TICKS, P_GAP, P_BOVH, P_WOVH, P_POLICY, P_BUDGET, \
-    P_RECORD, P_NSUB, P_MAXDEPTH, P_NDONE, P_BINT = range(15)
-N_PARAMS = 15
+    P_RECORD, P_NSUB, P_MAXDEPTH, P_NDONE, P_BINT, P_NSCHED = range(16)
+N_PARAMS = 16
 
 # the run's counters (one int64 vector): the summary the caller reads (the first N_SUMMARY), then
 # the state the stages share between ticks
 R_END, R_ISSUED, R_TRACE_ROWS, R_STALL_ROWS, R_STOPPED, R_ERROR, R_ERROR_BLOCK, R_TRUNCATED, R_ROUNDS, \
     R_FIN_ROWS, R_FINISHED_WARPS, R_FINISH_SUM, R_NEXT_BLOCK, R_RETIRED, R_MAX_COMPLETE, R_PENDING, \
-    R_LAUNCHER_FREE, R_NEXT_WAKE = range(18)
+    R_LAUNCHER_FREE, R_NEXT_WAKE, R_SCHED = range(19)
 N_SUMMARY = 9
-N_RUN = 18
+# the SM's schedulers (one issue per cycle each, a warp slot belongs to scheduler slot mod their
+# number): each one's issue slots used in the current cycle, R_SCHED + k
+MAX_SCHEDULERS = 8
+N_RUN = R_SCHED + MAX_SCHEDULERS
 
 # why a run stopped early (R_STOPPED)
 STOP_NONE = 0
@@ -120,8 +123,8 @@ MAX_WARPS_PER_BLOCK = 64
 MAX_RESIDENT_BLOCKS = 64
 
 # per-block state rows
-B_BLOCK, B_FINISHED, B_ARRIVED, B_BARMAX, B_LASTC, B_START, B_ORDER, B_ORDER_COPY, B_QUEUE = range(9)
-N_BLOCK_FIELDS = 9
+B_BLOCK, B_FINISHED, B_ARRIVED, B_BARMAX, B_LASTC, B_START, B_ORDER, B_ORDER_COPY, B_QUEUE, B_ROT = range(10)
+N_BLOCK_FIELDS = 10
 
 # per-slot state: rows of one int64 matrix (slots padded to whole 64-bit words)
 F_STATE, F_GID, F_PC, F_K, F_KEND, F_SP, F_NEXT, F_UNIT, F_READY, F_DCAUSE, F_GAP, F_WAKE, \
@@ -201,8 +204,9 @@ class Totals(NamedTuple):
 class WorkArrays(NamedTuple):
     """Work memory the caller allocates (so the core needs no reference counting): the slot
     fields (``N_FIELDS`` rows of ``64 * words``), the loop-counter stacks, the completion ticks
-    (``P_NDONE`` per slot), ``(4 + nsub) * words`` mask words (elig, a scratch word per slot
-    word, the stall-cause bits, then one slot mask per subsystem), the block rows, the
+    (``P_NDONE`` per slot), ``(5 + nsub) * words`` mask words (elig, a scratch word per slot
+    word, the stall-cause bits, the slots parked until the next cycle because their scheduler
+    issued its share, then one slot mask per subsystem), the block rows, the
     subsystems' free ticks, the memory levels' (``N_LEVELS``) and each slot's copy groups
     (``N_GROUP_FIELDS`` per slot)."""
 
@@ -224,6 +228,8 @@ class _Config(NamedTuple):
     gamma: int
     il: int
     ticks: int
+    nsched: int  # schedulers: a slot issues through scheduler slot % nsched (1: one SM-wide pool)
+    il_sched: int  # each scheduler's issue slots per cycle (quarters, as il)
     gap: int
     bovh: int
     wovh: int
@@ -274,6 +280,7 @@ class _Masks(NamedTuple):
     undecided: np.ndarray
     unit_mask: np.ndarray
     sub_free: np.ndarray
+    parked: np.ndarray
 
 
 class _Blocks(NamedTuple):
@@ -290,6 +297,7 @@ class _Blocks(NamedTuple):
     order: np.ndarray
     order_copy: np.ndarray
     queue: np.ndarray
+    rot: np.ndarray     # the block's scheduler rotation (see _scheduler)
 
 
 def words_for(nslots: int) -> int:
@@ -494,6 +502,7 @@ def _launch_blocks(kern, sl, mk, bk, buf, tot, work, cfg, run, t):
         bk.arrived[b] = 0
         bk.barmax[b] = 0
         bk.lastc[b] = 0
+        bk.rot[b] = nb % cfg.nsched
         for wi in range(wpb):
             pc = kern.path_start[kern.warp_path[nb % kern.warp_path.shape[0], wi]]
             _start_warp(kern, sl, mk, buf, tot, work, cfg, run, b * wpb + wi, nb * wpb + wi, pc,
@@ -817,10 +826,14 @@ def _issue_round(kern, sl, mk, bk, buf, tot, work, cfg, run, t, fm, cnt, rr, gre
             s, k, gpos = _pick_gto(cfg, mk, bk, fm, greedy, k, gpos)
             if s < 0:
                 break
+            if _parked(cfg, sl, bk, mk, run, s):
+                continue
         else:
             s = _pick_lrr(cfg, mk, fm, rr)
             if s < 0:
                 break
+            if _parked(cfg, sl, bk, mk, run, s):
+                continue
             d = s - rr
             if d < 0:
                 d += nslots
@@ -838,11 +851,40 @@ def _issue_round(kern, sl, mk, bk, buf, tot, work, cfg, run, t, fm, cnt, rr, gre
         if first_issued < 0:
             first_issued = s
         cnt += kern.slots[sl.next[s]]
+        if cfg.nsched > 1:
+            run[R_SCHED + _scheduler(sl, bk, cfg, s)] += kern.slots[sl.next[s]]
         u = _issue(kern, sl, mk, bk, buf, tot, work, cfg, run, s, t)
         if u < 0:
             break
         fm &= ~(np.int64(1) << u)
     return cnt, rr, first_issued
+
+
+@njit(**_STAGE)
+def _scheduler(sl, bk, cfg, s):
+    """The scheduler slot ``s`` issues through. A block's warps take consecutive warp slots, and
+    slot mod ``nsched`` is the scheduler; where the block has a multiple of ``nsched`` warps the SM
+    rotates them by one scheduler per block it starts, so that warp 0 of successive blocks is not
+    always on the same one (measured on the H200, bench/micro/warp_schedulers.cu: %warpid of
+    blocks of 4 and 8 warps; of 2 warps, warp 0 stays on even slots)."""
+    if cfg.wpb % cfg.nsched != 0:
+        return s % cfg.nsched
+    b = sl.bslot[s]
+    return (s - b * cfg.wpb + bk.rot[b]) % cfg.nsched
+
+
+@njit(**_STAGE)
+def _parked(cfg, sl, bk, mk, run, s):
+    """Whether slot ``s``'s scheduler has issued its share of this cycle: then the slot leaves
+    ``elig`` until the next cycle (``parked``; the wait is the issue limit's) and the round picks
+    another. Each scheduler of the SM issues for its own warps only: a scheduler whose warps all
+    wait leaves its issue slot unused, however many warps the others have ready."""
+    if cfg.nsched <= 1 or run[R_SCHED + _scheduler(sl, bk, cfg, s)] < cfg.il_sched:
+        return False
+    b = _bit(s)
+    mk.elig[s >> 6] &= ~b
+    mk.parked[s >> 6] |= b
+    return True
 
 
 @njit(**_STAGE)
@@ -863,6 +905,11 @@ def _next_event(kern, mk, bk, cfg, run, t, cnt, cycle_end):
                 e = cycle_end
             if e < nt:
                 nt = e
+    if cfg.nsched > 1 and cycle_end < nt:
+        for wd in range(nw):
+            if mk.parked[wd] != 0:     # back at the next cycle, when their schedulers issue again
+                nt = cycle_end
+                break
     if run[R_NEXT_BLOCK] < cfg.n_blocks:
         for qi in range(run[R_PENDING]):
             b = bk.queue[qi]
@@ -872,9 +919,18 @@ def _next_event(kern, mk, bk, cfg, run, t, cnt, cycle_end):
 
 
 @njit(**_STAGE)
-def _new_cycle(cfg, t, cycle_end, cnt):
-    """At a cycle boundary the issue count restarts; returns (cycle_end, cnt)."""
+def _new_cycle(cfg, mk, run, t, cycle_end, cnt):
+    """At a cycle boundary the issue counts restart (the SM's and each scheduler's) and the
+    parked slots are eligible again; returns (cycle_end, cnt)."""
     if t >= cycle_end:
+        if cfg.nsched > 1:
+            later = t < cycle_end + cfg.ticks    # the next cycle itself: a carry counts
+            for q in range(cfg.nsched):
+                c = run[R_SCHED + q]
+                run[R_SCHED + q] = c - cfg.il_sched if later and c > cfg.il_sched else 0
+            for wd in range(cfg.nw):
+                mk.elig[wd] |= mk.parked[wd]
+                mk.parked[wd] = 0
         # usually the next cycle: an integer division costs as much as a whole issue
         cycle_end += cfg.ticks
         # slots past the limit (an instruction of several SASS ones issued last) use the next
@@ -903,7 +959,9 @@ def _config(params, buf, work):
     wpb = params[P_WPB]
     nsub = params[P_NSUB]
     nslots = gamma * wpb
-    return _Config(n_blocks, wpb, gamma, params[P_IL], params[P_TICKS], params[P_GAP], params[P_BOVH],
+    il = params[P_IL]
+    nsched = params[P_NSCHED] if il > 0 and params[P_NSCHED] > 1 else 1
+    return _Config(n_blocks, wpb, gamma, il, params[P_TICKS], nsched, il // nsched, params[P_GAP], params[P_BOVH],
                    params[P_WOVH], params[P_BINT], params[P_POLICY] == 1, params[P_BUDGET],
                    params[P_RECORD] != 0, nsub, params[P_NDONE], nslots, (nslots + 63) >> 6,
                    np.int64(-1) if nsub >= 64 else (np.int64(1) << nsub) - 1,
@@ -918,10 +976,11 @@ def _views(work, nw):
                 ss[F_READY], ss[F_DCAUSE], ss[F_GAP], ss[F_WAKE], ss[F_LASTC], ss[F_BSLOT], ss[F_SLOT],
                 ss[F_HOLD])
     m = work.masks
-    mk = _Masks(m[0:nw], m[nw:2 * nw], m[2 * nw:3 * nw], m[3 * nw:4 * nw], m[4 * nw:], work.units[0])
+    mk = _Masks(m[0:nw], m[nw:2 * nw], m[2 * nw:3 * nw], m[3 * nw:4 * nw], m[5 * nw:], work.units[0],
+                m[4 * nw:5 * nw])
     wb = work.blocks
     bk = _Blocks(wb[B_BLOCK], wb[B_FINISHED], wb[B_ARRIVED], wb[B_BARMAX], wb[B_LASTC], wb[B_START],
-                 wb[B_ORDER], wb[B_ORDER_COPY], wb[B_QUEUE])
+                 wb[B_ORDER], wb[B_ORDER_COPY], wb[B_QUEUE], wb[B_ROT])
     return sl, mk, bk
 
 
@@ -993,7 +1052,7 @@ def simulate_core(params, kern, buf, tot, work, run, cancel):
             if cancel[0] != 0:
                 run[R_STOPPED] = STOP_CANCELLED
                 break
-        cycle_end, cnt = _new_cycle(cfg, t, cycle_end, cnt)
+        cycle_end, cnt = _new_cycle(cfg, mk, run, t, cycle_end, cnt)
         fm = _free_units(mk, cfg, t)
         if t >= run[R_NEXT_WAKE]:
             _wake(sl, mk, cfg, run, t, fm)

@@ -207,6 +207,10 @@ class KernelDescription:
     resident_blocks: int                         # γ: blocks resident at once
     issue_limit: int | None = None
     warp_path: tuple[int, ...] | None = None
+    # The SM's warp schedulers: warp slot s (block slot b's warp w is slot b x warps per block + w)
+    # issues through scheduler s mod ``schedulers``, each at most issue_limit / schedulers
+    # instructions a cycle (1: one pool of issue_limit a cycle for every warp)
+    schedulers: int = 1
     warp_issue_interval: Fraction = Fraction(1)
     block_launch_overhead: Fraction = Fraction(0)
     warp_launch_overhead: Fraction = Fraction(0)
@@ -399,6 +403,10 @@ class KernelDescription:
                                   "(GPUs hold at most 32 blocks per SM)")
         if self.issue_limit is not None and self.issue_limit < 1:
             raise SimulationError(f"issue limit {self.issue_limit} must be a positive integer or None")
+        if self.schedulers not in (1, 2, 4, 8) or (
+                self.schedulers > 1 and (self.issue_limit is None or self.issue_limit % self.schedulers)):
+            raise SimulationError(f"{self.schedulers} schedulers: 1, 2, 4 or 8, and an issue limit they "
+                                  "share evenly")
         if self.warp_issue_interval <= 0:
             raise SimulationError("the warp issue interval must be positive")
         if self.block_launch_overhead < 0 or self.warp_launch_overhead < 0 or self.block_launch_interval < 0:

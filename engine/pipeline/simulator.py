@@ -397,6 +397,7 @@ def _params(d: KernelDescription, ticks: int, policy: str, trace: bool, budget: 
     params[_core.P_BOVH] = tk(d.block_launch_overhead)
     params[_core.P_WOVH] = tk(d.warp_launch_overhead)
     params[_core.P_BINT] = tk(d.block_launch_interval)
+    params[_core.P_NSCHED] = d.schedulers
     params[_core.P_POLICY] = POLICIES[policy]
     params[_core.P_BUDGET] = budget
     params[_core.P_RECORD] = 1 if trace else 0
@@ -450,7 +451,7 @@ def _work_arrays(d: KernelDescription, max_depth: int, n_done: int) -> _core.Wor
         slots=np.zeros((_core.N_FIELDS, 64 * words), np.int64),
         stack=np.zeros((nslots, max_depth + 1), np.int64),
         done=np.zeros(nslots * n_done, np.int64),
-        masks=np.zeros((4 + len(d.subsystems)) * words, np.int64),
+        masks=np.zeros((5 + len(d.subsystems)) * words, np.int64),
         blocks=np.zeros((_core.N_BLOCK_FIELDS, gamma + 2), np.int64),
         units=np.zeros((1, len(d.subsystems)), np.int64), levels=np.zeros(_core.N_LEVELS, np.int64),
         groups=np.zeros(nslots * _core.N_GROUP_FIELDS, np.int64))

@@ -89,10 +89,11 @@ N_PARAMS = 16
 # the state the stages share between ticks
 R_END, R_ISSUED, R_TRACE_ROWS, R_STALL_ROWS, R_STOPPED, R_ERROR, R_ERROR_BLOCK, R_TRUNCATED, R_ROUNDS, \
     R_FIN_ROWS, R_FINISHED_WARPS, R_FINISH_SUM, R_NEXT_BLOCK, R_RETIRED, R_MAX_COMPLETE, R_PENDING, \
-    R_LAUNCHER_FREE, R_NEXT_WAKE, R_SCHED = range(19)
+    R_LAUNCHER_FREE, R_NEXT_WAKE, R_PARKED, R_SCHED = range(20)
 N_SUMMARY = 9
 # the SM's schedulers (one issue per cycle each, a warp slot belongs to scheduler slot mod their
-# number): each one's issue slots used in the current cycle, R_SCHED + k
+# number): each one's issue slots used in the current cycle, R_SCHED + k; R_PARKED: slots parked
+# until the next cycle
 MAX_SCHEDULERS = 8
 N_RUN = R_SCHED + MAX_SCHEDULERS
 
@@ -502,7 +503,7 @@ def _launch_blocks(kern, sl, mk, bk, buf, tot, work, cfg, run, t):
         bk.arrived[b] = 0
         bk.barmax[b] = 0
         bk.lastc[b] = 0
-        bk.rot[b] = nb % cfg.nsched
+        bk.rot[b] = nb & (cfg.nsched - 1)
         for wi in range(wpb):
             pc = kern.path_start[kern.warp_path[nb % kern.warp_path.shape[0], wi]]
             _start_warp(kern, sl, mk, buf, tot, work, cfg, run, b * wpb + wi, nb * wpb + wi, pc,
@@ -520,8 +521,8 @@ def _wake(sl, mk, cfg, run, t, fm):
     run[R_NEXT_WAKE] = _scan(sl.wake, nw, t, mk.elig_new)
     busy_units = ~fm & cfg.all_units
     for wd in range(nw):
-        fresh = mk.elig_new[wd] & ~mk.elig[wd]
-        mk.elig[wd] = mk.elig_new[wd]
+        fresh = mk.elig_new[wd] & ~mk.elig[wd] & ~mk.parked[wd]
+        mk.elig[wd] = mk.elig_new[wd] & ~mk.parked[wd]    # parked: back at the next cycle
         fresh &= mk.undecided[wd]
         if fresh != 0:
             busy = _units_mask(mk.unit_mask, nw, busy_units, wd)
@@ -826,13 +827,15 @@ def _issue_round(kern, sl, mk, bk, buf, tot, work, cfg, run, t, fm, cnt, rr, gre
             s, k, gpos = _pick_gto(cfg, mk, bk, fm, greedy, k, gpos)
             if s < 0:
                 break
-            if _parked(cfg, sl, bk, mk, run, s):
+            q = _scheduler(sl, bk, cfg, s)
+            if _parked(cfg, mk, run, s, q):
                 continue
         else:
             s = _pick_lrr(cfg, mk, fm, rr)
             if s < 0:
                 break
-            if _parked(cfg, sl, bk, mk, run, s):
+            q = _scheduler(sl, bk, cfg, s)
+            if _parked(cfg, mk, run, s, q):
                 continue
             d = s - rr
             if d < 0:
@@ -852,7 +855,7 @@ def _issue_round(kern, sl, mk, bk, buf, tot, work, cfg, run, t, fm, cnt, rr, gre
             first_issued = s
         cnt += kern.slots[sl.next[s]]
         if cfg.nsched > 1:
-            run[R_SCHED + _scheduler(sl, bk, cfg, s)] += kern.slots[sl.next[s]]
+            run[R_SCHED + q] += kern.slots[sl.next[s]]
         u = _issue(kern, sl, mk, bk, buf, tot, work, cfg, run, s, t)
         if u < 0:
             break
@@ -867,23 +870,28 @@ def _scheduler(sl, bk, cfg, s):
     rotates them by one scheduler per block it starts, so that warp 0 of successive blocks is not
     always on the same one (measured on the H200, bench/micro/warp_schedulers.cu: %warpid of
     blocks of 4 and 8 warps; of 2 warps, warp 0 stays on even slots)."""
-    if cfg.wpb % cfg.nsched != 0:
-        return s % cfg.nsched
+    # nsched is 1, 2, 4 or 8: a mask, not a division (this runs at every issue)
+    m = cfg.nsched - 1
+    if m == 0:
+        return 0
+    if cfg.wpb & m:
+        return s & m
     b = sl.bslot[s]
-    return (s - b * cfg.wpb + bk.rot[b]) % cfg.nsched
+    return (s - b * cfg.wpb + bk.rot[b]) & m
 
 
 @njit(**_STAGE)
-def _parked(cfg, sl, bk, mk, run, s):
-    """Whether slot ``s``'s scheduler has issued its share of this cycle: then the slot leaves
+def _parked(cfg, mk, run, s, q):
+    """Whether slot ``s``'s scheduler ``q`` has issued its share of this cycle: then the slot leaves
     ``elig`` until the next cycle (``parked``; the wait is the issue limit's) and the round picks
     another. Each scheduler of the SM issues for its own warps only: a scheduler whose warps all
     wait leaves its issue slot unused, however many warps the others have ready."""
-    if cfg.nsched <= 1 or run[R_SCHED + _scheduler(sl, bk, cfg, s)] < cfg.il_sched:
+    if cfg.nsched <= 1 or run[R_SCHED + q] < cfg.il_sched:
         return False
     b = _bit(s)
     mk.elig[s >> 6] &= ~b
     mk.parked[s >> 6] |= b
+    run[R_PARKED] += 1
     return True
 
 
@@ -905,11 +913,8 @@ def _next_event(kern, mk, bk, cfg, run, t, cnt, cycle_end):
                 e = cycle_end
             if e < nt:
                 nt = e
-    if cfg.nsched > 1 and cycle_end < nt:
-        for wd in range(nw):
-            if mk.parked[wd] != 0:     # back at the next cycle, when their schedulers issue again
-                nt = cycle_end
-                break
+    if run[R_PARKED] > 0 and cycle_end < nt:
+        nt = cycle_end     # the parked slots are back at the next cycle, when their schedulers issue
     if run[R_NEXT_BLOCK] < cfg.n_blocks:
         for qi in range(run[R_PENDING]):
             b = bk.queue[qi]
@@ -928,9 +933,11 @@ def _new_cycle(cfg, mk, run, t, cycle_end, cnt):
             for q in range(cfg.nsched):
                 c = run[R_SCHED + q]
                 run[R_SCHED + q] = c - cfg.il_sched if later and c > cfg.il_sched else 0
-            for wd in range(cfg.nw):
-                mk.elig[wd] |= mk.parked[wd]
-                mk.parked[wd] = 0
+            if run[R_PARKED] > 0:
+                run[R_PARKED] = 0
+                for wd in range(cfg.nw):
+                    mk.elig[wd] |= mk.parked[wd]
+                    mk.parked[wd] = 0
         # usually the next cycle: an integer division costs as much as a whole issue
         cycle_end += cfg.ticks
         # slots past the limit (an instruction of several SASS ones issued last) use the next

@@ -740,14 +740,13 @@ def build_description(analysis: KernelAnalysis, profile: Any, launch: Any,
         counted_traced: tuple[tuple[PathNode, ...], ...] | None = None
         counted_mix: tuple[tuple[int, ...], ...] | None = None
         if single_wave:
-            # the SM with the largest block sets the time; the launch counts the blocks' mix
+            # the largest block sets the time; the launch counts the blocks' mix (one kind: warp by warp)
             counted, counted_kinds, _ = counted_block_paths(execution, builder_for)
             traced = [traced[p] for p in kinds[0]]
             kinds = (tuple(range(len(traced))),)
-            if len(counted_kinds) == 1:      # one kind: warp by warp the counterpart of the simulated
-                counted_traced = tuple(counted[p] for p in counted_kinds[0])
-            else:
-                counted_traced, counted_mix = tuple(counted), counted_kinds
+            one = len(counted_kinds) == 1
+            counted_traced = tuple(counted[p] for p in counted_kinds[0]) if one else tuple(counted)
+            counted_mix = None if one else counted_kinds
         if any(_executes(list(p)) for p in traced):
             return dataclasses.replace(
                 _finish(analysis, profile, launch, resident, ov, instructions, subsystems, traced, None,

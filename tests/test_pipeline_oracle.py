@@ -111,8 +111,8 @@ def test_simulator_matches_oracle_with_schedulers(case: tuple[KernelDescription,
 
 
 def test_a_scheduler_issues_for_its_own_warps_only() -> None:
-    """Blocks where warp 0 does the work, on an SM of 4 schedulers (bench/micro/warp_schedulers.cu
-    on the H200). Blocks of 2 warps: every block's warp 0 is on an even slot, so 2 schedulers of 4
+    """Blocks where warp 0 does the work, on an SM of 4 schedulers (bench/micro/warp_schedulers.cu,
+    docs/pipeline.md "Schedulers"). Blocks of 2 warps: every block's warp 0 is on an even slot, so 2 schedulers of 4
     issue and the SM runs at half the rate of one shared pool. Blocks of 4 warps: each block
     started is rotated by one scheduler, so the busy warps spread over all four."""
     from engine.pipeline.description import Loop, Run, StaticInstruction

@@ -868,8 +868,8 @@ def _scheduler(sl, bk, cfg, s):
     """The scheduler slot ``s`` issues through. A block's warps take consecutive warp slots, and
     slot mod ``nsched`` is the scheduler; where the block has a multiple of ``nsched`` warps the SM
     rotates them by one scheduler per block it starts, so that warp 0 of successive blocks is not
-    always on the same one (measured on the H200, bench/micro/warp_schedulers.cu: %warpid of
-    blocks of 4 and 8 warps; of 2 warps, warp 0 stays on even slots)."""
+    always on the same one (%warpid measured on the H100 and the H200: docs/pipeline.md,
+    "Schedulers"; with blocks of 2 warps, warp 0 stays on even slots)."""
     # nsched is 1, 2, 4 or 8: a mask, not a division (this runs at every issue)
     m = cfg.nsched - 1
     if m == 0:

@@ -37,6 +37,7 @@ from engine.pipeline.description import (
     PathNode,
     Run,
     StaticInstruction,
+    schedulers_sharing,
     to_fraction,
 )
 from engine.pipeline.schedule import block_issue_order, issue_positions
@@ -811,12 +812,10 @@ def _finish(analysis: KernelAnalysis, profile: Any, launch: Any, resident: int, 
     restart = to_fraction(turnaround, "block turnaround") \
         if turnaround is not None and enabled("block_turnaround") else block_ovh
     # each scheduler issues for its own warps (a warp slot's scheduler is fixed, and with blocks
-    # of 2 warps every block's warp 0 is on the same two of four: bench/micro/warp_schedulers.cu);
-    # an issue limit the schedulers cannot share evenly keeps one pool
-    schedulers = device.schedulers_per_sm \
-        if device.schedulers_per_sm in (2, 4, 8) and il % device.schedulers_per_sm == 0 else 1
+    # of 2 warps every block's warp 0 is on the same two of four: docs/pipeline.md, "Schedulers")
     return KernelDescription(
-        instructions=instructions, subsystems=subsystems, paths=tuple(paths), schedulers=schedulers,
+        instructions=instructions, subsystems=subsystems, paths=tuple(paths),
+        schedulers=schedulers_sharing(device.schedulers_per_sm, il),
         warp_path=warp_path, warps_per_block=warps_per_block, blocks=blocks, resident_blocks=resident, issue_limit=il,
         block_launch_overhead=restart, warp_launch_overhead=warp_ovh,
         block_launch_interval=launch_interval, name=analysis.function.name, notes=tuple(notes),

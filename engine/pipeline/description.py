@@ -58,6 +58,14 @@ def _rounded(value: float | int) -> Fraction:
     return Fraction(value).limit_denominator(MAX_DENOMINATOR)
 
 
+def schedulers_sharing(schedulers: int, issue_limit: int | None) -> int:
+    """The SM's schedulers the simulator binds warps to: ``schedulers`` where the core supports
+    that many (1, 2, 4 or 8) and they share ``issue_limit`` evenly, else 1 (one pool)."""
+    if schedulers in (2, 4, 8) and issue_limit is not None and issue_limit % schedulers == 0:
+        return schedulers
+    return 1
+
+
 @dataclass(frozen=True)
 class Run:
     """Static instructions ``instructions`` executed once, in this order.
@@ -251,12 +259,7 @@ class KernelDescription:
 
     def block_composition(self) -> list[tuple[int, float]]:
         """(path, warps) of an average block: each warp's path, the kinds of blocks weighted alike."""
-        kinds = self.block_kinds or (tuple(self.path_of_warp(w) for w in range(self.warps_per_block)),)
-        weights: dict[int, float] = {}
-        for kind in kinds:
-            for path in kind:
-                weights[path] = weights.get(path, 0.0) + 1.0 / len(kinds)
-        return sorted(weights.items())
+        return _composition(self.block_kinds or (tuple(self.path_of_warp(w) for w in range(self.warps_per_block)),))
 
     def warp_path_table(self) -> np.ndarray:
         """[kinds, warps] path of each warp of each kind of block (one kind without kinds)."""
@@ -283,19 +286,16 @@ class KernelDescription:
     def dynamic_counts(self, path: int = 0) -> np.ndarray:
         """How often one warp on ``path`` executes each static instruction (int64 array), on
         average over the launch (``counted_paths`` where they stand for the simulated paths)."""
-        aligned = self.counted_paths is not None and self.counted_kinds is None
-        return self._counts((self.counted_paths if aligned else self.paths)[path])  # type: ignore[index]
+        if self.counted_paths is not None and self.counted_kinds is None:
+            return self._counts(self.counted_paths[path])
+        return self._counts(self.paths[path])
 
     def counted_composition(self) -> list[tuple[np.ndarray, float]]:
         """(per-instruction counts of one warp, warps) of an average block as the launch counts it:
         the launch's totals (executed instructions, SASS, bytes) are sums over this."""
         if self.counted_kinds is None or self.counted_paths is None:
             return [(self.dynamic_counts(p), w) for p, w in self.block_composition()]
-        weights: dict[int, float] = {}
-        for kind in self.counted_kinds:
-            for path in kind:
-                weights[path] = weights.get(path, 0.0) + 1.0 / len(self.counted_kinds)
-        return [(self._counts(self.counted_paths[p]), w) for p, w in sorted(weights.items())]
+        return [(self._counts(self.counted_paths[p]), w) for p, w in _composition(self.counted_kinds)]
 
     def mean_counts(self) -> np.ndarray:
         """How often a warp of a block executes each instruction, on average over its warps (and
@@ -403,8 +403,7 @@ class KernelDescription:
                                   "(GPUs hold at most 32 blocks per SM)")
         if self.issue_limit is not None and self.issue_limit < 1:
             raise SimulationError(f"issue limit {self.issue_limit} must be a positive integer or None")
-        if self.schedulers not in (1, 2, 4, 8) or (
-                self.schedulers > 1 and (self.issue_limit is None or self.issue_limit % self.schedulers)):
+        if self.schedulers != schedulers_sharing(self.schedulers, self.issue_limit):
             raise SimulationError(f"{self.schedulers} schedulers: 1, 2, 4 or 8, and an issue limit they "
                                   "share evenly")
         if self.warp_issue_interval <= 0:
@@ -435,6 +434,16 @@ class KernelDescription:
             raise SimulationError(f"negative number of extra completion slots ({self.extra_slots})")
         for p, nodes in enumerate(self.paths):
             _check_nodes(nodes, n, n + self.extra_slots, f"path {p}")
+
+
+def _composition(kinds: Sequence[tuple[int, ...]]) -> list[tuple[int, float]]:
+    """(path, warps) of an average block whose kinds (per kind, the path of each warp) are
+    weighted alike."""
+    weights: dict[int, float] = {}
+    for kind in kinds:
+        for path in kind:
+            weights[path] = weights.get(path, 0.0) + 1.0 / len(kinds)
+    return sorted(weights.items())
 
 
 def _check_nodes(nodes: Sequence[PathNode], n: int, slots: int, where: str) -> None:

@@ -87,6 +87,37 @@ def test_loads_do_not_pass_stores_that_may_alias_nor_barriers() -> None:
     assert position[nc_load] > position[barrier]            # nothing crosses a barrier
 
 
+def test_stores_order_only_the_state_spaces_they_may_touch() -> None:
+    # a tile staged in shared memory (transpose, tiled GEMM): each thread's global loads are
+    # free to pass the shared stores written between them, as ptxas hoists them above the STS;
+    # a generic store may touch global memory, so the load after it stays after it
+    ptx = HEADER + """
+	.shared .align 4 .b8 tile[1024];
+	mov.u32 	%r1, tile;
+	ld.global.f32 	%f2, [%rd2];
+	st.shared.f32 	[%r1], %f2;
+	ld.global.f32 	%f3, [%rd2+128];
+	st.shared.f32 	[%r1+128], %f3;
+	ld.shared.f32 	%f4, [%r1+4];
+	st.f32 	[%rd2+256], %f4;
+	ld.global.f32 	%f5, [%rd2+384];
+	st.global.f32 	[%rd2+512], %f5;
+	ret;
+}
+"""
+    texts, order = _order(ptx)
+    position = {index: p for p, index in enumerate(order)}
+    first_sts = texts.index("st.shared.f32 [%r1], %f2;")
+    second_ldg = texts.index("ld.global.f32 %f3, [%rd2+128];")
+    second_sts = texts.index("st.shared.f32 [%r1+128], %f3;")
+    lds = texts.index("ld.shared.f32 %f4, [%r1+4];")
+    generic_store = texts.index("st.f32 [%rd2+256], %f4;")
+    last_ldg = texts.index("ld.global.f32 %f5, [%rd2+384];")
+    assert position[second_ldg] < position[first_sts]       # the loads go first
+    assert position[lds] > position[second_sts]             # a shared load after shared stores
+    assert position[last_ldg] > position[generic_store]     # a generic store may alias it
+
+
 def test_write_after_read_is_kept() -> None:
     ptx = HEADER + """
 	ld.global.f32 	%f2, [%rd2];

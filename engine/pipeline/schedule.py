@@ -12,9 +12,12 @@ Orderings kept (one pass in program order, linear in the block's size):
   the copies of a loop body that ptxas unrolled, the same orderings of completion slots instead
   (each copy has registers of its own, so only true dependences and the slots shared with the
   next pass order them);
-* memory: a store, atomic or reduction stays after every earlier memory access of the block and
-  before every later one; a load stays after the last earlier store unless it reads memory no
-  store of the kernel can change (``ld.global.nc``, ``ld.const``, ``ld.param``, textures);
+* memory: a store, atomic or reduction stays after every earlier access of the block that may
+  touch the same memory and before every later one; a load stays after the last earlier such
+  store unless it reads memory no store of the kernel can change (``ld.global.nc``,
+  ``ld.const``, ``ld.param``, textures). PTX's state spaces are disjoint windows, so a shared
+  store does not order a global load (ptxas hoists the loads of a tile staged in shared memory
+  above its ``STS``); a generic access may touch global, shared or local memory;
 * fences: barriers, memory fences, warp-synchronous operations (shuffles, votes, matrix
   operations), calls and control flow stay in place with everything before before them and
   everything after after them.
@@ -38,6 +41,21 @@ _FENCE_OPCODES = frozenset({
 
 def _is_fence(instr: Any, cls: Any) -> bool:
     return instr.opcode in _FENCE_OPCODES or cls.is_barrier or cls.is_branch
+
+
+# the state spaces a memory access may touch: distinct windows, except that a generic address may
+# fall in any of the writable ones
+_WRITABLE_SPACES = ("global", "shared", "local", "param")
+_ALIASES = {"generic": ("global", "shared", "local", "generic")}
+
+
+def _spaces_touched(cls: Any) -> tuple[str, ...]:
+    space = cls.space.value
+    if space == "generic":
+        return _ALIASES["generic"]
+    if space in _WRITABLE_SPACES:
+        return (space, "generic")
+    return (space,)
 
 
 def _is_read_only_load(instr: Any, cls: Any) -> bool:
@@ -74,8 +92,9 @@ def issue_positions(instructions: Sequence[Any], classifications: Sequence[Any],
     preds: list[set[int]] = [set() for _ in range(n)]
     last_writer: dict[str, int] = {}
     readers: dict[str, list[int]] = {}
-    last_store: int | None = None          # last store-like memory access
-    accesses_since_store: list[int] = []   # memory accesses after it
+    # per state space: the last store-like access, and the accesses after it
+    last_store: dict[str, int] = {}
+    accesses_since_store: dict[str, list[int]] = {}
     last_fence: int | None = None
     since_fence: list[int] = []
     for k in range(n):
@@ -104,15 +123,18 @@ def issue_positions(instructions: Sequence[Any], classifications: Sequence[Any],
                 p.add(last_fence)
             since_fence.append(k)
         if cls.is_memory and not _is_fence(instr, cls):
+            touched = _spaces_touched(cls)
             if cls.is_store or cls.is_atomic:
-                p.update(accesses_since_store)
-                if last_store is not None:
-                    p.add(last_store)
-                last_store, accesses_since_store = k, []
+                for space in touched:
+                    p.update(accesses_since_store.get(space, ()))
+                    if space in last_store:
+                        p.add(last_store[space])
+                own = cls.space.value
+                last_store[own], accesses_since_store[own] = k, []
             else:
-                if last_store is not None and not _is_read_only_load(instr, cls):
-                    p.add(last_store)
-                accesses_since_store.append(k)
+                if not _is_read_only_load(instr, cls):
+                    p.update(last_store[space] for space in touched if space in last_store)
+                accesses_since_store.setdefault(cls.space.value, []).append(k)
         for reg in reads:
             readers.setdefault(reg, []).append(k)
         for reg in writes:

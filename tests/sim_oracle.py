@@ -14,6 +14,8 @@ Rules (the same as docs/pipeline.md states for the engine):
   its warps' last completion, its successor starts a launch overhead later (launched at the start
   of the next round, in retirement order, and it is then the youngest);
 * rounds repeat at the same time while some warp could still issue;
+* with schedulers bound (``schedulers`` > 1), a subsystem of ``scheduler_subsystems`` is one pipe
+  per scheduler, each busy ``schedulers`` x lambda per instruction; the others are the SM's;
 * an instruction with memory-level times (``level_lam``: L2, DRAM) takes each level from its
   issue or when the level is free, whichever is later, for that time; its result comes its
   latency after its issue plus the longest such wait;
@@ -106,7 +108,14 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
         if wpb % nsched:
             return s % nsched
         return (s % wpb + rotation[s // wpb]) % nsched
-    sub_free = [Fraction(0)] * len(d.subsystems)
+    # a subsystem each scheduler has its own copy of: one pipe per scheduler, at 1/nsched of
+    # the SM's rate (busy nsched x lambda per instruction)
+    own = [nsched > 1 and name in d.scheduler_subsystems for name in d.subsystems]
+
+    def pipe(s: int, u: int) -> tuple[int, int]:
+        return (u, scheduler(s)) if own[u] else (u, 0)
+
+    sub_free: dict[tuple[int, int], Fraction] = {}
     level_free = [Fraction(0), Fraction(0)]
     slots: list[_Warp | None] = [None] * (gamma * wpb)
     age = list(range(gamma))           # block slots, oldest first
@@ -182,14 +191,14 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
                     continue
                 i, slot, _ = w.program[w.pc]
                 u = ins[i].unit
-                if sub_free[u] > t:
+                if sub_free.get(pipe(s, u), Fraction(0)) > t:
                     continue
                 if per_sched is not None and sched_count[scheduler(s)] >= per_sched:
                     continue              # its scheduler has issued its share of this cycle
                 # issue
                 count += 1
                 sched_count[scheduler(s)] += 1
-                sub_free[u] = t + ins[i].lam
+                sub_free[pipe(s, u)] = t + ins[i].lam * (nsched if own[u] else 1)
                 wait = Fraction(0)
                 for q, busy in enumerate(ins[i].level_lam):
                     if busy > 0:
@@ -247,7 +256,7 @@ def run_oracle(d: KernelDescription, policy: str = "lrr") -> OracleResult:
             for s, w in enumerate(slots):
                 if w is None or w.done or w.at_barrier:
                     continue
-                e = max(w.earliest(), sub_free[ins[w.program[w.pc][0]].unit])
+                e = max(w.earliest(), sub_free.get(pipe(s, ins[w.program[w.pc][0]].unit), Fraction(0)))
                 mine_full = per_sched is not None and sched_count[scheduler(s)] >= per_sched
                 if (full or mine_full) and e < cycle + 1:
                     e = Fraction(cycle + 1)

@@ -58,6 +58,19 @@ def pipeline_run(inputs: KernelInputs, state: WorkbenchState | None = None) -> E
     return ev
 
 
+def test_each_scheduler_has_its_own_narrow_pipes() -> None:
+    """MUFU (4 lanes a scheduler), FP64 (16) and tensor cores (1) are each scheduler's own on the
+    H100 (bench/micro/pipe_schedulers.cu); FP32 (32 lanes, a warp a cycle) and the memory path
+    stay SM-wide; Kepler's units, which the profile does not divide among its schedulers, too."""
+    from engine.pipeline.adapter import scheduler_pipes
+
+    names = ("alu", "fp64", "sfu", "ldst", "tensor", "control")
+    assert scheduler_pipes(load_profile("h100"), names, 4) == {"fp64", "sfu", "tensor"}
+    assert scheduler_pipes(load_profile("h100"), ("alu", "sfu"), 4) == {"sfu"}
+    assert scheduler_pipes(load_profile("h100"), names, 1) == frozenset()
+    assert scheduler_pipes(load_profile("gtx760"), names, 4) == frozenset()
+
+
 def test_simulated_kernel_follows_its_edits(mm_inputs) -> None:
     inputs = mm_inputs("tile16-1024")
     state = state_for(inputs)

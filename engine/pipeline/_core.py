@@ -95,6 +95,8 @@ N_SUMMARY = 9
 # number): each one's issue slots used in the current cycle, R_SCHED + k; R_PARKED: slots parked
 # until the next cycle
 MAX_SCHEDULERS = 8
+# pipes (subsystems, and the schedulers' copies of those each has its own) are bits of an int64
+MAX_PIPES = 64
 N_RUN = R_SCHED + MAX_SCHEDULERS
 
 # why a run stopped early (R_STOPPED)
@@ -142,8 +144,10 @@ class KernelArrays(NamedTuple):
     completion slots instructions wait on (``P_NDONE`` per warp), ``dep_cause[e]`` the stall cause
     charged when dependence ``e`` is the one ready last (memory or compute, by its producer). The
     program (``prog_kind``/``prog_a``/``prog_b``: runs and loops, see :func:`_advance`) walks a
-    pool of positions; per position the instruction (``pool``), its subsystem, its range in
-    ``dep_src`` and the completion slot it writes (its own instruction's or a renamed copy's).
+    pool of positions; per position the instruction (``pool``), its pipe (``pool_unit``; where
+    ``pool_split`` is set each scheduler has its own copy of the subsystem, and a slot uses
+    ``pool_unit`` + its scheduler), its range in ``dep_src`` and the completion slot it writes
+    (its own instruction's or a renamed copy's). ``P_NSUB`` counts pipes, copies included.
     ``path_start[p]``: path ``p``'s first program item; ``warp_path[block % rows, warp]``: a
     warp's path. ``level_lam[i * N_LEVELS + q]``: the ticks one execution of ``i`` keeps memory
     level ``q`` (L2, DRAM) busy for the SM (0: none). ``async_op[i]``: what ``i`` does to its
@@ -162,6 +166,7 @@ class KernelArrays(NamedTuple):
     prog_b: np.ndarray
     pool: np.ndarray
     pool_unit: np.ndarray
+    pool_split: np.ndarray
     pool_dlo: np.ndarray
     pool_dhi: np.ndarray
     pool_slot: np.ndarray
@@ -447,18 +452,22 @@ def _schedule_wake(sl, mk, run, w, u, e0, t):
 
 
 @njit(**_STAGE)
-def _next_position(kern, sl, mk, nw, w, kp):
-    """Slot ``w`` waits for pool position ``kp`` next; returns its subsystem."""
+def _next_position(kern, sl, mk, bk, cfg, w, kp):
+    """Slot ``w`` waits for pool position ``kp`` next; returns its pipe (the subsystem, or its
+    scheduler's copy of it where each scheduler has one)."""
+    nw = cfg.nw
     sl.next[w] = kern.pool[kp]
     sl.slot[w] = kern.pool_slot[kp]
     u = kern.pool_unit[kp]
+    if kern.pool_split[kp] != 0:
+        u += _scheduler(sl, bk, cfg, w)
     sl.unit[w] = u
     mk.unit_mask[u * nw + (w >> 6)] |= _bit(w)
     return u
 
 
 @njit(**_STAGE)
-def _start_warp(kern, sl, mk, buf, tot, work, cfg, run, w, gid, pc, start, t):
+def _start_warp(kern, sl, mk, bk, buf, tot, work, cfg, run, w, gid, pc, start, t):
     """Warp ``gid`` takes slot ``w`` at program item ``pc``; its first issue at ``start``."""
     sl.gid[w] = gid
     sl.state[w] = ACTIVE
@@ -474,7 +483,7 @@ def _start_warp(kern, sl, mk, buf, tot, work, cfg, run, w, gid, pc, start, t):
     for q in range(N_GROUP_FIELDS):
         work.groups[w * N_GROUP_FIELDS + q] = 0
     kp = _advance(kern, sl, work.stack, w)
-    u = _next_position(kern, sl, mk, cfg.nw, w, kp)
+    u = _next_position(kern, sl, mk, bk, cfg, w, kp)
     sl.ready[w] = 0
     sl.dcause[w] = COMPUTE_DEPENDENCY
     _schedule_wake(sl, mk, run, w, u, start, t)
@@ -506,7 +515,7 @@ def _launch_blocks(kern, sl, mk, bk, buf, tot, work, cfg, run, t):
         bk.rot[b] = nb & (cfg.nsched - 1)
         for wi in range(wpb):
             pc = kern.path_start[kern.warp_path[nb % kern.warp_path.shape[0], wi]]
-            _start_warp(kern, sl, mk, buf, tot, work, cfg, run, b * wpb + wi, nb * wpb + wi, pc,
+            _start_warp(kern, sl, mk, bk, buf, tot, work, cfg, run, b * wpb + wi, nb * wpb + wi, pc,
                         start + wi * cfg.wovh, t)
         run[R_NEXT_BLOCK] = nb + 1
     run[R_PENDING] = 0
@@ -697,7 +706,7 @@ def _fetch(kern, sl, mk, bk, buf, work, cfg, run, f, b, release, t):
     if kp < 0:
         return _retire_warp(sl, bk, buf, cfg, run, f, b)
     # per pool position (not per instruction): loaded side by side, not one after another
-    un = _next_position(kern, sl, mk, nw, f, kp)
+    un = _next_position(kern, sl, mk, bk, cfg, f, kp)
     ready = release
     cause = BARRIER if release > 0 else COMPUTE_DEPENDENCY
     if sl.hold[f] > ready:

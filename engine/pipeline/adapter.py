@@ -812,15 +812,43 @@ def _finish(analysis: KernelAnalysis, profile: Any, launch: Any, resident: int, 
     restart = to_fraction(turnaround, "block turnaround") \
         if turnaround is not None and enabled("block_turnaround") else block_ovh
     # each scheduler issues for its own warps (a warp slot's scheduler is fixed, and with blocks
-    # of 2 warps every block's warp 0 is on the same two of four: docs/pipeline.md, "Schedulers")
+    # of 2 warps every block's warp 0 is on the same two of four: docs/pipeline.md, "Schedulers"),
+    # onto its own MUFU, FP64 and tensor pipes
+    schedulers = schedulers_sharing(device.schedulers_per_sm, il)
     return KernelDescription(
         instructions=instructions, subsystems=subsystems, paths=tuple(paths),
-        schedulers=schedulers_sharing(device.schedulers_per_sm, il),
+        schedulers=schedulers, scheduler_subsystems=scheduler_pipes(profile, subsystems, schedulers),
         warp_path=warp_path, warps_per_block=warps_per_block, blocks=blocks, resident_blocks=resident, issue_limit=il,
         block_launch_overhead=restart, warp_launch_overhead=warp_ovh,
         block_launch_interval=launch_interval, name=analysis.function.name, notes=tuple(notes),
         extra_slots=extra_slots,
         counted_paths=counted, retry_passes=tuple(sorted((i, p[0]) for i, p in passes.items())))
+
+
+# The units whose lanes each sub-partition has its own of (bench/micro/pipe_schedulers.cu: MUFU,
+# DFMA and HMMA run at half the rate when only two of the four schedulers have warps). The memory
+# path is the SM's: its λ is the L1 / shared-memory rate all schedulers share.
+_SUB_PARTITION_UNITS = (Unit.ALU, Unit.FP64, Unit.SFU, Unit.TENSOR)
+
+
+def scheduler_pipes(profile: Any, subsystems: Sequence[str], schedulers: int) -> frozenset[str]:
+    """The subsystems each of ``schedulers`` has its own copy of: the arithmetic units whose
+    lanes the profile divides evenly among the schedulers (``per_scheduler`` x schedulers =
+    ``per_sm``; Kepler's shared units do not) with fewer lanes than a warp per scheduler. A pipe
+    of a warp's width takes an instruction every cycle, as fast as its scheduler issues: the
+    scheduler's own issue limit binds it already (FFMA ran at half the rate with two of four
+    schedulers busy, as MUFU did), and a copy of it per scheduler would only round the measured
+    λ (0.255 SM cycles, 1.02 a scheduler) up against the issue grid."""
+    if schedulers <= 1:
+        return frozenset()
+    names = set(subsystems)
+    own = set()
+    for unit in _SUB_PARTITION_UNITS:
+        spec = profile.units.get(unit)
+        if (spec is not None and unit.value in names and spec.per_scheduler * schedulers == spec.per_sm
+                and spec.per_scheduler < profile.device.warp_size):
+            own.add(unit.value)
+    return frozenset(own)
 
 
 def sm_context(analysis: KernelAnalysis, profile: Any, launch: Any, module: Any, resident: int,

@@ -219,6 +219,12 @@ class KernelDescription:
     # issues through scheduler s mod ``schedulers``, each at most issue_limit / schedulers
     # instructions a cycle (1: one pool of issue_limit a cycle for every warp)
     schedulers: int = 1
+    # The subsystems each scheduler has its own copy of, at 1 / ``schedulers`` of the SM's rate
+    # (its lanes of the sub-partition: FP32, FP64, MUFU, tensor core); λ stays the SM's figure (a
+    # warp instruction's time on the SM-wide pipe) and a copy is busy ``schedulers`` x λ per
+    # instruction. Subsystems not named are one pipe of the SM's (the memory path). Measured:
+    # docs/pipeline.md, "Schedulers".
+    scheduler_subsystems: frozenset[str] = frozenset()
     warp_issue_interval: Fraction = Fraction(1)
     block_launch_overhead: Fraction = Fraction(0)
     warp_launch_overhead: Fraction = Fraction(0)
@@ -406,6 +412,9 @@ class KernelDescription:
         if self.schedulers != schedulers_sharing(self.schedulers, self.issue_limit):
             raise SimulationError(f"{self.schedulers} schedulers: 1, 2, 4 or 8, and an issue limit they "
                                   "share evenly")
+        unknown = self.scheduler_subsystems - set(self.subsystems)
+        if unknown:
+            raise SimulationError(f"scheduler_subsystems names unknown subsystems: {sorted(unknown)}")
         if self.warp_issue_interval <= 0:
             raise SimulationError("the warp issue interval must be positive")
         if self.block_launch_overhead < 0 or self.warp_launch_overhead < 0 or self.block_launch_interval < 0:

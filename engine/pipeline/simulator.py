@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -330,16 +330,20 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     static = _static_arrays(d, ticks)
     n_done = n + d.extra_slots     # completion slots per warp
     budget = -1 if cycle_budget is None else int(Fraction(cycle_budget) * ticks)
-    params = _params(d, ticks, policy, trace, budget, static[-1].max_depth, n_done)
+    pipes = _pipes(d)
+    params = _params(d, ticks, policy, trace, budget, static[-1].max_depth, n_done, pipes.total)
     issues, stalls, buffers = _trace_tables(d, trace, trace_limit)
-    totals = _core.Totals(np.zeros(len(d.subsystems), np.int64), np.zeros(_core.N_CAUSES, np.int64),
+    totals = _core.Totals(np.zeros(pipes.total, np.int64), np.zeros(_core.N_CAUSES, np.int64),
                           np.zeros(n, np.int64), np.zeros(n, np.int64), np.zeros(n, np.int64),
                           np.zeros(_core.N_LEVELS, np.int64))
     out = np.zeros(_core.N_RUN, np.int64)
     if d.blocks > 0:
-        _run_watched(bounds, (params, _kernel_arrays(d, static), buffers, totals,
-                              _work_arrays(d, static[-1].max_depth, n_done), out), out)
+        _run_watched(bounds, (params, _kernel_arrays(d, static, pipes), buffers, totals,
+                              _work_arrays(d, static[-1].max_depth, n_done, pipes.total), out), out)
     end, issued, n_tr, n_st, stopped, err, err_block, truncated, rounds = (int(x) for x in out[:_core.N_SUMMARY])
+    if pipes.total != len(d.subsystems):
+        # the trace names subsystems: a scheduler's copy is its subsystem's
+        issues["subsystem"][:n_tr] = pipes.subsystem[issues["subsystem"][:n_tr]]
     _raise_error(err, err_block)
     cycles = Fraction(end, ticks)
     if simulated != full.blocks:
@@ -361,7 +365,7 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
         stopped_early=bool(stopped),
         occupancy_warps=d.occupancy_warps,
         policy=policy,
-        aggregates=_aggregates(d, totals, ticks, total_cycles),
+        aggregates=_aggregates(d, totals, ticks, total_cycles, pipes),
         trace=result_trace,
         ticks_per_cycle=ticks,
         scheduler_rounds=rounds,
@@ -381,7 +385,7 @@ def _check(d: KernelDescription, policy: str) -> None:
 
 
 def _params(d: KernelDescription, ticks: int, policy: str, trace: bool, budget: int, max_depth: int,
-            n_done: int) -> np.ndarray:
+            n_done: int, n_pipes: int) -> np.ndarray:
     """The core's parameter vector (``_core.P_*``), times in ``ticks`` per cycle."""
     def tk(x: Fraction) -> int:
         # exact: ticks is a multiple of every denominator (and no Fraction is built per value)
@@ -401,7 +405,7 @@ def _params(d: KernelDescription, ticks: int, policy: str, trace: bool, budget: 
     params[_core.P_POLICY] = POLICIES[policy]
     params[_core.P_BUDGET] = budget
     params[_core.P_RECORD] = 1 if trace else 0
-    params[_core.P_NSUB] = len(d.subsystems)
+    params[_core.P_NSUB] = n_pipes
     params[_core.P_MAXDEPTH] = max_depth
     params[_core.P_NDONE] = n_done
     return params
@@ -429,19 +433,48 @@ def _trace_tables(d: KernelDescription, trace: bool,
     return issues, stalls, buffers
 
 
-def _kernel_arrays(d: KernelDescription, static: tuple) -> _core.KernelArrays:
-    """The encoded kernel as the core reads it (per path position: the instruction's subsystem
-    and dependence range, see ``_core._advance``)."""
+class _Pipes(NamedTuple):
+    """The pipes the core keeps free ticks for: each subsystem once, or once per scheduler where
+    each has its own (``KernelDescription.scheduler_subsystems``). Per subsystem its first pipe
+    and its copies; per pipe its subsystem."""
+
+    first: np.ndarray
+    copies: np.ndarray
+    subsystem: np.ndarray
+    total: int
+
+
+def _pipes(d: KernelDescription) -> _Pipes:
+    n = len(d.subsystems)
+    copies = np.ones(n, np.int64)
+    if d.schedulers > 1:
+        for u, name in enumerate(d.subsystems):
+            if name in d.scheduler_subsystems:
+                copies[u] = d.schedulers
+    if int(copies.sum()) > _core.MAX_PIPES:
+        copies[:] = 1     # the core's pipe masks are 64 bits: one pipe per subsystem then
+    first = np.concatenate([np.zeros(1, np.int64), np.cumsum(copies)[:-1]]).astype(np.int64)
+    return _Pipes(first, copies, np.repeat(np.arange(n, dtype=np.int64), copies), int(copies.sum()))
+
+
+def _kernel_arrays(d: KernelDescription, static: tuple, pipes: _Pipes) -> _core.KernelArrays:
+    """The encoded kernel as the core reads it (per path position: the instruction's pipe and
+    dependence range, see ``_core._advance``). An instruction on a scheduler's own pipe keeps it
+    busy for ``schedulers`` x λ: λ is the SM-wide figure, the pipe a quarter of the SM's lanes."""
     unit, lam, Lam, isbar, slots, gap, level_lam, (async_op, async_n), dep_src, dep_cause, pool_dlo, pool_dhi, \
         prog = static
+    split = pipes.copies[unit] > 1
+    if split.any():
+        lam = lam * pipes.copies[unit]
     return _core.KernelArrays(
         lam=lam, Lam=Lam, dep_cause=dep_cause, isbar=isbar, slots=slots, gap=gap, dep_src=dep_src,
-        prog_kind=prog.kind, prog_a=prog.a, prog_b=prog.b, pool=prog.pool, pool_unit=unit[prog.pool],
+        prog_kind=prog.kind, prog_a=prog.a, prog_b=prog.b, pool=prog.pool,
+        pool_unit=pipes.first[unit[prog.pool]], pool_split=split[prog.pool].astype(np.int64),
         pool_dlo=pool_dlo, pool_dhi=pool_dhi, pool_slot=prog.pool_slot, path_start=prog.path_start,
         warp_path=d.warp_path_table(), level_lam=level_lam, async_op=async_op, async_n=async_n)
 
 
-def _work_arrays(d: KernelDescription, max_depth: int, n_done: int) -> _core.WorkArrays:
+def _work_arrays(d: KernelDescription, max_depth: int, n_done: int, n_pipes: int) -> _core.WorkArrays:
     """The core's work memory; slot rows are padded to whole 64-bit mask words (the core scans
     them 64 at a time)."""
     gamma = max(1, min(d.resident_blocks, d.blocks))
@@ -451,9 +484,9 @@ def _work_arrays(d: KernelDescription, max_depth: int, n_done: int) -> _core.Wor
         slots=np.zeros((_core.N_FIELDS, 64 * words), np.int64),
         stack=np.zeros((nslots, max_depth + 1), np.int64),
         done=np.zeros(nslots * n_done, np.int64),
-        masks=np.zeros((5 + len(d.subsystems)) * words, np.int64),
+        masks=np.zeros((5 + n_pipes) * words, np.int64),
         blocks=np.zeros((_core.N_BLOCK_FIELDS, gamma + 2), np.int64),
-        units=np.zeros((1, len(d.subsystems)), np.int64), levels=np.zeros(_core.N_LEVELS, np.int64),
+        units=np.zeros((1, n_pipes), np.int64), levels=np.zeros(_core.N_LEVELS, np.int64),
         groups=np.zeros(nslots * _core.N_GROUP_FIELDS, np.int64))
 
 
@@ -468,12 +501,15 @@ def _raise_error(err: int, err_block: int) -> None:
                               "never comes); check barriers and dependences")
 
 
-def _aggregates(d: KernelDescription, totals: _core.Totals, ticks: int, total_cycles: float) -> Aggregates:
-    """The core's totals in cycles: busy time and utilisation per subsystem, stall time per
-    cause, and per instruction the issues and the mean wait and queueing before issue."""
+def _aggregates(d: KernelDescription, totals: _core.Totals, ticks: int, total_cycles: float,
+                pipes: _Pipes) -> Aggregates:
+    """The core's totals in cycles: busy time and utilisation per subsystem (a subsystem each
+    scheduler has a copy of: the copies' mean), stall time per cause, and per instruction the
+    issues and the mean wait and queueing before issue."""
     n = len(d.instructions)
     count = totals.instr_count
-    busy = {name: totals.unit_busy[u] / ticks for u, name in enumerate(d.subsystems)}
+    busy = {name: totals.unit_busy[pipes.first[u]:pipes.first[u] + pipes.copies[u]].sum() / pipes.copies[u] / ticks
+            for u, name in enumerate(d.subsystems)}
     return Aggregates(
         unit_busy_cycles=busy,
         utilisation={k: (v / total_cycles if total_cycles else 0.0) for k, v in busy.items()},

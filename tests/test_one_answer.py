@@ -91,5 +91,6 @@ def test_sweep_matches_the_windows_curves(qtbot, capsys, qapp, sample):
             if row[column] == "":
                 assert row[0] not in curve
             else:
-                # the CLI's figures are rounded to a tenth of a cycle
-                assert row[column] == pytest.approx(curve[row[0]], abs=0.05), (model_id, row[0])
+                # the CLI's figures are rounded to a tenth of a cycle: off by half of it at most,
+                # plus the binary error of a figure such as 32922.25 (rounded to even)
+                assert row[column] == pytest.approx(curve[row[0]], abs=0.0501), (model_id, row[0])

@@ -43,9 +43,12 @@ def test_hotspot_ranks_global_latency_first_or_says_why_not(hotspot):
         assert f"ranks #{keys.index('latency:global') + 1}" in summary
         assert result.verdict and result.verdict in summary
         assert "memory latency limits" not in result.verdict
-    # memory-side knobs (latency, bandwidth, clock, occupancy) outrank every arithmetic latency
+    # memory-side knobs (DRAM bandwidth, clock, occupancy) outrank every arithmetic latency; the
+    # global latency need not: each thread's loads of the tile are all in flight before its shared
+    # stores (docs/pipeline.md, "Issue order"), so the 2-D stencil's FMAs chain behind one wait
     arithmetic = [k for k in keys if k in ("latency:alu", "latency:sfu", "latency:control")]
-    assert keys.index("latency:global") < min(keys.index(k) for k in arithmetic)
+    first_arithmetic = min(keys.index(k) for k in arithmetic)
+    assert all(keys.index(k) < first_arithmetic for k in ("bandwidth:DRAM", "clock", "occupancy"))
 
 
 def test_a_scaled_knob_is_the_evaluation_of_an_edited_profile_file(hotspot, tmp_path):

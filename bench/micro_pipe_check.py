@@ -14,7 +14,6 @@ pipe (docs/microbenchmarks.md, "Arithmetic pipes per scheduler"). Nothing is fit
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from pathlib import Path
 
@@ -22,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from engine import api  # noqa: E402
+from engine.ncu import parse_ncu_csv  # noqa: E402
 
 RESULTS = ROOT / "bench" / "micro" / "results" / "h200-2026-11-29-pipe-schedulers"
 PTX = ROOT / "bench" / "micro" / "ptx" / "pipe_schedulers.sm_90.ptx"
@@ -39,13 +39,11 @@ def launches() -> list[dict[str, str]]:
 
 
 def measured_cycles() -> list[float]:
-    """``gpc__cycles_elapsed.max`` of every profiled launch, in launch order (four per row)."""
-    lines = [line for line in (RESULTS / "ncu.csv").read_text(encoding="utf-8").splitlines() if line.startswith('"')]
-    cycles: dict[int, float] = {}
-    for row in csv.DictReader(lines):
-        if row["Metric Name"] == "gpc__cycles_elapsed.max":
-            cycles[int(row["ID"])] = float(row["Metric Value"].replace(",", ""))
-    return [cycles[k] for k in sorted(cycles)]
+    """``gpc__cycles_elapsed.max`` of every profiled launch, in launch order (four per row); the
+    program's own output, which ncu interleaves, is left out of the table."""
+    path = RESULTS / "ncu.csv"
+    table = "\n".join(line for line in path.read_text(encoding="utf-8").splitlines() if line.startswith('"'))
+    return [float(launch.cycles or "nan") for launch in parse_ncu_csv(table, str(path))]
 
 
 def main(argv: list[str] | None = None) -> int:

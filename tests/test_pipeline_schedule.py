@@ -3,6 +3,8 @@ program needs is broken, and the simulated time of a load-use chain shrinks acco
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from engine.analysis import analyze_kernel
 from engine.launch import Launch
 from engine.pipeline import describe_kernel, simulate
@@ -50,6 +52,13 @@ def _order(ptx: str) -> tuple[list[str], tuple[int, ...]]:
     return [" ".join(i.text.split()) for i in function.instructions], order
 
 
+def _issue_position(ptx: str) -> Callable[[str], int]:
+    """When (its place in the issue order) the instruction written as ``text`` issues."""
+    texts, order = _order(ptx)
+    position = {index: p for p, index in enumerate(order)}
+    return lambda text: position[texts.index(text)]
+
+
 def test_independent_loads_issue_before_their_uses() -> None:
     texts, order = _order(UNROLLED_SUM)
     assert sorted(order) == list(range(len(texts)))
@@ -76,15 +85,14 @@ def test_loads_do_not_pass_stores_that_may_alias_nor_barriers() -> None:
 	ret;
 }
 """
-    texts, order = _order(ptx)
-    position = {index: p for p, index in enumerate(order)}
-    first_store = texts.index("st.global.f32 [%rd2+4], %f3;")
-    second_load = texts.index("ld.global.f32 %f4, [%rd2+8];")
-    barrier = texts.index("bar.sync 0;")
-    nc_load = texts.index("ld.global.nc.f32 %f5, [%rd2+12];")
-    assert position[second_load] > position[first_store]   # a plain load may read what was stored
-    assert position[barrier] > position[second_load]
-    assert position[nc_load] > position[barrier]            # nothing crosses a barrier
+    when = _issue_position(ptx)
+    first_store = when("st.global.f32 [%rd2+4], %f3;")
+    second_load = when("ld.global.f32 %f4, [%rd2+8];")
+    barrier = when("bar.sync 0;")
+    nc_load = when("ld.global.nc.f32 %f5, [%rd2+12];")
+    assert second_load > first_store   # a plain load may read what was stored
+    assert barrier > second_load
+    assert nc_load > barrier            # nothing crosses a barrier
 
 
 def test_stores_order_only_the_state_spaces_they_may_touch() -> None:
@@ -105,17 +113,11 @@ def test_stores_order_only_the_state_spaces_they_may_touch() -> None:
 	ret;
 }
 """
-    texts, order = _order(ptx)
-    position = {index: p for p, index in enumerate(order)}
-    first_sts = texts.index("st.shared.f32 [%r1], %f2;")
-    second_ldg = texts.index("ld.global.f32 %f3, [%rd2+128];")
-    second_sts = texts.index("st.shared.f32 [%r1+128], %f3;")
-    lds = texts.index("ld.shared.f32 %f4, [%r1+4];")
-    generic_store = texts.index("st.f32 [%rd2+256], %f4;")
-    last_ldg = texts.index("ld.global.f32 %f5, [%rd2+384];")
-    assert position[second_ldg] < position[first_sts]       # the loads go first
-    assert position[lds] > position[second_sts]             # a shared load after shared stores
-    assert position[last_ldg] > position[generic_store]     # a generic store may alias it
+    when = _issue_position(ptx)
+    assert when("ld.global.f32 %f3, [%rd2+128];") < when("st.shared.f32 [%r1], %f2;")   # the loads go first
+    # a shared load after shared stores; a generic store may alias the global load after it
+    assert when("ld.shared.f32 %f4, [%r1+4];") > when("st.shared.f32 [%r1+128], %f3;")
+    assert when("ld.global.f32 %f5, [%rd2+384];") > when("st.f32 [%rd2+256], %f4;")
 
 
 def test_write_after_read_is_kept() -> None:
@@ -128,11 +130,9 @@ def test_write_after_read_is_kept() -> None:
 	ret;
 }
 """
-    texts, order = _order(ptx)
-    position = {index: p for p, index in enumerate(order)}
-    reader = texts.index("add.f32 %f3, %f1, 0f3F800000;")
-    writer = texts.index("ld.global.nc.f32 %f1, [%rd2+4];")
-    assert position[writer] > position[reader]              # %f1 is read before it is overwritten
+    when = _issue_position(ptx)
+    # %f1 is read before it is overwritten
+    assert when("ld.global.nc.f32 %f1, [%rd2+4];") > when("add.f32 %f3, %f1, 0f3F800000;")
 
 
 def test_scheduled_path_hides_latency_that_the_written_order_exposes() -> None:

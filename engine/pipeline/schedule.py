@@ -43,19 +43,14 @@ def _is_fence(instr: Any, cls: Any) -> bool:
     return instr.opcode in _FENCE_OPCODES or cls.is_barrier or cls.is_branch
 
 
-# the state spaces a memory access may touch: distinct windows, except that a generic address may
-# fall in any of the writable ones
-_WRITABLE_SPACES = ("global", "shared", "local", "param")
-_ALIASES = {"generic": ("global", "shared", "local", "generic")}
+# PTX's state spaces are distinct windows; a generic address may fall in any a store can write
+_GENERIC_WINDOWS = ("global", "shared", "local", "generic")
 
 
 def _spaces_touched(cls: Any) -> tuple[str, ...]:
+    """The spaces whose stores an access of ``cls`` must stay ordered with."""
     space = cls.space.value
-    if space == "generic":
-        return _ALIASES["generic"]
-    if space in _WRITABLE_SPACES:
-        return (space, "generic")
-    return (space,)
+    return _GENERIC_WINDOWS if space == "generic" else (space, "generic")
 
 
 def _is_read_only_load(instr: Any, cls: Any) -> bool:

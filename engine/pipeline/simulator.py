@@ -343,7 +343,8 @@ def simulate(description: KernelDescription, policy: str = "lrr", trace: bool = 
     end, issued, n_tr, n_st, stopped, err, err_block, truncated, rounds = (int(x) for x in out[:_core.N_SUMMARY])
     if pipes.total != len(d.subsystems):
         # the trace names subsystems: a scheduler's copy is its subsystem's
-        issues["subsystem"][:n_tr] = pipes.subsystem[issues["subsystem"][:n_tr]]
+        subsystem_of = np.repeat(np.arange(len(d.subsystems), dtype=np.int64), pipes.copies)
+        issues["subsystem"][:n_tr] = subsystem_of[issues["subsystem"][:n_tr]]
     _raise_error(err, err_block)
     cycles = Fraction(end, ticks)
     if simulated != full.blocks:
@@ -436,12 +437,14 @@ def _trace_tables(d: KernelDescription, trace: bool,
 class _Pipes(NamedTuple):
     """The pipes the core keeps free ticks for: each subsystem once, or once per scheduler where
     each has its own (``KernelDescription.scheduler_subsystems``). Per subsystem its first pipe
-    and its copies; per pipe its subsystem."""
+    and its copies."""
 
     first: np.ndarray
     copies: np.ndarray
-    subsystem: np.ndarray
-    total: int
+
+    @property
+    def total(self) -> int:
+        return int(self.copies.sum())
 
 
 def _pipes(d: KernelDescription) -> _Pipes:
@@ -453,8 +456,7 @@ def _pipes(d: KernelDescription) -> _Pipes:
                 copies[u] = d.schedulers
     if int(copies.sum()) > _core.MAX_PIPES:
         copies[:] = 1     # the core's pipe masks are 64 bits: one pipe per subsystem then
-    first = np.concatenate([np.zeros(1, np.int64), np.cumsum(copies)[:-1]]).astype(np.int64)
-    return _Pipes(first, copies, np.repeat(np.arange(n, dtype=np.int64), copies), int(copies.sum()))
+    return _Pipes(np.cumsum(copies) - copies, copies)
 
 
 def _kernel_arrays(d: KernelDescription, static: tuple, pipes: _Pipes) -> _core.KernelArrays:
@@ -508,8 +510,8 @@ def _aggregates(d: KernelDescription, totals: _core.Totals, ticks: int, total_cy
     issues and the mean wait and queueing before issue."""
     n = len(d.instructions)
     count = totals.instr_count
-    busy = {name: totals.unit_busy[pipes.first[u]:pipes.first[u] + pipes.copies[u]].sum() / pipes.copies[u] / ticks
-            for u, name in enumerate(d.subsystems)}
+    per_pipe = np.add.reduceat(totals.unit_busy, pipes.first) / pipes.copies
+    busy = {name: per_pipe[u] / ticks for u, name in enumerate(d.subsystems)}
     return Aggregates(
         unit_busy_cycles=busy,
         utilisation={k: (v / total_cycles if total_cycles else 0.0) for k, v in busy.items()},

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import subprocess
+from dataclasses import replace
 
 import pytest
 
 from engine.sass import SassMap, SassTools, SassUnavailable, cache, find_tools, sass_map
 from engine.sass import tools as tools_module
+from engine.sass.mapping_result import LoopTail
 from engine.validation import ValidationResult, ValidationRow, format_validation
 
 TEXT = """.version 8.0
@@ -143,6 +145,13 @@ def test_executed_and_json_round_trip() -> None:
     m = _map({0: 1.0, 1: 0.25, 2: 2.0}, overhead=3.0)
     assert m.executed([4, 8, 1]) == pytest.approx(3 + 4 + 2 + 2)
     assert SassMap.from_json(json.loads(json.dumps(m.to_json()))) == m
+    # a loop entered by instruction 0 whose latch is 1: 4 set-up instructions per entry, and 2
+    # iterations left over on each of its 4 entries (8 iterations), which the tail runs at 3 per
+    # iteration where the steady state charged 0.25
+    tail = LoopTail(entry=(0,), latch=1, unroll=4, setup=4.0, tail=9.0, tail_iterations=3, home_per_iteration=0.25)
+    with_tail = replace(m, loop_tails=(tail,))
+    assert with_tail.executed([4, 8, 1]) == pytest.approx(3 + 4 + 2 + 2 + 4 * (4 + 2 * (3 - 0.25)))
+    assert SassMap.from_json(json.loads(json.dumps(with_tail.to_json()))) == with_tail
 
 
 def test_validation_reports_both_counts() -> None:

@@ -108,6 +108,40 @@ $L__done:
 }
 """
 
+# A loop of run-time length the way nvcc writes it: a guard, then the loop's set-up (the code that
+# falls through into it), then a body ptxas unrolls with remainder code around it.
+COUNTED_LOOP = """
+.visible .entry k_counted(
+	.param .u64 k_counted_param_0,
+	.param .u32 k_counted_param_1
+)
+{
+	.reg .pred 	%p<3>;
+	.reg .b32 	%r<8>;
+	.reg .f32 	%f<6>;
+	.reg .b64 	%rd<6>;
+
+	ld.param.u64 	%rd1, [k_counted_param_0];
+	ld.param.u32 	%r2, [k_counted_param_1];
+	cvta.to.global.u64 	%rd2, %rd1;
+	mov.u32 	%r1, %tid.x;
+	mul.wide.u32 	%rd5, %r1, 4;
+	add.s64 	%rd5, %rd2, %rd5;
+	ld.global.f32 	%f1, [%rd5];
+	setp.lt.s32 	%p1, %r2, 1;
+	@%p1 bra 	$L__done;
+	mov.u32 	%r3, 0;
+$L__loop:
+	fma.rn.f32 	%f1, %f1, 0f3F7FDF3B, 0f3E800000;
+	add.s32 	%r3, %r3, 1;
+	setp.lt.s32 	%p2, %r3, %r2;
+	@%p2 bra 	$L__loop;
+$L__done:
+	st.global.f32 	[%rd5], %f1;
+	ret;
+}
+"""
+
 # nvcc -lineinfo output style: .loc lines with function_name/inlined_at, a .file table and a
 # DWARF string section, and a debug target.
 WITH_LOC = """
@@ -407,3 +441,45 @@ def test_a_shuffle_fallback_for_diverged_warps_is_not_counted(tmp_path, monkeypa
     assert all(sum(op.startswith("SHFL") for op in m.opcodes[i]) == 1 for i in shuffles)
     assert not any(op.startswith(("ENDCOLLECTIVE", "WARPSYNC.COLLECTIVE")) for ops in m.opcodes.values() for op in ops)
     assert any("slow paths" in note for note in m.notes)
+
+
+def test_loop_tails_count_per_entry_by_the_iterations_left_over() -> None:
+    from engine.sass.mapping_result import LoopTail
+
+    # 5 set-up instructions; a tail of 18 instructions holding 3 iterations (6 each) where the
+    # steady state spends 4 per iteration
+    tail = LoopTail(entry=(2, 3), latch=9, unroll=4, setup=5.0, tail=18.0, tail_iterations=3,
+                    home_per_iteration=4.0)
+    counts = [0] * 12
+    counts[3], counts[9] = 1, 8              # one entry, 8 iterations: two full passes, nothing left
+    assert tail.per_warp(counts) == 5.0
+    counts[9] = 7                            # 3 left: 3 x (6 - 4) more than the weights charge
+    assert tail.per_warp(counts) == 5.0 + 6.0
+    counts[3], counts[9] = 2, 11             # entered twice, 5.5 on average: 1.5 left per entry
+    assert tail.per_warp(counts) == pytest.approx(2 * (5.0 + 1.5 * 2.0))
+    counts[3] = counts[2] = 0                # never entered
+    assert tail.per_warp(counts) == 0.0
+
+
+@needs_tools
+def test_a_short_loop_pays_its_set_up_and_remainder_code_per_entry(tmp_path, monkeypatch) -> None:
+    text = _source(COUNTED_LOOP)
+    m = _map(text, "k_counted", tmp_path, monkeypatch)
+    entry = _index(text, "k_counted", "mov.u32", 1)
+    latch = _index(text, "k_counted", "bra", 1)
+    (tail,) = m.loop_tails
+    assert tail.entry == (entry,) and tail.latch == latch
+    assert tail.unroll == list(m.unroll.values())[0] > 1
+    assert tail.setup + tail.tail > 0 and tail.tail_iterations >= 1
+    counts = [1.0] * len(m.weights)
+    for i in range(entry + 1, latch + 1):
+        counts[i] = float(tail.unroll)       # a whole number of steady-state passes
+    whole = m.executed(counts)
+    counts[entry + 1:latch + 1] = [float(tail.unroll + 1)] * (latch - entry)
+    one_more = m.executed(counts)
+    # one iteration more runs in the remainder code, which costs what it holds per iteration
+    assert one_more - whole == pytest.approx(tail.tail / tail.tail_iterations)
+    counts[entry + 1:latch + 1] = [float(tail.unroll)] * (latch - entry)
+    weighted = sum(m.weights[i] * n for i, n in enumerate(counts)) + m.overhead
+    assert whole == pytest.approx(weighted + tail.setup)      # nothing left over: the set-up alone
+    assert any("counted per entry" in note for note in m.notes)

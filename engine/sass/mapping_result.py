@@ -5,7 +5,48 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-FORMAT = 7  # bumped whenever the fields, their meaning or the mapping change: older cache files are ignored
+FORMAT = 10  # bumped whenever the fields, their meaning or the mapping change: older cache files are ignored
+
+
+@dataclass(frozen=True)
+class LoopTail:
+    """The SASS of one PTX loop outside the SASS loop that runs its steady state, charged per
+    entry of the loop. ``entry``: the PTX instructions executed once per entry (the straight-line
+    code that falls through into the loop: the simulator may drop some, a move of a constant, so
+    the most executed of them counts the entries); ``latch``: the loop's backward branch (executed once per PTX
+    iteration); ``unroll``: PTX iterations one steady-state pass covers. ``setup``: SASS
+    instructions in blocks that hold no copy of the loop's work (bounds, hoisted code): once per
+    entry. ``tail``: SASS instructions of the blocks holding copies of its work (the remainder
+    blocks or loop that finish the ``T mod unroll`` iterations a steady-state pass does not
+    cover), which hold ``tail_iterations`` iterations' worth of that work.
+    ``home_per_iteration``: the steady state's SASS per PTX iteration (what the weights already
+    charge every iteration, those the tail runs included)."""
+
+    entry: tuple[int, ...]
+    latch: int
+    unroll: int
+    setup: float
+    tail: float
+    tail_iterations: int
+    home_per_iteration: float = 0.0
+
+    def per_warp(self, counts: Any) -> float:
+        """SASS instructions this code adds for a warp's per-instruction PTX counts: per entry, the
+        set-up, and the tail in proportion to the iterations left over. A warp entering the loop
+        once runs ``T`` PTX iterations (for lanes that disagree, the most any lane runs: every
+        remainder block some lane needs is issued), so ``T mod unroll`` are left; entered several
+        times with a mean that is not whole, half the remainder range on average."""
+        entries = max((float(counts[i]) for i in self.entry if i < len(counts)), default=0.0)
+        if entries <= 0:
+            return 0.0
+        added = self.setup
+        if self.tail and self.tail_iterations:
+            trips = float(counts[self.latch]) / entries
+            left = (round(trips) % self.unroll if abs(trips - round(trips)) < 1e-6
+                    else (self.unroll - 1) / 2)
+            # the weights charged these iterations at the steady state's rate already
+            added += left * (self.tail / self.tail_iterations - self.home_per_iteration)
+        return entries * added
 
 
 @dataclass(frozen=True)
@@ -30,6 +71,8 @@ class SassMap:
     instructions of one pass of that loop (its weight counts one pass; contention adds passes).
     ``positions[i]``: where in the SASS listing the copies of ``i`` that make its weight lie (one
     per unrolled copy, in address order): the order ptxas issues them in.
+    ``loop_tails``: for each PTX loop whose SASS code lies partly outside its steady state and
+    which one PTX instruction enters (:class:`LoopTail`), what that code adds per entry.
     ``stall_cycles[i]``: the stall counts ptxas wrote into the control fields of those SASS
     instructions, summed per PTX execution like the weights: the cycles a warp spends issuing one
     execution of ``i`` before it may issue its next instruction (``engine.sass.control_fields``; empty
@@ -52,6 +95,7 @@ class SassMap:
     retry_body: dict[int, float] = field(default_factory=dict)
     positions: dict[int, tuple[int, ...]] = field(default_factory=dict)
     stall_cycles: dict[int, float] = field(default_factory=dict)
+    loop_tails: tuple[LoopTail, ...] = ()
 
     def executed(self, counts: Any, passes: dict[int, float] | None = None) -> float:
         """SASS instructions executed for per-instruction PTX execution counts (a sequence or array
@@ -62,7 +106,7 @@ class SassMap:
         for i, n in enumerate(counts):
             extra = (passes.get(i, 1.0) - 1.0) * self.retry_body.get(i, 0.0)
             total += float(n) * (self.weights.get(i, 1.0) + extra)
-        return total
+        return total + sum(t.per_warp(counts) for t in self.loop_tails)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -77,6 +121,8 @@ class SassMap:
             "retry_body": {str(k): v for k, v in self.retry_body.items()},
             "positions": {str(k): list(v) for k, v in self.positions.items()},
             "stall_cycles": {str(k): v for k, v in self.stall_cycles.items()},
+            "loop_tails": [[list(t.entry), t.latch, t.unroll, t.setup, t.tail, t.tail_iterations, t.home_per_iteration]
+                           for t in self.loop_tails],
         }
 
     @classmethod
@@ -103,6 +149,8 @@ class SassMap:
             positions={int(k): tuple(map(int, v)) for k, v in data["positions"].items()},
             stall_cycles=dict(zip(map(int, data["stall_cycles"]), map(float, data["stall_cycles"].values()),
                                   strict=True)),
+            loop_tails=tuple(LoopTail(tuple(map(int, e)), int(f), int(u), float(s), float(t), int(k), float(h))
+                             for e, f, u, s, t, k, h in data["loop_tails"]),
         )
 
 

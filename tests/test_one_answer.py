@@ -55,9 +55,9 @@ def test_every_sample_kernel_has_one_answer(qtbot, capsys, session):
     assert len(CASES) >= 20
     compared = 0
     for k, (path, kernel) in enumerate(CASES):
-        # every kernel on the Hopper profile, every other one (in file order) on the GTX 1070 too:
-        # the two paths differ in code, not per profile, and the GTX 1070 still meets 12 kernels
-        for profile in PROFILES[:1] if k % 2 else PROFILES:
+        # every kernel on the Hopper profile, every fourth one (in file order) on the GTX 1070 too:
+        # the two paths differ in code, not per profile, and the GTX 1070 still meets 6 kernels
+        for profile in PROFILES[:1] if k % 4 else PROFILES:
             shown = window_figures(qtbot, session, path, kernel, profile)
             printed = cli_figures(capsys, path, kernel, profile, session.state.launch)
             assert set(shown) == set(printed), (path.name, kernel, profile)

@@ -176,45 +176,48 @@ def _fill(owners: list[int | None], blocks: list[int], inner: list[Span | None],
     return filled
 
 
-_ENDS_BLOCK = ("bra", "brx", "ret", "exit", "trap")
+def _jumps_to(kernel: Function) -> dict[str, list[int]]:
+    """Label -> the branches that name it (``bra``'s target, ``brx``'s label operands)."""
+    out: dict[str, list[int]] = {}
+    for instr in kernel.instructions:
+        if instr.opcode in ("bra", "brx"):
+            for name in {instr.branch_target} | {op.name for op in instr.operands if op.name}:
+                if name:
+                    out.setdefault(name, []).append(instr.index)
+    return out
 
 
-def _entry_instructions(kernel: Function, span: Span) -> tuple[int, ...]:
-    """The PTX instructions executed once each time the loop ``span`` is entered: the straight-line
-    code before its first instruction (back to a label or a branch), when it always falls through
-    into the loop and no branch outside the loop jumps to the loop's label. Empty otherwise."""
+def _entry_instructions(kernel: Function, span: Span, ptx_blocks: list[int],
+                        jumps_to: dict[str, list[int]]) -> tuple[int, ...]:
+    """The PTX instructions executed once each time the loop ``span`` is entered: the PTX block
+    before its first instruction, when it always falls through into the loop (it ends in no
+    branch, return or trap) and no branch outside the loop jumps to the loop's label. Empty
+    otherwise."""
     first, last = span
     instrs = kernel.instructions
-    if first == 0 or instrs[first - 1].opcode in _ENDS_BLOCK:
+    if first == 0 or instrs[first - 1].opcode in (*_BLOCK_ENDS, "trap"):
         return ()
-    names = set(instrs[first].labels)
-    for instr in instrs:
-        if instr.opcode in ("bra", "brx") and not first <= instr.index <= last \
-                and names & ({instr.branch_target} | {op.name for op in instr.operands if op.name}):
-            return ()
+    if any(not first <= b <= last for name in instrs[first].labels for b in jumps_to.get(name, ())):
+        return ()
     start = first - 1
-    while start > 0 and not instrs[start].labels and instrs[start - 1].opcode not in _ENDS_BLOCK:
+    while start > 0 and ptx_blocks[start - 1] == ptx_blocks[first - 1]:
         start -= 1
     return tuple(range(start, first))
 
 
-def _loop_tail(kernel: Function, span: Span, group: list[int], u: int, outside: list[int],
-               code: list[SassInstruction], blocks: list[int], owners: list[int | None],
-               per_iteration: float) -> LoopTail | None:
+def _loop_tail(kernel: Function, entry: tuple[int, ...], span: Span, group: list[int], u: int,
+               outside: list[int], code: list[SassInstruction], blocks: list[int],
+               owners: list[int | None], per_iteration: float) -> LoopTail:
     """What the copies of a loop's instructions outside its home (``outside``: SASS positions) add
-    per entry (see :class:`LoopTail`); None when no instruction enters the loop.
+    per entry (see :class:`LoopTail`); ``entry``: :func:`_entry_instructions`.
     ``per_iteration``: the home's SASS per PTX iteration (the weights of the loop's instructions)."""
-    entry = _entry_instructions(kernel, span)
-    if not entry or not outside:
-        return None
     anchors = {i for i in group if _anchor_class(kernel.instructions[i]) is not None}
 
     def works(p: int) -> bool:
         """Whether SASS position ``p`` does a PTX iteration's work (a copy of an anchor)."""
         owner = owners[p]
         expected = _anchor_class(kernel.instructions[owner]) if owner is not None and owner in anchors else None
-        return expected is not None and sass_class(code[p].opcode) == expected \
-            and (expected != "alu" or code[p].opcode.startswith(("F", "H")))
+        return expected is not None and _does_work(code[p], expected)
 
     work = [p for p in outside if works(p)]
     tail_blocks = {blocks[p] for p in work}
@@ -295,13 +298,16 @@ def _live_positions(code: list[SassInstruction], blocks: list[int]) -> tuple[lis
     return live, subroutine, cold
 
 
+_BLOCK_ENDS = ("bra", "brx", "ret", "exit")
+
+
 def _ptx_blocks(kernel: Function) -> list[int]:
     block, out = 0, []
     for instr in kernel.instructions:
         if instr.labels and out:
             block += 1
         out.append(block)
-        if instr.opcode in ("bra", "brx", "ret", "exit"):
+        if instr.opcode in _BLOCK_ENDS:
             block += 1
     return out
 
@@ -327,11 +333,12 @@ def _access_key(instr: Instruction) -> tuple[str, str, str] | None:
     return instr.opcode, space, base
 
 
-def _merge_groups(kernel: Function, code: list[SassInstruction], owners: list[int | None]) -> dict[int, list[int]]:
-    """PTX instruction -> the PTX accesses its wider SASS access stands for (itself first)."""
+def _merge_groups(kernel: Function, code: list[SassInstruction], owners: list[int | None],
+                  blocks: list[int]) -> dict[int, list[int]]:
+    """PTX instruction -> the PTX accesses its wider SASS access stands for (itself first);
+    ``blocks``: :func:`_ptx_blocks`."""
     instrs = kernel.instructions
     copies = Counter(o for o in owners if o is not None)
-    blocks = _ptx_blocks(kernel)
     widest: dict[int, int] = {}
     for s, o in zip(code, owners, strict=True):
         width = access_bytes(s.opcode)
@@ -368,6 +375,12 @@ def _anchor_class(instr: Instruction) -> str | None:
     return None
 
 
+def _does_work(s: SassInstruction, expected: str) -> bool:
+    """Whether SASS instruction ``s`` is the one-to-one copy of an anchor of class ``expected``
+    (:func:`_anchor_class`): an arithmetic anchor's copy is floating point (``F*``/``H*``)."""
+    return sass_class(s.opcode) == expected and (expected != "alu" or s.opcode.startswith(("F", "H")))
+
+
 def _replication(members: list[int], home: list[list[SassInstruction]], kernel: Function,
                  retried: frozenset[int] = frozenset()) -> int:
     """How many PTX iterations one pass of the home's SASS covers (see the module docstring).
@@ -387,8 +400,7 @@ def _replication(members: list[int], home: list[list[SassInstruction]], kernel: 
             continue
         # Only the copies that do the work count: a move that ptxas tagged with a load's line
         # is not a second load.
-        n = sum(1 for s in copies if sass_class(s.opcode) == expected
-                and (expected != "alu" or s.opcode.startswith(("F", "H"))))
+        n = sum(1 for s in copies if _does_work(s, expected))
         if n:
             anchors.append(n)
     if anchors:
@@ -508,7 +520,9 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
         if o is not None:
             copies_by_owner.setdefault(o, []).append(p)
 
-    groups = _merge_groups(kernel, code, owners)
+    ptx_blocks = _ptx_blocks(kernel)
+    jumps_to = _jumps_to(kernel)
+    groups = _merge_groups(kernel, code, owners, ptx_blocks)
     weights = {i: 0.0 for i in range(len(instrs))}
     # the stall counts ptxas wrote, summed like the weights (per PTX execution); only when every
     # live instruction has one (engine.sass.control_fields read the cubin)
@@ -519,7 +533,8 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
     unroll: dict[str, int] = {}
     positions: dict[int, tuple[int, ...]] = {}
     outside = 0
-    pending: list[tuple[Span, list[int], int, list[int]]] = []    # loops with SASS outside their home
+    # loops with SASS outside their home that one block enters: (entry, span, members, unroll, outside)
+    pending: list[tuple[tuple[int, ...], Span, list[int], int, list[int]]] = []
     notes: list[str] = []
     for span, group in members.items():
         home = _home(span, group, copies_by_owner, inner, depth)
@@ -534,7 +549,9 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
         away = [p for i in group for p in copies_by_owner.get(i, ()) if inner[p] != home]
         outside += len(away)
         if span is not None and home is not None and away:
-            pending.append((span, group, u, away))
+            entry = _entry_instructions(kernel, span, ptx_blocks, jumps_to)
+            if entry:
+                pending.append((entry, span, group, u, away))
         for i in group:
             spread = groups.get(i, [i])
             share = 1.0 / len(spread)
@@ -555,9 +572,8 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
                     opcodes[j] = per_pass
     for i in range(len(instrs)):
         opcodes.setdefault(i, ())
-    tails = [t for t in (_loop_tail(kernel, span, group, u, away, code, blocks, owners,
-                                    sum(weights[i] for i in group)) for span, group, u, away in pending)
-             if t is not None]
+    tails = [_loop_tail(kernel, entry, span, group, u, away, code, blocks, owners, sum(weights[i] for i in group))
+             for entry, span, group, u, away in pending]
     # SASS instructions of one pass of each atomic's retry loop, per PTX execution: the copies of
     # the loop that lie in the home of the atomic's PTX loop, over that loop's unrolling.
     retry_body: dict[int, float] = {}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from typing import Any
 
 FORMAT = 10  # bumped whenever the fields, their meaning or the mapping change: older cache files are ignored
@@ -121,8 +121,7 @@ class SassMap:
             "retry_body": {str(k): v for k, v in self.retry_body.items()},
             "positions": {str(k): list(v) for k, v in self.positions.items()},
             "stall_cycles": {str(k): v for k, v in self.stall_cycles.items()},
-            "loop_tails": [[list(t.entry), t.latch, t.unroll, t.setup, t.tail, t.tail_iterations, t.home_per_iteration]
-                           for t in self.loop_tails],
+            "loop_tails": [astuple(t) for t in self.loop_tails],     # LoopTail's fields in order
         }
 
     @classmethod

@@ -489,6 +489,17 @@ def line_owners(kernel: Function, module: Module, listing: Sequence[SassInstruct
     return [o if live[p] else None for p, o in enumerate(_fill(raw, blocks, inner, live, code))]
 
 
+def _ptx_back_edges(kernel: Function) -> list[Span]:
+    """The (label, branch) spans of ``kernel``'s backward branches: its PTX loops."""
+    spans = []
+    for instr in kernel.instructions:
+        target = instr.branch_target
+        start = kernel.labels.get(target) if target else None
+        if start is not None and start <= instr.index:
+            spans.append((start, instr.index))
+    return spans
+
+
 def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstruction], rewritten: Rewritten,
                arch: str, tool: str) -> SassMap:
     """The :class:`SassMap` of ``kernel`` from its SASS ``listing``."""
@@ -504,13 +515,7 @@ def map_kernel(kernel: Function, module: Module, listing: Sequence[SassInstructi
 
     instrs = kernel.instructions
     inner, retry_spans = _fold_retry_loops(code, owners, inner, sass_spans, instrs)
-    ptx_spans = []
-    for instr in instrs:
-        target = instr.branch_target
-        start = kernel.labels.get(target) if target else None
-        if start is not None and start <= instr.index:
-            ptx_spans.append((start, instr.index))
-    region = _loops(ptx_spans, len(instrs))
+    region = _loops(_ptx_back_edges(kernel), len(instrs))
 
     members: dict[Span | None, list[int]] = {}
     for i in range(len(instrs)):

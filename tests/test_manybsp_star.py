@@ -269,10 +269,15 @@ def test_unrolled_copies_overlap_only_as_far_as_the_sass_order_lets_them():
     assert serial == pytest.approx(504 + 0.5 + 504 + 4)        # copy 1's load waits for copy 0's fma
 
 
-def test_a_row_without_sass_goes_right_after_the_one_before_it():
-    # the fma folded away by ptxas (no SASS copy): it still reads the load and follows it
+def test_a_row_without_sass_neither_stops_the_warp_nor_adds_latency():
+    # the fma folded away by ptxas (no SASS copy, as a multiply fused into its consumer's FFMA):
+    # it is ordered right after copy 0's load, but nothing issues there, so copy 1's load goes
+    # without waiting for copy 0's: the pass is one Λ (504) after copy 1's load, which issues a
+    # cycle after copy 0's (half a cycle per row of the superstep, the fma's share still counted)
     path = _unrolled_loop({1: (0, 1)})
-    assert path >= 500 + 4 + 4
+    assert path == pytest.approx(504 + 1.0)
+    # with the fma's SASS between the two loads, the warp does wait there (the serial case)
+    assert _unrolled_loop({1: (0, 2), 2: (1, 3)}) > 2 * 504
 
 
 def test_the_slowest_warps_block_is_a_floor_at_every_grid():

@@ -324,8 +324,15 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
         for p in preds[k]:
             if ready[p] > start:
                 start = ready[p]
-        ready[k] = start + latency[r]
-        clock = start + issue[r]
+        if where[k] is None:
+            # ptxas wrote no instruction for this copy (a multiply fused into its consumer's FFMA,
+            # a move it renamed away): nothing issues, so the warp does not stop here for its
+            # operands, and its value is there as soon as they are (the consumer pays the latency)
+            ready[k] = start
+            clock += issue[r]
+        else:
+            ready[k] = start + latency[r]
+            clock = start + issue[r]
         finish = max(finish, ready[k], clock)
         for v in users[k]:
             waiting[v] -= 1

@@ -245,14 +245,14 @@ def test_sass_expansions_add_issue_and_fu_cycles_to_their_rows():
     assert folded[0] == pytest.approx(plain[0] - 2) and counted == 1
 
 
-def _unrolled_loop(positions: dict[int, tuple[int, ...]]) -> float:
+def _unrolled_loop(positions: dict[int, tuple[int, ...]], weights: dict[int, float] | None = None) -> float:
     """One pass of a two-row loop body (a load, then an fma reading it and the previous copy's
     fma: an accumulation) that ptxas unrolled twice, its SASS copies at ``positions``."""
     from engine.manybsp.corrected import _sass_path
 
     cells = [[_path_cell(1), _path_cell(2)]]
     costs = [_path_cost(500.0)]
-    inputs = CorrectedInputs(1, sass_positions=positions, deps=((), (), (1, 2)))
+    inputs = CorrectedInputs(1, sass_positions=positions, deps=((), (), (1, 2)), issue_weights=weights or {})
     path = _sass_path(cells, costs, lambda i: i == 1, 1, 2, inputs)
     assert path is not None
     return path
@@ -274,10 +274,13 @@ def test_a_row_without_sass_neither_stops_the_warp_nor_adds_latency():
     # it is ordered right after copy 0's load, but nothing issues there, so copy 1's load goes
     # without waiting for copy 0's: the pass is one Λ (504) after copy 1's load, which issues a
     # cycle after copy 0's (half a cycle per row of the superstep, the fma's share still counted)
-    path = _unrolled_loop({1: (0, 1)})
+    path = _unrolled_loop({1: (0, 1)}, {2: 0.0})
     assert path == pytest.approx(504 + 1.0)
     # with the fma's SASS between the two loads, the warp does wait there (the serial case)
     assert _unrolled_loop({1: (0, 2), 2: (1, 3)}) > 2 * 504
+    # a row that does issue but that the map could not place (a texture fetch has no line of its
+    # own) is taken where it is written, right after the row before it: the warp waits there
+    assert _unrolled_loop({1: (0, 1)}) > 2 * 504
 
 
 def test_the_slowest_warps_block_is_a_floor_at_every_grid():

@@ -324,10 +324,11 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
         for p in preds[k]:
             if ready[p] > start:
                 start = ready[p]
-        if where[k] is None:
-            # ptxas wrote no instruction for this copy (a multiply fused into its consumer's FFMA,
+        if where[k] is None and inputs.issue_weights.get(r, 1.0) <= 0:
+            # ptxas wrote no instruction for this row (a multiply fused into its consumer's FFMA,
             # a move it renamed away): nothing issues, so the warp does not stop here for its
-            # operands, and its value is there as soon as they are (the consumer pays the latency)
+            # operands, and its value is there as soon as they are (the consumer pays the latency).
+            # A row the map could not place (a texture fetch) still issues where it is written.
             ready[k] = start
             clock += issue[r]
         else:

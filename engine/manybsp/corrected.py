@@ -284,7 +284,8 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
     where = copy_positions(copies, inputs.sass_positions, inputs.deps)
     if where is None or all(x is None for x in where):
         return None
-    # a row without SASS (folded away) goes right after the one written before it
+    # a row without a placed copy goes right after the row written before it (one ptxas fused away
+    # is ordered there too, but issues nothing: see the loop below)
     keys: list[float] = []
     last = -1.0
     for x in where:

@@ -272,6 +272,11 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
     one = [b.index for inside in slices for b in inside]
     if not one or not inputs.sass_positions:
         return None
+    # rows ptxas wrote no instruction for (issue weight 0: a multiply fused into its consumer's
+    # FFMA, a move renamed away) issue nothing: the warp does not stop at them for their operands,
+    # and their value is there as soon as those are (the consumer pays the latency). A row the map
+    # could not place but that issues (a texture fetch) keeps its place after the row before it.
+    fused = {r for r in one if inputs.issue_weights.get(r, 1.0) <= 0}
     issue: dict[int, float] = {}
     latency: dict[int, float] = {}
     for inside, c in zip(slices, costs, strict=True):
@@ -284,8 +289,8 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
     where = copy_positions(copies, inputs.sass_positions, inputs.deps)
     if where is None or all(x is None for x in where):
         return None
-    # a row without a placed copy goes right after the row written before it (one ptxas fused away
-    # is ordered there too, but issues nothing: see the loop below)
+    # a row without a placed copy goes right after the row written before it (a fused one too,
+    # though it issues nothing: ``fused`` above)
     keys: list[float] = []
     last = -1.0
     for x in where:
@@ -325,11 +330,7 @@ def _sass_path(slices: list[list[BlockRow]], costs: list[Level2Costs], is_load: 
         for p in preds[k]:
             if ready[p] > start:
                 start = ready[p]
-        if where[k] is None and inputs.issue_weights.get(r, 1.0) <= 0:
-            # ptxas wrote no instruction for this row (a multiply fused into its consumer's FFMA,
-            # a move it renamed away): nothing issues, so the warp does not stop here for its
-            # operands, and its value is there as soon as they are (the consumer pays the latency).
-            # A row the map could not place (a texture fetch) still issues where it is written.
+        if r in fused:
             ready[k] = start
             clock += issue[r]
         else:
